@@ -1,0 +1,27 @@
+"""zarrox: Zarr arrays for Python, with a parallel Rust core."""
+
+from zarrox import errors
+from zarrox._core import __version__, get_num_threads, set_num_threads
+from zarrox.api import create_array, create_group, open, open_array, open_group
+from zarrox.array import Array
+from zarrox.config import config
+from zarrox.group import Group
+from zarrox.storage import LocalStore, MemoryStore, Store
+
+__all__ = [
+    "Array",
+    "Group",
+    "LocalStore",
+    "MemoryStore",
+    "Store",
+    "__version__",
+    "config",
+    "errors",
+    "create_array",
+    "create_group",
+    "get_num_threads",
+    "open",
+    "open_array",
+    "open_group",
+    "set_num_threads",
+]

@@ -1,0 +1,66 @@
+"""Runtime configuration, with zarr-python's key names.
+
+>>> with zarrox.config.set({"array.write_empty_chunks": True}): ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from zarrox import _core
+
+_DEFAULTS: dict[str, Any] = {
+    "array.write_empty_chunks": False,
+    "array.order": "C",
+    "threading.max_workers": None,
+}
+
+
+class Config:
+    """A flat mapping of dotted keys to values; unknown keys are an error."""
+
+    def __init__(self) -> None:
+        self._values = copy.deepcopy(_DEFAULTS)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def _apply(self, values: Mapping[str, Any]) -> None:
+        for key, value in values.items():
+            if key not in _DEFAULTS:
+                raise KeyError(f"unknown zarrox configuration key {key!r}")
+            if key == "array.order" and value not in ("C", "F"):
+                raise ValueError(f"array.order must be 'C' or 'F', got {value!r}")
+            if key == "threading.max_workers":
+                _core.set_num_threads(int(value or 0))
+            self._values[key] = value
+
+    @contextlib.contextmanager
+    def _scoped(self, old: dict[str, Any]) -> Iterator[Config]:
+        try:
+            yield self
+        finally:
+            self._values = old
+            _core.set_num_threads(int(old["threading.max_workers"] or 0))
+
+    def set(self, values: Mapping[str, Any]) -> contextlib.AbstractContextManager[Config]:
+        """Set values now; used as a context manager, restore them on exit."""
+        old = dict(self._values)
+        self._apply(values)
+        return self._scoped(old)
+
+    def reset(self) -> None:
+        self._values = copy.deepcopy(_DEFAULTS)
+        _core.set_num_threads(0)
+
+    def __repr__(self) -> str:
+        return f"Config({self._values!r})"
+
+
+config = Config()

@@ -1,0 +1,72 @@
+"""The exceptions zarrox raises.
+
+Each subclasses the builtin a caller would naturally catch (``ValueError`` for bad
+metadata and corrupt data, ``FileNotFoundError`` for missing nodes, ...), and every
+message names the node, and for chunk errors the chunk key, where it happened.
+"""
+
+from __future__ import annotations
+
+
+class ZarroxError(Exception):
+    """Base class of every zarrox exception."""
+
+
+class MetadataError(ZarroxError, ValueError):
+    """Metadata (zarr.json, .zarray, a codec configuration) is malformed or invalid."""
+
+
+class UnsupportedError(ZarroxError, NotImplementedError):
+    """A codec, data type, extension or feature that zarrox does not support."""
+
+
+class NodeNotFoundError(ZarroxError, FileNotFoundError):
+    """No array or group exists at the path."""
+
+
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array exists at the path."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group exists at the path."""
+
+
+class ContainsNodeError(ZarroxError, FileExistsError):
+    """A node already exists where one is being created without ``overwrite=True``."""
+
+
+class CodecError(ZarroxError, ValueError):
+    """A chunk could not be encoded or decoded."""
+
+
+class CorruptChunkError(CodecError):
+    """Stored chunk bytes are truncated or corrupt."""
+
+
+class ChecksumError(CorruptChunkError):
+    """A stored checksum (crc32c) does not match the chunk's bytes."""
+
+
+class StoreError(ZarroxError, OSError):
+    """The store failed to read or write."""
+
+
+class ReadOnlyError(ZarroxError, PermissionError):
+    """A write was attempted on a node opened read-only."""
+
+
+__all__ = [
+    "ArrayNotFoundError",
+    "ChecksumError",
+    "CodecError",
+    "ContainsNodeError",
+    "CorruptChunkError",
+    "GroupNotFoundError",
+    "MetadataError",
+    "NodeNotFoundError",
+    "ReadOnlyError",
+    "StoreError",
+    "UnsupportedError",
+    "ZarroxError",
+]

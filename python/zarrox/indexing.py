@@ -1,0 +1,169 @@
+"""Normalize user selections into per-dimension selections for the Rust core.
+
+Each dimension becomes ``(start, stop, step)`` or a uint64 array of indices;
+integer indices keep their dimension (length 1) in the buffer and are dropped
+from the result's shape. The chunk projection itself happens in Rust.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DimSelection = tuple[int, int, int] | np.ndarray
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A normalized selection of an array."""
+
+    #: one entry per array dimension, as the Rust core takes it
+    dims: list[DimSelection]
+    #: shape of the buffer Rust reads into or writes from (one entry per dimension)
+    buffer_shape: tuple[int, ...]
+    #: shape of the result the user sees (integer-indexed dimensions dropped)
+    result_shape: tuple[int, ...]
+
+
+def _as_tuple(selection: Any) -> tuple[Any, ...]:
+    return selection if isinstance(selection, tuple) else (selection,)
+
+
+def _expand_ellipsis(selection: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
+    n_ellipsis = sum(1 for s in selection if s is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_ellipsis == 1:
+        i = next(k for k, s in enumerate(selection) if s is Ellipsis)
+        fill = (slice(None),) * (ndim - (len(selection) - 1))
+        selection = selection[:i] + fill + selection[i + 1 :]
+    if len(selection) > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, "
+            f"but {len(selection)} were indexed"
+        )
+    return selection + (slice(None),) * (ndim - len(selection))
+
+
+def _is_integer(s: Any) -> bool:
+    if isinstance(s, bool | np.bool_):
+        return False
+    if isinstance(s, np.ndarray):
+        return s.ndim == 0 and s.dtype.kind in "iu"
+    try:
+        operator.index(s)
+    except TypeError:
+        return False
+    return True
+
+
+def _integer(s: Any, n: int, dim: int) -> int:
+    i = operator.index(s.item() if isinstance(s, np.ndarray) else s)
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError(
+            f"index {operator.index(s if not isinstance(s, np.ndarray) else s.item())} "
+            f"is out of bounds for axis {dim} with size {n}"
+        )
+    return i
+
+
+def _slice(s: slice, n: int) -> tuple[int, int, int]:
+    if s.step is not None and operator.index(s.step) < 1:
+        raise IndexError("only slices with step >= 1 are supported")
+    start, stop, step = s.indices(n)
+    return (start, max(stop, start), step)
+
+
+def _slice_len(start: int, stop: int, step: int) -> int:
+    return max(0, -(-(stop - start) // step))
+
+
+def _index_array(s: Any, n: int, dim: int) -> np.ndarray:
+    arr = np.asarray(s)
+    if arr.ndim != 1:
+        raise IndexError(f"index arrays must be 1-dimensional (axis {dim})")
+    if arr.dtype == bool:
+        if arr.shape[0] != n:
+            raise IndexError(
+                f"boolean index of length {arr.shape[0]} does not match axis {dim} of size {n}"
+            )
+        return np.flatnonzero(arr).astype(np.uint64)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(
+            f"arrays used as indices must be of integer or boolean type, got {arr.dtype}"
+        )
+    idx = arr.astype(np.int64)
+    idx = np.where(idx < 0, idx + n, idx)
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"index {arr[bad][0]} is out of bounds for axis {dim} with size {n}")
+    return np.ascontiguousarray(idx, dtype=np.uint64)
+
+
+def _unsupported(s: Any) -> IndexError:
+    return IndexError(
+        "only integers, slices (`:`), ellipsis (`...`) and integer or boolean arrays "
+        f"are valid indices, got {type(s).__name__}"
+    )
+
+
+def basic_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
+    """Integers, slices with positive steps, and one Ellipsis."""
+    sel = _expand_ellipsis(_as_tuple(selection), len(shape))
+    dims: list[DimSelection] = []
+    buffer_shape: list[int] = []
+    result_shape: list[int] = []
+    for dim, (s, n) in enumerate(zip(sel, shape, strict=True)):
+        if _is_integer(s):
+            i = _integer(s, n, dim)
+            dims.append((i, i + 1, 1))
+            buffer_shape.append(1)
+        elif isinstance(s, slice):
+            start, stop, step = _slice(s, n)
+            dims.append((start, stop, step))
+            length = _slice_len(start, stop, step)
+            buffer_shape.append(length)
+            result_shape.append(length)
+        else:
+            raise _unsupported(s)
+    return Selection(dims, tuple(buffer_shape), tuple(result_shape))
+
+
+def orthogonal_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
+    """Basic selection plus, per dimension, integer arrays (any order, repeats) or
+    boolean masks: the outer product of the per-dimension selections."""
+    sel = _expand_ellipsis(_as_tuple(selection), len(shape))
+    dims: list[DimSelection] = []
+    buffer_shape: list[int] = []
+    result_shape: list[int] = []
+    for dim, (s, n) in enumerate(zip(sel, shape, strict=True)):
+        if _is_integer(s):
+            i = _integer(s, n, dim)
+            dims.append((i, i + 1, 1))
+            buffer_shape.append(1)
+        elif isinstance(s, slice):
+            start, stop, step = _slice(s, n)
+            dims.append((start, stop, step))
+            length = _slice_len(start, stop, step)
+            buffer_shape.append(length)
+            result_shape.append(length)
+        elif isinstance(s, list | np.ndarray):
+            idx = _index_array(s, n, dim)
+            dims.append(idx)
+            buffer_shape.append(idx.shape[0])
+            result_shape.append(idx.shape[0])
+        else:
+            raise _unsupported(s)
+    return Selection(dims, tuple(buffer_shape), tuple(result_shape))
+
+
+def is_fancy(selection: Any) -> bool:
+    """Whether a selection holds index arrays or lists (not only ints and slices)."""
+    return any(isinstance(s, list | np.ndarray) and np.ndim(s) > 0 for s in _as_tuple(selection))

@@ -1,0 +1,616 @@
+"""Zarr v3 codec chains: validation, default filling and ``create_array``-style building.
+
+Codecs travel through zarrox as plain JSON dicts. Three forms are used:
+
+``json``
+    What is written to ``zarr.json``, exactly as zarr-python 3.1 writes it: ``{"name": ...}``
+    plus ``"configuration"`` only when it is not empty (``{"name": "crc32c"}``, and
+    ``{"name": "bytes"}`` for one-byte data types), plus ``"must_understand"`` when the
+    source document had it.
+``normalized``
+    ``{"name": str, "configuration": dict}`` always (plus ``"must_understand"`` when given);
+    the configuration is the one read from the document, validated but not completed. This
+    is the form of :attr:`zarrox.metadata.v3.ArrayMetadataV3.codecs`.
+``core``
+    ``{"name": str, "configuration": dict}`` with every default filled in, recursively (inside
+    ``sharding_indexed`` too), ``must_understand`` removed and unknown codecs marked
+    ``"must_understand": false`` dropped. This is what the Rust core consumes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+
+from zarrox.errors import MetadataError, UnsupportedError
+
+__all__ = [
+    "BLOSC_CNAMES",
+    "BLOSC_SHUFFLES",
+    "CODEC_KINDS",
+    "CodecForm",
+    "CodecKind",
+    "build_codecs",
+    "codecs_to_json",
+    "normalize_codecs",
+    "validate_codecs",
+]
+
+CodecKind = Literal["array->array", "array->bytes", "bytes->bytes"]
+CodecForm = Literal["json", "normalized", "core"]
+
+#: The codecs zarrox understands, by name, with the kind of each.
+CODEC_KINDS: Mapping[str, CodecKind] = MappingProxyType(
+    {
+        "transpose": "array->array",
+        "bytes": "array->bytes",
+        "sharding_indexed": "array->bytes",
+        "gzip": "bytes->bytes",
+        "zstd": "bytes->bytes",
+        "blosc": "bytes->bytes",
+        "crc32c": "bytes->bytes",
+    }
+)
+
+#: Blosc internal compressors zarrox supports (the spec also names "snappy": unsupported).
+BLOSC_CNAMES: tuple[str, ...] = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
+BLOSC_SHUFFLES: tuple[str, ...] = ("noshuffle", "shuffle", "bitshuffle")
+
+_GZIP_DEFAULT_LEVEL = 5
+_ZSTD_LEVEL_RANGE = (-131072, 22)
+_BLOSC_DEFAULT_CNAME = "zstd"
+_BLOSC_DEFAULT_CLEVEL = 5
+_INDEX_DTYPE = np.dtype("uint64")
+_CODEC_MEMBERS = frozenset({"name", "configuration", "must_understand"})
+
+
+def _where(path: str | None) -> str:
+    """The prefix of every error message: ``"zarr.json at 'a/b': "`` (empty if no path)."""
+    return "" if path is None else f"zarr.json at {path!r}: "
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What a codec configuration is checked against."""
+
+    dtype: np.dtype[Any]
+    data_type: str
+    ndim: int | None
+    chunk_shape: tuple[int, ...] | None
+    where: str  # message prefix, e.g. "zarr.json at 'a': "
+    label: str  # e.g. "codecs" or "codecs[0].configuration.codecs"
+    fill: bool  # fill in defaults (creation) rather than only validate (reading)
+    form: CodecForm
+    index: bool = False  # checking a sharding index_codecs chain
+
+    def err(self, msg: str) -> MetadataError:
+        return MetadataError(f"{self.where}{msg}")
+
+
+def _split_codec(
+    codec: object, ctx: _Ctx, label: str
+) -> tuple[str, dict[str, Any], bool | None, bool]:
+    """Split a codec (short-hand name or object) into name, configuration, must_understand.
+
+    The last item tells whether the object had a ``configuration`` member.
+    """
+    if isinstance(codec, str):
+        if not codec:
+            raise ctx.err(f"{label}: codec name must not be empty")
+        return codec, {}, None, False
+    if not isinstance(codec, Mapping):
+        raise ctx.err(
+            f"{label}: a codec must be an object with a 'name' or a name string, "
+            f"got {type(codec).__name__} {codec!r}"
+        )
+    unknown = sorted(str(k) for k in codec if k not in _CODEC_MEMBERS)
+    if unknown:
+        raise ctx.err(f"{label}: unknown member(s) {unknown} in codec object {dict(codec)!r}")
+    if "name" not in codec:
+        raise ctx.err(f"{label}: codec object has no 'name' member: {dict(codec)!r}")
+    name = codec["name"]
+    if not isinstance(name, str) or not name:
+        raise ctx.err(f"{label}.name: must be a non-empty string, got {name!r}")
+    has_cfg = "configuration" in codec
+    cfg = codec.get("configuration", {})
+    if not isinstance(cfg, Mapping):
+        raise ctx.err(
+            f"{label}.configuration: codec {name!r} configuration must be an object, got {cfg!r}"
+        )
+    must_understand = codec.get("must_understand")
+    if "must_understand" in codec and not isinstance(must_understand, bool):
+        raise ctx.err(f"{label}.must_understand: must be a boolean, got {must_understand!r}")
+    return name, copy.deepcopy(dict(cfg)), must_understand, has_cfg
+
+
+def _reject_unknown_keys(
+    name: str, cfg: Mapping[str, Any], allowed: Iterable[str], ctx: _Ctx, label: str
+) -> None:
+    unknown = sorted(str(k) for k in cfg if k not in set(allowed))
+    if unknown:
+        raise ctx.err(
+            f"{label}.configuration: unknown member(s) {unknown} for codec {name!r} "
+            f"(allowed: {sorted(allowed)})"
+        )
+
+
+def _endian_applies(dtype: np.dtype[Any], data_type: str) -> bool:
+    return dtype.itemsize > 1 and not data_type.startswith("r")
+
+
+def _cfg_bytes(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("bytes", cfg, ("endian",), ctx, label)
+    endian = cfg.get("endian")
+    if "endian" in cfg and endian not in ("little", "big"):
+        raise ctx.err(f'{label}.configuration.endian: must be "little" or "big", got {endian!r}')
+    if _endian_applies(ctx.dtype, ctx.data_type):
+        if endian is None:
+            if not ctx.fill:
+                raise ctx.err(
+                    f"{label}.configuration.endian: the bytes codec requires 'endian' for "
+                    f"data type {ctx.data_type!r}"
+                )
+            return {"endian": "little"}
+        return {"endian": endian}
+    # One-byte and raw types have no byte order: zarr-python drops "endian" when it creates.
+    if ctx.fill:
+        return {}
+    return cfg
+
+
+def _cfg_transpose(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("transpose", cfg, ("order",), ctx, label)
+    if "order" not in cfg:
+        raise ctx.err(f"{label}.configuration: transpose codec requires member 'order'")
+    order = cfg["order"]
+    if (
+        isinstance(order, str | bytes)
+        or not isinstance(order, Sequence)
+        or not all(_is_int(i) for i in order)
+    ):
+        raise ctx.err(f"{label}.configuration.order: must be an array of integers, got {order!r}")
+    order_list = [int(i) for i in order]
+    n = ctx.ndim if ctx.ndim is not None else len(order_list)
+    if len(order_list) != n or sorted(order_list) != list(range(n)):
+        raise ctx.err(
+            f"{label}.configuration.order: {order_list} is not a permutation of "
+            f"{list(range(n))} (the chunks have {n} dimension(s))"
+        )
+    return {"order": order_list}
+
+
+def _cfg_gzip(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("gzip", cfg, ("level",), ctx, label)
+    level = cfg.get("level", _GZIP_DEFAULT_LEVEL)
+    if not _is_int(level) or not 0 <= level <= 9:
+        raise ctx.err(
+            f"{label}.configuration.level: gzip level must be an integer from 0 to 9, got {level!r}"
+        )
+    if ctx.fill or "level" in cfg:
+        return {"level": int(level)}
+    return cfg
+
+
+def _cfg_zstd(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("zstd", cfg, ("level", "checksum"), ctx, label)
+    level = cfg.get("level", 0)
+    lo, hi = _ZSTD_LEVEL_RANGE
+    if not _is_int(level) or not lo <= level <= hi:
+        raise ctx.err(
+            f"{label}.configuration.level: zstd level must be an integer from {lo} to {hi}, "
+            f"got {level!r}"
+        )
+    checksum = cfg.get("checksum", False)
+    if not isinstance(checksum, bool | np.bool_):
+        raise ctx.err(f"{label}.configuration.checksum: must be a boolean, got {checksum!r}")
+    if not ctx.fill:
+        return cfg
+    return {"level": int(level), "checksum": bool(checksum)}
+
+
+def _cfg_blosc(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    keys = ("typesize", "cname", "clevel", "shuffle", "blocksize")
+    _reject_unknown_keys("blosc", cfg, keys, ctx, label)
+    cname = cfg.get("cname", _BLOSC_DEFAULT_CNAME)
+    if cname == "snappy":
+        raise UnsupportedError(
+            f"{ctx.where}{label}.configuration.cname: blosc with 'snappy' is not supported"
+        )
+    if cname not in BLOSC_CNAMES:
+        raise ctx.err(
+            f"{label}.configuration.cname: must be one of {list(BLOSC_CNAMES)}, got {cname!r}"
+        )
+    clevel = cfg.get("clevel", _BLOSC_DEFAULT_CLEVEL)
+    if not _is_int(clevel) or not 0 <= clevel <= 9:
+        raise ctx.err(
+            f"{label}.configuration.clevel: must be an integer from 0 to 9, got {clevel!r}"
+        )
+    itemsize = ctx.dtype.itemsize
+    default_shuffle = "bitshuffle" if itemsize == 1 else "shuffle"
+    shuffle = cfg.get("shuffle", default_shuffle)
+    if shuffle not in BLOSC_SHUFFLES:
+        raise ctx.err(
+            f"{label}.configuration.shuffle: must be one of {list(BLOSC_SHUFFLES)}, got {shuffle!r}"
+        )
+    typesize = cfg.get("typesize", itemsize)
+    if not _is_int(typesize) or typesize <= 0:
+        raise ctx.err(
+            f"{label}.configuration.typesize: must be a positive integer, got {typesize!r}"
+        )
+    blocksize = cfg.get("blocksize", 0)
+    if not _is_int(blocksize) or blocksize < 0:
+        raise ctx.err(
+            f"{label}.configuration.blocksize: must be a non-negative integer, got {blocksize!r}"
+        )
+    if not ctx.fill:
+        return cfg
+    # Member order as zarr-python writes it.
+    return {
+        "typesize": int(typesize),
+        "cname": cname,
+        "clevel": int(clevel),
+        "shuffle": shuffle,
+        "blocksize": int(blocksize),
+    }
+
+
+def _cfg_crc32c(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("crc32c", cfg, (), ctx, label)
+    return {}
+
+
+def _positive_int_list(value: object, ctx: _Ctx, label: str) -> list[int]:
+    if (
+        isinstance(value, str | bytes)
+        or not isinstance(value, Sequence)
+        or not all(_is_int(v) and v > 0 for v in value)
+    ):
+        raise ctx.err(f"{label}: must be an array of positive integers, got {value!r}")
+    return [int(v) for v in value]
+
+
+def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    keys = ("chunk_shape", "codecs", "index_codecs", "index_location")
+    _reject_unknown_keys("sharding_indexed", cfg, keys, ctx, label)
+    clabel = f"{label}.configuration"
+    if "chunk_shape" not in cfg:
+        raise ctx.err(f"{clabel}: sharding_indexed requires member 'chunk_shape'")
+    inner = _positive_int_list(cfg["chunk_shape"], ctx, f"{clabel}.chunk_shape")
+    if ctx.ndim is not None and len(inner) != ctx.ndim:
+        raise ctx.err(
+            f"{clabel}.chunk_shape: has {len(inner)} dimension(s), the array has {ctx.ndim}"
+        )
+    if ctx.chunk_shape is not None:
+        if len(ctx.chunk_shape) != len(inner) or any(
+            s % c for s, c in zip(ctx.chunk_shape, inner, strict=True)
+        ):
+            raise ctx.err(
+                f"{clabel}.chunk_shape: inner chunk shape {inner} must evenly divide the "
+                f"shard shape {list(ctx.chunk_shape)}"
+            )
+    for key in ("codecs", "index_codecs"):
+        if key not in cfg and not ctx.fill:
+            raise ctx.err(f"{clabel}: sharding_indexed requires member {key!r}")
+    location = cfg.get("index_location", "end")
+    if location not in ("start", "end"):
+        raise ctx.err(f'{clabel}.index_location: must be "start" or "end", got {location!r}')
+    inner_codecs = cfg.get("codecs", [{"name": "bytes"}])
+    index_codecs = cfg.get(
+        "index_codecs", [{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]
+    )
+    inner_ctx = replace(
+        ctx, chunk_shape=tuple(inner), ndim=len(inner), label=f"{clabel}.codecs", index=False
+    )
+    inner_out = _process_chain(inner_codecs, inner_ctx)
+    if ctx.chunk_shape is not None:
+        per_shard: tuple[int, ...] | None = tuple(
+            s // c for s, c in zip(ctx.chunk_shape, inner, strict=True)
+        ) + (2,)
+    else:
+        per_shard = None
+    index_ctx = replace(
+        ctx,
+        dtype=_INDEX_DTYPE,
+        data_type="uint64",
+        ndim=len(inner) + 1,
+        chunk_shape=per_shard,
+        label=f"{clabel}.index_codecs",
+        index=True,
+    )
+    index_out = _process_chain(index_codecs, index_ctx)
+    if not ctx.fill:
+        return cfg
+    return {
+        "chunk_shape": inner,
+        "codecs": inner_out,
+        "index_codecs": index_out,
+        "index_location": location,
+    }
+
+
+_CONFIG_CHECKERS = {
+    "bytes": _cfg_bytes,
+    "transpose": _cfg_transpose,
+    "gzip": _cfg_gzip,
+    "zstd": _cfg_zstd,
+    "blosc": _cfg_blosc,
+    "crc32c": _cfg_crc32c,
+    "sharding_indexed": _cfg_sharding,
+}
+
+
+def _emit(
+    name: str, cfg: dict[str, Any], must_understand: bool | None, form: CodecForm
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name}
+    if form == "json":
+        if cfg:
+            out["configuration"] = cfg
+    else:
+        out["configuration"] = cfg
+    if must_understand is not None and form != "core":
+        out["must_understand"] = must_understand
+    return out
+
+
+def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
+    """Validate (and, with ``ctx.fill``, complete) a codec chain; return it in ``ctx.form``."""
+    label = ctx.label
+    if isinstance(codecs, str | bytes | Mapping) or not isinstance(codecs, Sequence):
+        raise ctx.err(f"{label}: must be an array of codecs, got {codecs!r}")
+    if len(codecs) == 0:
+        raise ctx.err(f"{label}: must not be empty (an array->bytes codec is required)")
+    out: list[dict[str, Any]] = []
+    kinds: list[tuple[CodecKind, str, str]] = []
+    for i, codec in enumerate(codecs):
+        item_label = f"{label}[{i}]"
+        name, cfg, must_understand, _ = _split_codec(codec, ctx, item_label)
+        checker = _CONFIG_CHECKERS.get(name)
+        if checker is None:
+            if must_understand is False:
+                # The spec lets an implementation ignore such a codec: keep it in the document,
+                # leave it out of the chain given to the core.
+                if ctx.form != "core":
+                    out.append(_emit(name, cfg, must_understand, ctx.form))
+                continue
+            raise UnsupportedError(
+                f"{ctx.where}{item_label}: unsupported codec {name!r} "
+                f"(zarrox supports {sorted(CODEC_KINDS)})"
+            )
+        kind = CODEC_KINDS[name]
+        fixed_size = name in ("bytes", "transpose", "crc32c")
+        if ctx.index and not fixed_size:
+            raise ctx.err(
+                f"{item_label}: codec {name!r} cannot be used in index_codecs (the shard index "
+                "must have a fixed size: use bytes, transpose and crc32c)"
+            )
+        new_cfg = checker(cfg, replace(ctx, label=item_label), item_label)
+        kinds.append((kind, name, item_label))
+        out.append(_emit(name, new_cfg, must_understand, ctx.form))
+    _check_order(kinds, ctx)
+    return out
+
+
+def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
+    serializers = [(name, lab) for kind, name, lab in kinds if kind == "array->bytes"]
+    if not serializers:
+        raise ctx.err(
+            f"{ctx.label}: must contain exactly one array->bytes codec (bytes or "
+            f"sharding_indexed), found none in {[n for _, n, _ in kinds]}"
+        )
+    if len(serializers) > 1:
+        raise ctx.err(
+            f"{ctx.label}: must contain exactly one array->bytes codec, found "
+            f"{[n for n, _ in serializers]}"
+        )
+    stage = 0  # 0: array->array, 1: after array->bytes
+    for kind, name, lab in kinds:
+        if kind == "array->bytes":
+            stage = 1
+        elif kind == "array->array" and stage == 1:
+            raise ctx.err(
+                f"{lab}: array->array codec {name!r} must come before the array->bytes codec"
+            )
+        elif kind == "bytes->bytes" and stage == 0:
+            raise ctx.err(
+                f"{lab}: bytes->bytes codec {name!r} must come after the array->bytes codec"
+            )
+
+
+def _ctx(
+    dtype: np.dtype[Any] | Any,
+    data_type: str | None,
+    ndim: int | None,
+    chunk_shape: Sequence[int] | None,
+    path: str | None,
+    *,
+    fill: bool,
+    form: CodecForm,
+    label: str = "codecs",
+) -> _Ctx:
+    # Imported here: v3 imports this module.
+    from zarrox.metadata.v3 import data_type_name
+
+    dt = np.dtype(dtype)
+    name = data_type_name(dt) if data_type is None else data_type
+    if data_type is not None and data_type_name(dt) != data_type:
+        raise MetadataError(
+            f"{_where(path)}data type {data_type!r} does not match numpy dtype {dt}"
+        )
+    if chunk_shape is not None and ndim is None:
+        ndim = len(chunk_shape)
+    return _Ctx(
+        dtype=dt.newbyteorder("="),
+        data_type=name,
+        ndim=ndim,
+        chunk_shape=None if chunk_shape is None else tuple(int(c) for c in chunk_shape),
+        where=_where(path),
+        label=label,
+        fill=fill,
+        form=form,
+    )
+
+
+def validate_codecs(
+    codecs: object,
+    *,
+    dtype: np.dtype[Any] | Any,
+    data_type: str | None = None,
+    ndim: int | None = None,
+    chunk_shape: Sequence[int] | None = None,
+    path: str | None = None,
+) -> list[dict[str, Any]]:
+    """Validate the ``codecs`` member of a stored ``zarr.json``; return it in ``normalized`` form.
+
+    Nothing is filled in: configurations are kept as stored (so that writing the document back
+    reproduces it). Unknown codec names raise :class:`UnsupportedError` unless the codec object
+    says ``"must_understand": false``; malformed codecs raise :class:`MetadataError`.
+    """
+    ctx = _ctx(dtype, data_type, ndim, chunk_shape, path, fill=False, form="normalized")
+    return _process_chain(codecs, ctx)
+
+
+def normalize_codecs(
+    codecs: object,
+    *,
+    dtype: np.dtype[Any] | Any,
+    data_type: str | None = None,
+    ndim: int | None = None,
+    chunk_shape: Sequence[int] | None = None,
+    form: CodecForm = "json",
+    path: str | None = None,
+) -> list[dict[str, Any]]:
+    """Validate a codec chain and fill in every default the way zarr-python 3.1 does.
+
+    ``form="json"`` gives the chain as zarr-python writes it to ``zarr.json``; ``form="core"``
+    the complete form the Rust core consumes (see the module docstring).
+    """
+    ctx = _ctx(dtype, data_type, ndim, chunk_shape, path, fill=True, form=form)
+    return _process_chain(codecs, ctx)
+
+
+def codecs_to_json(codecs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Codecs in ``normalized`` (or any) dict form -> the ``zarr.json`` form.
+
+    Drops empty ``configuration`` members (as zarr-python writes ``{"name": "crc32c"}``); nested
+    configurations are deep-copied unchanged.
+    """
+    out = []
+    for codec in codecs:
+        if isinstance(codec, str):
+            out.append({"name": codec})
+            continue
+        d: dict[str, Any] = {"name": codec["name"]}
+        cfg = codec.get("configuration")
+        if cfg:
+            d["configuration"] = copy.deepcopy(dict(cfg))
+        if "must_understand" in codec:
+            d["must_understand"] = codec["must_understand"]
+        out.append(d)
+    return out
+
+
+def _as_codec_list(value: object, what: str, where: str) -> list[object]:
+    if isinstance(value, str | Mapping):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, bytes):
+        return list(value)
+    raise MetadataError(
+        f"{where}{what} must be a codec (an object with 'name', or a name), a list of "
+        f"codecs, or None; got {value!r}"
+    )
+
+
+def _check_kind(items: list[object], expected: CodecKind, what: str, where: str) -> None:
+    for item in items:
+        if isinstance(item, str):
+            name: object = item
+        elif isinstance(item, Mapping):
+            name = item.get("name")
+        else:
+            raise MetadataError(
+                f"{where}{what}: a codec must be an object with a 'name' or a name string, "
+                f"got {item!r}"
+            )
+        kind = CODEC_KINDS.get(name) if isinstance(name, str) else None
+        if kind is not None and kind != expected:
+            raise MetadataError(
+                f"{where}{what}: codec {name!r} is an {kind} codec, {what} takes {expected} codecs"
+            )
+
+
+def build_codecs(
+    dtype: np.dtype[Any] | Any,
+    *,
+    data_type: str | None = None,
+    filters: object = None,
+    serializer: object = "auto",
+    compressors: object = "auto",
+    codecs: object = None,
+    ndim: int | None = None,
+    chunk_shape: Sequence[int] | None = None,
+    path: str | None = None,
+) -> list[dict[str, Any]]:
+    """The ``codecs`` list, as zarr-python 3.1 writes it, for ``create_array``-style arguments.
+
+    - ``codecs``: a full v3 chain; when given, ``filters``/``serializer``/``compressors`` are
+      ignored.
+    - ``filters``: ``None``, ``"auto"`` or ``[]`` (none), a codec, or a list of array->array
+      codecs.
+    - ``serializer``: ``"auto"`` (the ``bytes`` codec; without configuration for one-byte data
+      types, ``{"endian": "little"}`` otherwise) or an array->bytes codec.
+    - ``compressors``: ``"auto"`` (zstd level 0, no checksum), ``None`` or ``[]`` (none), a
+      codec, or a list of bytes->bytes codecs.
+
+    A codec is ``{"name": ..., "configuration": {...}}`` with ``configuration`` optional, or a
+    bare name. Missing configuration members get zarr-python's defaults (gzip level 5; zstd
+    level 0, checksum false; blosc cname zstd, clevel 5, shuffle "shuffle" or "bitshuffle" for
+    one-byte types, typesize the item size, blocksize 0; sharding_indexed codecs
+    ``[bytes]``, index_codecs ``[bytes little, crc32c]``, index_location "end").
+    ``ndim`` (the array's number of dimensions) checks transpose orders and sharding chunk
+    shapes; ``chunk_shape`` (the array's chunk shape) also checks that sharding inner chunks
+    divide it.
+    """
+    where = _where(path)
+    if codecs is not None:
+        chain = _as_codec_list(codecs, "codecs", where)
+    else:
+        chain = []
+        if filters is not None and not (isinstance(filters, str) and filters == "auto"):
+            items = _as_codec_list(filters, "filters", where)
+            _check_kind(items, "array->array", "filters", where)
+            chain.extend(items)
+        if isinstance(serializer, str) and serializer == "auto":
+            chain.append({"name": "bytes"})
+        else:
+            if not isinstance(serializer, str | Mapping):
+                raise MetadataError(
+                    f'{where}serializer must be "auto" or one array->bytes codec, '
+                    f"got {serializer!r}"
+                )
+            _check_kind([serializer], "array->bytes", "serializer", where)
+            chain.append(serializer)
+        if isinstance(compressors, str) and compressors == "auto":
+            chain.append({"name": "zstd"})
+        elif compressors is not None:
+            items = _as_codec_list(compressors, "compressors", where)
+            _check_kind(items, "bytes->bytes", "compressors", where)
+            chain.extend(items)
+    return normalize_codecs(
+        chain,
+        dtype=dtype,
+        data_type=data_type,
+        ndim=ndim,
+        chunk_shape=chunk_shape,
+        form="json",
+        path=path,
+    )

@@ -1,0 +1,192 @@
+//! The `blosc` codec, through c-blosc built from source by `blosc-src`, so its
+//! output is what numcodecs and tensorstore (both on c-blosc 1.x) read.
+
+use std::ffi::{c_int, c_void, CStr};
+
+use serde_json::{Map, Value};
+
+use super::config::{check_members, choice_member, int_member};
+use super::{check_len, BytesToBytesCodec, ChunkSpec};
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+pub struct BloscCodec {
+    cname: &'static CStr,
+    clevel: c_int,
+    shuffle: c_int,
+    typesize: usize,
+    blocksize: usize,
+}
+
+const CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
+
+impl BloscCodec {
+    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
+        check_members(
+            "blosc",
+            config,
+            &["cname", "clevel", "shuffle", "typesize", "blocksize"],
+        )?;
+        let cname = match choice_member("blosc", config, "cname", &CNAMES)?.unwrap_or("lz4") {
+            "lz4" => c"lz4",
+            "lz4hc" => c"lz4hc",
+            "blosclz" => c"blosclz",
+            "zstd" => c"zstd",
+            _ => c"zlib",
+        };
+        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(5) as c_int;
+        let shuffle = match choice_member(
+            "blosc",
+            config,
+            "shuffle",
+            &["noshuffle", "shuffle", "bitshuffle"],
+        )?
+        .unwrap_or("noshuffle")
+        {
+            "noshuffle" => blosc_src::BLOSC_NOSHUFFLE,
+            "shuffle" => blosc_src::BLOSC_SHUFFLE,
+            _ => blosc_src::BLOSC_BITSHUFFLE,
+        } as c_int;
+        let typesize = int_member("blosc", config, "typesize", 1, i64::from(i32::MAX))?
+            .map(|t| t as usize)
+            .unwrap_or(spec.dtype.size);
+        let blocksize =
+            int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?.unwrap_or(0) as usize;
+        Ok(BloscCodec {
+            cname,
+            clevel,
+            shuffle,
+            typesize,
+            blocksize,
+        })
+    }
+}
+
+/// The decoded size a blosc buffer declares, after checking that its header
+/// is consistent with the buffer's length (so decompression reads in bounds).
+fn validated_size(encoded: &[u8]) -> Result<usize> {
+    if encoded.len() < blosc_src::BLOSC_MIN_HEADER_LENGTH as usize {
+        return Err(Error::corrupt(format!(
+            "blosc: {} bytes is shorter than a blosc header",
+            encoded.len()
+        )));
+    }
+    let mut nbytes: usize = 0;
+    // SAFETY: `encoded` is a live slice and we pass its true length; c-blosc's
+    // validate only reads the header within that length and writes `nbytes`.
+    let rc = unsafe {
+        blosc_src::blosc_cbuffer_validate(
+            encoded.as_ptr() as *const c_void,
+            encoded.len(),
+            &mut nbytes,
+        )
+    };
+    if rc != 0 {
+        return Err(Error::corrupt("blosc: invalid or truncated blosc buffer"));
+    }
+    Ok(nbytes)
+}
+
+impl BytesToBytesCodec for BloscCodec {
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
+        let cap = decoded.len() + blosc_src::BLOSC_MAX_OVERHEAD as usize;
+        let mut out = vec![0u8; cap];
+        // SAFETY: src and dest are distinct live buffers of the lengths passed;
+        // c-blosc never writes past `destsize` (documented) and the context API
+        // keeps no global state, so concurrent calls from rayon threads are fine.
+        let n = unsafe {
+            blosc_src::blosc_compress_ctx(
+                self.clevel,
+                self.shuffle,
+                self.typesize,
+                decoded.len(),
+                decoded.as_ptr() as *const c_void,
+                out.as_mut_ptr() as *mut c_void,
+                cap,
+                self.cname.as_ptr(),
+                self.blocksize,
+                1,
+            )
+        };
+        if n <= 0 {
+            return Err(Error::value(format!("blosc: compression failed ({n})")));
+        }
+        out.truncate(n as usize);
+        Ok(out)
+    }
+
+    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        let size = validated_size(&encoded)?;
+        let mut out = vec![0u8; size];
+        self.decode_into(encoded, &mut out)?;
+        Ok(out)
+    }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
+        let size = validated_size(&encoded)?;
+        check_len(size, out.len())?;
+        if size == 0 {
+            return Ok(());
+        }
+        // SAFETY: the header was validated against `encoded.len()` above, and
+        // `out` has exactly the declared decoded size, which c-blosc checks
+        // against `destsize` before writing.
+        let n = unsafe {
+            blosc_src::blosc_decompress_ctx(
+                encoded.as_ptr() as *const c_void,
+                out.as_mut_ptr() as *mut c_void,
+                out.len(),
+                1,
+            )
+        };
+        if n < 0 {
+            return Err(Error::corrupt(format!("blosc: decompression failed ({n})")));
+        }
+        check_len(n as usize, out.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{sample, spec};
+    use super::*;
+    use serde_json::json;
+
+    fn codec(cfg: Value) -> Result<BloscCodec> {
+        BloscCodec::from_config(cfg.as_object().unwrap(), &spec(&[1000], "uint32"))
+    }
+
+    #[test]
+    fn every_cname_and_shuffle_round_trips() {
+        let data = sample(4000);
+        for cname in CNAMES {
+            for shuffle in ["noshuffle", "shuffle", "bitshuffle"] {
+                let c = codec(json!({"cname": cname, "clevel": 5, "shuffle": shuffle, "typesize": 4, "blocksize": 0})).unwrap();
+                let enc = c.encode(data.clone()).unwrap();
+                // Header: version byte 2, then the declared size at bytes 4..8.
+                assert_eq!(enc[0], 2);
+                assert_eq!(u32::from_le_bytes(enc[4..8].try_into().unwrap()), 4000);
+                assert_eq!(c.decode(enc).unwrap(), data, "{cname} {shuffle}");
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_input_is_an_error() {
+        let c = codec(json!({"cname": "lz4", "clevel": 5, "shuffle": "shuffle"})).unwrap();
+        let enc = c.encode(sample(4000)).unwrap();
+        for cut in [0, 5, 15, enc.len() / 2, enc.len() - 1] {
+            assert!(c.decode(enc[..cut].to_vec()).is_err(), "cut {cut}");
+        }
+        let mut out = vec![0; 3999];
+        assert!(c.decode_into(enc, &mut out).is_err());
+    }
+
+    #[test]
+    fn config_validation() {
+        assert!(codec(json!({"cname": "snappy2"})).is_err());
+        assert!(codec(json!({"clevel": 10})).is_err());
+        assert!(codec(json!({"shuffle": 1})).is_err());
+        assert_eq!(codec(json!({})).unwrap().typesize, 4);
+    }
+}

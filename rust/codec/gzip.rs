@@ -1,0 +1,105 @@
+//! The `gzip` codec (RFC 1952), via flate2 on zlib-rs.
+
+use std::io::{Read, Write};
+
+use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use serde_json::{Map, Value};
+
+use super::config::{check_members, int_member};
+use super::{check_len, BytesToBytesCodec};
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+pub struct GzipCodec {
+    level: u32,
+}
+
+impl GzipCodec {
+    pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
+        check_members("gzip", config, &["level"])?;
+        // Level only affects encoding; zarr-python's default when absent.
+        let level = int_member("gzip", config, "level", 0, 9)?.unwrap_or(5);
+        Ok(GzipCodec {
+            level: level as u32,
+        })
+    }
+}
+
+fn corrupt(e: std::io::Error) -> Error {
+    Error::corrupt(format!("gzip: {e}"))
+}
+
+impl BytesToBytesCodec for GzipCodec {
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
+        let mut enc = GzEncoder::new(
+            Vec::with_capacity(decoded.len() / 2 + 64),
+            Compression::new(self.level),
+        );
+        enc.write_all(&decoded)
+            .and_then(|_| enc.finish())
+            .map_err(|e| Error::value(format!("gzip: {e}")))
+    }
+
+    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(encoded.len() * 4);
+        MultiGzDecoder::new(encoded.as_slice())
+            .read_to_end(&mut out)
+            .map_err(corrupt)?;
+        Ok(out)
+    }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
+        let mut dec = MultiGzDecoder::new(encoded.as_slice());
+        let mut filled = 0;
+        while filled < out.len() {
+            match dec.read(&mut out[filled..]).map_err(corrupt)? {
+                0 => return check_len(filled, out.len()),
+                n => filled += n,
+            }
+        }
+        let mut extra = [0u8; 1];
+        if dec.read(&mut extra).map_err(corrupt)? != 0 {
+            return Err(Error::corrupt(format!(
+                "gzip: decoded more than the expected {} bytes",
+                out.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trip_and_header() {
+        let c = GzipCodec::from_config(json!({"level": 5}).as_object().unwrap()).unwrap();
+        let data = super::super::tests::sample(10_000);
+        let enc = c.encode(data.clone()).unwrap();
+        assert_eq!(&enc[..2], &[0x1f, 0x8b]); // gzip magic
+        assert_eq!(c.decode(enc.clone()).unwrap(), data);
+        let mut out = vec![0; data.len()];
+        c.decode_into(enc.clone(), &mut out).unwrap();
+        assert_eq!(out, data);
+        let mut short = vec![0; data.len() - 1];
+        assert!(c.decode_into(enc.clone(), &mut short).is_err());
+        let mut long = vec![0; data.len() + 1];
+        assert!(c.decode_into(enc, &mut long).is_err());
+    }
+
+    #[test]
+    fn config_validation() {
+        assert!(GzipCodec::from_config(json!({"level": 10}).as_object().unwrap()).is_err());
+        assert_eq!(
+            GzipCodec::from_config(json!({}).as_object().unwrap())
+                .unwrap()
+                .level,
+            5
+        );
+        assert!(GzipCodec::from_config(json!({"level": 1, "x": 0}).as_object().unwrap()).is_err());
+    }
+}

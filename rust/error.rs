@@ -1,0 +1,91 @@
+//! The crate's one error type. Each kind maps to one Python exception class in
+//! `zarrox.errors` (see `python.rs`); messages carry the array and chunk key.
+
+use std::fmt;
+
+/// What went wrong, coarse enough to pick a Python exception class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Metadata or a codec configuration is malformed.
+    Metadata,
+    /// A codec, data type or feature that this build does not support.
+    Unsupported,
+    /// Stored bytes could not be decoded (truncated, corrupt, wrong size).
+    Corrupt,
+    /// A checksum did not match.
+    Checksum,
+    /// The store failed (I/O).
+    Store,
+    /// A key or node does not exist where one is required.
+    NotFound,
+    /// A selection is out of bounds or malformed.
+    Index,
+    /// A value has the wrong size or type.
+    Value,
+}
+
+/// An error with its kind and a human-readable message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+    pub fn metadata(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Metadata, message)
+    }
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unsupported, message)
+    }
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Corrupt, message)
+    }
+    pub fn checksum(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Checksum, message)
+    }
+    pub fn store(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Store, message)
+    }
+    pub fn index(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Index, message)
+    }
+    pub fn value(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Value, message)
+    }
+
+    /// Prefix the message with where it happened, e.g. `array 'a/b', chunk 'a/b/c/0/1'`.
+    pub fn context(self, prefix: impl fmt::Display) -> Self {
+        Error {
+            kind: self.kind,
+            message: format!("{prefix}: {}", self.message),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        let kind = if e.kind() == std::io::ErrorKind::NotFound {
+            ErrorKind::NotFound
+        } else {
+            ErrorKind::Store
+        };
+        Error::new(kind, e.to_string())
+    }
+}

@@ -1,0 +1,102 @@
+//! The regular chunk grid and chunk key encodings.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// How chunk grid coordinates become store keys (v3 `chunk_key_encoding`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkKeyEncoding {
+    /// `c/1/2` (or `c.1.2`); `c` for 0-d arrays.
+    Default { separator: char },
+    /// `1.2` (or `1/2`); `0` for 0-d arrays, as Zarr v2 does.
+    V2 { separator: char },
+}
+
+impl ChunkKeyEncoding {
+    /// Parse `{"name": "default"|"v2", "separator": "/"|"."}` (the core JSON form).
+    pub fn from_json(v: &Value) -> Result<Self> {
+        let name = v
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::metadata("chunk_key_encoding needs a name"))?;
+        let sep = match v.get("separator") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s == "/" => Some('/'),
+            Some(Value::String(s)) if s == "." => Some('.'),
+            Some(other) => {
+                return Err(Error::metadata(format!(
+                    "chunk_key_encoding separator must be '/' or '.', got {other}"
+                )))
+            }
+        };
+        match name {
+            "default" => Ok(ChunkKeyEncoding::Default {
+                separator: sep.unwrap_or('/'),
+            }),
+            "v2" => Ok(ChunkKeyEncoding::V2 {
+                separator: sep.unwrap_or('.'),
+            }),
+            other => Err(Error::unsupported(format!(
+                "unknown chunk_key_encoding '{other}'"
+            ))),
+        }
+    }
+
+    /// The key of the chunk at `coords`, relative to the array's node.
+    pub fn encode(&self, coords: &[u64]) -> String {
+        let (prefix, sep) = match self {
+            ChunkKeyEncoding::Default { separator } => (Some("c"), *separator),
+            ChunkKeyEncoding::V2 { separator } => (None, *separator),
+        };
+        let mut key = String::with_capacity(2 + coords.len() * 4);
+        if let Some(p) = prefix {
+            key.push_str(p);
+        } else if coords.is_empty() {
+            key.push('0');
+        }
+        for (i, c) in coords.iter().enumerate() {
+            if prefix.is_some() || i > 0 {
+                key.push(sep);
+            }
+            key.push_str(&c.to_string());
+        }
+        key
+    }
+}
+
+/// Number of chunks along each dimension of a regular grid.
+pub fn grid_shape(shape: &[u64], chunk_shape: &[usize]) -> Vec<u64> {
+    shape
+        .iter()
+        .zip(chunk_shape)
+        .map(|(&s, &c)| s.div_ceil(c as u64))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys() {
+        let d = ChunkKeyEncoding::from_json(&json!({"name": "default"})).unwrap();
+        assert_eq!(d.encode(&[1, 23, 0]), "c/1/23/0");
+        assert_eq!(d.encode(&[]), "c");
+        let d = ChunkKeyEncoding::from_json(&json!({"name": "default", "separator": "."})).unwrap();
+        assert_eq!(d.encode(&[4, 5]), "c.4.5");
+        let v = ChunkKeyEncoding::from_json(&json!({"name": "v2"})).unwrap();
+        assert_eq!(v.encode(&[4, 5]), "4.5");
+        assert_eq!(v.encode(&[]), "0");
+        let v = ChunkKeyEncoding::from_json(&json!({"name": "v2", "separator": "/"})).unwrap();
+        assert_eq!(v.encode(&[4, 5]), "4/5");
+        assert!(ChunkKeyEncoding::from_json(&json!({"name": "v2", "separator": "-"})).is_err());
+        assert!(ChunkKeyEncoding::from_json(&json!({"name": "x"})).is_err());
+    }
+
+    #[test]
+    fn grid() {
+        assert_eq!(grid_shape(&[10, 0, 7], &[3, 4, 7]), vec![4, 0, 1]);
+    }
+}

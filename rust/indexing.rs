@@ -1,0 +1,413 @@
+//! Selections projected onto the chunk grid, and the copy between a chunk
+//! buffer and the selection-shaped output (or input) buffer.
+//!
+//! A selection is orthogonal: one [`DimSelection`] per dimension. Projecting
+//! it gives, per dimension, the chunks it touches and for each the pairs
+//! (index inside the chunk, index in the output). A chunk's region is the
+//! cartesian product of its dimensions' pairs.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+
+/// One dimension of a selection; indices must be in bounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimSelection {
+    /// `start, start+step, ...` below `stop` (step >= 1).
+    Slice { start: u64, stop: u64, step: u64 },
+    /// Explicit indices in output order (repeats and any order allowed).
+    Indices(Vec<u64>),
+}
+
+impl DimSelection {
+    /// Number of output elements along this dimension.
+    pub fn len(&self) -> usize {
+        match self {
+            DimSelection::Slice { start, stop, step } => {
+                if stop > start {
+                    ((stop - start).div_ceil(*step)) as usize
+                } else {
+                    0
+                }
+            }
+            DimSelection::Indices(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn check(&self, dim: usize, extent: u64) -> Result<()> {
+        match self {
+            DimSelection::Slice { start, stop, step } => {
+                if *step == 0 {
+                    return Err(Error::index(format!(
+                        "dimension {dim}: slice step must be positive"
+                    )));
+                }
+                if stop > start && *stop > extent {
+                    return Err(Error::index(format!(
+                        "dimension {dim}: slice stop {stop} is out of bounds for length {extent}"
+                    )));
+                }
+            }
+            DimSelection::Indices(v) => {
+                if let Some(bad) = v.iter().find(|&&i| i >= extent) {
+                    return Err(Error::index(format!(
+                        "dimension {dim}: index {bad} is out of bounds for length {extent}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The part of one chunk that a selection touches along one dimension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimChunk {
+    /// Chunk coordinate along this dimension.
+    pub chunk: u64,
+    /// Indices inside the chunk.
+    pub src: Vec<usize>,
+    /// Matching indices in the selection-shaped buffer.
+    pub dst: Vec<usize>,
+    /// Both `src` and `dst` are runs of consecutive integers.
+    pub unit_stride: bool,
+    /// `src` is exactly `0..chunk_len` (the whole in-bounds extent of the chunk).
+    pub covers_chunk: bool,
+}
+
+fn consecutive(v: &[usize]) -> bool {
+    v.windows(2).all(|w| w[1] == w[0] + 1)
+}
+
+impl DimChunk {
+    fn new(chunk: u64, src: Vec<usize>, dst: Vec<usize>, valid_len: usize) -> Self {
+        let unit_stride = consecutive(&src) && consecutive(&dst);
+        let covers_chunk = unit_stride && src.len() == valid_len && src.first() == Some(&0);
+        DimChunk {
+            chunk,
+            src,
+            dst,
+            unit_stride,
+            covers_chunk,
+        }
+    }
+}
+
+/// The chunks a selection touches along one dimension, in chunk order.
+pub fn project_dim(sel: &DimSelection, extent: u64, chunk_len: usize) -> Vec<DimChunk> {
+    let cl = chunk_len as u64;
+    let valid = |c: u64| ((extent - c * cl).min(cl)) as usize;
+    match sel {
+        DimSelection::Slice { start, stop, step } => {
+            let mut out = Vec::new();
+            if stop <= start {
+                return out;
+            }
+            let last = start + (sel.len() as u64 - 1) * step;
+            for c in start / cl..=last / cl {
+                let lo = c * cl;
+                let hi = (lo + cl).min(*stop);
+                let first = if *start >= lo {
+                    *start
+                } else {
+                    start + (lo - start).div_ceil(*step) * step
+                };
+                if first >= hi {
+                    continue;
+                }
+                let n = ((hi - first).div_ceil(*step)) as usize;
+                let src = (0..n)
+                    .map(|k| (first - lo + k as u64 * step) as usize)
+                    .collect();
+                let d0 = ((first - start) / step) as usize;
+                out.push(DimChunk::new(c, src, (d0..d0 + n).collect(), valid(c)));
+            }
+            out
+        }
+        DimSelection::Indices(idx) => {
+            let mut by_chunk: BTreeMap<u64, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+            for (d, &i) in idx.iter().enumerate() {
+                let e = by_chunk.entry(i / cl).or_default();
+                e.0.push((i % cl) as usize);
+                e.1.push(d);
+            }
+            by_chunk
+                .into_iter()
+                .map(|(c, (src, dst))| DimChunk::new(c, src, dst, valid(c)))
+                .collect()
+        }
+    }
+}
+
+/// A selection projected onto the grid.
+#[derive(Debug)]
+pub struct Projection {
+    /// Per dimension, the chunks touched.
+    pub dims: Vec<Vec<DimChunk>>,
+    /// Shape of the selection-shaped buffer.
+    pub out_shape: Vec<usize>,
+}
+
+impl Projection {
+    pub fn new(sel: &[DimSelection], shape: &[u64], chunk_shape: &[usize]) -> Result<Self> {
+        if sel.len() != shape.len() {
+            return Err(Error::index(format!(
+                "selection has {} dimensions, array has {}",
+                sel.len(),
+                shape.len()
+            )));
+        }
+        for (d, s) in sel.iter().enumerate() {
+            s.check(d, shape[d])?;
+        }
+        let dims = sel
+            .iter()
+            .zip(shape)
+            .zip(chunk_shape)
+            .map(|((s, &e), &c)| project_dim(s, e, c))
+            .collect();
+        Ok(Projection {
+            dims,
+            out_shape: sel.iter().map(DimSelection::len).collect(),
+        })
+    }
+
+    /// Every touched chunk, as one index into each dimension's list.
+    pub fn chunks(&self) -> Vec<Vec<usize>> {
+        if self.out_shape.contains(&0) {
+            return Vec::new();
+        }
+        let mut all = vec![Vec::with_capacity(self.dims.len())];
+        for d in &self.dims {
+            let mut next = Vec::with_capacity(all.len() * d.len());
+            for prefix in &all {
+                for i in 0..d.len() {
+                    let mut p = prefix.clone();
+                    p.push(i);
+                    next.push(p);
+                }
+            }
+            all = next;
+        }
+        all
+    }
+
+    /// The per-dimension parts of one chunk.
+    pub fn parts(&self, which: &[usize]) -> Vec<&DimChunk> {
+        self.dims.iter().zip(which).map(|(d, &i)| &d[i]).collect()
+    }
+}
+
+/// C-order strides in elements.
+pub fn c_strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// Which side of a [`DimChunk`] a buffer is indexed by.
+#[derive(Clone, Copy, Debug)]
+pub enum Side {
+    /// The chunk buffer (`src` indices).
+    Chunk,
+    /// The selection-shaped buffer (`dst` indices).
+    Selection,
+}
+
+/// A buffer's shape and which side of the projection indexes it.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    pub shape: &'a [usize],
+    pub side: Side,
+}
+
+impl<'a> Layout<'a> {
+    /// A chunk buffer of `shape`.
+    pub fn chunk(shape: &'a [usize]) -> Self {
+        Layout {
+            shape,
+            side: Side::Chunk,
+        }
+    }
+    /// A selection-shaped buffer of `shape`.
+    pub fn selection(shape: &'a [usize]) -> Self {
+        Layout {
+            shape,
+            side: Side::Selection,
+        }
+    }
+}
+
+fn side_indices(part: &DimChunk, side: Side) -> &[usize] {
+    match side {
+        Side::Chunk => &part.src,
+        Side::Selection => &part.dst,
+    }
+}
+
+/// Element offsets (in elements) that `parts` select from a buffer of `shape`,
+/// visited in the same order for both sides; calls `run(from, to, n)` for each
+/// innermost run of `n` elements that are consecutive on both sides.
+pub fn for_each_run(
+    parts: &[&DimChunk],
+    from: Layout<'_>,
+    to: Layout<'_>,
+    mut run: impl FnMut(usize, usize, usize),
+) {
+    let (from_shape, from_side, to_shape, to_side) = (from.shape, from.side, to.shape, to.side);
+    let n = parts.len();
+    if n == 0 {
+        run(0, 0, 1);
+        return;
+    }
+    let fs = c_strides(from_shape);
+    let ts = c_strides(to_shape);
+    let last = parts[n - 1];
+    let (fi, ti) = (side_indices(last, from_side), side_indices(last, to_side));
+    let mut pos = vec![0usize; n - 1];
+    loop {
+        let mut fbase = 0;
+        let mut tbase = 0;
+        for d in 0..n - 1 {
+            fbase += side_indices(parts[d], from_side)[pos[d]] * fs[d];
+            tbase += side_indices(parts[d], to_side)[pos[d]] * ts[d];
+        }
+        if last.unit_stride {
+            run(fbase + fi[0], tbase + ti[0], fi.len());
+        } else {
+            for (a, b) in fi.iter().zip(ti) {
+                run(fbase + a, tbase + b, 1);
+            }
+        }
+        let mut d = n - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            pos[d] += 1;
+            if pos[d] < parts[d].src.len() {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+}
+
+/// Copy the selected elements between two buffers laid out as given.
+pub fn copy_selected(
+    parts: &[&DimChunk],
+    from: &[u8],
+    from_layout: Layout<'_>,
+    to: &mut [u8],
+    to_layout: Layout<'_>,
+    elem: usize,
+) {
+    for_each_run(parts, from_layout, to_layout, |f, t, n| {
+        to[t * elem..(t + n) * elem].copy_from_slice(&from[f * elem..(f + n) * elem]);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sl(start: u64, stop: u64, step: u64) -> DimSelection {
+        DimSelection::Slice { start, stop, step }
+    }
+
+    #[test]
+    fn slice_projection() {
+        let p = project_dim(&sl(3, 17, 1), 20, 5);
+        assert_eq!(
+            p.iter().map(|c| c.chunk).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(p[0].src, vec![3, 4]);
+        assert_eq!(p[0].dst, vec![0, 1]);
+        assert!(p[1].covers_chunk && !p[0].covers_chunk);
+        assert_eq!(p[3].src, vec![0, 1]);
+        assert_eq!(p[3].dst, vec![12, 13]);
+    }
+
+    #[test]
+    fn strided_projection_matches_brute_force() {
+        for extent in [1u64, 7, 20, 33] {
+            for chunk in [1usize, 3, 5, 8] {
+                for start in 0..extent {
+                    for stop in start..=extent {
+                        for step in 1..5 {
+                            let s = sl(start, stop, step);
+                            let mut got = vec![];
+                            for c in project_dim(&s, extent, chunk) {
+                                for (a, b) in c.src.iter().zip(&c.dst) {
+                                    got.push((*b, c.chunk * chunk as u64 + *a as u64));
+                                }
+                            }
+                            got.sort();
+                            let want: Vec<_> =
+                                (start..stop).step_by(step as usize).enumerate().collect();
+                            assert_eq!(got, want, "{extent} {chunk} {start} {stop} {step}");
+                            assert_eq!(s.len(), want.len());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn index_projection_groups_by_chunk() {
+        let p = project_dim(&DimSelection::Indices(vec![9, 0, 4, 9, 5]), 10, 5);
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].chunk, &p[0].src, &p[0].dst),
+            (0, &vec![0, 4], &vec![1, 2])
+        );
+        assert_eq!(
+            (p[1].chunk, &p[1].src, &p[1].dst),
+            (1, &vec![4, 4, 0], &vec![0, 3, 4])
+        );
+        assert!(!p[1].unit_stride);
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        assert!(Projection::new(&[sl(0, 11, 1)], &[10], &[5]).is_err());
+        assert!(Projection::new(&[DimSelection::Indices(vec![10])], &[10], &[5]).is_err());
+        assert!(Projection::new(&[sl(0, 1, 0)], &[10], &[5]).is_err());
+        assert!(Projection::new(&[sl(0, 1, 1)], &[10, 2], &[5, 2]).is_err());
+        assert!(Projection::new(&[sl(5, 5, 1)], &[3], &[5]).is_ok());
+    }
+
+    #[test]
+    fn copy_2d_region() {
+        // 4x4 array, chunks 2x2, select rows 1..4, cols 0..3 step 2.
+        let p = Projection::new(&[sl(1, 4, 1), sl(0, 3, 2)], &[4, 4], &[2, 2]).unwrap();
+        assert_eq!(p.out_shape, vec![3, 2]);
+        let mut out = vec![0u8; 6];
+        for which in p.chunks() {
+            let parts = p.parts(&which);
+            let (r, c) = (parts[0].chunk as u8, parts[1].chunk as u8);
+            // Chunk (r, c) holds the value 10*row + col of the full array.
+            let chunk: Vec<u8> = (0..4)
+                .map(|i| 10 * (2 * r + i / 2) + (2 * c + i % 2))
+                .collect();
+            copy_selected(
+                &parts,
+                &chunk,
+                Layout::chunk(&[2, 2]),
+                &mut out,
+                Layout::selection(&p.out_shape),
+                1,
+            );
+        }
+        assert_eq!(out, vec![10, 12, 20, 22, 30, 32]);
+    }
+}

@@ -1,0 +1,15 @@
+//! zarrox's core: chunk indexing, the codec chain and stores, run in parallel.
+//! The Python layer (`python/zarrox`) decides what to read or write; this
+//! crate does the work, one call per batch of chunks.
+
+pub mod array;
+pub mod codec;
+pub mod dtype;
+pub mod error;
+pub mod grid;
+pub mod indexing;
+pub mod pool;
+pub mod store;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,80 @@
+//! The rayon thread pool that batch reads and writes run on.
+//!
+//! It honours a configured thread count and survives `fork()`: a forked child
+//! has none of the parent's worker threads, so the pool is rebuilt the first
+//! time the child uses it (the parent's pool object is leaked, not dropped,
+//! since dropping it would signal threads that do not exist in the child).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rayon::ThreadPool;
+
+use crate::error::{Error, Result};
+
+struct PoolState {
+    pid: u32,
+    threads: usize,
+    pool: Arc<ThreadPool>,
+}
+
+static POOL: Mutex<Option<PoolState>> = Mutex::new(None);
+/// Configured thread count; 0 means one per available core.
+static CONFIGURED: AtomicUsize = AtomicUsize::new(0);
+
+/// Set the number of worker threads (0: one per core). Takes effect on the next batch.
+pub fn set_num_threads(n: usize) {
+    CONFIGURED.store(n, Ordering::SeqCst);
+}
+
+/// The number of worker threads the next batch will use.
+pub fn num_threads() -> usize {
+    match CONFIGURED.load(Ordering::SeqCst) {
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        n => n,
+    }
+}
+
+/// The pool for this process, built or rebuilt as needed.
+pub fn pool() -> Result<Arc<ThreadPool>> {
+    let pid = std::process::id();
+    let threads = num_threads();
+    let mut guard = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(state) = guard.as_ref() {
+        if state.pid == pid && state.threads == threads {
+            return Ok(Arc::clone(&state.pool));
+        }
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("zarrox-{i}"))
+            .build()
+            .map_err(|e| Error::store(format!("cannot start worker threads: {e}")))?,
+    );
+    if let Some(old) = guard.replace(PoolState {
+        pid,
+        threads,
+        pool: Arc::clone(&pool),
+    }) {
+        if old.pid != pid {
+            std::mem::forget(old);
+        }
+    }
+    Ok(pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_follows_configuration() {
+        set_num_threads(3);
+        assert_eq!(pool().unwrap().current_num_threads(), 3);
+        set_num_threads(0);
+        assert!(pool().unwrap().current_num_threads() >= 1);
+    }
+}

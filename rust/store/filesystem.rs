@@ -1,0 +1,211 @@
+//! A store in a local directory, laid out as the v3 filesystem store spec says:
+//! key `a/b/c` is the file `<root>/a/b/c`. Writes go to a temporary file in the
+//! same directory, then are renamed over the key, so readers never see a torn
+//! value and a crash leaves the old value in place.
+
+use std::fs;
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{check_key, ByteRange, Store};
+use crate::error::{Error, Result};
+
+/// Marks a temporary file; such files are never listed as keys.
+const TMP_MARK: &str = ".zarrox-tmp-";
+
+#[derive(Debug)]
+pub struct FilesystemStore {
+    root: PathBuf,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl FilesystemStore {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        FilesystemStore { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, key: &str) -> Result<PathBuf> {
+        check_key(key)?;
+        Ok(self.root.join(key))
+    }
+}
+
+fn io_error(e: std::io::Error, what: &str, path: &Path) -> Error {
+    Error::store(format!("{what} '{}': {e}", path.display()))
+}
+
+/// Read errors that mean "no value under this key".
+fn is_missing(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+    )
+}
+
+impl Store for FilesystemStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.path(key)?;
+        match fs::read(&path) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(io_error(e, "cannot read", &path)),
+        }
+    }
+
+    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+        let path = self.path(key)?;
+        let mut file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if is_missing(&e) => return Ok(None),
+            Err(e) => return Err(io_error(e, "cannot open", &path)),
+        };
+        let size = file
+            .metadata()
+            .map_err(|e| io_error(e, "cannot stat", &path))?
+            .len();
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            let (s, e) = r.resolve(size)?;
+            let mut buf = vec![0u8; (e - s) as usize];
+            file.seek(SeekFrom::Start(s))
+                .and_then(|_| file.read_exact(&mut buf))
+                .map_err(|e| io_error(e, "cannot read", &path))?;
+            out.push(buf);
+        }
+        Ok(Some(out))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let path = self.path(key)?;
+        let dir = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(dir).map_err(|e| io_error(e, "cannot create directory", dir))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(
+            ".{name}{TMP_MARK}{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(value));
+        if let Err(e) = written.and_then(|_| fs::rename(&tmp, &path)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(io_error(e, "cannot write", &path));
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> Result<()> {
+        let path = self.path(key)?;
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if is_missing(&e) => Ok(()),
+            Err(e) => Err(io_error(e, "cannot delete", &path)),
+        }
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        // Walk from the deepest directory the prefix names.
+        let dir_part = match prefix.rfind('/') {
+            Some(i) => &prefix[..=i],
+            None => "",
+        };
+        let mut out = Vec::new();
+        let mut stack = vec![dir_part.to_string()];
+        while let Some(rel) = stack.pop() {
+            let dir = self.root.join(&rel);
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if is_missing(&e) => continue,
+                Err(e) => return Err(io_error(e, "cannot list", &dir)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| io_error(e, "cannot list", &dir))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.contains(TMP_MARK) {
+                    continue;
+                }
+                let key = format!("{rel}{name}");
+                let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                if is_dir {
+                    let sub = format!("{key}/");
+                    if sub.starts_with(prefix) || prefix.starts_with(&sub) {
+                        stack.push(sub);
+                    }
+                } else if key.starts_with(prefix) {
+                    out.push(key);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let dir = self.root.join(prefix);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if is_missing(&e) => return Ok((vec![], vec![])),
+            Err(e) => return Err(io_error(e, "cannot list", &dir)),
+        };
+        let (mut keys, mut dirs) = (Vec::new(), Vec::new());
+        for entry in entries {
+            let entry = entry.map_err(|e| io_error(e, "cannot list", &dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains(TMP_MARK) {
+                continue;
+            }
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                dirs.push(name);
+            } else {
+                keys.push(name);
+            }
+        }
+        keys.sort();
+        dirs.sort();
+        Ok((keys, dirs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tempdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("zarrox-test-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn filesystem_store_behaves() {
+        let d = tempdir("fs");
+        super::super::tests::exercise(&FilesystemStore::new(&d));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn writes_leave_no_temporary_files() {
+        let d = tempdir("tmp");
+        let s = FilesystemStore::new(&d);
+        s.set("x/y", b"1").unwrap();
+        s.set("x/y", b"2").unwrap();
+        let names: Vec<_> = fs::read_dir(d.join("x"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("y")]);
+        // A stale temporary file (a crashed writer) is not a key.
+        fs::write(d.join("x").join(format!(".y{TMP_MARK}1-1")), b"junk").unwrap();
+        assert_eq!(s.list_prefix("").unwrap(), vec!["x/y"]);
+        assert_eq!(s.list_dir("x/").unwrap().0, vec!["y"]);
+        fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Build zarrox and run every test: Rust unit tests and lints, then the Python
+# suite (interop with zarr-python and tensorstore included). Creates .venv if
+# needed; needs only python3 (>= 3.11) and cargo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+echo "== building and installing zarrox with its test extra"
+python -m pip install -q ".[test]"
+
+echo "== rust: fmt, clippy, unit tests"
+cargo fmt --check
+cargo clippy -q --all-targets -- -D warnings
+cargo clippy -q --all-targets --features python -- -D warnings
+cargo test -q --lib
+
+echo "== python: ruff, pytest"
+ruff check python tests benches
+ruff format --check python tests benches
+python -m pytest -q -p no:cacheprovider tests "$@"
