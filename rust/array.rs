@@ -1,12 +1,14 @@
 //! An opened array: chunk grid + codec chain + store, and the batch read and
 //! write that fan out over chunks on the thread pool.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::codec::sharding::ShardingCodec;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataType};
 use crate::error::{Error, Result};
@@ -169,28 +171,57 @@ impl ArrayCore {
         Ok(())
     }
 
+    /// The chunk shape the read and write paths work on: inner chunks when the
+    /// chain is a lone sharding codec, else the grid's chunks.
+    fn work_chunk_shape(&self) -> &[usize] {
+        match self.chain.sharding() {
+            Some(sh) => sh.inner_shape(),
+            None => &self.chunk_shape,
+        }
+    }
+
+    fn project(&self, sel: &[DimSelection]) -> Result<Projection> {
+        Projection::new(sel, &self.shape, self.work_chunk_shape())
+            .map_err(|e| e.context(format!("array '{}'", self.path)))
+    }
+
     /// Read the selection into `out` (C order, selection shape, native byte order).
     pub fn read(&self, sel: &[DimSelection], out: &mut [u8]) -> Result<()> {
-        let proj = Projection::new(sel, &self.shape, &self.chunk_shape)
-            .map_err(|e| e.context(format!("array '{}'", self.path)))?;
+        let proj = self.project(sel)?;
         self.check_buffer(&proj, out.len(), "output")?;
         let shared = SharedOut {
             ptr: out.as_mut_ptr(),
             len: out.len(),
         };
         let chunks = proj.chunks();
-        pool()?.install(|| {
-            chunks
+        pool()?.install(|| match self.chain.sharding() {
+            None => chunks.par_iter().try_for_each(|which| {
+                let parts = proj.parts(which);
+                let key = self.chunk_key(&chunk_coords(&parts));
+                let ctx = self.in_chunk(&key);
+                let encoded = self.store.get(&key).map_err(&ctx)?;
+                self.place_chunk(&self.chain, &proj, &parts, encoded, shared)
+                    .map_err(&ctx)
+            }),
+            Some(sh) => self
+                .group_by_shard(sh, &chunks, &proj)
                 .par_iter()
-                .try_for_each(|which| self.read_chunk_into(&proj, &proj.parts(which), shared))
+                .try_for_each(|(shard, members)| {
+                    self.read_shard(sh, &proj, shard, members, shared)
+                }),
         })
     }
 
     /// Where a whole chunk lands as one contiguous run of the output, if it does.
-    fn direct_offset(&self, proj: &Projection, parts: &[&DimChunk]) -> Option<usize> {
+    fn direct_offset(
+        &self,
+        proj: &Projection,
+        parts: &[&DimChunk],
+        chunk_shape: &[usize],
+    ) -> Option<usize> {
         let full = parts
             .iter()
-            .zip(&self.chunk_shape)
+            .zip(chunk_shape)
             .all(|(p, &c)| p.covers_chunk && p.src.len() == c);
         let rows_span_output = parts
             .iter()
@@ -204,84 +235,155 @@ impl ArrayCore {
         Some(parts.first().map_or(0, |p| p.dst[0] * row) * self.elem())
     }
 
-    fn read_chunk_into(
+    /// Decode one chunk (or the fill value when `encoded` is None) into its
+    /// region of the output.
+    fn place_chunk(
         &self,
+        chain: &CodecChain,
         proj: &Projection,
         parts: &[&DimChunk],
+        encoded: Option<Vec<u8>>,
         out: SharedOut,
     ) -> Result<()> {
-        let coords: Vec<u64> = parts.iter().map(|p| p.chunk).collect();
-        let key = self.chunk_key(&coords);
-        let ctx = self.in_chunk(&key);
         let elem = self.elem();
-        let chunk_shape = &self.chain.spec().shape;
-        let Some(encoded) = self.store.get(&key).map_err(&ctx)? else {
-            let fill = &self.chain.spec().fill;
-            let mut result = Ok(());
+        let spec = chain.spec();
+        let (from, to) = (
+            Layout::chunk(&spec.shape),
+            Layout::selection(&proj.out_shape),
+        );
+        let mut result = Ok(());
+        let Some(encoded) = encoded else {
             let mut pattern = Vec::new();
-            for_each_run(
-                parts,
-                Layout::chunk(chunk_shape),
-                Layout::selection(&proj.out_shape),
-                |_, t, n| {
-                    if pattern.len() < n * elem {
-                        pattern.resize(n * elem, 0);
-                        fill_pattern(&mut pattern, fill);
-                    }
-                    if result.is_ok() {
-                        result = out.write(t * elem, &pattern[..n * elem]);
-                    }
-                },
-            );
+            for_each_run(parts, from, to, |_, t, n| {
+                if pattern.len() < n * elem {
+                    pattern.resize(n * elem, 0);
+                    fill_pattern(&mut pattern, &spec.fill);
+                }
+                if result.is_ok() {
+                    result = out.write(t * elem, &pattern[..n * elem]);
+                }
+            });
             return result;
         };
-        if let Some(offset) = self.direct_offset(proj, parts) {
+        if let Some(offset) = self.direct_offset(proj, parts, &spec.shape) {
             // SAFETY: this chunk's output region is exactly these bytes, and
             // regions of different chunks are disjoint (see `SharedOut`).
-            let dst = unsafe { out.slice(offset, self.chain.spec().nbytes())? };
-            return self.chain.decode_into(encoded, dst).map_err(&ctx);
+            let dst = unsafe { out.slice(offset, spec.nbytes())? };
+            return chain.decode_into(encoded, dst);
         }
-        let decoded = self.chain.decode(encoded).map_err(&ctx)?;
-        let mut result = Ok(());
-        for_each_run(
-            parts,
-            Layout::chunk(chunk_shape),
-            Layout::selection(&proj.out_shape),
-            |f, t, n| {
-                if result.is_ok() {
-                    result = out.write(t * elem, &decoded[f * elem..(f + n) * elem]);
-                }
-            },
-        );
+        let decoded = chain.decode(encoded)?;
+        for_each_run(parts, from, to, |f, t, n| {
+            if result.is_ok() {
+                result = out.write(t * elem, &decoded[f * elem..(f + n) * elem]);
+            }
+        });
         result
+    }
+
+    /// The touched inner chunks grouped by shard: (shard coordinates, [(index
+    /// position in the shard, chunk)]).
+    fn group_by_shard<'p>(
+        &self,
+        sh: &ShardingCodec,
+        chunks: &'p [Vec<usize>],
+        proj: &Projection,
+    ) -> Vec<(Vec<u64>, ShardMembers<'p>)> {
+        let cps = sh.chunks_per_shard();
+        let mut shards: BTreeMap<Vec<u64>, ShardMembers<'p>> = BTreeMap::new();
+        for which in chunks {
+            let coords = chunk_coords(&proj.parts(which));
+            let shard: Vec<u64> = coords
+                .iter()
+                .zip(cps)
+                .map(|(&c, &n)| c / n as u64)
+                .collect();
+            let inner: Vec<usize> = coords
+                .iter()
+                .zip(cps)
+                .map(|(&c, &n)| (c % n as u64) as usize)
+                .collect();
+            shards
+                .entry(shard)
+                .or_default()
+                .push((sh.inner_position(&inner), which));
+        }
+        shards.into_iter().collect()
+    }
+
+    fn read_shard(
+        &self,
+        sh: &ShardingCodec,
+        proj: &Projection,
+        shard: &[u64],
+        members: &[(usize, &Vec<usize>)],
+        out: SharedOut,
+    ) -> Result<()> {
+        let key = self.chunk_key(shard);
+        let ctx = self.in_chunk(&key);
+        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
+        let fetched = sh.fetch(self.store.as_ref(), &key, &wanted).map_err(&ctx)?;
+        let mut encoded: Vec<Option<Vec<u8>>> = match fetched {
+            Some(chunks) => chunks,
+            None => vec![None; members.len()],
+        };
+        members
+            .par_iter()
+            .zip(encoded.par_iter_mut())
+            .try_for_each(|((pos, which), bytes)| {
+                self.place_chunk(sh.inner(), proj, &proj.parts(which), bytes.take(), out)
+                    .map_err(|e| e.context(format!("inner chunk {pos}")))
+                    .map_err(&ctx)
+            })
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.
     pub fn write(&self, sel: &[DimSelection], value: &[u8]) -> Result<()> {
-        let proj = Projection::new(sel, &self.shape, &self.chunk_shape)
-            .map_err(|e| e.context(format!("array '{}'", self.path)))?;
+        let proj = self.project(sel)?;
         self.check_buffer(&proj, value.len(), "value")?;
         let chunks = proj.chunks();
-        pool()?.install(|| {
-            chunks
+        pool()?.install(|| match self.chain.sharding() {
+            None => chunks.par_iter().try_for_each(|which| {
+                let parts = proj.parts(which);
+                let key = self.chunk_key(&chunk_coords(&parts));
+                let ctx = self.in_chunk(&key);
+                let complete = parts.iter().all(|p| p.covers_chunk);
+                let existing = if complete {
+                    None
+                } else {
+                    self.store.get(&key).map_err(&ctx)?
+                };
+                match self
+                    .update_chunk(&self.chain, &proj, &parts, existing, value)
+                    .map_err(&ctx)?
+                {
+                    Some(encoded) => self.store.set(&key, &encoded),
+                    None => self.store.delete(&key),
+                }
+                .map_err(&ctx)
+            }),
+            Some(sh) => self
+                .group_by_shard(sh, &chunks, &proj)
                 .par_iter()
-                .try_for_each(|which| self.write_chunk_from(&proj, &proj.parts(which), value))
+                .try_for_each(|(shard, members)| {
+                    self.write_shard(sh, &proj, shard, members, value)
+                }),
         })
     }
 
-    fn write_chunk_from(&self, proj: &Projection, parts: &[&DimChunk], value: &[u8]) -> Result<()> {
-        let coords: Vec<u64> = parts.iter().map(|p| p.chunk).collect();
-        let key = self.chunk_key(&coords);
-        let ctx = self.in_chunk(&key);
-        let spec = self.chain.spec();
-        let complete = parts.iter().all(|p| p.covers_chunk);
-        let existing = if complete {
-            None
-        } else {
-            self.store.get(&key).map_err(&ctx)?
-        };
+    /// The new encoded chunk after writing the selected part of `value` over
+    /// `existing` (or the fill value); `None` when it is all fill value and
+    /// empty chunks are not written.
+    fn update_chunk(
+        &self,
+        chain: &CodecChain,
+        proj: &Projection,
+        parts: &[&DimChunk],
+        existing: Option<Vec<u8>>,
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let spec = chain.spec();
         let mut chunk = match existing {
-            Some(encoded) => self.chain.decode(encoded).map_err(&ctx)?,
+            Some(encoded) => chain.decode(encoded)?,
             None => {
                 let mut buf = vec![0u8; spec.nbytes()];
                 fill_pattern(&mut buf, &spec.fill);
@@ -297,11 +399,81 @@ impl ArrayCore {
             spec.dtype.size,
         );
         if !self.write_empty_chunks && spec.dtype.all_equal_fill(&chunk, &spec.fill) {
-            return self.store.delete(&key).map_err(&ctx);
+            return Ok(None);
         }
-        let encoded = self.chain.encode(chunk).map_err(&ctx)?;
-        self.store.set(&key, &encoded).map_err(&ctx)
+        chain.encode(chunk).map(Some)
     }
+
+    /// Number of inner chunks of the shard at `shard` that lie inside the array.
+    fn inner_chunks_in_bounds(&self, sh: &ShardingCodec, shard: &[u64]) -> usize {
+        shard
+            .iter()
+            .zip(sh.chunks_per_shard())
+            .zip(sh.inner_shape())
+            .zip(&self.shape)
+            .map(|(((&s, &n), &inner), &extent)| {
+                let start = s * (n * inner) as u64;
+                ((extent - start).div_ceil(inner as u64) as usize).min(n)
+            })
+            .product()
+    }
+
+    fn write_shard(
+        &self,
+        sh: &ShardingCodec,
+        proj: &Projection,
+        shard: &[u64],
+        members: &[(usize, &Vec<usize>)],
+        value: &[u8],
+    ) -> Result<()> {
+        let key = self.chunk_key(shard);
+        let ctx = self.in_chunk(&key);
+        let parts_of = |which: &Vec<usize>| proj.parts(which);
+        let covers = |which: &Vec<usize>| parts_of(which).iter().all(|p| p.covers_chunk);
+        let complete = members.len() == self.inner_chunks_in_bounds(sh, shard)
+            && members.iter().all(|(_, w)| covers(w));
+        // A write that covers the whole shard never reads it.
+        let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
+        if !complete {
+            if let Some(old) = self.store.get(&key).map_err(&ctx)? {
+                let index = sh.read_index(&old).map_err(&ctx)?;
+                for (slot, range) in chunks.iter_mut().zip(index) {
+                    *slot = range.map(|r| old[r.start as usize..r.end as usize].to_vec());
+                }
+            }
+        }
+        let updates: Vec<(usize, Option<Vec<u8>>)> = members
+            .par_iter()
+            .map(|(pos, which)| {
+                let existing = if covers(which) {
+                    None
+                } else {
+                    chunks[*pos].clone()
+                };
+                self.update_chunk(sh.inner(), proj, &parts_of(which), existing, value)
+                    .map(|new| (*pos, new))
+                    .map_err(|e| e.context(format!("inner chunk {pos}")))
+                    .map_err(&ctx)
+            })
+            .collect::<Result<_>>()?;
+        for (pos, new) in updates {
+            chunks[pos] = new;
+        }
+        match sh.assemble(&chunks).map_err(&ctx)? {
+            Some(bytes) => self.store.set(&key, &bytes),
+            None => self.store.delete(&key),
+        }
+        .map_err(&ctx)
+    }
+}
+
+/// The inner chunks of one shard a selection touches: (index position in the
+/// shard, the chunk's per-dimension indices into the projection).
+type ShardMembers<'p> = Vec<(usize, &'p Vec<usize>)>;
+
+/// The grid coordinates of a chunk from its per-dimension parts.
+fn chunk_coords(parts: &[&DimChunk]) -> Vec<u64> {
+    parts.iter().map(|p| p.chunk).collect()
 }
 
 #[cfg(test)]
@@ -443,5 +615,187 @@ mod tests {
         let mut out = vec![0u8; 2];
         a.read(&[], &mut out).unwrap();
         assert_eq!(as_u16(&out), vec![9]);
+    }
+
+    /// A memory store that counts reads and the bytes they return.
+    #[derive(Debug, Default)]
+    struct CountingStore {
+        inner: MemoryStore,
+        requests: std::sync::atomic::AtomicUsize,
+        bytes: std::sync::atomic::AtomicUsize,
+    }
+
+    impl CountingStore {
+        fn take(&self) -> (usize, usize) {
+            use std::sync::atomic::Ordering::SeqCst;
+            (self.requests.swap(0, SeqCst), self.bytes.swap(0, SeqCst))
+        }
+        fn count(&self, requests: usize, bytes: usize) {
+            use std::sync::atomic::Ordering::SeqCst;
+            self.requests.fetch_add(requests, SeqCst);
+            self.bytes.fetch_add(bytes, SeqCst);
+        }
+    }
+
+    impl Store for CountingStore {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            let v = self.inner.get(key)?;
+            self.count(1, v.as_ref().map_or(0, Vec::len));
+            Ok(v)
+        }
+        fn get_ranges(
+            &self,
+            key: &str,
+            ranges: &[crate::store::ByteRange],
+        ) -> Result<Option<Vec<Vec<u8>>>> {
+            let v = self.inner.get_ranges(key, ranges)?;
+            self.count(ranges.len(), v.iter().flatten().map(Vec::len).sum());
+            Ok(v)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key)
+        }
+        fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+            self.inner.list_prefix(prefix)
+        }
+        fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+            self.inner.list_dir(prefix)
+        }
+    }
+
+    fn sharded(
+        store: Arc<dyn Store>,
+        shape: &[u64],
+        shard: &[usize],
+        inner: &[usize],
+        location: &str,
+    ) -> ArrayCore {
+        array(
+            store,
+            shape,
+            shard,
+            json!([{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": inner,
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                "index_location": location}}]),
+        )
+    }
+
+    #[test]
+    fn sharded_round_trip_with_edge_shards() {
+        for location in ["start", "end"] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let a = sharded(Arc::clone(&store), &[10, 9], &[4, 6], &[2, 3], location);
+            let value: Vec<u8> = (0..90u16).flat_map(|v| (v + 100).to_ne_bytes()).collect();
+            a.write(&all(&[10, 9]), &value).unwrap();
+            assert_eq!(store.list_prefix("a/c/").unwrap().len(), 6); // 3 x 2 shards
+            let mut out = vec![0u8; 180];
+            a.read(&all(&[10, 9]), &mut out).unwrap();
+            assert_eq!(out, value);
+            // Partial write into one inner chunk keeps its neighbours.
+            let sel = vec![
+                DimSelection::Slice {
+                    start: 5,
+                    stop: 6,
+                    step: 1,
+                },
+                DimSelection::Slice {
+                    start: 4,
+                    stop: 5,
+                    step: 1,
+                },
+            ];
+            a.write(&sel, &1u16.to_ne_bytes()).unwrap();
+            a.read(&all(&[10, 9]), &mut out).unwrap();
+            let got = as_u16(&out);
+            for (i, v) in got.iter().enumerate() {
+                let want = if i == 5 * 9 + 4 { 1 } else { i as u16 + 100 };
+                assert_eq!(*v, want, "element {i} ({location})");
+            }
+        }
+    }
+
+    #[test]
+    fn one_inner_chunk_reads_index_and_that_chunk_only() {
+        let counting = Arc::new(CountingStore::default());
+        let store: Arc<dyn Store> = counting.clone();
+        // One 64x64 shard of 8x8 inner chunks (64 of them), raw uint16.
+        let a = sharded(Arc::clone(&store), &[64, 64], &[64, 64], &[8, 8], "end");
+        let value: Vec<u8> = (0..4096u16).flat_map(|v| v.to_ne_bytes()).collect();
+        a.write(&all(&[64, 64]), &value).unwrap();
+        counting.take();
+        let sel = vec![
+            DimSelection::Slice {
+                start: 17,
+                stop: 20,
+                step: 1,
+            },
+            DimSelection::Slice {
+                start: 40,
+                stop: 41,
+                step: 1,
+            },
+        ];
+        let mut out = vec![0u8; 6];
+        a.read(&sel, &mut out).unwrap();
+        assert_eq!(as_u16(&out), vec![17 * 64 + 40, 18 * 64 + 40, 19 * 64 + 40]);
+        let index_size = 64 * 16 + 4;
+        let chunk_size = 8 * 8 * 2;
+        assert_eq!(counting.take(), (2, index_size + chunk_size));
+        // Reading the whole shard is one request.
+        let mut whole = vec![0u8; 8192];
+        a.read(&all(&[64, 64]), &mut whole).unwrap();
+        assert_eq!(whole, value);
+        assert_eq!(counting.take().0, 1);
+        // Two neighbouring inner chunks are coalesced into one range request.
+        let sel = vec![
+            DimSelection::Slice {
+                start: 0,
+                stop: 8,
+                step: 1,
+            },
+            DimSelection::Slice {
+                start: 0,
+                stop: 16,
+                step: 1,
+            },
+        ];
+        let mut two = vec![0u8; 256];
+        a.read(&sel, &mut two).unwrap();
+        assert_eq!(counting.take(), (2, index_size + 2 * chunk_size));
+    }
+
+    #[test]
+    fn missing_shards_and_empty_inner_chunks_read_as_fill() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
+        a.write(
+            &[DimSelection::Slice {
+                start: 0,
+                stop: 1,
+                step: 1,
+            }],
+            &3u16.to_ne_bytes(),
+        )
+        .unwrap();
+        assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/c/0"]);
+        let mut out = vec![0u8; 16];
+        a.read(&all(&[8]), &mut out).unwrap();
+        assert_eq!(as_u16(&out), vec![3, 7, 7, 7, 7, 7, 7, 7]);
+        // Writing the fill value back empties the shard, which is then deleted.
+        a.write(
+            &[DimSelection::Slice {
+                start: 0,
+                stop: 1,
+                step: 1,
+            }],
+            &7u16.to_ne_bytes(),
+        )
+        .unwrap();
+        assert!(store.list_prefix("a/").unwrap().is_empty());
     }
 }

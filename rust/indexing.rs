@@ -143,6 +143,22 @@ pub fn project_dim(sel: &DimSelection, extent: u64, chunk_len: usize) -> Vec<Dim
     }
 }
 
+/// The parts that map a dense block of `shape` (chunk side) onto the region
+/// starting at `origin` of a larger buffer (selection side).
+pub fn block_parts(origin: &[usize], shape: &[usize]) -> Vec<DimChunk> {
+    origin
+        .iter()
+        .zip(shape)
+        .map(|(&o, &n)| DimChunk {
+            chunk: 0,
+            src: (0..n).collect(),
+            dst: (o..o + n).collect(),
+            unit_stride: true,
+            covers_chunk: true,
+        })
+        .collect()
+}
+
 /// A selection projected onto the grid.
 #[derive(Debug)]
 pub struct Projection {

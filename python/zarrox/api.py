@@ -21,6 +21,7 @@ from zarrox.group import Group, open_node
 from zarrox.metadata import (
     ArrayMetadataV3,
     GroupMetadataV3,
+    build_codecs,
     data_type_name,
     dumps,
     parse_data_type,
@@ -104,8 +105,14 @@ def create_array(
     chunk_key_encoding: dict[str, Any] | None = None,
     overwrite: bool = False,
     config: dict[str, Any] | None = None,
+    shards: Sequence[int] | dict[str, Any] | None = None,
 ) -> Array:
-    """Create an array and return it (zarr-python's ``create_array``)."""
+    """Create an array and return it (zarr-python's ``create_array``).
+
+    With ``shards`` (a shape, or ``{"shape": ..., "index_location": "start"|"end"}``),
+    each stored object is a shard of that shape holding inner chunks of ``chunks``,
+    encoded with ``filters``, ``serializer`` and ``compressors``.
+    """
     if zarr_format != 3:
         raise UnsupportedError(f"zarr_format={zarr_format} is not supported yet")
     store = resolve_store(store)
@@ -122,10 +129,17 @@ def create_array(
         chunk_shape = tuple(int(c) for c in chunks)
     if len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape):
         raise ValueError(f"chunks {chunk_shape} do not fit shape {shape_t}")
+    if shards is not None:
+        grid_shape, codecs = _sharding_codecs(
+            shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs
+        )
+        filters, serializer, compressors = None, "auto", "auto"
+    else:
+        grid_shape = chunk_shape
     meta = ArrayMetadataV3.create(
         shape=shape_t,
         dtype=data_type,
-        chunk_shape=chunk_shape,
+        chunk_shape=grid_shape,
         fill_value=fill_value,
         filters=filters,
         serializer=serializer,
@@ -140,6 +154,49 @@ def create_array(
     array = Array(store, path, meta, config=config)
     array._save_metadata()
     return array
+
+
+def _sharding_codecs(
+    shards: Sequence[int] | dict[str, Any],
+    inner: tuple[int, ...],
+    dt: np.dtype[Any],
+    data_type: str,
+    filters: Any,
+    serializer: Any,
+    compressors: Any,
+    codecs: Any,
+) -> tuple[tuple[int, ...], list[dict[str, Any]]]:
+    """(shard shape, the one-codec chain) for ``create_array(..., shards=...)``."""
+    if codecs is not None:
+        raise ValueError("give either codecs= or shards=, not both")
+    if isinstance(shards, dict):
+        shape = tuple(int(s) for s in shards["shape"])
+        location = shards.get("index_location", "end")
+    else:
+        shape, location = tuple(int(s) for s in shards), "end"
+    if len(shape) != len(inner) or any(s % c for s, c in zip(shape, inner, strict=True)):
+        raise ValueError(f"shards {shape} must be a multiple of chunks {inner} in every dimension")
+    inner_codecs = build_codecs(
+        dt,
+        data_type=data_type,
+        filters=filters,
+        serializer=serializer,
+        compressors=compressors,
+        ndim=len(inner),
+    )
+    sharding = {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(inner),
+            "codecs": inner_codecs,
+            "index_codecs": [
+                {"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "crc32c"},
+            ],
+            "index_location": location,
+        },
+    }
+    return shape, [sharding]
 
 
 def open_array(

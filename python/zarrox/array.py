@@ -90,9 +90,24 @@ class Array:
     def shape(self) -> tuple[int, ...]:
         return self._metadata.shape
 
+    def _sharding_config(self) -> dict[str, Any] | None:
+        codecs = self._metadata.codecs
+        if len(codecs) == 1 and codecs[0]["name"] == "sharding_indexed":
+            return dict(codecs[0].get("configuration") or {})
+        return None
+
     @property
     def chunks(self) -> tuple[int, ...]:
+        """The chunk shape: inner chunks when the array is sharded."""
+        sharding = self._sharding_config()
+        if sharding is not None:
+            return tuple(int(c) for c in sharding["chunk_shape"])
         return self._metadata.chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape, or None when the array is not sharded."""
+        return self._metadata.chunk_shape if self._sharding_config() is not None else None
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -136,8 +151,9 @@ class Array:
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Number of chunks along each dimension."""
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
+        """Number of stored objects (chunks, or shards) along each dimension."""
+        grid = self._metadata.chunk_shape
+        return tuple(-(-s // c) for s, c in zip(self.shape, grid, strict=True))
 
     @property
     def nchunks(self) -> int:

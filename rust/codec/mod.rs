@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod config;
 pub mod crc32c;
 pub mod gzip;
+pub mod sharding;
 pub mod transpose;
 pub mod zstd;
 
@@ -54,6 +55,10 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     fn is_identity(&self) -> bool {
         false
     }
+    /// The sharding codec, for the array's inner-chunk read and write paths.
+    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
+        None
+    }
 }
 
 /// Codecs from bytes to bytes (compressors, checksums).
@@ -96,7 +101,7 @@ enum AnyCodec {
 }
 
 /// Split one codec's JSON (`{"name":..., "configuration":{...}}` or a bare name).
-fn name_and_config(codec: &Value) -> Result<(&str, Map<String, Value>)> {
+pub(crate) fn name_and_config(codec: &Value) -> Result<(&str, Map<String, Value>)> {
     match codec {
         Value::String(name) => Ok((name, Map::new())),
         Value::Object(obj) => {
@@ -135,6 +140,9 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
             &config, spec,
         )?)),
         "bytes" => AnyCodec::ArrayToBytes(Box::new(bytes::BytesCodec::from_config(&config, spec)?)),
+        "sharding_indexed" => AnyCodec::ArrayToBytes(Box::new(
+            sharding::ShardingCodec::from_config(&config, spec)?,
+        )),
         "gzip" => AnyCodec::BytesToBytes(Box::new(gzip::GzipCodec::from_config(&config)?)),
         "zstd" => AnyCodec::BytesToBytes(Box::new(zstd::ZstdCodec::from_config(&config)?)),
         "blosc" => AnyCodec::BytesToBytes(Box::new(blosc::BloscCodec::from_config(&config, spec)?)),
@@ -197,6 +205,16 @@ impl CodecChain {
     /// The decoded chunk representation.
     pub fn spec(&self) -> &ChunkSpec {
         &self.spec
+    }
+
+    /// The sharding codec when it is the whole chain, so that inner chunks can
+    /// be read and written one by one.
+    pub fn sharding(&self) -> Option<&sharding::ShardingCodec> {
+        if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            self.array_to_bytes.as_sharding()
+        } else {
+            None
+        }
     }
 
     /// Encode a decoded chunk (C order, native byte order).

@@ -1,0 +1,537 @@
+//! The `sharding_indexed` codec: a shard holds inner chunks, each encoded with
+//! the inner codec chain, and an index of (offset, nbytes) uint64 pairs, one per
+//! inner chunk in C order, `2^64-1` twice for an empty chunk, at the start or end.
+//!
+//! As an array->bytes codec it encodes and decodes whole shards. The array's
+//! read and write paths use the methods here to work on single inner chunks:
+//! fetch the index and only the needed byte ranges, and assemble shards.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+
+use super::config::{check_members, choice_member};
+use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain};
+use crate::dtype::DataType;
+use crate::error::{Error, Result};
+use crate::indexing::{block_parts, copy_selected, Layout};
+use crate::store::{ByteRange, Store};
+
+/// Marks an empty inner chunk in the index.
+const EMPTY: u64 = u64::MAX;
+
+/// Neighbouring byte ranges closer than this are fetched as one request.
+const COALESCE_GAP: u64 = 64 * 1024;
+
+/// Where each inner chunk's encoded bytes are inside a shard.
+pub type ShardIndex = Vec<Option<Range<u64>>>;
+
+#[derive(Debug)]
+pub struct ShardingCodec {
+    shard_spec: ChunkSpec,
+    inner: CodecChain,
+    index_chain: CodecChain,
+    chunks_per_shard: Vec<usize>,
+    index_at_end: bool,
+    index_size: usize,
+}
+
+/// Index codecs must produce a fixed size: no compressors.
+const FIXED_SIZE_INDEX_CODECS: [&str; 3] = ["bytes", "transpose", "crc32c"];
+
+impl ShardingCodec {
+    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
+        const C: &str = "sharding_indexed";
+        check_members(
+            C,
+            config,
+            &["chunk_shape", "codecs", "index_codecs", "index_location"],
+        )?;
+        let inner_shape: Vec<usize> = match config.get("chunk_shape") {
+            Some(Value::Array(v)) => v
+                .iter()
+                .map(|x| {
+                    x.as_u64()
+                        .filter(|&n| n > 0)
+                        .map(|n| n as usize)
+                        .ok_or_else(|| {
+                            Error::metadata(format!(
+                                "codec '{C}': chunk_shape must hold positive integers, got {x}"
+                            ))
+                        })
+                })
+                .collect::<Result<_>>()?,
+            _ => {
+                return Err(Error::metadata(format!(
+                    "codec '{C}': 'chunk_shape' is required"
+                )))
+            }
+        };
+        if inner_shape.len() != spec.shape.len()
+            || inner_shape
+                .iter()
+                .zip(&spec.shape)
+                .any(|(&i, &s)| s % i != 0)
+        {
+            return Err(Error::metadata(format!(
+                "codec '{C}': inner chunk shape {inner_shape:?} must divide the shard shape {:?}",
+                spec.shape
+            )));
+        }
+        let chunks_per_shard: Vec<usize> = spec
+            .shape
+            .iter()
+            .zip(&inner_shape)
+            .map(|(s, i)| s / i)
+            .collect();
+        let inner_spec = ChunkSpec {
+            shape: inner_shape,
+            ..spec.clone()
+        };
+        let codecs = config
+            .get("codecs")
+            .ok_or_else(|| Error::metadata(format!("codec '{C}': 'codecs' is required")))?;
+        let inner = CodecChain::from_json(codecs, inner_spec)
+            .map_err(|e| e.context(format!("codec '{C}' inner codecs")))?;
+        let default_index = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
+        let index_codecs = config.get("index_codecs").unwrap_or(&default_index);
+        for c in index_codecs.as_array().into_iter().flatten() {
+            let (name, _) = name_and_config(c)?;
+            if !FIXED_SIZE_INDEX_CODECS.contains(&name) {
+                return Err(Error::metadata(format!(
+                    "codec '{C}': index codec '{name}' does not have a fixed encoded size"
+                )));
+            }
+        }
+        let mut index_shape = chunks_per_shard.clone();
+        index_shape.push(2);
+        let index_spec = ChunkSpec {
+            shape: index_shape,
+            dtype: DataType::from_name("uint64")?,
+            fill: EMPTY.to_ne_bytes().to_vec(),
+        };
+        let index_chain = CodecChain::from_json(index_codecs, index_spec)
+            .map_err(|e| e.context(format!("codec '{C}' index codecs")))?;
+        let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
+            .unwrap_or("end")
+            == "end";
+        let n: usize = chunks_per_shard.iter().product();
+        let index_size = index_chain.encode(vec![0xff; n * 16])?.len();
+        Ok(ShardingCodec {
+            shard_spec: spec.clone(),
+            inner,
+            index_chain,
+            chunks_per_shard,
+            index_at_end,
+            index_size,
+        })
+    }
+
+    /// The codec chain of inner chunks.
+    pub fn inner(&self) -> &CodecChain {
+        &self.inner
+    }
+
+    pub fn inner_shape(&self) -> &[usize] {
+        &self.inner.spec().shape
+    }
+
+    pub fn chunks_per_shard(&self) -> &[usize] {
+        &self.chunks_per_shard
+    }
+
+    /// Number of inner chunks in a shard.
+    pub fn num_inner(&self) -> usize {
+        self.chunks_per_shard.iter().product()
+    }
+
+    /// Position in the index (C order) of the inner chunk at `coords` within its shard.
+    pub fn inner_position(&self, coords: &[usize]) -> usize {
+        coords
+            .iter()
+            .zip(&self.chunks_per_shard)
+            .fold(0, |acc, (&c, &n)| acc * n + c)
+    }
+
+    /// Inner chunk coordinates (within the shard) of index position `pos`.
+    fn inner_coords(&self, mut pos: usize) -> Vec<usize> {
+        let mut coords = vec![0; self.chunks_per_shard.len()];
+        for (c, &n) in coords.iter_mut().zip(&self.chunks_per_shard).rev() {
+            *c = pos % n;
+            pos /= n;
+        }
+        coords
+    }
+
+    fn index_range(&self) -> ByteRange {
+        if self.index_at_end {
+            ByteRange::Suffix(self.index_size as u64)
+        } else {
+            ByteRange::FromStart {
+                offset: 0,
+                length: Some(self.index_size as u64),
+            }
+        }
+    }
+
+    /// Decode and validate an encoded index. `shard_size` (when known) bounds the ranges.
+    pub fn decode_index(&self, encoded: Vec<u8>, shard_size: Option<u64>) -> Result<ShardIndex> {
+        check_len(encoded.len(), self.index_size).map_err(|e| e.context("shard index"))?;
+        let raw = self
+            .index_chain
+            .decode(encoded)
+            .map_err(|e| e.context("shard index"))?;
+        let words: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+            .collect();
+        words
+            .chunks_exact(2)
+            .enumerate()
+            .map(|(i, pair)| {
+                let (offset, nbytes) = (pair[0], pair[1]);
+                if offset == EMPTY && nbytes == EMPTY {
+                    return Ok(None);
+                }
+                let end = offset.checked_add(nbytes);
+                match (end, shard_size) {
+                    (None, _) => Err(Error::corrupt(format!(
+                        "shard index: inner chunk {i} has an invalid range ({offset}, {nbytes})"
+                    ))),
+                    (Some(end), Some(size)) if end > size => Err(Error::corrupt(format!(
+                        "shard index: inner chunk {i} ends at byte {end}, the shard has {size}"
+                    ))),
+                    (Some(end), _) => Ok(Some(offset..end)),
+                }
+            })
+            .collect()
+    }
+
+    /// Split a whole shard into its index.
+    pub fn read_index(&self, shard: &[u8]) -> Result<ShardIndex> {
+        if shard.len() < self.index_size {
+            return Err(Error::corrupt(format!(
+                "shard of {} bytes is shorter than its {}-byte index",
+                shard.len(),
+                self.index_size
+            )));
+        }
+        let at = if self.index_at_end {
+            shard.len() - self.index_size
+        } else {
+            0
+        };
+        self.decode_index(
+            shard[at..at + self.index_size].to_vec(),
+            Some(shard.len() as u64),
+        )
+    }
+
+    /// The encoded bytes of the inner chunks at index positions `wanted` of the
+    /// shard under `key`: `None` if the shard does not exist, else one entry per
+    /// wanted position (`None` for an empty inner chunk). Reads the whole shard
+    /// when every inner chunk is wanted, else the index and then only the
+    /// needed byte ranges, neighbours coalesced.
+    pub fn fetch(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        wanted: &[usize],
+    ) -> Result<Option<Vec<Option<Vec<u8>>>>> {
+        if wanted.len() >= self.num_inner() {
+            let Some(shard) = store.get(key)? else {
+                return Ok(None);
+            };
+            let index = self.read_index(&shard)?;
+            return Ok(Some(
+                wanted
+                    .iter()
+                    .map(|&p| {
+                        index[p]
+                            .clone()
+                            .map(|r| shard[r.start as usize..r.end as usize].to_vec())
+                    })
+                    .collect(),
+            ));
+        }
+        let Some(mut parts) = store.get_ranges(key, &[self.index_range()])? else {
+            return Ok(None);
+        };
+        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
+        // Coalesce the wanted ranges into few requests.
+        let mut order: Vec<(usize, Range<u64>)> = wanted
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &p)| index[p].clone().map(|r| (i, r)))
+            .collect();
+        order.sort_by_key(|(_, r)| r.start);
+        // (span fetched in one request, [(position in `wanted`, chunk range)])
+        type Group = (Range<u64>, Vec<(usize, Range<u64>)>);
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, r) in order {
+            match groups.last_mut() {
+                Some((g, members)) if r.start <= g.end.saturating_add(COALESCE_GAP) => {
+                    g.end = g.end.max(r.end);
+                    members.push((i, r));
+                }
+                _ => groups.push((r.clone(), vec![(i, r)])),
+            }
+        }
+        let ranges: Vec<ByteRange> = groups
+            .iter()
+            .map(|(g, _)| ByteRange::FromStart {
+                offset: g.start,
+                length: Some(g.end - g.start),
+            })
+            .collect();
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; wanted.len()];
+        if ranges.is_empty() {
+            return Ok(Some(out));
+        }
+        let fetched = store
+            .get_ranges(key, &ranges)?
+            .ok_or_else(|| Error::corrupt("shard disappeared while being read"))?;
+        for ((g, members), bytes) in groups.iter().zip(fetched) {
+            for (i, r) in members {
+                let (s, e) = ((r.start - g.start) as usize, (r.end - g.start) as usize);
+                out[*i] = Some(bytes[s..e].to_vec());
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// A shard from the encoded inner chunks (one per index position, `None`
+    /// for empty), or `None` if every inner chunk is empty.
+    pub fn assemble(&self, chunks: &[Option<Vec<u8>>]) -> Result<Option<Vec<u8>>> {
+        if chunks.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let data_len: usize = chunks.iter().flatten().map(Vec::len).sum();
+        let mut shard = Vec::with_capacity(data_len + self.index_size);
+        let base = if self.index_at_end {
+            0
+        } else {
+            self.index_size
+        };
+        shard.resize(base, 0);
+        let mut index = Vec::with_capacity(chunks.len() * 16);
+        for c in chunks {
+            let (offset, nbytes) = match c {
+                Some(bytes) => {
+                    let offset = shard.len() as u64;
+                    shard.extend_from_slice(bytes);
+                    (offset, bytes.len() as u64)
+                }
+                None => (EMPTY, EMPTY),
+            };
+            index.extend_from_slice(&offset.to_ne_bytes());
+            index.extend_from_slice(&nbytes.to_ne_bytes());
+        }
+        let encoded_index = self.index_chain.encode(index)?;
+        if self.index_at_end {
+            shard.extend_from_slice(&encoded_index);
+        } else {
+            shard[..self.index_size].copy_from_slice(&encoded_index);
+        }
+        Ok(Some(shard))
+    }
+
+    /// Where inner chunk `pos` sits in the shard buffer.
+    fn inner_block(&self, pos: usize) -> (Vec<usize>, &[usize]) {
+        let shape = self.inner_shape();
+        let origin = self
+            .inner_coords(pos)
+            .iter()
+            .zip(shape)
+            .map(|(c, s)| c * s)
+            .collect();
+        (origin, shape)
+    }
+}
+
+impl ArrayToBytesCodec for ShardingCodec {
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
+        check_len(decoded.len(), self.shard_spec.nbytes())?;
+        let spec = self.inner.spec();
+        let chunks: Vec<Option<Vec<u8>>> = (0..self.num_inner())
+            .into_par_iter()
+            .map(|pos| {
+                let (origin, shape) = self.inner_block(pos);
+                let parts = block_parts(&origin, shape);
+                let parts: Vec<_> = parts.iter().collect();
+                let mut chunk = vec![0u8; spec.nbytes()];
+                copy_selected(
+                    &parts,
+                    &decoded,
+                    Layout::selection(&self.shard_spec.shape),
+                    &mut chunk,
+                    Layout::chunk(shape),
+                    spec.dtype.size,
+                );
+                if spec.dtype.all_equal_fill(&chunk, &spec.fill) {
+                    return Ok(None);
+                }
+                self.inner.encode(chunk).map(Some)
+            })
+            .collect::<Result<_>>()?;
+        match self.assemble(&chunks)? {
+            Some(shard) => Ok(shard),
+            // An all-empty shard still needs its index when it must be stored.
+            None => self.index_chain.encode(vec![0xff; self.num_inner() * 16]),
+        }
+    }
+
+    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        let index = self.read_index(&encoded)?;
+        let spec = self.inner.spec();
+        let decoded: Vec<Option<Vec<u8>>> = index
+            .par_iter()
+            .map(|r| match r {
+                None => Ok(None),
+                Some(r) => self
+                    .inner
+                    .decode(encoded[r.start as usize..r.end as usize].to_vec())
+                    .map(Some),
+            })
+            .collect::<Result<_>>()?;
+        let mut shard = vec![0u8; self.shard_spec.nbytes()];
+        crate::dtype::fill_pattern(&mut shard, &self.shard_spec.fill);
+        for (pos, chunk) in decoded.iter().enumerate() {
+            if let Some(chunk) = chunk {
+                let (origin, shape) = self.inner_block(pos);
+                let parts = block_parts(&origin, shape);
+                let parts: Vec<_> = parts.iter().collect();
+                copy_selected(
+                    &parts,
+                    chunk,
+                    Layout::chunk(shape),
+                    &mut shard,
+                    Layout::selection(&self.shard_spec.shape),
+                    spec.dtype.size,
+                );
+            }
+        }
+        Ok(shard)
+    }
+
+    fn as_sharding(&self) -> Option<&ShardingCodec> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{sample, spec};
+    use super::*;
+    use crate::error::ErrorKind;
+    use serde_json::json;
+
+    fn codec(location: &str, shard: &[usize], inner: &[usize]) -> ShardingCodec {
+        let cfg = json!({
+            "chunk_shape": inner,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": location
+        });
+        ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(shard, "uint16")).unwrap()
+    }
+
+    #[test]
+    fn whole_shard_round_trip_both_index_locations() {
+        for location in ["start", "end"] {
+            let c = codec(location, &[8, 6], &[4, 3]);
+            assert_eq!(c.num_inner(), 4);
+            assert_eq!(c.index_size, 4 * 16 + 4);
+            let data = sample(8 * 6 * 2);
+            let shard = c.encode(data.clone()).unwrap();
+            assert_eq!(c.decode(shard.clone()).unwrap(), data);
+            let index = c.read_index(&shard).unwrap();
+            assert!(index.iter().all(Option::is_some));
+            if location == "start" {
+                assert_eq!(index[0].as_ref().unwrap().start, c.index_size as u64);
+            } else {
+                assert_eq!(index[0].as_ref().unwrap().start, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_inner_chunks_are_left_out() {
+        let c = codec("end", &[4, 4], &[2, 2]);
+        let mut data = vec![0u8; 32];
+        data[0] = 1; // only inner chunk 0 holds a non-fill value
+        let shard = c.encode(data.clone()).unwrap();
+        let index = c.read_index(&shard).unwrap();
+        assert!(index[0].is_some() && index[1..].iter().all(Option::is_none));
+        // The empty sentinel is 2^64-1 twice, little endian, followed by crc32c.
+        let tail = &shard[shard.len() - 68..];
+        assert_eq!(&tail[16..32], &[0xff; 16]);
+        assert_eq!(c.decode(shard).unwrap(), data);
+    }
+
+    #[test]
+    fn index_checksum_and_bounds_are_verified() {
+        let c = codec("end", &[4], &[2]);
+        let shard = c.encode(sample(8)).unwrap();
+        let mut bad = shard.clone();
+        let n = bad.len();
+        bad[n - 10] ^= 1; // inside the index: the crc32c no longer matches
+        assert_eq!(c.decode(bad).unwrap_err().kind, ErrorKind::Checksum);
+        assert_eq!(
+            c.decode(shard[..10].to_vec()).unwrap_err().kind,
+            ErrorKind::Corrupt
+        );
+        // An index entry reaching past the end of the shard is corrupt, not a panic.
+        let two = c
+            .assemble(&[Some(vec![1, 2]), Some(vec![3, 4])])
+            .unwrap()
+            .unwrap();
+        let mut raw = Vec::new();
+        for (offset, nbytes) in [(0u64, 2u64), (1000, 2)] {
+            raw.extend_from_slice(&offset.to_ne_bytes());
+            raw.extend_from_slice(&nbytes.to_ne_bytes());
+        }
+        let mut forged = two[..4].to_vec();
+        forged.extend_from_slice(&c.index_chain.encode(raw).unwrap());
+        let err = c.decode(forged).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Corrupt);
+        assert!(
+            err.message.contains("inner chunk 1 ends at byte 1002"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn configuration_is_validated() {
+        let s = spec(&[8], "uint16");
+        let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+        let build = |cfg: Value| ShardingCodec::from_config(cfg.as_object().unwrap(), &s);
+        assert!(build(json!({"chunk_shape": [3], "codecs": [bytes]})).is_err());
+        assert!(build(json!({"chunk_shape": [2, 2], "codecs": [bytes]})).is_err());
+        assert!(build(json!({"codecs": [bytes]})).is_err());
+        assert!(build(json!({"chunk_shape": [2]})).is_err());
+        assert!(build(json!({"chunk_shape": [2], "codecs": [bytes], "index_codecs": [bytes, {"name": "zstd"}]})).is_err());
+        assert!(
+            build(json!({"chunk_shape": [2], "codecs": [bytes], "index_location": "middle"}))
+                .is_err()
+        );
+        assert!(build(json!({"chunk_shape": [2], "codecs": [bytes]})).is_ok());
+    }
+
+    #[test]
+    fn nested_sharding_round_trips() {
+        let inner_sharding = json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [2, 2],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 1}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_location": "start"}});
+        let cfg = json!({"chunk_shape": [4, 4], "codecs": [inner_sharding],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]});
+        let c =
+            ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 8], "uint16")).unwrap();
+        let data = sample(128);
+        assert_eq!(c.decode(c.encode(data.clone()).unwrap()).unwrap(), data);
+    }
+}
