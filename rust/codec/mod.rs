@@ -7,6 +7,7 @@ pub mod bytes;
 pub mod config;
 pub mod crc32c;
 pub mod gzip;
+pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
@@ -94,7 +95,7 @@ pub struct CodecChain {
     bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>>,
 }
 
-enum AnyCodec {
+pub(crate) enum AnyCodec {
     ArrayToArray(Box<dyn ArrayToArrayCodec>),
     ArrayToBytes(Box<dyn ArrayToBytesCodec>),
     BytesToBytes(Box<dyn BytesToBytesCodec>),
@@ -147,7 +148,10 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
         "zstd" => AnyCodec::BytesToBytes(Box::new(zstd::ZstdCodec::from_config(&config)?)),
         "blosc" => AnyCodec::BytesToBytes(Box::new(blosc::BloscCodec::from_config(&config, spec)?)),
         "crc32c" => AnyCodec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_config(&config)?)),
-        other => return Err(Error::unsupported(format!("unknown codec '{other}'"))),
+        other => match numcodecs::build(other, &config, spec) {
+            Some(built) => built?,
+            None => return Err(Error::unsupported(format!("unknown codec '{other}'"))),
+        },
     };
     Ok(built)
 }
