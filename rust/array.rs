@@ -13,7 +13,7 @@ use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataType};
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
-use crate::indexing::{copy_selected, for_each_run, DimChunk, DimSelection, Layout, Projection};
+use crate::indexing::{Plan, Region, Selection};
 use crate::pool::pool;
 use crate::store::Store;
 
@@ -160,8 +160,8 @@ impl ArrayCore {
         self.chain.spec().dtype.size
     }
 
-    fn check_buffer(&self, proj: &Projection, len: usize, what: &str) -> Result<()> {
-        let want = proj.out_shape.iter().product::<usize>() * self.elem();
+    fn check_buffer(&self, plan: &Plan, len: usize, what: &str) -> Result<()> {
+        let want = plan.out_shape.iter().product::<usize>() * self.elem();
         if len != want {
             return Err(Error::value(format!(
                 "array '{}': {what} buffer has {len} bytes, the selection needs {want}",
@@ -180,34 +180,33 @@ impl ArrayCore {
         }
     }
 
-    fn project(&self, sel: &[DimSelection]) -> Result<Projection> {
-        Projection::new(sel, &self.shape, self.work_chunk_shape())
+    fn plan(&self, sel: &Selection) -> Result<Plan> {
+        Plan::new(sel, &self.shape, self.work_chunk_shape())
             .map_err(|e| e.context(format!("array '{}'", self.path)))
     }
 
     /// Read the selection into `out` (C order, selection shape, native byte order).
-    pub fn read(&self, sel: &[DimSelection], out: &mut [u8]) -> Result<()> {
-        let proj = self.project(sel)?;
-        self.check_buffer(&proj, out.len(), "output")?;
+    pub fn read(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        let plan = self.plan(sel)?;
+        self.check_buffer(&plan, out.len(), "output")?;
         let shared = SharedOut {
             ptr: out.as_mut_ptr(),
             len: out.len(),
         };
-        let chunks = proj.chunks();
+        let work = plan.work();
+        let out_shape = &plan.out_shape;
         pool()?.install(|| match self.chain.sharding() {
-            None => chunks.par_iter().try_for_each(|which| {
-                let parts = proj.parts(which);
-                let key = self.chunk_key(&chunk_coords(&parts));
+            None => work.par_iter().try_for_each(|(coords, region)| {
+                let key = self.chunk_key(coords);
                 let ctx = self.in_chunk(&key);
                 let encoded = self.store.get(&key).map_err(&ctx)?;
-                self.place_chunk(&self.chain, &proj, &parts, encoded, shared)
+                self.place_chunk(&self.chain, out_shape, region, encoded, shared)
                     .map_err(&ctx)
             }),
-            Some(sh) => self
-                .group_by_shard(sh, &chunks, &proj)
+            Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
                 .try_for_each(|(shard, members)| {
-                    self.read_shard(sh, &proj, shard, members, shared)
+                    self.read_shard(sh, out_shape, shard, members, shared)
                 }),
         })
     }
@@ -215,23 +214,26 @@ impl ArrayCore {
     /// Where a whole chunk lands as one contiguous run of the output, if it does.
     fn direct_offset(
         &self,
-        proj: &Projection,
-        parts: &[&DimChunk],
+        out_shape: &[usize],
+        region: &Region<'_>,
         chunk_shape: &[usize],
     ) -> Option<usize> {
+        let Region::Box(parts) = region else {
+            return None;
+        };
         let full = parts
             .iter()
             .zip(chunk_shape)
             .all(|(p, &c)| p.covers_chunk && p.src.len() == c);
         let rows_span_output = parts
             .iter()
-            .zip(&proj.out_shape)
+            .zip(out_shape)
             .skip(1)
             .all(|(p, &n)| p.dst.len() == n);
         if !(full && rows_span_output) {
             return None;
         }
-        let row: usize = proj.out_shape.iter().skip(1).product();
+        let row: usize = out_shape.iter().skip(1).product();
         Some(parts.first().map_or(0, |p| p.dst[0] * row) * self.elem())
     }
 
@@ -240,21 +242,17 @@ impl ArrayCore {
     fn place_chunk(
         &self,
         chain: &CodecChain,
-        proj: &Projection,
-        parts: &[&DimChunk],
+        out_shape: &[usize],
+        region: &Region<'_>,
         encoded: Option<Vec<u8>>,
         out: SharedOut,
     ) -> Result<()> {
         let elem = self.elem();
         let spec = chain.spec();
-        let (from, to) = (
-            Layout::chunk(&spec.shape),
-            Layout::selection(&proj.out_shape),
-        );
         let mut result = Ok(());
         let Some(encoded) = encoded else {
             let mut pattern = Vec::new();
-            for_each_run(parts, from, to, |_, t, n| {
+            region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
                 if pattern.len() < n * elem {
                     pattern.resize(n * elem, 0);
                     fill_pattern(&mut pattern, &spec.fill);
@@ -265,14 +263,14 @@ impl ArrayCore {
             });
             return result;
         };
-        if let Some(offset) = self.direct_offset(proj, parts, &spec.shape) {
+        if let Some(offset) = self.direct_offset(out_shape, region, &spec.shape) {
             // SAFETY: this chunk's output region is exactly these bytes, and
             // regions of different chunks are disjoint (see `SharedOut`).
             let dst = unsafe { out.slice(offset, spec.nbytes())? };
             return chain.decode_into(encoded, dst);
         }
         let decoded = chain.decode(encoded)?;
-        for_each_run(parts, from, to, |f, t, n| {
+        region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
             if result.is_ok() {
                 result = out.write(t * elem, &decoded[f * elem..(f + n) * elem]);
             }
@@ -280,42 +278,12 @@ impl ArrayCore {
         result
     }
 
-    /// The touched inner chunks grouped by shard: (shard coordinates, [(index
-    /// position in the shard, chunk)]).
-    fn group_by_shard<'p>(
-        &self,
-        sh: &ShardingCodec,
-        chunks: &'p [Vec<usize>],
-        proj: &Projection,
-    ) -> Vec<(Vec<u64>, ShardMembers<'p>)> {
-        let cps = sh.chunks_per_shard();
-        let mut shards: BTreeMap<Vec<u64>, ShardMembers<'p>> = BTreeMap::new();
-        for which in chunks {
-            let coords = chunk_coords(&proj.parts(which));
-            let shard: Vec<u64> = coords
-                .iter()
-                .zip(cps)
-                .map(|(&c, &n)| c / n as u64)
-                .collect();
-            let inner: Vec<usize> = coords
-                .iter()
-                .zip(cps)
-                .map(|(&c, &n)| (c % n as u64) as usize)
-                .collect();
-            shards
-                .entry(shard)
-                .or_default()
-                .push((sh.inner_position(&inner), which));
-        }
-        shards.into_iter().collect()
-    }
-
     fn read_shard(
         &self,
         sh: &ShardingCodec,
-        proj: &Projection,
+        out_shape: &[usize],
         shard: &[u64],
-        members: &[(usize, &Vec<usize>)],
+        members: &ShardMembers<'_, '_>,
         out: SharedOut,
     ) -> Result<()> {
         let key = self.chunk_key(shard);
@@ -329,31 +297,30 @@ impl ArrayCore {
         members
             .par_iter()
             .zip(encoded.par_iter_mut())
-            .try_for_each(|((pos, which), bytes)| {
-                self.place_chunk(sh.inner(), proj, &proj.parts(which), bytes.take(), out)
+            .try_for_each(|((pos, region), bytes)| {
+                self.place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
                     .map_err(|e| e.context(format!("inner chunk {pos}")))
                     .map_err(&ctx)
             })
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.
-    pub fn write(&self, sel: &[DimSelection], value: &[u8]) -> Result<()> {
-        let proj = self.project(sel)?;
-        self.check_buffer(&proj, value.len(), "value")?;
-        let chunks = proj.chunks();
+    pub fn write(&self, sel: &Selection, value: &[u8]) -> Result<()> {
+        let plan = self.plan(sel)?;
+        self.check_buffer(&plan, value.len(), "value")?;
+        let work = plan.work();
+        let out_shape = &plan.out_shape;
         pool()?.install(|| match self.chain.sharding() {
-            None => chunks.par_iter().try_for_each(|which| {
-                let parts = proj.parts(which);
-                let key = self.chunk_key(&chunk_coords(&parts));
+            None => work.par_iter().try_for_each(|(coords, region)| {
+                let key = self.chunk_key(coords);
                 let ctx = self.in_chunk(&key);
-                let complete = parts.iter().all(|p| p.covers_chunk);
-                let existing = if complete {
+                let existing = if region.covers_chunk() {
                     None
                 } else {
                     self.store.get(&key).map_err(&ctx)?
                 };
                 match self
-                    .update_chunk(&self.chain, &proj, &parts, existing, value)
+                    .update_chunk(&self.chain, out_shape, region, existing, value)
                     .map_err(&ctx)?
                 {
                     Some(encoded) => self.store.set(&key, &encoded),
@@ -361,11 +328,10 @@ impl ArrayCore {
                 }
                 .map_err(&ctx)
             }),
-            Some(sh) => self
-                .group_by_shard(sh, &chunks, &proj)
+            Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
                 .try_for_each(|(shard, members)| {
-                    self.write_shard(sh, &proj, shard, members, value)
+                    self.write_shard(sh, out_shape, shard, members, value)
                 }),
         })
     }
@@ -376,12 +342,13 @@ impl ArrayCore {
     fn update_chunk(
         &self,
         chain: &CodecChain,
-        proj: &Projection,
-        parts: &[&DimChunk],
+        out_shape: &[usize],
+        region: &Region<'_>,
         existing: Option<Vec<u8>>,
         value: &[u8],
     ) -> Result<Option<Vec<u8>>> {
         let spec = chain.spec();
+        let elem = spec.dtype.size;
         let mut chunk = match existing {
             Some(encoded) => chain.decode(encoded)?,
             None => {
@@ -390,14 +357,9 @@ impl ArrayCore {
                 buf
             }
         };
-        copy_selected(
-            parts,
-            value,
-            Layout::selection(&proj.out_shape),
-            &mut chunk,
-            Layout::chunk(&spec.shape),
-            spec.dtype.size,
-        );
+        region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
+            chunk[t * elem..(t + n) * elem].copy_from_slice(&value[f * elem..(f + n) * elem]);
+        });
         if !self.write_empty_chunks && spec.dtype.all_equal_fill(&chunk, &spec.fill) {
             return Ok(None);
         }
@@ -421,17 +383,15 @@ impl ArrayCore {
     fn write_shard(
         &self,
         sh: &ShardingCodec,
-        proj: &Projection,
+        out_shape: &[usize],
         shard: &[u64],
-        members: &[(usize, &Vec<usize>)],
+        members: &ShardMembers<'_, '_>,
         value: &[u8],
     ) -> Result<()> {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
-        let parts_of = |which: &Vec<usize>| proj.parts(which);
-        let covers = |which: &Vec<usize>| parts_of(which).iter().all(|p| p.covers_chunk);
         let complete = members.len() == self.inner_chunks_in_bounds(sh, shard)
-            && members.iter().all(|(_, w)| covers(w));
+            && members.iter().all(|(_, r)| r.covers_chunk());
         // A write that covers the whole shard never reads it.
         let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
         if !complete {
@@ -444,13 +404,13 @@ impl ArrayCore {
         }
         let updates: Vec<(usize, Option<Vec<u8>>)> = members
             .par_iter()
-            .map(|(pos, which)| {
-                let existing = if covers(which) {
+            .map(|(pos, region)| {
+                let existing = if region.covers_chunk() {
                     None
                 } else {
                     chunks[*pos].clone()
                 };
-                self.update_chunk(sh.inner(), proj, &parts_of(which), existing, value)
+                self.update_chunk(sh.inner(), out_shape, region, existing, value)
                     .map(|new| (*pos, new))
                     .map_err(|e| e.context(format!("inner chunk {pos}")))
                     .map_err(&ctx)
@@ -465,20 +425,61 @@ impl ArrayCore {
         }
         .map_err(&ctx)
     }
+
+    /// The stored chunk (or shard) keys of this array with their grid coordinates.
+    pub fn stored_chunks(&self) -> Result<Vec<(String, Vec<u64>)>> {
+        let prefix = if self.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", self.path)
+        };
+        let ndim = self.shape.len();
+        Ok(self
+            .store
+            .list_prefix(&prefix)?
+            .into_iter()
+            .filter_map(|key| {
+                let coords = self.key_encoding.decode(&key[prefix.len()..], ndim)?;
+                Some((key, coords))
+            })
+            .collect())
+    }
 }
 
 /// The inner chunks of one shard a selection touches: (index position in the
-/// shard, the chunk's per-dimension indices into the projection).
-type ShardMembers<'p> = Vec<(usize, &'p Vec<usize>)>;
+/// shard, the chunk's region).
+type ShardMembers<'w, 'p> = Vec<(usize, &'w Region<'p>)>;
 
-/// The grid coordinates of a chunk from its per-dimension parts.
-fn chunk_coords(parts: &[&DimChunk]) -> Vec<u64> {
-    parts.iter().map(|p| p.chunk).collect()
+/// Chunk work grouped by shard: (shard coordinates, its inner chunks).
+fn group_by_shard<'w, 'p>(
+    sh: &ShardingCodec,
+    work: &'w [(Vec<u64>, Region<'p>)],
+) -> Vec<(Vec<u64>, ShardMembers<'w, 'p>)> {
+    let cps = sh.chunks_per_shard();
+    let mut shards: BTreeMap<Vec<u64>, ShardMembers<'w, 'p>> = BTreeMap::new();
+    for (coords, region) in work {
+        let shard: Vec<u64> = coords
+            .iter()
+            .zip(cps)
+            .map(|(&c, &n)| c / n as u64)
+            .collect();
+        let inner: Vec<usize> = coords
+            .iter()
+            .zip(cps)
+            .map(|(&c, &n)| (c % n as u64) as usize)
+            .collect();
+        shards
+            .entry(shard)
+            .or_default()
+            .push((sh.inner_position(&inner), region));
+    }
+    shards.into_iter().collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::indexing::DimSelection;
     use crate::store::MemoryStore;
     use serde_json::json;
 
@@ -497,15 +498,17 @@ mod tests {
         .unwrap()
     }
 
-    fn all(shape: &[u64]) -> Vec<DimSelection> {
-        shape
-            .iter()
-            .map(|&s| DimSelection::Slice {
-                start: 0,
-                stop: s,
-                step: 1,
-            })
-            .collect()
+    fn all(shape: &[u64]) -> Selection {
+        Selection::Orthogonal(
+            shape
+                .iter()
+                .map(|&s| DimSelection::Slice {
+                    start: 0,
+                    stop: s,
+                    step: 1,
+                })
+                .collect(),
+        )
     }
 
     fn as_u16(b: &[u8]) -> Vec<u16> {
@@ -528,7 +531,7 @@ mod tests {
         a.read(&all(&[10, 7]), &mut out).unwrap();
         assert_eq!(out, value);
         // Strided read of rows 1,4,7 and column 5.
-        let sel = vec![
+        let sel = Selection::Orthogonal(vec![
             DimSelection::Slice {
                 start: 1,
                 stop: 10,
@@ -539,7 +542,7 @@ mod tests {
                 stop: 6,
                 step: 1,
             },
-        ];
+        ]);
         let mut part = vec![0u8; 6];
         a.read(&sel, &mut part).unwrap();
         assert_eq!(as_u16(&part), vec![12, 33, 54]);
@@ -558,7 +561,7 @@ mod tests {
             &[4],
             json!([{"name": "bytes", "configuration": {"endian": "big"}}]),
         );
-        let sel = vec![DimSelection::Indices(vec![5, 1])];
+        let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![5, 1])]);
         a.write(&sel, &[1, 0, 2, 0].map(u8::from))
             .unwrap_or_else(|e| panic!("{e}"));
         let mut out = vec![0u8; 12];
@@ -610,10 +613,11 @@ mod tests {
             &[],
             json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
         );
-        a.write(&[], &9u16.to_ne_bytes()).unwrap();
+        a.write(&Selection::Orthogonal(vec![]), &9u16.to_ne_bytes())
+            .unwrap();
         assert!(store.exists("a/c").unwrap());
         let mut out = vec![0u8; 2];
-        a.read(&[], &mut out).unwrap();
+        a.read(&Selection::Orthogonal(vec![]), &mut out).unwrap();
         assert_eq!(as_u16(&out), vec![9]);
     }
 
@@ -697,7 +701,7 @@ mod tests {
             a.read(&all(&[10, 9]), &mut out).unwrap();
             assert_eq!(out, value);
             // Partial write into one inner chunk keeps its neighbours.
-            let sel = vec![
+            let sel = Selection::Orthogonal(vec![
                 DimSelection::Slice {
                     start: 5,
                     stop: 6,
@@ -708,7 +712,7 @@ mod tests {
                     stop: 5,
                     step: 1,
                 },
-            ];
+            ]);
             a.write(&sel, &1u16.to_ne_bytes()).unwrap();
             a.read(&all(&[10, 9]), &mut out).unwrap();
             let got = as_u16(&out);
@@ -728,7 +732,7 @@ mod tests {
         let value: Vec<u8> = (0..4096u16).flat_map(|v| v.to_ne_bytes()).collect();
         a.write(&all(&[64, 64]), &value).unwrap();
         counting.take();
-        let sel = vec![
+        let sel = Selection::Orthogonal(vec![
             DimSelection::Slice {
                 start: 17,
                 stop: 20,
@@ -739,7 +743,7 @@ mod tests {
                 stop: 41,
                 step: 1,
             },
-        ];
+        ]);
         let mut out = vec![0u8; 6];
         a.read(&sel, &mut out).unwrap();
         assert_eq!(as_u16(&out), vec![17 * 64 + 40, 18 * 64 + 40, 19 * 64 + 40]);
@@ -752,7 +756,7 @@ mod tests {
         assert_eq!(whole, value);
         assert_eq!(counting.take().0, 1);
         // Two neighbouring inner chunks are coalesced into one range request.
-        let sel = vec![
+        let sel = Selection::Orthogonal(vec![
             DimSelection::Slice {
                 start: 0,
                 stop: 8,
@@ -763,7 +767,7 @@ mod tests {
                 stop: 16,
                 step: 1,
             },
-        ];
+        ]);
         let mut two = vec![0u8; 256];
         a.read(&sel, &mut two).unwrap();
         assert_eq!(counting.take(), (2, index_size + 2 * chunk_size));
@@ -774,11 +778,11 @@ mod tests {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
         a.write(
-            &[DimSelection::Slice {
+            &Selection::Orthogonal(vec![DimSelection::Slice {
                 start: 0,
                 stop: 1,
                 step: 1,
-            }],
+            }]),
             &3u16.to_ne_bytes(),
         )
         .unwrap();
@@ -788,14 +792,44 @@ mod tests {
         assert_eq!(as_u16(&out), vec![3, 7, 7, 7, 7, 7, 7, 7]);
         // Writing the fill value back empties the shard, which is then deleted.
         a.write(
-            &[DimSelection::Slice {
+            &Selection::Orthogonal(vec![DimSelection::Slice {
                 start: 0,
                 stop: 1,
                 step: 1,
-            }],
+            }]),
             &7u16.to_ne_bytes(),
         )
         .unwrap();
         assert!(store.list_prefix("a/").unwrap().is_empty());
+    }
+
+    #[test]
+    fn point_selections_on_plain_and_sharded_arrays() {
+        let plain_codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        for sharded_layout in [false, true] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let a = if sharded_layout {
+                sharded(Arc::clone(&store), &[6, 5], &[4, 4], &[2, 2], "end")
+            } else {
+                array(Arc::clone(&store), &[6, 5], &[2, 2], plain_codecs.clone())
+            };
+            let value: Vec<u8> = (0..30u16).flat_map(|v| v.to_ne_bytes()).collect();
+            a.write(&all(&[6, 5]), &value).unwrap();
+            // (5,4), (0,0), (3,1), (5,4)
+            let points = Selection::Points(vec![5, 4, 0, 0, 3, 1, 5, 4]);
+            let mut out = vec![0u8; 8];
+            a.read(&points, &mut out).unwrap();
+            assert_eq!(as_u16(&out), vec![29, 0, 16, 29]);
+            // Repeated points: the last value wins, as in numpy.
+            let new: Vec<u8> = [100u16, 101, 102, 103]
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect();
+            a.write(&points, &new).unwrap();
+            let mut whole = vec![0u8; 60];
+            a.read(&all(&[6, 5]), &mut whole).unwrap();
+            let got = as_u16(&whole);
+            assert_eq!((got[29], got[0], got[16], got[1]), (103, 101, 102, 1));
+        }
     }
 }

@@ -65,6 +65,39 @@ impl ChunkKeyEncoding {
     }
 }
 
+impl ChunkKeyEncoding {
+    /// The grid coordinates a chunk key (relative to the array's node) names,
+    /// or `None` if it is not a chunk key of an array of `ndim` dimensions.
+    pub fn decode(&self, key: &str, ndim: usize) -> Option<Vec<u64>> {
+        let (rest, sep) = match self {
+            ChunkKeyEncoding::Default { separator } => {
+                if key == "c" {
+                    return (ndim == 0).then(Vec::new);
+                }
+                (key.strip_prefix('c')?.strip_prefix(*separator)?, *separator)
+            }
+            ChunkKeyEncoding::V2 { separator } => {
+                if ndim == 0 {
+                    return (key == "0").then(Vec::new);
+                }
+                (key, *separator)
+            }
+        };
+        if ndim == 0 {
+            return None;
+        }
+        let coords: Vec<u64> = rest
+            .split(sep)
+            .map(|p| {
+                (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| p.parse().ok())
+                    .flatten()
+            })
+            .collect::<Option<_>>()?;
+        (coords.len() == ndim).then_some(coords)
+    }
+}
+
 /// Number of chunks along each dimension of a regular grid.
 pub fn grid_shape(shape: &[u64], chunk_shape: &[usize]) -> Vec<u64> {
     shape
@@ -93,6 +126,30 @@ mod tests {
         assert_eq!(v.encode(&[4, 5]), "4/5");
         assert!(ChunkKeyEncoding::from_json(&json!({"name": "v2", "separator": "-"})).is_err());
         assert!(ChunkKeyEncoding::from_json(&json!({"name": "x"})).is_err());
+    }
+
+    #[test]
+    fn keys_decode() {
+        let d = ChunkKeyEncoding::Default { separator: '/' };
+        assert_eq!(d.decode("c/1/23/0", 3), Some(vec![1, 23, 0]));
+        assert_eq!(d.decode("c/1/23", 3), None);
+        assert_eq!(d.decode("zarr.json", 1), None);
+        assert_eq!(d.decode("c", 0), Some(vec![]));
+        assert_eq!(d.decode("c/x", 1), None);
+        assert_eq!(d.decode("c/-1", 1), None);
+        let v = ChunkKeyEncoding::V2 { separator: '.' };
+        assert_eq!(v.decode("4.5", 2), Some(vec![4, 5]));
+        assert_eq!(v.decode(".zarray", 2), None);
+        assert_eq!(v.decode("0", 0), Some(vec![]));
+        for coords in [vec![0u64, 7, 12], vec![3, 0, 0]] {
+            for enc in [
+                d.clone(),
+                v.clone(),
+                ChunkKeyEncoding::V2 { separator: '/' },
+            ] {
+                assert_eq!(enc.decode(&enc.encode(&coords), 3), Some(coords.clone()));
+            }
+        }
     }
 
     #[test]

@@ -218,6 +218,181 @@ impl Projection {
     }
 }
 
+/// A selection of array elements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// One selection per dimension; the result is their outer product.
+    Orthogonal(Vec<DimSelection>),
+    /// Points given by `ndim` coordinates each, flattened; the result is 1-d,
+    /// one element per point, in the order given (repeats allowed).
+    Points(Vec<u64>),
+}
+
+/// One chunk's part of a selection.
+#[derive(Debug, Clone)]
+pub enum Region<'a> {
+    /// The outer product of per-dimension parts.
+    Box(Vec<&'a DimChunk>),
+    /// (flat index in the chunk, flat index in the output) pairs, in output order.
+    Points(&'a [(usize, usize)]),
+}
+
+impl Region<'_> {
+    /// Whether the region is every in-bounds element of the chunk.
+    pub fn covers_chunk(&self) -> bool {
+        match self {
+            Region::Box(parts) => parts.iter().all(|p| p.covers_chunk),
+            Region::Points(_) => false,
+        }
+    }
+
+    /// Visit runs of elements to copy: `f(from, to, n)` in elements, from the
+    /// chunk to the output when `to_output`, else from the output-shaped value
+    /// into the chunk.
+    pub fn for_each_run(
+        &self,
+        chunk_shape: &[usize],
+        out_shape: &[usize],
+        to_output: bool,
+        mut f: impl FnMut(usize, usize, usize),
+    ) {
+        let (chunk, sel) = (Layout::chunk(chunk_shape), Layout::selection(out_shape));
+        match self {
+            Region::Box(parts) if to_output => for_each_run(parts, chunk, sel, f),
+            Region::Box(parts) => for_each_run(parts, sel, chunk, f),
+            Region::Points(pairs) => {
+                for &(c, o) in pairs.iter() {
+                    if to_output {
+                        f(c, o, 1)
+                    } else {
+                        f(o, c, 1)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A selection projected onto a chunk grid, ready to be split into chunk work.
+#[derive(Debug)]
+pub struct Plan {
+    /// Shape of the selection-shaped buffer.
+    pub out_shape: Vec<usize>,
+    kind: PlanKind,
+}
+
+/// The points inside one chunk: its grid coordinates and (flat index in the
+/// chunk, flat index in the output) pairs.
+type PointGroup = (Vec<u64>, Vec<(usize, usize)>);
+
+#[derive(Debug)]
+enum PlanKind {
+    Box(Projection),
+    Points(Vec<PointGroup>),
+}
+
+impl Plan {
+    pub fn new(sel: &Selection, shape: &[u64], chunk_shape: &[usize]) -> Result<Plan> {
+        match sel {
+            Selection::Orthogonal(dims) => {
+                let proj = Projection::new(dims, shape, chunk_shape)?;
+                Ok(Plan {
+                    out_shape: proj.out_shape.clone(),
+                    kind: PlanKind::Box(proj),
+                })
+            }
+            Selection::Points(flat) => {
+                let groups = group_points(flat, shape, chunk_shape)?;
+                let n = if shape.is_empty() {
+                    0
+                } else {
+                    flat.len() / shape.len()
+                };
+                Ok(Plan {
+                    out_shape: vec![n],
+                    kind: PlanKind::Points(groups),
+                })
+            }
+        }
+    }
+
+    /// Every touched chunk: its grid coordinates and its region.
+    pub fn work(&self) -> Vec<(Vec<u64>, Region<'_>)> {
+        match &self.kind {
+            PlanKind::Box(proj) => proj
+                .chunks()
+                .iter()
+                .map(|which| {
+                    let parts = proj.parts(which);
+                    (parts.iter().map(|p| p.chunk).collect(), Region::Box(parts))
+                })
+                .collect(),
+            PlanKind::Points(groups) => groups
+                .iter()
+                .map(|(coords, pairs)| (coords.clone(), Region::Points(pairs)))
+                .collect(),
+        }
+    }
+}
+
+/// Points grouped by chunk: (chunk coordinates, (flat index in chunk, point number)).
+fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Vec<PointGroup>> {
+    let ndim = shape.len();
+    if ndim == 0 {
+        return Err(Error::index("point selections need at least one dimension"));
+    }
+    if !flat.len().is_multiple_of(ndim) {
+        return Err(Error::index(format!(
+            "{} coordinates do not make points of {ndim} dimensions",
+            flat.len()
+        )));
+    }
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(chunk_shape)
+        .map(|(&s, &c)| s.div_ceil(c as u64).max(1))
+        .collect();
+    let strides = c_strides(chunk_shape);
+    // (linear chunk id, flat index in the chunk, point number)
+    let mut keyed: Vec<(u128, usize, usize)> = Vec::with_capacity(flat.len() / ndim);
+    for (k, point) in flat.chunks_exact(ndim).enumerate() {
+        let mut id: u128 = 0;
+        let mut inner = 0usize;
+        for d in 0..ndim {
+            let x = point[d];
+            if x >= shape[d] {
+                return Err(Error::index(format!(
+                    "index {x} is out of bounds for axis {d} with size {}",
+                    shape[d]
+                )));
+            }
+            let c = chunk_shape[d] as u64;
+            id = id * grid[d] as u128 + (x / c) as u128;
+            inner += (x % c) as usize * strides[d];
+        }
+        keyed.push((id, inner, k));
+    }
+    keyed.sort_by_key(|&(id, _, k)| (id, k));
+    let mut groups: Vec<PointGroup> = Vec::new();
+    let mut last: Option<u128> = None;
+    for (id, inner, k) in keyed {
+        if last != Some(id) {
+            let point = &flat[k * ndim..(k + 1) * ndim];
+            let coords = point
+                .iter()
+                .zip(chunk_shape)
+                .map(|(&x, &c)| x / c as u64)
+                .collect();
+            groups.push((coords, Vec::new()));
+            last = Some(id);
+        }
+        if let Some(g) = groups.last_mut() {
+            g.1.push((inner, k));
+        }
+    }
+    Ok(groups)
+}
+
 /// C-order strides in elements.
 pub fn c_strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];
@@ -425,5 +600,31 @@ mod tests {
             );
         }
         assert_eq!(out, vec![10, 12, 20, 22, 30, 32]);
+    }
+
+    #[test]
+    fn points_group_by_chunk_in_output_order() {
+        let sel = Selection::Points(vec![5, 1, 0, 0, 5, 0, 1, 3]);
+        let plan = Plan::new(&sel, &[6, 4], &[4, 2]).unwrap();
+        assert_eq!(plan.out_shape, vec![4]);
+        let work = plan.work();
+        let summary: Vec<_> = work
+            .iter()
+            .map(|(c, r)| match r {
+                Region::Points(p) => (c.clone(), p.to_vec()),
+                Region::Box(_) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (vec![0, 0], vec![(0, 1)]),
+                (vec![0, 1], vec![(3, 3)]),
+                (vec![1, 0], vec![(3, 0), (2, 2)]),
+            ]
+        );
+        assert!(Plan::new(&Selection::Points(vec![6, 0]), &[6, 4], &[4, 2]).is_err());
+        assert!(Plan::new(&Selection::Points(vec![1]), &[6, 4], &[4, 2]).is_err());
+        assert!(Plan::new(&Selection::Points(vec![]), &[], &[]).is_err());
     }
 }

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use numpy::{PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple, PyType};
 
 use crate::array::ArrayCore;
 use crate::error::{Error, ErrorKind};
-use crate::indexing::DimSelection;
+use crate::indexing::{DimSelection, Selection};
 use crate::pool;
 use crate::store::{ByteRange, FilesystemStore, MemoryStore, Store};
 
@@ -133,8 +133,18 @@ fn dim_selection(item: &Bound<'_, PyAny>) -> PyResult<DimSelection> {
     ))
 }
 
-fn selection(items: &Bound<'_, PyAny>) -> PyResult<Vec<DimSelection>> {
-    items.try_iter()?.map(|i| dim_selection(&i?)).collect()
+/// A selection: a list of per-dimension selections (orthogonal), or a 2-d
+/// uint64 array of point coordinates, one row per point.
+fn selection(items: &Bound<'_, PyAny>) -> PyResult<Selection> {
+    if let Ok(points) = items.extract::<PyReadonlyArray2<u64>>() {
+        let flat = points.as_array().iter().copied().collect();
+        return Ok(Selection::Points(flat));
+    }
+    let dims = items
+        .try_iter()?
+        .map(|i| dim_selection(&i?))
+        .collect::<PyResult<_>>()?;
+    Ok(Selection::Orthogonal(dims))
 }
 
 /// An opened array: reads and writes whole selections in one call.
@@ -199,6 +209,11 @@ impl ArrayHandle {
     /// The store key of the chunk at grid coordinates `coords`.
     fn chunk_key(&self, coords: Vec<u64>) -> String {
         self.core.chunk_key(&coords)
+    }
+
+    /// (key, grid coordinates) of every stored chunk (or shard).
+    fn stored_chunks(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u64>)>> {
+        py.detach(|| self.core.stored_chunks()).map_err(to_py_err)
     }
 }
 

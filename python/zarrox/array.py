@@ -13,7 +13,17 @@ from zarrox._nodes import METADATA_KEY, join
 from zarrox.attributes import Attributes
 from zarrox.config import config
 from zarrox.errors import ReadOnlyError
-from zarrox.indexing import Selection, basic_selection, is_fancy, orthogonal_selection
+from zarrox.indexing import (
+    Selection,
+    basic_selection,
+    block_selection,
+    coordinate_selection,
+    is_fancy,
+    is_mask,
+    is_pure_fancy,
+    mask_selection,
+    orthogonal_selection,
+)
 from zarrox.metadata import ArrayMetadataV3, dumps, fill_value_bytes
 from zarrox.storage import Store
 
@@ -29,6 +39,38 @@ class OIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_orthogonal_selection(selection, value)
+
+
+class VIndex:
+    """``array.vindex[...]``: coordinate (points) and mask selection, like numpy's
+    advanced indexing."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        if is_mask(selection, self._array.shape):
+            return self._array.get_mask_selection(selection)
+        return self._array.get_coordinate_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        if is_mask(selection, self._array.shape):
+            self._array.set_mask_selection(selection, value)
+        else:
+            self._array.set_coordinate_selection(selection, value)
+
+
+class BlockIndex:
+    """``array.blocks[...]``: whole chunks by block index."""
+
+    def __init__(self, array: Array) -> None:
+        self._array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array.get_block_selection(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array.set_block_selection(selection, value)
 
 
 class Array:
@@ -151,17 +193,128 @@ class Array:
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Number of stored objects (chunks, or shards) along each dimension."""
-        grid = self._metadata.chunk_shape
-        return tuple(-(-s // c) for s, c in zip(self.shape, grid, strict=True))
+        """Number of chunks (inner chunks, when sharded) along each dimension."""
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
 
     @property
     def nchunks(self) -> int:
         return math.prod(self.cdata_shape)
 
     @property
+    def _chunks_per_object(self) -> int:
+        """Chunks in one stored object: chunks per shard, or 1."""
+        return math.prod(g // c for g, c in zip(self._grid_chunks, self.chunks, strict=True))
+
+    @property
     def oindex(self) -> OIndex:
         return OIndex(self)
+
+    @property
+    def vindex(self) -> VIndex:
+        return VIndex(self)
+
+    @property
+    def blocks(self) -> BlockIndex:
+        return BlockIndex(self)
+
+    @property
+    def _grid_chunks(self) -> tuple[int, ...]:
+        """The chunk grid's shape of one stored object (the shard shape when sharded)."""
+        return self._metadata.chunk_shape
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """Number of stored chunks; for a sharded array, the chunks of the stored
+        shards (as zarr-python counts them)."""
+        return len(self._handle.stored_chunks()) * self._chunks_per_object
+
+    @property
+    def nshards(self) -> int:
+        """Number of objects of the grid (shards when sharded, else chunks)."""
+        return math.prod(-(-s // c) for s, c in zip(self.shape, self._grid_chunks, strict=True))
+
+    @property
+    def nshards_initialized(self) -> int:
+        """Number of stored objects (shards when sharded, else chunks)."""
+        return len(self._handle.stored_chunks())
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes the array's chunks (and metadata) take in the store."""
+        total = 0
+        for key, _ in self._handle.stored_chunks():
+            value = self._store.get(key)
+            total += len(value) if value is not None else 0
+        meta = self._store.get(join(self._path, METADATA_KEY))
+        return total + (len(meta) if meta is not None else 0)
+
+    @property
+    def info(self) -> ArrayInfo:
+        """A readable summary (type, dtype, shape, chunks, shards, codecs, stored
+        bytes, compression ratio)."""
+        return ArrayInfo(self)
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
+        """Merge ``new_attributes`` into the attributes with one metadata write."""
+        self.attrs.update(new_attributes)
+        return self
+
+    def resize(self, *new_shape: int | tuple[int, ...]) -> None:
+        """Change the shape. Shrinking deletes the chunks now out of bounds and
+        resets the cut-off part of the chunks that straddle the new edge to the
+        fill value, so that growing again reads fill value there."""
+        self._check_writable()
+        shape = (
+            tuple(int(s) for s in new_shape[0])
+            if len(new_shape) == 1 and isinstance(new_shape[0], tuple | list)
+            else tuple(int(s) for s in new_shape)  # type: ignore[arg-type]
+        )
+        if len(shape) != self.ndim or any(s < 0 for s in shape):
+            raise ValueError(f"new shape {shape} does not fit a {self.ndim}-d array")
+        old = self.shape
+        grid = self._grid_chunks
+        # Reset the part of straddling chunks beyond the new edge, per dimension.
+        for dim, (n_new, n_old, c) in enumerate(zip(shape, old, grid, strict=True)):
+            end = min(n_old, -(-n_new // c) * c)
+            if n_new < end:
+                region = tuple(
+                    slice(n_new, end)
+                    if d == dim
+                    else slice(0, min(old[d], shape[d]))
+                    if d < dim
+                    else slice(0, old[d])
+                    for d in range(self.ndim)
+                )
+                self.set_basic_selection(region, self.fill_value)
+        new_grid = [-(-s // c) for s, c in zip(shape, grid, strict=True)]
+        for key, coords in self._handle.stored_chunks():
+            if any(c >= g for c, g in zip(coords, new_grid, strict=True)):
+                self._store.delete(key)
+        self._metadata.shape = shape
+        self._save_metadata()
+        self._open_handle()
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow along ``axis`` and write ``data`` there; returns the new shape."""
+        self._check_writable()
+        arr = np.asarray(data)
+        if arr.ndim != self.ndim:
+            raise ValueError(f"data has {arr.ndim} dimensions, the array has {self.ndim}")
+        axis = axis + self.ndim if axis < 0 else axis
+        if not 0 <= axis < self.ndim:
+            raise ValueError(f"axis {axis} is out of range for a {self.ndim}-d array")
+        for d in range(self.ndim):
+            if d != axis and arr.shape[d] != self.shape[d]:
+                raise ValueError(
+                    f"data of shape {arr.shape} does not match the array's shape {self.shape} "
+                    f"outside axis {axis}"
+                )
+        old = self.shape[axis]
+        new_shape = tuple(s + arr.shape[axis] if d == axis else s for d, s in enumerate(self.shape))
+        self.resize(new_shape)
+        region = tuple(slice(old, None) if d == axis else slice(None) for d in range(self.ndim))
+        self[region] = arr
+        return new_shape
 
     def _save_metadata(self) -> None:
         self._check_writable()
@@ -187,15 +340,17 @@ class Array:
                     f"out must have shape {sel.result_shape} and dtype {self.dtype}, "
                     f"got {out.shape} and {out.dtype}"
                 )
-            if not out.flags.c_contiguous or not out.flags.writeable:
-                raise ValueError("out must be a writeable C-contiguous array")
-            buf = out.reshape(sel.buffer_shape)
-        else:
-            buf = np.empty(sel.buffer_shape, dtype=self.dtype)
+            if not out.flags.writeable:
+                raise ValueError("out must be writeable")
+            if out.flags.c_contiguous:
+                # Decoded straight into the caller's buffer.
+                self._handle.read(sel.dims, out.reshape(-1).view(np.uint8))
+            else:
+                out[...] = self._read(sel)
+            return out
+        buf = np.empty(sel.buffer_shape, dtype=self.dtype)
         self._handle.read(sel.dims, buf.reshape(-1).view(np.uint8))
         result = buf.reshape(sel.result_shape)
-        if out is not None:
-            return out
         if self.order == "F" and result.ndim > 1:
             result = np.asfortranarray(result)
         if self.ndim == 0:
@@ -203,6 +358,8 @@ class Array:
         return result
 
     def __getitem__(self, selection: Any) -> Any:
+        if is_pure_fancy(selection, self.shape):
+            return self.vindex[selection]
         if is_fancy(selection):
             return self.get_orthogonal_selection(selection)
         return self.get_basic_selection(selection)
@@ -214,6 +371,15 @@ class Array:
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         return self._read(orthogonal_selection(selection, self.shape), out)
+
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(coordinate_selection(selection, self.shape), out)
+
+    def get_mask_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(mask_selection(selection, self.shape), out)
+
+    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(block_selection(selection, self.shape, self._grid_chunks), out)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         a = np.asarray(self[...])
@@ -238,7 +404,9 @@ class Array:
         self._handle.write(sel.dims, buf.reshape(-1).view(np.uint8))
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        if is_fancy(selection):
+        if is_pure_fancy(selection, self.shape):
+            self.vindex[selection] = value
+        elif is_fancy(selection):
             self.set_orthogonal_selection(selection, value)
         else:
             self.set_basic_selection(selection, value)
@@ -253,6 +421,15 @@ class Array:
                 # numpy semantics: the last of repeated assignments wins.
                 return self._write_orthogonal_repeats(selection, value)
         self._write(sel, value)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        self._write(coordinate_selection(selection, self.shape), value)
+
+    def set_mask_selection(self, selection: Any, value: Any) -> None:
+        self._write(mask_selection(selection, self.shape), value)
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self._write(block_selection(selection, self.shape, self._grid_chunks), value)
 
     def _write_orthogonal_repeats(self, selection: Any, value: Any) -> None:
         # Reduce each index array to its unique indices, keeping the value at the
@@ -273,3 +450,63 @@ class Array:
         self._check_writable()
         buf = np.ascontiguousarray(arr)
         self._handle.write(dims, buf.reshape(-1).view(np.uint8))
+
+
+class ArrayInfo:
+    """What ``Array.info`` shows."""
+
+    def __init__(self, array: Array) -> None:
+        a = array
+        self.type = "Array"
+        self.name = a.name
+        self.zarr_format = 3
+        self.data_type = a.metadata.data_type
+        self.dtype = a.dtype
+        self.shape = a.shape
+        self.chunks = a.chunks
+        self.shards = a.shards
+        self.fill_value = a.fill_value
+        self.read_only = a.read_only
+        self.store = repr(a.store)
+        self.codecs = [c["name"] for c in a.metadata.codecs]
+        self.nbytes = a.nbytes
+        self.nbytes_stored = a.nbytes_stored
+        self.nobjects_initialized = a.nshards_initialized
+        self.nobjects = a.nshards
+        self.attributes = len(a.attrs)
+
+    @property
+    def compression_ratio(self) -> float:
+        return self.nbytes / self.nbytes_stored if self.nbytes_stored else float("nan")
+
+    def __repr__(self) -> str:
+        rows = [
+            ("Type", self.type),
+            ("Name", self.name),
+            ("Zarr format", self.zarr_format),
+            ("Data type", f"{self.data_type} ({self.dtype})"),
+            ("Shape", self.shape),
+            ("Chunk shape", self.chunks),
+            ("Shard shape", self.shards if self.shards is not None else "not sharded"),
+            ("Fill value", repr(self.fill_value)),
+            ("Codecs", ", ".join(self.codecs)),
+            ("Read-only", self.read_only),
+            ("Store", self.store),
+            ("Attributes", self.attributes),
+            ("Stored objects", f"{self.nobjects_initialized} of {self.nobjects}"),
+            ("No. bytes", f"{self.nbytes} ({_human(self.nbytes)})"),
+            ("No. bytes stored", f"{self.nbytes_stored} ({_human(self.nbytes_stored)})"),
+            ("Compression ratio", f"{self.compression_ratio:.2f}"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+    __str__ = __repr__
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"

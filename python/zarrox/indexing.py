@@ -167,3 +167,120 @@ def orthogonal_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
 def is_fancy(selection: Any) -> bool:
     """Whether a selection holds index arrays or lists (not only ints and slices)."""
     return any(isinstance(s, list | np.ndarray) and np.ndim(s) > 0 for s in _as_tuple(selection))
+
+
+def _points(arrays: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Broadcast per-dimension integer index arrays into (K, ndim) uint64 points."""
+    try:
+        parts = np.broadcast_arrays(*[np.asarray(a) for a in arrays])
+    except ValueError as e:
+        raise IndexError(f"coordinate arrays could not be broadcast together: {e}") from None
+    result_shape = parts[0].shape if parts else ()
+    cols = []
+    for dim, (p, n) in enumerate(zip(parts, shape, strict=True)):
+        if p.size and p.dtype.kind not in "iu":
+            raise IndexError(
+                f"coordinate selections need integer arrays, got {p.dtype} for axis {dim}"
+            )
+        idx = p.reshape(-1).astype(np.int64)
+        idx = np.where(idx < 0, idx + n, idx)
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise IndexError(
+                f"index {p.reshape(-1)[bad][0]} is out of bounds for axis {dim} with size {n}"
+            )
+        cols.append(idx.astype(np.uint64))
+    k = int(np.prod(result_shape, dtype=np.int64))
+    points = np.stack(cols, axis=1) if cols else np.zeros((k, 0), dtype=np.uint64)
+    return np.ascontiguousarray(points, dtype=np.uint64), tuple(result_shape)
+
+
+def coordinate_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
+    """One integer (array) per dimension, broadcast together; the result has the
+    broadcast shape, one element per coordinate (numpy's advanced indexing)."""
+    sel = _as_tuple(selection)
+    if len(shape) == 0:
+        raise IndexError("coordinate selection is not possible on a 0-dimensional array")
+    if len(sel) != len(shape):
+        raise IndexError(
+            f"coordinate selection needs one index array per dimension ({len(shape)}), "
+            f"got {len(sel)}"
+        )
+    for s in sel:
+        if isinstance(s, slice) or s is Ellipsis or isinstance(s, bool | np.bool_):
+            raise IndexError(
+                "coordinate selections take integer arrays only; use oindex for slices"
+            )
+        if isinstance(s, np.ndarray) and s.dtype == bool:
+            raise IndexError("boolean arrays in a coordinate selection: use a mask selection")
+    points, result_shape = _points(sel, shape)
+    return Selection(points, (points.shape[0],), result_shape)  # type: ignore[arg-type]
+
+
+def mask_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
+    """A boolean array of the array's shape; the result is 1-d, in C order."""
+    sel = _as_tuple(selection)
+    mask = np.asarray(sel[0]) if len(sel) == 1 else None
+    if mask is None or mask.dtype != bool or mask.shape != shape:
+        raise IndexError(f"a mask selection is one boolean array of shape {shape}")
+    if len(shape) == 0:
+        raise IndexError("mask selection is not possible on a 0-dimensional array")
+    points = np.ascontiguousarray(np.argwhere(mask), dtype=np.uint64)
+    return Selection(points, (points.shape[0],), (points.shape[0],))  # type: ignore[arg-type]
+
+
+def is_mask(selection: Any, shape: tuple[int, ...]) -> bool:
+    sel = _as_tuple(selection)
+    return (
+        len(sel) == 1
+        and isinstance(sel[0], np.ndarray)
+        and sel[0].dtype == bool
+        and sel[0].shape == shape
+        and len(shape) > 0
+    )
+
+
+def block_selection(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Selection:
+    """Whole blocks (chunks of the grid) by block index: integers keep their
+    dimension; slices of blocks with step 1."""
+    grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))
+    sel = _expand_ellipsis(_as_tuple(selection), len(shape))
+    slices: list[slice] = []
+    for dim, (s, n_blocks, c, n) in enumerate(zip(sel, grid, chunks, shape, strict=True)):
+        if _is_integer(s):
+            b = operator.index(s.item() if isinstance(s, np.ndarray) else s)
+            if b < 0:
+                b += n_blocks
+            if not 0 <= b < n_blocks:
+                raise IndexError(
+                    f"block index {s} is out of bounds for axis {dim} with {n_blocks} blocks"
+                )
+            slices.append(slice(b * c, min((b + 1) * c, n)))
+        elif isinstance(s, slice):
+            if s.step not in (None, 1):
+                raise IndexError("block selections support slices with step 1 only")
+            start, stop, _ = s.indices(n_blocks)
+            stop = max(stop, start)
+            slices.append(slice(start * c, min(stop * c, n)))
+        else:
+            raise IndexError(f"block selections take integers and slices, got {type(s).__name__}")
+    return basic_selection(tuple(slices), shape)
+
+
+def is_pure_fancy(selection: Any, shape: tuple[int, ...]) -> bool:
+    """zarr-python's rule for ``a[...]``: a full-shape boolean mask, or one integer
+    or integer array per dimension with at least one array, is a vindex selection."""
+    if is_mask(selection, shape):
+        return True
+    sel = _as_tuple(selection)
+    if len(sel) != len(shape) or not shape:
+        return False
+    arrays = 0
+    for s in sel:
+        if isinstance(s, list | np.ndarray) and np.ndim(s) > 0:
+            if np.asarray(s).dtype == bool:
+                return False
+            arrays += 1
+        elif not _is_integer(s):
+            return False
+    return arrays > 0
