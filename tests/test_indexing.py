@@ -1,0 +1,301 @@
+"""Every selection mode against numpy, on plain and sharded arrays (hypothesis),
+plus resize, append, info and reads into a caller's buffer."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zarrox
+
+warnings.filterwarnings("ignore", category=UserWarning)
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def arrays(draw: st.DrawFn, min_dims: int = 0) -> tuple[zarrox.Array, np.ndarray]:
+    """A random zarrox array (maybe sharded) filled with random data, and that data."""
+    ndim = draw(st.integers(min_dims, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 9), min_size=ndim, max_size=ndim)))
+    chunks = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
+    kwargs: dict[str, Any] = {}
+    if ndim and draw(st.booleans()):
+        kwargs["shards"] = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    dtype = draw(st.sampled_from(["int16", "float32", "uint8", "complex64"]))
+    a = zarrox.create_array(
+        zarrox.MemoryStore(),
+        shape=shape,
+        dtype=dtype,
+        chunks=chunks,
+        fill_value=draw(st.integers(0, 3)),
+        **kwargs,
+    )
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    data = rng.integers(0, 100, size=shape).astype(dtype)
+    a[...] = data
+    return a, data
+
+
+def index_arrays(draw: st.DrawFn, shape: tuple[int, ...], n: int) -> tuple[np.ndarray, ...]:
+    """One integer index array per dimension (negative ones too), each of length n."""
+    return tuple(
+        np.array(draw(st.lists(st.integers(-s, s - 1), min_size=n, max_size=n)), dtype=np.int64)
+        for s in shape
+    )
+
+
+@SETTINGS
+@given(data=st.data(), arr=arrays(min_dims=1))
+def test_coordinate_selection_matches_numpy(data: st.DataObject, arr: Any) -> None:
+    a, x = arr
+    if 0 in a.shape:
+        return
+    n = data.draw(st.integers(0, 12))
+    idx = index_arrays(data.draw, a.shape, n)
+    np.testing.assert_array_equal(a.vindex[idx], x[idx])
+    np.testing.assert_array_equal(a.get_coordinate_selection(idx), x[idx])
+    # Broadcasting: a column of indices against a row.
+    if a.ndim == 2 and n:
+        rows, cols = idx[0].reshape(-1, 1), idx[1].reshape(1, -1)
+        np.testing.assert_array_equal(a.vindex[rows, cols], x[rows, cols])
+    # Write: repeated coordinates take the last value, as in numpy.
+    value = np.arange(n).astype(a.dtype) + 50
+    a.vindex[idx] = value
+    x[idx] = value
+    np.testing.assert_array_equal(a[...], x)
+
+
+@SETTINGS
+@given(data=st.data(), arr=arrays(min_dims=1))
+def test_mask_selection_matches_numpy(data: st.DataObject, arr: Any) -> None:
+    a, x = arr
+    mask = np.array(
+        data.draw(st.lists(st.booleans(), min_size=x.size, max_size=x.size)), dtype=bool
+    ).reshape(x.shape)
+    np.testing.assert_array_equal(a.vindex[mask], x[mask])
+    np.testing.assert_array_equal(a[mask], x[mask])
+    a.set_mask_selection(mask, 77)
+    x[mask] = 77
+    np.testing.assert_array_equal(a[...], x)
+
+
+@SETTINGS
+@given(data=st.data(), arr=arrays())
+def test_orthogonal_selection_matches_numpy(data: st.DataObject, arr: Any) -> None:
+    a, x = arr
+    sel: list[Any] = []
+    for s in a.shape:
+        kind = data.draw(st.sampled_from(["slice", "ints", "mask", "int"] if s else ["slice"]))
+        if kind == "slice":
+            start = data.draw(st.integers(-s - 2, s + 2))
+            stop = data.draw(st.integers(-s - 2, s + 2))
+            sel.append(slice(start, stop, data.draw(st.integers(1, 4))))
+        elif kind == "ints":
+            sel.append(np.array(data.draw(st.lists(st.integers(-s, s - 1), max_size=6))))
+        elif kind == "mask":
+            sel.append(np.array(data.draw(st.lists(st.booleans(), min_size=s, max_size=s))))
+        else:
+            sel.append(data.draw(st.integers(-s, s - 1)))
+    # numpy's outer indexing is np.ix_ over the index arrays.
+    expected = x
+    for axis in reversed(range(len(sel))):
+        s = sel[axis]
+        if isinstance(s, np.ndarray):
+            s = np.flatnonzero(s) if s.dtype == bool else s.astype(np.int64)
+            expected = np.take(expected, s, axis=axis)
+        else:
+            expected = expected[(slice(None),) * axis + (s,)]
+    np.testing.assert_array_equal(a.oindex[tuple(sel)], expected)
+    # Write a distinct value everywhere the selection reaches; compare with numpy.
+    if expected.size:
+        a.oindex[tuple(sel)] = 9
+        ref = x.copy()
+        positions = [
+            np.arange(n)[s]
+            if not isinstance(s, np.ndarray)
+            else (np.flatnonzero(s) if s.dtype == bool else s % max(n, 1))
+            for s, n in zip(sel, a.shape, strict=True)
+        ]
+        ref[np.ix_(*[np.atleast_1d(p) for p in positions])] = 9
+        np.testing.assert_array_equal(a[...], ref)
+
+
+@SETTINGS
+@given(data=st.data(), arr=arrays(min_dims=1))
+def test_block_selection_matches_numpy(data: st.DataObject, arr: Any) -> None:
+    a, x = arr
+    grid = a.shards or a.chunks  # zarr-python's blocks follow the stored objects
+    sel: list[Any] = []
+    expected = x
+    for axis, (s, c) in enumerate(zip(a.shape, grid, strict=True)):
+        n_blocks = math.ceil(s / c)
+        if n_blocks and data.draw(st.booleans()):
+            b = data.draw(st.integers(-n_blocks, n_blocks - 1))
+            sel.append(b)
+            b %= n_blocks
+            region = slice(b * c, (b + 1) * c)
+        else:
+            start = data.draw(st.integers(0, n_blocks))
+            stop = data.draw(st.integers(0, n_blocks))
+            sel.append(slice(start, stop))
+            region = slice(start * c, max(stop, start) * c)
+        expected = expected[(slice(None),) * axis + (region,)]
+    np.testing.assert_array_equal(a.blocks[tuple(sel)], expected)
+    a.set_block_selection(tuple(sel), 5)
+    ref = x.copy()
+    ref_sel = []
+    for s, c, n in zip(sel, grid, a.shape, strict=True):
+        if isinstance(s, int):
+            b = s % math.ceil(n / c)
+            ref_sel.append(slice(b * c, (b + 1) * c))
+        else:
+            ref_sel.append(slice(s.start * c, max(s.stop, s.start) * c))
+    ref[tuple(ref_sel)] = 5
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_blocks_match_zarr_python() -> None:
+    x = np.arange(120).reshape(12, 10)
+    for kwargs in ({}, {"shards": (6, 10)}):
+        a = zarrox.create_array(
+            zarrox.MemoryStore(), shape=(12, 10), dtype="i8", chunks=(2, 5), **kwargs
+        )
+        z = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(12, 10), dtype="i8", chunks=(2, 5), **kwargs
+        )
+        a[...] = x
+        z[...] = x
+        for sel in [(1,), (slice(0, 2), -1), (-1, slice(None))]:
+            np.testing.assert_array_equal(a.blocks[sel], z.blocks[sel])
+        assert (a.nchunks, a.cdata_shape) == (z.nchunks, z.cdata_shape)
+        assert a.nchunks_initialized == z.nchunks_initialized
+
+
+def test_pure_fancy_getitem_is_vindex_like_numpy() -> None:
+    x = np.arange(30).reshape(5, 6)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 6), dtype="i8", chunks=(2, 4))
+    a[...] = x
+    np.testing.assert_array_equal(a[[4, 0, 4], [5, 1, 0]], x[[4, 0, 4], [5, 1, 0]])
+    np.testing.assert_array_equal(a[[4, 0], 2], x[[4, 0], 2])
+    np.testing.assert_array_equal(a[[4, 0], :], x[[4, 0], :])  # orthogonal with a slice
+    a[[1, 2], [3, 3]] = -1
+    x[[1, 2], [3, 3]] = -1
+    np.testing.assert_array_equal(a[...], x)
+
+
+@pytest.mark.parametrize("shards", [None, (4, 6)])
+def test_out_parameter_decodes_into_callers_buffer(shards: Any) -> None:
+    x = np.arange(48, dtype="f8").reshape(8, 6)
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(8, 6), dtype="f8", chunks=(2, 3), shards=shards
+    )
+    a[...] = x
+    out = np.full((8, 6), np.nan)
+    assert a.get_basic_selection(..., out=out) is out
+    np.testing.assert_array_equal(out, x)
+    out2 = np.empty(3)
+    a.get_coordinate_selection(([1, 7, 0], [0, 5, 2]), out=out2)
+    np.testing.assert_array_equal(out2, x[[1, 7, 0], [0, 5, 2]])
+    out3 = np.empty((2, 6))
+    a.get_orthogonal_selection(([5, 2], slice(None)), out=out3)
+    np.testing.assert_array_equal(out3, x[[5, 2]])
+    fortran = np.asfortranarray(np.empty((8, 6)))
+    a.get_basic_selection(..., out=fortran)
+    np.testing.assert_array_equal(fortran, x)
+    with pytest.raises(ValueError, match="out must have shape"):
+        a.get_basic_selection(..., out=np.empty((8, 5)))
+    with pytest.raises(ValueError, match="out must have shape"):
+        a.get_basic_selection(..., out=np.empty((8, 6), dtype="f4"))
+
+
+@pytest.mark.parametrize("shards", [None, (4, 4)])
+def test_resize_shrink_then_grow_reads_fill(tmp_path: Any, shards: Any) -> None:
+    a = zarrox.create_array(
+        tmp_path, shape=(10, 10), dtype="i4", chunks=(2, 2), shards=shards, fill_value=-1
+    )
+    a[...] = np.arange(100).reshape(10, 10)
+    a.resize((5, 3))
+    assert a.shape == (5, 3)
+    np.testing.assert_array_equal(a[...], np.arange(100).reshape(10, 10)[:5, :3])
+    # Chunks wholly out of bounds are gone from the store.
+    grid = shards or (2, 2)
+    for _, coords in a._handle.stored_chunks():
+        assert coords[0] * grid[0] < 5 and coords[1] * grid[1] < 3
+    reopened = zarrox.open_array(tmp_path, mode="r")
+    assert reopened.shape == (5, 3)
+    a.resize(10, 10)
+    expected = np.full((10, 10), -1)
+    expected[:5, :3] = np.arange(100).reshape(10, 10)[:5, :3]
+    np.testing.assert_array_equal(a[...], expected)
+
+
+def test_append_along_axes() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(2, 3), dtype="u1", chunks=(2, 2))
+    a[...] = 1
+    assert a.append(np.full((3, 3), 2)) == (5, 3)
+    assert a.append(np.full((5, 1), 3), axis=1) == (5, 4)
+    expected = np.array([[1, 1, 1, 3]] * 2 + [[2, 2, 2, 3]] * 3)
+    np.testing.assert_array_equal(a[...], expected)
+    with pytest.raises(ValueError, match="does not match"):
+        a.append(np.zeros((1, 3)))
+
+
+def test_info_and_counts(tmp_path: Any) -> None:
+    a = zarrox.create_array(
+        tmp_path, shape=(100, 100), dtype="u2", chunks=(10, 10), shards=(50, 50)
+    )
+    a[:50, :50] = 3
+    info = a.info
+    text = repr(info)
+    for needle in [
+        "Type",
+        "Array",
+        "uint16",
+        "(100, 100)",
+        "(10, 10)",
+        "(50, 50)",
+        "sharding_indexed",
+        "Compression ratio",
+        "1 of 4",
+    ]:
+        assert needle in text, needle
+    assert info.nbytes == 20000
+    assert 0 < info.nbytes_stored < 20000
+    assert info.compression_ratio == pytest.approx(20000 / info.nbytes_stored)
+    assert a.nchunks_initialized == 25 and a.nshards_initialized == 1
+    assert a.update_attributes({"a": 1}) is a
+    assert zarrox.open_array(tmp_path).attrs["a"] == 1
+
+
+@pytest.mark.parametrize(
+    "selection,exc",
+    [
+        (([0, 9], [0, 1]), IndexError),
+        (([0, 1], slice(None)), None),  # orthogonal, valid
+        ((np.array([0.5, 1.0]), [0, 1]), IndexError),
+        ((slice(None), slice(None, None, -1)), IndexError),
+        ((0, 0, 0), IndexError),
+        (("a",), IndexError),
+    ],
+)
+def test_malformed_selections_raise(selection: Any, exc: type[Exception] | None) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 5), dtype="i2", chunks=(2, 2))
+    if exc is None:
+        a[selection]
+        return
+    with pytest.raises(exc):
+        a[selection]
+    with pytest.raises(IndexError):
+        a.vindex[[0, 5], [0, 0]]
+    with pytest.raises(IndexError):
+        a.vindex[np.ones((5, 4), dtype=bool)]
+    with pytest.raises(IndexError):
+        a.blocks[3]
