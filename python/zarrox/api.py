@@ -39,27 +39,41 @@ def _check_mode(mode: str) -> None:
 
 
 def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
-    """Chunk shape of roughly 1 MiB or less, halving the largest dimension first
-    (the heuristic zarr-python uses, so defaults look alike)."""
+    """The chunk shape zarr-python chooses by default (h5py's heuristic): a target
+    chunk size that grows with the dataset (128 KiB to 64 MiB), reached by halving
+    the dimensions in turn, first to last."""
     if not shape:
         return ()
-    chunks = [max(1, int(s)) for s in shape]
-    target = 1 << 20
-    while math.prod(chunks) * itemsize > target and max(chunks) > 1:
-        i = int(np.argmax(chunks))
-        chunks[i] = -(-chunks[i] // 2)
-    return tuple(chunks)
+    base, smallest, largest = 256 * 1024, 128 * 1024, 64 * 1024 * 1024
+    chunks = [float(max(1, int(s))) for s in shape]
+    total = math.prod(chunks) * itemsize
+    target = base * 2 ** math.log10(total / (1024.0 * 1024))
+    target = min(max(target, smallest), largest)
+    i = 0
+    while True:
+        nbytes = math.prod(chunks) * itemsize
+        close = nbytes < target or abs(nbytes - target) / target < 0.5
+        if (close and nbytes < largest) or math.prod(chunks) == 1:
+            break
+        d = i % len(chunks)
+        chunks[d] = math.ceil(chunks[d] / 2.0)
+        i += 1
+    return tuple(int(c) for c in chunks)
 
 
-def _resolve_dtype(dtype: Any) -> tuple[str, np.dtype[Any]]:
+def _resolve_dtype(dtype: Any, path: str) -> tuple[str, np.dtype[Any]]:
+    """(v3 data type name, numpy dtype) of what a user passes as ``dtype``."""
     if isinstance(dtype, str):
         try:
-            return parse_data_type(dtype)
-        except (UnsupportedError, ValueError):
-            pass
-    dt = np.dtype(dtype)
-    name = data_type_name(dt)
-    return name, parse_data_type(name)[1]
+            return parse_data_type(dtype, path=path)
+        except UnsupportedError:
+            pass  # maybe a numpy type string ("<u2", "f8", "V4")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise UnsupportedError(f"array at '{path}': unsupported data type {dtype!r}") from None
+    name = data_type_name(dt, path=path)
+    return name, parse_data_type(name, path=path)[1]
 
 
 def _write_group_document(store: Store, path: str, meta: GroupMetadataV3) -> None:
@@ -120,7 +134,7 @@ def create_array(
     shape_t = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape_t):
         raise ValueError(f"shape must be non-negative, got {shape_t}")
-    data_type, dt = _resolve_dtype(dtype)
+    data_type, dt = _resolve_dtype(dtype, path)
     if chunks is None or chunks == "auto":
         chunk_shape = guess_chunks(shape_t, dt.itemsize)
     elif isinstance(chunks, int | np.integer):
@@ -138,7 +152,7 @@ def create_array(
         grid_shape = chunk_shape
     meta = ArrayMetadataV3.create(
         shape=shape_t,
-        dtype=data_type,
+        dtype=dt,
         chunk_shape=grid_shape,
         fill_value=fill_value,
         filters=filters,

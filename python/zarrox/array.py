@@ -11,7 +11,7 @@ import numpy as np
 from zarrox import _core
 from zarrox._nodes import METADATA_KEY, join
 from zarrox.attributes import Attributes
-from zarrox.config import config
+from zarrox.config import config as global_config
 from zarrox.errors import ReadOnlyError
 from zarrox.indexing import (
     Selection,
@@ -90,7 +90,17 @@ class Array:
         self._path = path
         self._metadata = metadata
         self._read_only = read_only
-        self._config = dict(config or {})
+        # Like zarr-python, the array keeps the configuration in force when it was opened.
+        given = dict(config or {})
+        unknown = set(given) - {"order", "write_empty_chunks"}
+        if unknown:
+            raise ValueError(f"unknown array config keys {sorted(unknown)}")
+        self._order = str(given.get("order", global_config["array.order"]))
+        if self._order not in ("C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', got {self._order!r}")
+        self._write_empty_chunks = bool(
+            given.get("write_empty_chunks", global_config["array.write_empty_chunks"])
+        )
         self._open_handle()
 
     def _open_handle(self) -> None:
@@ -173,11 +183,11 @@ class Array:
 
     @property
     def order(self) -> str:
-        return str(self._config.get("order", config["array.order"]))
+        return self._order
 
     @property
     def write_empty_chunks(self) -> bool:
-        return bool(self._config.get("write_empty_chunks", config["array.write_empty_chunks"]))
+        return self._write_empty_chunks
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, Protocol
 
 
@@ -22,13 +22,25 @@ class Attributes(MutableMapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self._node._attributes[key]
 
+    def _change(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` and save; on failure leave the attributes as they were."""
+        attributes = self._node._attributes
+        before = dict(attributes)
+        change(attributes)
+        try:
+            self._node._save_metadata()
+        except BaseException:
+            attributes.clear()
+            attributes.update(before)
+            raise
+
     def __setitem__(self, key: str, value: Any) -> None:
-        self._node._attributes[key] = value
-        self._node._save_metadata()
+        self._change(lambda a: a.__setitem__(key, value))
 
     def __delitem__(self, key: str) -> None:
-        del self._node._attributes[key]
-        self._node._save_metadata()
+        if key not in self._node._attributes:
+            raise KeyError(key)
+        self._change(lambda a: a.__delitem__(key))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._node._attributes)
@@ -38,13 +50,18 @@ class Attributes(MutableMapping[str, Any]):
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Update several attributes with a single metadata write."""
-        self._node._attributes.update(*args, **kwargs)
-        self._node._save_metadata()
+        new = dict(*args, **kwargs)
+        self._change(lambda a: a.update(new))
 
     def put(self, attributes: dict[str, Any]) -> None:
-        """Replace all attributes."""
-        self._node._attributes.clear()
-        self.update(attributes)
+        """Replace all attributes with a single metadata write."""
+        new = dict(attributes)
+
+        def replace(a: dict[str, Any]) -> None:
+            a.clear()
+            a.update(new)
+
+        self._change(replace)
 
     def asdict(self) -> dict[str, Any]:
         return dict(self._node._attributes)

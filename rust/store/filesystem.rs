@@ -148,6 +148,47 @@ impl Store for FilesystemStore {
         Ok(out)
     }
 
+    /// A directory prefix (`""` or ending in `/`) removes the directory tree, so
+    /// no empty directories are left behind; other prefixes remove matching keys.
+    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        let Some(dir) = prefix
+            .strip_suffix('/')
+            .or((prefix.is_empty()).then_some(""))
+        else {
+            for key in self.list_prefix(prefix)? {
+                self.delete(&key)?;
+            }
+            return Ok(());
+        };
+        let path = if dir.is_empty() {
+            self.root.clone()
+        } else {
+            self.path(dir)?
+        };
+        let entries = match fs::read_dir(&path) {
+            Ok(e) => e,
+            Err(e) if is_missing(&e) => return Ok(()),
+            Err(e) => return Err(io_error(e, "cannot list", &path)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| io_error(e, "cannot list", &path))?;
+            let p = entry.path();
+            let removed = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            };
+            match removed {
+                Err(e) if !is_missing(&e) => return Err(io_error(e, "cannot delete", &p)),
+                _ => {}
+            }
+        }
+        if !dir.is_empty() {
+            let _ = fs::remove_dir(&path);
+        }
+        Ok(())
+    }
+
     fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
         let dir = self.root.join(prefix);
         let entries = match fs::read_dir(&dir) {
@@ -188,6 +229,21 @@ mod tests {
     fn filesystem_store_behaves() {
         let d = tempdir("fs");
         super::super::tests::exercise(&FilesystemStore::new(&d));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn deleting_a_directory_prefix_leaves_no_empty_directories() {
+        let d = tempdir("delprefix");
+        let s = FilesystemStore::new(&d);
+        s.set("g/a/c/0/0", b"1").unwrap();
+        s.set("g/zarr.json", b"{}").unwrap();
+        s.set("other", b"2").unwrap();
+        s.delete_prefix("g/").unwrap();
+        assert!(!d.join("g").exists());
+        assert_eq!(s.list_prefix("").unwrap(), vec!["other"]);
+        s.delete_prefix("").unwrap();
+        assert!(d.exists() && fs::read_dir(&d).unwrap().next().is_none());
         fs::remove_dir_all(&d).unwrap();
     }
 

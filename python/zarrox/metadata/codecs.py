@@ -396,6 +396,10 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
         new_cfg = checker(cfg, replace(ctx, label=item_label), item_label)
         kinds.append((kind, name, item_label))
         out.append(_emit(name, new_cfg, must_understand, ctx.form))
+        if name == "transpose" and ctx.chunk_shape is not None:
+            # Later codecs (a sharding codec's inner chunk shape) see the transposed chunk.
+            order = new_cfg["order"]
+            ctx = replace(ctx, chunk_shape=tuple(ctx.chunk_shape[d] for d in order))
     _check_order(kinds, ctx)
     return out
 

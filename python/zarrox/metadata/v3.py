@@ -153,27 +153,35 @@ def parse_data_type(value: object, *, path: str | None = None) -> tuple[str, np.
     raise UnsupportedError(f"{where}unsupported data type {value!r}")
 
 
-def data_type_name(dtype: object) -> str:
+def data_type_name(dtype: object, *, path: str | None = None) -> str:
     """Numpy dtype (anything ``np.dtype()`` accepts, any byte order) -> v3 data type name.
 
-    Unstructured void dtypes map to raw bits ``r<8 * itemsize>``.
+    Unstructured void dtypes map to raw bits ``r<8 * itemsize>``. Errors name the
+    node at ``path`` when given.
     """
+    where = _where(path)
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except TypeError as e:
-        raise UnsupportedError(f"unsupported data type {dtype!r}: {e}") from None
+        raise UnsupportedError(f"{where}unsupported data type {dtype!r}: {e}") from None
     if dt.kind == "V":
-        if dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
+        # Only plain void is raw bits: ml_dtypes' types (bfloat16, float8_*, int4)
+        # also have kind "V" but are numbers.
+        if dt.type is np.void and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
             return f"r{8 * dt.itemsize}"
-        raise UnsupportedError(
-            f"unsupported data type {dt!r}: structured and sub-array dtypes have no v3 core type"
+        what = (
+            "structured and sub-array dtypes have no v3 core type"
+            if dt.type is np.void
+            else "not a v3 core data type"
         )
+        raise UnsupportedError(f"{where}unsupported data type {dt!r}: {what}")
     if dt.kind in "biufc" and dt.subdtype is None:
         name = dt.newbyteorder("=").name
         if name in _NAMED_TYPES:
             return name
     raise UnsupportedError(
-        f"unsupported data type {dt!r}: the v3 core data types are {sorted(_NAMED_TYPES)} and r<N>"
+        f"{where}unsupported data type {dt!r}: the v3 core data types are "
+        f"{sorted(_NAMED_TYPES)} and r<N>"
     )
 
 

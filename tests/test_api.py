@@ -1,0 +1,737 @@
+"""The user API (create/open functions, Array, Group, config) behaves like zarr-python 3.1."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrox
+from zarrox.errors import (
+    ArrayNotFoundError,
+    ContainsNodeError,
+    GroupNotFoundError,
+    NodeNotFoundError,
+    ReadOnlyError,
+)
+from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3
+
+
+@pytest.fixture(autouse=True)
+def _quiet_zarr() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.fixture
+def clean_config() -> Iterator[None]:
+    threads = zarrox.get_num_threads()
+    yield
+    zarrox.config.reset()
+    zarrox.set_num_threads(0)
+    assert zarrox.get_num_threads() == threads
+
+
+def doc_at(root: Path, node: str = "") -> dict[str, Any]:
+    return json.loads((root / node / "zarr.json").read_text())
+
+
+# -- creating arrays ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["str", "pathlib", "LocalStore", "MemoryStore", "memory://"])
+def test_create_array_store_forms(tmp_path: Path, kind: str) -> None:
+    root = tmp_path / "data.zarr"
+    store: Any = {
+        "str": str(root),
+        "pathlib": root,
+        "LocalStore": zarrox.LocalStore(root),
+        "MemoryStore": zarrox.MemoryStore(),
+        "memory://": "memory://",
+    }[kind]
+    a = zarrox.create_array(store, name="t", shape=(5, 7), dtype="int16", chunks=(2, 3))
+    data = np.arange(35, dtype="int16").reshape(5, 7)
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    if kind in ("MemoryStore", "memory://"):
+        assert isinstance(a.store, zarrox.MemoryStore)
+        assert not root.exists()
+        again = zarrox.open_array(a.store, path="t", mode="r")
+    else:
+        assert isinstance(a.store, zarrox.LocalStore)
+        assert a.store == zarrox.LocalStore(root)
+        assert doc_at(root, "t")["node_type"] == "array"
+        assert (root / "t" / "c" / "2" / "2").is_file()
+        again = zarrox.open_array(root, path="t", mode="r")
+        # zarr-python reads what zarrox wrote.
+        np.testing.assert_array_equal(zarr.open_array(str(root), path="t", mode="r")[...], data)
+    np.testing.assert_array_equal(again[...], data)
+    if kind == "MemoryStore":
+        assert again.store is store
+
+
+def test_nested_name_creates_parent_groups(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, name="x/y/z", shape=(3,), dtype="uint8")
+    for node in ("", "x", "x/y"):
+        doc = doc_at(tmp_path, node)
+        assert doc == {"attributes": {}, "zarr_format": 3, "node_type": "group"}
+    assert doc_at(tmp_path, "x/y/z")["node_type"] == "array"
+    assert (a.path, a.name, a.basename) == ("x/y/z", "/x/y/z", "z")
+    # zarr-python sees the same hierarchy.
+    zg = zarr.open_group(str(tmp_path), mode="r")
+    assert isinstance(zg["x/y"], zarr.Group)
+    assert zg["x/y/z"].shape == (3,)
+    # An existing parent group keeps its attributes.
+    zarrox.open_group(tmp_path, path="x", mode="r+").attrs["keep"] = 1
+    zarrox.create_array(tmp_path, name="x/w", shape=(1,), dtype="int8")
+    assert doc_at(tmp_path, "x")["attributes"] == {"keep": 1}
+
+
+def test_array_properties() -> None:
+    a = zarrox.create_array(
+        zarrox.MemoryStore(),
+        name="grp/temp",
+        shape=(100, 30, 7),
+        dtype="float32",
+        chunks=(10, 16, 7),
+        fill_value=np.nan,
+        dimension_names=["t", "y", None],
+        attributes={"units": "K"},
+    )
+    assert a.shape == (100, 30, 7)
+    assert a.dtype == np.dtype("float32")
+    assert a.chunks == (10, 16, 7)
+    assert a.ndim == 3
+    assert a.size == 21000
+    assert a.nbytes == 84000
+    assert len(a) == 100
+    assert np.isnan(a.fill_value) and a.fill_value.dtype == np.float32
+    assert dict(a.attrs) == {"units": "K"}
+    assert a.dimension_names == ("t", "y", None)
+    assert (a.path, a.name, a.basename) == ("grp/temp", "/grp/temp", "temp")
+    assert a.cdata_shape == (10, 2, 1) and a.nchunks == 20
+    assert a.read_only is False
+    assert isinstance(a.metadata, ArrayMetadataV3)
+    assert a.metadata.data_type == "float32"
+    assert a.metadata.chunk_shape == (10, 16, 7)
+    json_doc = a.metadata.to_json()
+    assert json_doc["fill_value"] == "NaN"
+    assert json_doc["dimension_names"] == ["t", "y", None]
+    assert json.loads(a.store.get("grp/temp/zarr.json")) == json_doc
+    assert np.isnan(a[0, 0, 0])
+
+
+def test_root_array_names() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(2,), dtype="int8")
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), dtype="int8")
+    assert (a.path, a.name, a.basename) == (z.path, z.name, z.basename) == ("", "/", "")
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        ((1000, 1000), "float32"),
+        ((200, 200, 200), "uint16"),
+        ((100,), "int8"),
+        ((10, 10, 10), "float64"),
+        ((0, 10), "int32"),
+        ((), "float64"),
+        ((3, 1_000_000), "uint8"),
+    ],
+)
+def test_auto_chunks_match_zarr_python(shape: tuple[int, ...], dtype: str) -> None:
+    ours = zarrox.create_array(zarrox.MemoryStore(), shape=shape, dtype=dtype, chunks="auto")
+    theirs = zarr.create_array(zarr.storage.MemoryStore(), shape=shape, dtype=dtype)
+    assert ours.chunks == theirs.chunks
+    default = zarrox.create_array(zarrox.MemoryStore(), shape=shape, dtype=dtype)
+    assert default.chunks == ours.chunks
+
+
+def test_int_chunks_and_shape() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(10, 20, 5), dtype="int8", chunks=4)
+    assert a.chunks == (4, 4, 4)
+    b = zarrox.create_array(zarrox.MemoryStore(), shape=17, dtype="int8", chunks=5)
+    assert b.shape == (17,) and b.chunks == (5,) and b.nchunks == 4
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        ("bool", False),
+        ("int32", 0),
+        ("uint64", 0),
+        ("float16", 0.0),
+        ("float64", 0.0),
+        ("complex64", 0j),
+    ],
+)
+def test_fill_value_none_is_zero(dtype: str, expected: Any) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(3,), dtype=dtype, fill_value=None)
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(3,), dtype=dtype, fill_value=None)
+    assert a.fill_value == expected == z.fill_value
+    assert a.fill_value.dtype == np.dtype(dtype)
+    theirs = json.loads(json.dumps(z.metadata.to_dict()["fill_value"]))
+    assert a.metadata.to_json()["fill_value"] == theirs
+    np.testing.assert_array_equal(a[...], np.zeros(3, dtype=dtype))
+
+
+def test_raw_data_type_round_trip() -> None:
+    for dtype in ("r16", np.dtype("V2")):
+        a = zarrox.create_array(zarrox.MemoryStore(), shape=(4,), dtype=dtype, chunks=(3,))
+        assert a.dtype == np.dtype("V2")
+        assert a.metadata.data_type == "r16"
+        data = np.frombuffer(b"abcdefgh", dtype="V2")
+        a[...] = data
+        assert a[...].tobytes() == b"abcdefgh"
+
+
+# -- attributes --------------------------------------------------------------------------------
+
+
+def test_attrs_persist(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, name="a", shape=(2,), dtype="int8", attributes={"u": "K"})
+    a.attrs["n"] = 1
+    a.attrs.update({"m": [1, 2]}, k="v")
+    del a.attrs["u"]
+    expected = {"n": 1, "m": [1, 2], "k": "v"}
+    assert doc_at(tmp_path, "a")["attributes"] == expected
+    b = zarrox.open_array(tmp_path, path="a", mode="r")
+    assert b.attrs.asdict() == expected
+    assert len(b.attrs) == 3 and sorted(b.attrs) == ["k", "m", "n"] and "n" in b.attrs
+    assert b.attrs["m"] == [1, 2]
+    a.attrs.put({"only": True})
+    assert dict(zarrox.open_array(tmp_path, path="a").attrs) == {"only": True}
+    assert zarr.open_array(str(tmp_path), path="a", mode="r").attrs.asdict() == {"only": True}
+    with pytest.raises(KeyError):
+        del a.attrs["missing"]
+    with pytest.raises(KeyError):
+        a.attrs["missing"]
+    # Group attributes too.
+    g = zarrox.open_group(tmp_path, mode="a")
+    g.attrs["title"] = "root"
+    assert zarrox.open_group(tmp_path, mode="r").attrs.asdict() == {"title": "root"}
+
+
+def test_failed_attribute_write_leaves_attrs_unchanged(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, name="a", shape=(2,), dtype="int8", attributes={"k": 1})
+    with pytest.raises(ValueError):
+        a.attrs["bad"] = float("nan")  # JSON has no NaN: refused
+    assert dict(a.attrs) == {"k": 1}
+    # A refused value must not poison later writes.
+    a.attrs["good"] = 2
+    assert doc_at(tmp_path, "a")["attributes"] == {"k": 1, "good": 2}
+
+
+# -- reading and writing -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def arr2d() -> tuple[zarrox.Array, np.ndarray]:
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(10, 12), dtype="float64", chunks=(3, 5), fill_value=-1.0
+    )
+    return a, np.full((10, 12), -1.0)
+
+
+def test_getitem_setitem_like_numpy(arr2d: tuple[zarrox.Array, np.ndarray]) -> None:
+    a, ref = arr2d
+    np.testing.assert_array_equal(a[...], ref)  # missing chunks read as the fill value
+    writes: list[tuple[Any, Any]] = [
+        ((2, 3), 7.5),  # ints
+        ((-1, -2), 8.0),  # negative ints
+        ((slice(1, 9, 3), slice(0, 12, 4)), np.arange(9.0).reshape(3, 3)),  # steps > 1
+        ((Ellipsis, 0), np.arange(10.0)),  # Ellipsis
+        ((slice(4, 5), slice(6, 8)), 2.5),  # partial chunk, scalar broadcast
+        (slice(7, 10), np.arange(12.0)),  # row-vector broadcast
+        ((0,), [float(i) for i in range(12)]),  # a python list
+        ((slice(1, 3), slice(None)), np.arange(24, dtype="int32").reshape(2, 12)),  # cast
+        ((slice(5, 6), Ellipsis), [[1] * 12]),
+    ]
+    for sel, value in writes:
+        a[sel] = value
+        ref[sel] = value
+        np.testing.assert_array_equal(a[...], ref)
+    for sel in [
+        (5, 5),
+        -3,
+        (slice(None, None, 2), slice(1, None, 3)),
+        (Ellipsis, -1),
+        (slice(-4, None), slice(None, -7)),
+        (slice(8, 3), slice(None)),  # empty
+        (slice(100, 200),),  # clipped to empty
+    ]:
+        got = a[sel]
+        np.testing.assert_array_equal(got, ref[sel])
+        assert np.shape(got) == ref[sel].shape
+    assert a[1, 1].dtype == np.float64
+
+
+def test_dtype_casting_on_write() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(4,), dtype="uint8", chunks=(2,))
+    a[...] = np.array([1.7, 2.2, 200.0, 3.0])
+    np.testing.assert_array_equal(a[...], np.array([1, 2, 200, 3], dtype="uint8"))
+    assert a[...].dtype == np.uint8
+    b = zarrox.create_array(zarrox.MemoryStore(), shape=(3,), dtype="bool", chunks=(2,))
+    b[...] = [0, 2, 0]
+    np.testing.assert_array_equal(b[...], [False, True, False])
+    c = zarrox.create_array(zarrox.MemoryStore(), shape=(2,), dtype="complex128", chunks=(1,))
+    c[0] = 1 + 2j
+    c[1] = 3
+    np.testing.assert_array_equal(c[...], [1 + 2j, 3 + 0j])
+
+
+def test_zero_dimensional_like_zarr_python() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(), dtype="int32", fill_value=5)
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(), dtype="int32", fill_value=5)
+    for sel in [(), Ellipsis]:
+        ours, theirs = a[sel], z[sel]
+        assert type(ours) is type(theirs) is np.int32
+        assert ours == theirs == 5
+    a[()] = 7
+    assert a[...] == 7 and a[()] == 7
+    a[...] = np.array(9)
+    assert a[()] == 9
+    assert a.shape == () and a.ndim == 0 and a.size == 1 and a.chunks == ()
+    arr = np.asarray(a)
+    assert arr.shape == () and arr.dtype == np.int32 and arr == 9
+    with pytest.raises(TypeError):
+        len(a)
+
+
+def test_integer_index_on_all_dims_like_zarr_python() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(4, 3), dtype="int32", chunks=(2, 2))
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(4, 3), dtype="int32", chunks=(2, 2))
+    a[...] = z[...] = np.arange(12).reshape(4, 3)
+    assert type(a[1, 2]) is type(z[1, 2])
+    assert a[1, 2] == z[1, 2] == 5
+    assert a[np.int64(1), np.int32(2)] == 5
+
+
+def test_array_protocol() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 4), dtype="int16", chunks=(4, 4))
+    a[...] = np.arange(24).reshape(6, 4)
+    out = np.asarray(a)
+    assert isinstance(out, np.ndarray) and out.dtype == np.int16
+    np.testing.assert_array_equal(out, np.arange(24).reshape(6, 4))
+    as_float = np.asarray(a, dtype="float32")
+    assert as_float.dtype == np.float32
+    np.testing.assert_array_equal(as_float, np.arange(24.0).reshape(6, 4))
+    assert int(np.sum(a)) == 276
+    assert np.array(a).shape == (6, 4)
+
+
+def test_empty_and_zero_length_arrays() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(0, 5), dtype="float32", chunks=(2, 2))
+    assert a[...].shape == (0, 5) and a.size == 0 and a.nbytes == 0
+    a[...] = 1.0  # writing nothing is fine
+    b = zarrox.create_array(zarrox.MemoryStore(), shape=(5,), dtype="float32", chunks=(2,))
+    b[2:2] = np.ones(3)  # an empty selection writes nothing, whatever the value
+    assert b.store.list_prefix("c/") == []
+
+
+# -- orthogonal indexing and out= --------------------------------------------------------------
+
+
+def test_oindex(arr2d: tuple[zarrox.Array, np.ndarray]) -> None:
+    a, _ = arr2d
+    data = np.arange(120.0).reshape(10, 12)
+    a[...] = data
+    np.testing.assert_array_equal(a.oindex[[3, 1, 1], [0, 2]], data[np.ix_([3, 1, 1], [0, 2])])
+    np.testing.assert_array_equal(a.oindex[[3, 1, 2], 5], data[[3, 1, 2], 5])
+    np.testing.assert_array_equal(a.oindex[-1, [-1, 0]], data[-1, [-1, 0]])
+    rows = np.arange(10) % 3 == 0
+    cols = np.arange(12) < 2
+    np.testing.assert_array_equal(a.oindex[rows, cols], data[np.ix_(rows, cols)])
+    np.testing.assert_array_equal(a.oindex[rows, 1:10:4], data[rows, 1:10:4])
+    np.testing.assert_array_equal(a.get_orthogonal_selection((rows, [4])), data[rows][:, [4]])
+    # __getitem__ with a list is orthogonal, as in zarr-python.
+    np.testing.assert_array_equal(a[[1, 2], 0], data[[1, 2], 0])
+    assert a.oindex[[], [1]].shape == (0, 1)
+
+
+def test_getitem_with_several_index_arrays_like_zarr_python() -> None:
+    """zarr-python's (and numpy's) ``a[[i...], [j...]]`` is a coordinate selection, not an
+    orthogonal one: zarrox must not silently return the outer product instead."""
+    data = np.arange(120.0).reshape(10, 12)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(10, 12), dtype="float64", chunks=(3, 5))
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(10, 12), dtype="float64")
+    a[...] = z[...] = data
+    expected = z[[4, 0], [1, 3]]
+    np.testing.assert_array_equal(expected, data[[4, 0], [1, 3]])
+    try:
+        got = a[[4, 0], [1, 3]]
+    except IndexError:
+        return  # refusing (pointing to .oindex) is acceptable; a different result is not
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_oindex_set_with_repeats_last_wins() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 4), dtype="int32", chunks=(2, 3))
+    ref = np.zeros((5, 4), dtype="int32")
+    a.oindex[[1, 1, 2], [0]] = np.array([[10], [20], [30]])
+    ref[np.ix_([1, 1, 2], [0])] = np.array([[10], [20], [30]])
+    assert a[1, 0] == 20 and a[2, 0] == 30
+    np.testing.assert_array_equal(a[...], ref)
+    value = np.arange(12).reshape(3, 4)
+    a.oindex[[4, 0, 4], [3, 3, 1, 2]] = value
+    ref[np.ix_([4, 0, 4], [3, 3, 1, 2])] = value
+    np.testing.assert_array_equal(a[...], ref)
+    mask = np.array([True, False, True, False, True])
+    a.oindex[mask, 1:3] = -1
+    ref[mask, 1:3] = -1
+    np.testing.assert_array_equal(a[...], ref)
+    a[[0, 3], [0]] = 99  # __setitem__ with lists is orthogonal too
+    ref[np.ix_([0, 3], [0])] = 99
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_get_basic_selection_out() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(7, 9), dtype="uint16", chunks=(3, 4))
+    data = np.arange(63, dtype="uint16").reshape(7, 9)
+    a[...] = data
+    out = np.zeros((3, 4), dtype="uint16")
+    result = a.get_basic_selection((slice(2, 5), slice(1, 10, 2)), out=out)
+    assert result is out
+    np.testing.assert_array_equal(out, data[2:5, 1:10:2])
+    row = np.zeros(9, dtype="uint16")
+    assert a.get_basic_selection(4, out=row) is row
+    np.testing.assert_array_equal(row, data[4])
+    whole = np.empty((7, 9), dtype="uint16")
+    a.get_basic_selection(out=whole)
+    np.testing.assert_array_equal(whole, data)
+    fortran = np.zeros((7, 9), dtype="uint16", order="F")
+    assert a.get_basic_selection(out=fortran) is fortran
+    np.testing.assert_array_equal(fortran, data)
+    o = np.empty((2, 2), dtype="uint16")
+    assert a.get_orthogonal_selection(([6, 0], [0, 8]), out=o) is o
+    np.testing.assert_array_equal(o, data[np.ix_([6, 0], [0, 8])])
+
+
+# -- modes -------------------------------------------------------------------------------------
+
+
+def test_open_array_modes(tmp_path: Path) -> None:
+    with pytest.raises(ArrayNotFoundError):
+        zarrox.open_array(tmp_path, path="a", mode="r")
+    with pytest.raises(ArrayNotFoundError):
+        zarrox.open_array(tmp_path, path="a", mode="r+")
+    a = zarrox.open_array(tmp_path, path="a", mode="a", shape=(4,), dtype="int32", chunks=(2,))
+    a[...] = [1, 2, 3, 4]
+    # a: opens the existing array (kwargs ignored), data intact
+    a2 = zarrox.open_array(tmp_path, path="a", mode="a", shape=(9,), dtype="int8")
+    assert a2.shape == (4,)
+    np.testing.assert_array_equal(a2[...], [1, 2, 3, 4])
+    # r: reads, refuses writes of data and attributes
+    r = zarrox.open_array(tmp_path, path="a", mode="r")
+    assert r.read_only
+    np.testing.assert_array_equal(r[...], [1, 2, 3, 4])
+    with pytest.raises(ReadOnlyError):
+        r[0] = 5
+    with pytest.raises(ReadOnlyError):
+        r.attrs["x"] = 1
+    np.testing.assert_array_equal(r[...], [1, 2, 3, 4])
+    assert doc_at(tmp_path, "a")["attributes"] == {}
+    # r+: writes
+    rp = zarrox.open_array(tmp_path, path="a", mode="r+")
+    rp[0] = 10
+    rp.attrs["x"] = 1
+    np.testing.assert_array_equal(r[...], [10, 2, 3, 4])
+    # w-: refuses an existing node
+    with pytest.raises(ContainsNodeError) as info:
+        zarrox.open_array(tmp_path, path="a", mode="w-", shape=(2,), dtype="int8")
+    assert isinstance(info.value, FileExistsError)
+    # w: overwrites, old chunks gone
+    w = zarrox.open_array(tmp_path, path="a", mode="w", shape=(4,), dtype="int32", chunks=(2,))
+    np.testing.assert_array_equal(w[...], [0, 0, 0, 0])
+    assert not (tmp_path / "a" / "c").exists() or not any((tmp_path / "a" / "c").rglob("*"))
+    assert doc_at(tmp_path, "a")["attributes"] == {}
+    with pytest.raises(ValueError):
+        zarrox.open_array(tmp_path, path="a", mode="rw")  # type: ignore[arg-type]
+
+
+def test_open_group_modes(tmp_path: Path) -> None:
+    with pytest.raises(GroupNotFoundError):
+        zarrox.open_group(tmp_path, path="g", mode="r")
+    g = zarrox.open_group(tmp_path, path="g", mode="a", attributes={"a": 1})
+    assert doc_at(tmp_path, "g") == {"attributes": {"a": 1}, "zarr_format": 3, "node_type": "group"}
+    g.create_array("arr", shape=(2,), dtype="int8")
+    assert zarrox.open_group(tmp_path, path="g", mode="a").attrs.asdict() == {"a": 1}
+    r = zarrox.open_group(tmp_path, path="g", mode="r")
+    assert r.read_only
+    with pytest.raises(ReadOnlyError):
+        r.attrs["b"] = 2
+    with pytest.raises(ReadOnlyError):
+        r.create_array("x", shape=(1,), dtype="int8")
+    # Children of a read-only group are read-only.
+    with pytest.raises(ReadOnlyError):
+        r["arr"][0] = 1
+    with pytest.raises(ContainsNodeError):
+        zarrox.open_group(tmp_path, path="g", mode="w-")
+    w = zarrox.open_group(tmp_path, path="g", mode="w")
+    assert list(w) == [] and dict(w.attrs) == {}
+    assert "arr" not in zarrox.open_group(tmp_path, path="g", mode="r")
+
+
+def test_open_dispatches_on_node_type(tmp_path: Path) -> None:
+    zarrox.create_array(tmp_path, name="g/a", shape=(3,), dtype="float32")
+    assert isinstance(zarrox.open(tmp_path, path="g/a", mode="r"), zarrox.Array)
+    assert isinstance(zarrox.open(tmp_path, path="g", mode="r"), zarrox.Group)
+    assert isinstance(zarrox.open(tmp_path, mode="r"), zarrox.Group)
+    with pytest.raises(NodeNotFoundError):
+        zarrox.open(tmp_path, path="nope", mode="r")
+    made = zarrox.open(tmp_path, path="newg", mode="a")
+    assert isinstance(made, zarrox.Group) and doc_at(tmp_path, "newg")["node_type"] == "group"
+    made = zarrox.open(tmp_path, path="newa", mode="a", shape=(2, 2), dtype="int8")
+    assert isinstance(made, zarrox.Array) and made.shape == (2, 2)
+    made = zarrox.open(tmp_path, path="newa", mode="w", shape=(5,), dtype="int8")
+    assert isinstance(made, zarrox.Array) and made.shape == (5,)
+    with pytest.raises(ContainsNodeError):
+        zarrox.open(tmp_path, path="newg", mode="w-")
+
+
+def test_create_array_overwrite(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, name="a", shape=(4,), dtype="int32", chunks=(2,))
+    a[...] = 7
+    with pytest.raises(ContainsNodeError):
+        zarrox.create_array(tmp_path, name="a", shape=(4,), dtype="int32")
+    b = zarrox.create_array(
+        tmp_path, name="a", shape=(3,), dtype="float64", chunks=(3,), overwrite=True
+    )
+    assert b.shape == (3,) and b.dtype == np.float64
+    np.testing.assert_array_equal(zarrox.open_array(tmp_path, path="a")[...], [0.0, 0.0, 0.0])
+    assert not (tmp_path / "a" / "c" / "1").exists()
+    # A group can be replaced by an array with overwrite=True.
+    zarrox.create_group(tmp_path, path="g").create_array("child", shape=(1,), dtype="int8")
+    zarrox.create_array(tmp_path, name="g", shape=(2,), dtype="int8", overwrite=True)
+    assert doc_at(tmp_path, "g")["node_type"] == "array"
+    assert not (tmp_path / "g" / "child" / "zarr.json").exists()
+
+
+# -- groups ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hierarchy(tmp_path: Path) -> zarrox.Group:
+    root = zarrox.create_group(tmp_path, attributes={"title": "t"})
+    root.create_array("temp", shape=(4, 4), dtype="float32", chunks=(2, 2))
+    sub = root.create_group("sub", attributes={"level": 1})
+    sub.create_array("inner", shape=(3,), dtype="int8")
+    sub.create_group("deeper").create_array("leaf", shape=(2, 5), dtype="uint16")
+    root.create_group("empty")
+    return root
+
+
+def test_group_navigation(hierarchy: zarrox.Group) -> None:
+    root = hierarchy
+    assert isinstance(root.metadata, GroupMetadataV3)
+    assert (root.path, root.name, root.basename) == ("", "/", "")
+    assert isinstance(root["temp"], zarrox.Array) and root["temp"].shape == (4, 4)
+    sub = root["sub"]
+    assert isinstance(sub, zarrox.Group)
+    assert (sub.path, sub.name, sub.basename) == ("sub", "/sub", "sub")
+    assert dict(sub.attrs) == {"level": 1}
+    leaf = root["sub/deeper/leaf"]
+    assert isinstance(leaf, zarrox.Array) and leaf.path == "sub/deeper/leaf"
+    assert sub["deeper/leaf"].shape == (2, 5)
+    with pytest.raises(KeyError):
+        root["nope"]
+    with pytest.raises(KeyError):
+        root["sub/nope"]
+    assert "temp" in root and "sub/deeper" in root and "sub/deeper/leaf" in root
+    assert "nope" not in root and "sub/nope" not in root and 3 not in root
+    assert sorted(root) == ["empty", "sub", "temp"]
+    assert len(root) == 3 and len(root["empty"]) == 0
+    assert sorted(root.array_keys()) == ["temp"]
+    assert sorted(root.group_keys()) == ["empty", "sub"]
+    assert [n for n, a in root.arrays()] == ["temp"]
+    assert all(isinstance(a, zarrox.Array) for _, a in root.arrays())
+    assert sorted(n for n, _ in root.groups()) == ["empty", "sub"]
+    assert all(isinstance(g, zarrox.Group) for _, g in root.groups())
+
+
+def test_group_members_like_zarr_python(hierarchy: zarrox.Group, tmp_path: Path) -> None:
+    root = hierarchy
+    zroot = zarr.open_group(str(tmp_path), mode="r")
+    for depth in (0, 1, None):
+        ours = {name: type(node).__name__ for name, node in root.members(max_depth=depth)}
+        theirs = {name: type(node).__name__ for name, node in zroot.members(max_depth=depth)}
+        assert ours == theirs, depth
+    assert sorted(n for n, _ in root.members()) == ["empty", "sub", "temp"]
+    deep = dict(root.members(max_depth=None))
+    assert set(deep) == {"empty", "sub", "temp", "sub/inner", "sub/deeper", "sub/deeper/leaf"}
+    assert deep["sub/deeper/leaf"].path == "sub/deeper/leaf"
+    assert sorted(root.array_keys()) == sorted(zroot.array_keys())
+    assert sorted(root.group_keys()) == sorted(zroot.group_keys())
+
+
+def test_group_create_and_require(tmp_path: Path) -> None:
+    g = zarrox.open_group(tmp_path, mode="w")
+    a = g.create_array("x/y", shape=(2,), dtype="int8")
+    assert a.path == "x/y" and doc_at(tmp_path, "x")["node_type"] == "group"
+    with pytest.raises(ContainsNodeError):
+        g.create_group("x")
+    h = g.require_group("x")
+    assert isinstance(h, zarrox.Group) and h.path == "x"
+    made = g.require_group("new")
+    made.attrs["k"] = "v"
+    again = g.require_group("new")
+    assert dict(again.attrs) == {"k": "v"}
+    with pytest.raises(TypeError):
+        g.require_group("x/y")
+    replaced = g.create_group("x", overwrite=True)
+    assert len(replaced) == 0 and "x/y" not in g
+
+
+def test_tree(hierarchy: zarrox.Group) -> None:
+    expected = "\n".join(
+        [
+            "/",
+            "├── empty",
+            "├── sub",
+            "│   ├── deeper",
+            "│   │   └── leaf (2, 5) uint16",
+            "│   └── inner (3,) int8",
+            "└── temp (4, 4) float32",
+        ]
+    )
+    assert str(hierarchy.tree()) == expected
+    assert repr(hierarchy.tree()) == expected
+    assert str(hierarchy["sub"].tree()).splitlines()[0] == "/sub"
+
+
+# -- configuration and threads -----------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("clean_config")
+def test_config_write_empty_chunks() -> None:
+    store = zarrox.MemoryStore()
+    a = zarrox.create_array(store, name="a", shape=(8,), dtype="int16", chunks=(4,))
+    assert zarrox.config["array.write_empty_chunks"] is False
+    a[...] = 0
+    assert store.list_prefix("a/c") == []
+    a[...] = 1
+    a[:4] = 0  # a chunk that becomes empty is deleted
+    assert store.list_prefix("a/c") == ["a/c/1"]
+    with zarrox.config.set({"array.write_empty_chunks": True}):
+        assert zarrox.config["array.write_empty_chunks"] is True
+        b = zarrox.open_array(store, path="a")
+        assert b.write_empty_chunks is True
+        b[...] = 0
+        assert sorted(store.list_prefix("a/c")) == ["a/c/0", "a/c/1"]
+    assert zarrox.config["array.write_empty_chunks"] is False
+    np.testing.assert_array_equal(a[...], np.zeros(8))
+
+
+@pytest.mark.usefixtures("clean_config")
+def test_config_is_captured_when_the_array_is_opened() -> None:
+    """As in zarr-python 3.1: an array keeps the config it was opened with, and its
+    properties describe what it actually does."""
+    store = zarrox.MemoryStore()
+    with zarrox.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        a = zarrox.create_array(store, shape=(4, 6), dtype="int32", chunks=(2, 3))
+    a[...] = 0
+    wrote_empty = store.list_prefix("c/") != []
+    assert a.write_empty_chunks is wrote_empty
+    zarr_array = None
+    with zarr.config.set({"array.order": "F", "array.write_empty_chunks": True}):
+        zarr_array = zarr.create_array(
+            zarr.storage.MemoryStore(), shape=(4, 6), dtype="int32", chunks=(2, 3)
+        )
+    assert zarr_array.config.write_empty_chunks is True
+    assert zarr_array[...].flags.f_contiguous
+    assert a.write_empty_chunks is True
+    assert a.order == "F"
+    assert a[...].flags.f_contiguous
+
+
+@pytest.mark.usefixtures("clean_config")
+def test_config_order_f() -> None:
+    with zarrox.config.set({"array.order": "F"}):
+        a = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 7, 3), dtype="int32", chunks=2)
+        data = np.arange(105, dtype="int32").reshape(5, 7, 3)
+        a[...] = data
+        out = a[...]
+        assert out.flags.f_contiguous and not out.flags.c_contiguous
+        np.testing.assert_array_equal(out, data)
+        np.testing.assert_array_equal(a[1:4, ::2], data[1:4, ::2])
+        assert a[1:4, ::2].flags.f_contiguous
+    assert zarrox.config["array.order"] == "C"
+    c = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 7), dtype="int32", chunks=2)
+    assert c[...].flags.c_contiguous
+    f = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(5, 7), dtype="int32", chunks=2, config={"order": "F"}
+    )
+    assert f.order == "F" and f[...].flags.f_contiguous
+
+
+@pytest.mark.usefixtures("clean_config")
+def test_config_validation_and_plain_set() -> None:
+    with pytest.raises(KeyError):
+        zarrox.config.set({"array.nope": 1})
+    with pytest.raises(ValueError):
+        zarrox.config.set({"array.order": "K"})
+    assert zarrox.config["array.order"] == "C"
+    zarrox.config.set({"array.order": "F"})  # not as a context manager: stays set
+    assert zarrox.config["array.order"] == "F"
+    zarrox.config.reset()
+    assert zarrox.config["array.order"] == "C"
+    assert zarrox.config.get("threading.max_workers") is None
+
+
+@pytest.mark.usefixtures("clean_config")
+def test_threads() -> None:
+    default = zarrox.get_num_threads()
+    assert default >= 1
+    zarrox.set_num_threads(1)
+    assert zarrox.get_num_threads() == 1
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(64, 64), dtype="float64", chunks=8)
+    data = np.random.default_rng(0).random((64, 64))
+    a[...] = data
+    np.testing.assert_array_equal(a[...], data)
+    zarrox.set_num_threads(3)
+    assert zarrox.get_num_threads() == 3
+    np.testing.assert_array_equal(a[::3, 1::5], data[::3, 1::5])
+    zarrox.set_num_threads(0)
+    assert zarrox.get_num_threads() == default
+    with zarrox.config.set({"threading.max_workers": 1}):
+        assert zarrox.get_num_threads() == 1
+        assert zarrox.config["threading.max_workers"] == 1
+        np.testing.assert_array_equal(a[...], data)
+    assert zarrox.get_num_threads() == default
+    assert zarrox.config["threading.max_workers"] is None
+
+
+def test_array_as_value_and_iteration() -> None:
+    src = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 4), dtype="int32", chunks=(2, 2))
+    src[...] = np.arange(24).reshape(6, 4)
+    dst = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 4), dtype="float64", chunks=(4, 3))
+    dst[...] = src  # an Array is array-like through __array__
+    np.testing.assert_array_equal(dst[...], np.arange(24.0).reshape(6, 4))
+    rows = list(src)
+    assert len(rows) == 6
+    np.testing.assert_array_equal(rows[5], [20, 21, 22, 23])
+
+
+def test_concurrent_writes_to_distinct_chunks() -> None:
+    import threading
+
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(64, 64), dtype="float64", chunks=(8, 8))
+
+    def write(i: int) -> None:
+        for _ in range(20):
+            a[i * 8 : (i + 1) * 8] = float(i)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expected = np.repeat(np.arange(8.0), 8)[:, None] * np.ones((1, 64))
+    np.testing.assert_array_equal(a[...], expected)
