@@ -2,15 +2,16 @@
 //! write that fan out over chunks on the thread pool.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::codec::sharding::ShardingCodec;
+use crate::codec::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
-use crate::dtype::{fill_pattern, DataType};
+use crate::dtype::{fill_pattern, DataKind, DataType};
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{Plan, Region, Selection};
@@ -22,7 +23,7 @@ use crate::store::Store;
 struct CoreMetadata {
     shape: Vec<u64>,
     chunk_shape: Vec<usize>,
-    data_type: String,
+    data_type: Value,
     codecs: Value,
     chunk_key_encoding: Value,
 }
@@ -82,6 +83,21 @@ impl SharedOut {
     }
 }
 
+/// Where a read puts elements: the caller's fixed-size buffer, or a list of
+/// variable-length elements in selection order.
+#[derive(Clone, Copy)]
+enum Output<'a> {
+    Fixed(SharedOut),
+    Var(&'a Mutex<Vec<Vec<u8>>>),
+}
+
+/// What a write takes elements from, in selection order.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Fixed(&'a [u8]),
+    Var(&'a [Vec<u8>]),
+}
+
 impl ArrayCore {
     /// Open an array from its normalized metadata JSON and fill value bytes
     /// (one element, native byte order).
@@ -106,8 +122,8 @@ impl ArrayCore {
         if meta.chunk_shape.contains(&0) {
             return Err(at(Error::metadata("chunk shape must be positive")));
         }
-        let dtype = DataType::from_name(&meta.data_type).map_err(at)?;
-        if fill.len() != dtype.size {
+        let dtype = DataType::from_json(&meta.data_type).map_err(at)?;
+        if !dtype.is_var_len() && fill.len() != dtype.size {
             return Err(at(Error::metadata(format!(
                 "fill value has {} bytes, data type {} has {}",
                 fill.len(),
@@ -135,6 +151,10 @@ impl ArrayCore {
 
     pub fn shape(&self) -> &[u64] {
         &self.shape
+    }
+
+    pub fn data_type(&self) -> DataType {
+        self.chain.spec().dtype
     }
 
     pub fn set_write_empty_chunks(&mut self, on: bool) {
@@ -185,14 +205,46 @@ impl ArrayCore {
             .map_err(|e| e.context(format!("array '{}'", self.path)))
     }
 
+    fn check_kind(&self, var_len: bool) -> Result<()> {
+        if self.chain.spec().dtype.is_var_len() != var_len {
+            return Err(Error::value(format!(
+                "array '{}': {} data needs the {} read and write calls",
+                self.path,
+                if var_len {
+                    "fixed-size"
+                } else {
+                    "variable-length"
+                },
+                if var_len { "buffer" } else { "variable-length" },
+            )));
+        }
+        Ok(())
+    }
+
     /// Read the selection into `out` (C order, selection shape, native byte order).
     pub fn read(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        self.check_kind(false)?;
         let plan = self.plan(sel)?;
         self.check_buffer(&plan, out.len(), "output")?;
         let shared = SharedOut {
             ptr: out.as_mut_ptr(),
             len: out.len(),
         };
+        self.read_with(&plan, Output::Fixed(shared))
+    }
+
+    /// Read the selection of a variable-length array: its elements' bytes in
+    /// selection order (C order).
+    pub fn read_var(&self, sel: &Selection) -> Result<Vec<Vec<u8>>> {
+        self.check_kind(true)?;
+        let plan = self.plan(sel)?;
+        let n: usize = plan.out_shape.iter().product();
+        let out = Mutex::new(vec![Vec::new(); n]);
+        self.read_with(&plan, Output::Var(&out))?;
+        Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn read_with(&self, plan: &Plan, out: Output<'_>) -> Result<()> {
         let work = plan.work();
         let out_shape = &plan.out_shape;
         pool()?.install(|| match self.chain.sharding() {
@@ -200,13 +252,13 @@ impl ArrayCore {
                 let key = self.chunk_key(coords);
                 let ctx = self.in_chunk(&key);
                 let encoded = self.store.get(&key).map_err(&ctx)?;
-                self.place_chunk(&self.chain, out_shape, region, encoded, shared)
+                self.place_chunk(&self.chain, out_shape, region, encoded, out)
                     .map_err(&ctx)
             }),
             Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
                 .try_for_each(|(shard, members)| {
-                    self.read_shard(sh, out_shape, shard, members, shared)
+                    self.read_shard(sh, out_shape, shard, members, out)
                 }),
         })
     }
@@ -245,8 +297,14 @@ impl ArrayCore {
         out_shape: &[usize],
         region: &Region<'_>,
         encoded: Option<Vec<u8>>,
-        out: SharedOut,
+        out: Output<'_>,
     ) -> Result<()> {
+        let out = match out {
+            Output::Fixed(shared) => shared,
+            Output::Var(list) => {
+                return self.place_var_chunk(chain, out_shape, region, encoded, list)
+            }
+        };
         let elem = self.elem();
         let spec = chain.spec();
         let mut result = Ok(());
@@ -278,13 +336,46 @@ impl ArrayCore {
         result
     }
 
+    /// `place_chunk` for variable-length elements.
+    fn place_var_chunk(
+        &self,
+        chain: &CodecChain,
+        out_shape: &[usize],
+        region: &Region<'_>,
+        encoded: Option<Vec<u8>>,
+        out: &Mutex<Vec<Vec<u8>>>,
+    ) -> Result<()> {
+        let spec = chain.spec();
+        let mut placed: Vec<(usize, Vec<u8>)> = Vec::new();
+        match encoded {
+            None => region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
+                placed.extend((t..t + n).map(|i| (i, spec.fill.clone())));
+            }),
+            Some(encoded) => {
+                let frame = chain.decode(encoded)?;
+                let utf8 = spec.dtype.kind == DataKind::String;
+                let ranges = split_frame(&frame, spec.num_elements(), utf8)?;
+                region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
+                    placed.extend((0..n).map(|k| (t + k, frame[ranges[f + k].clone()].to_vec())));
+                });
+            }
+        }
+        let mut list = out.lock().unwrap_or_else(|p| p.into_inner());
+        for (i, item) in placed {
+            if let Some(slot) = list.get_mut(i) {
+                *slot = item;
+            }
+        }
+        Ok(())
+    }
+
     fn read_shard(
         &self,
         sh: &ShardingCodec,
         out_shape: &[usize],
         shard: &[u64],
         members: &ShardMembers<'_, '_>,
-        out: SharedOut,
+        out: Output<'_>,
     ) -> Result<()> {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
@@ -306,8 +397,28 @@ impl ArrayCore {
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.
     pub fn write(&self, sel: &Selection, value: &[u8]) -> Result<()> {
+        self.check_kind(false)?;
         let plan = self.plan(sel)?;
         self.check_buffer(&plan, value.len(), "value")?;
+        self.write_with(&plan, Input::Fixed(value))
+    }
+
+    /// Write variable-length elements (selection order) to the selection.
+    pub fn write_var(&self, sel: &Selection, items: &[Vec<u8>]) -> Result<()> {
+        self.check_kind(true)?;
+        let plan = self.plan(sel)?;
+        let n: usize = plan.out_shape.iter().product();
+        if items.len() != n {
+            return Err(Error::value(format!(
+                "array '{}': {} values given, the selection has {n} elements",
+                self.path,
+                items.len()
+            )));
+        }
+        self.write_with(&plan, Input::Var(items))
+    }
+
+    fn write_with(&self, plan: &Plan, value: Input<'_>) -> Result<()> {
         let work = plan.work();
         let out_shape = &plan.out_shape;
         pool()?.install(|| match self.chain.sharding() {
@@ -345,8 +456,14 @@ impl ArrayCore {
         out_shape: &[usize],
         region: &Region<'_>,
         existing: Option<Vec<u8>>,
-        value: &[u8],
+        value: Input<'_>,
     ) -> Result<Option<Vec<u8>>> {
+        let value = match value {
+            Input::Fixed(bytes) => bytes,
+            Input::Var(items) => {
+                return self.update_var_chunk(chain, out_shape, region, existing, items)
+            }
+        };
         let spec = chain.spec();
         let elem = spec.dtype.size;
         let mut chunk = match existing {
@@ -364,6 +481,39 @@ impl ArrayCore {
             return Ok(None);
         }
         chain.encode(chunk).map(Some)
+    }
+
+    /// `update_chunk` for variable-length elements.
+    fn update_var_chunk(
+        &self,
+        chain: &CodecChain,
+        out_shape: &[usize],
+        region: &Region<'_>,
+        existing: Option<Vec<u8>>,
+        items: &[Vec<u8>],
+    ) -> Result<Option<Vec<u8>>> {
+        let spec = chain.spec();
+        let n = spec.num_elements();
+        let mut elems: Vec<Vec<u8>> = match existing {
+            Some(encoded) => {
+                let frame = chain.decode(encoded)?;
+                let utf8 = spec.dtype.kind == DataKind::String;
+                split_frame(&frame, n, utf8)?
+                    .into_iter()
+                    .map(|r| frame[r].to_vec())
+                    .collect()
+            }
+            None => vec![spec.fill.clone(); n],
+        };
+        region.for_each_run(&spec.shape, out_shape, false, |f, t, k| {
+            elems[t..t + k].clone_from_slice(&items[f..f + k]);
+        });
+        if !self.write_empty_chunks && elems.iter().all(|e| *e == spec.fill) {
+            return Ok(None);
+        }
+        chain
+            .encode(build_frame(elems.iter().map(Vec::as_slice))?)
+            .map(Some)
     }
 
     /// Number of inner chunks of the shard at `shard` that lie inside the array.
@@ -386,7 +536,7 @@ impl ArrayCore {
         out_shape: &[usize],
         shard: &[u64],
         members: &ShardMembers<'_, '_>,
-        value: &[u8],
+        value: Input<'_>,
     ) -> Result<()> {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
@@ -830,6 +980,58 @@ mod tests {
             a.read(&all(&[6, 5]), &mut whole).unwrap();
             let got = as_u16(&whole);
             assert_eq!((got[29], got[0], got[16], got[1]), (103, 101, 102, 1));
+        }
+    }
+
+    #[test]
+    fn variable_length_strings_plain_and_sharded() {
+        let vlen = json!({"name": "vlen-utf8"});
+        let zstd = json!({"name": "zstd", "configuration": {"level": 1}});
+        let layouts = [
+            (vec![2usize], json!([vlen.clone(), zstd.clone()])),
+            (
+                vec![4usize],
+                json!([{"name": "sharding_indexed", "configuration": {
+                    "chunk_shape": [2], "codecs": [vlen, zstd],
+                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}]),
+            ),
+        ];
+        for (chunks, codecs) in layouts {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let meta = json!({"shape": [6], "chunk_shape": chunks, "data_type": "string",
+                "codecs": codecs, "chunk_key_encoding": {"name": "default"}});
+            let a = ArrayCore::new(
+                Arc::clone(&store),
+                "s",
+                &meta.to_string(),
+                b"-".to_vec(),
+                false,
+            )
+            .unwrap();
+            let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![4, 1])]);
+            a.write_var(
+                &sel,
+                &[b"four".to_vec(), "\u{e9}t\u{e9}".as_bytes().to_vec()],
+            )
+            .unwrap();
+            let got = a.read_var(&all(&[6])).unwrap();
+            let want: Vec<Vec<u8>> = ["-", "\u{e9}t\u{e9}", "-", "-", "four", "-"]
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(
+                a.read_var(&Selection::Points(vec![4, 4, 0])).unwrap(),
+                vec![want[4].clone(), want[4].clone(), want[0].clone()]
+            );
+            // Writing the fill value back removes what was stored.
+            a.write_var(&sel, &[b"-".to_vec(), b"-".to_vec()]).unwrap();
+            assert!(store.list_prefix("s/").unwrap().is_empty());
+            // Fixed-size calls are refused on variable-length arrays.
+            assert_eq!(
+                a.read(&all(&[6]), &mut [0u8; 6]).unwrap_err().kind,
+                crate::error::ErrorKind::Value
+            );
         }
     }
 }

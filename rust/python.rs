@@ -5,9 +5,10 @@ use std::sync::Arc;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 
 use crate::array::ArrayCore;
+use crate::dtype::DataKind;
 use crate::error::{Error, ErrorKind};
 use crate::indexing::{DimSelection, Selection};
 use crate::pool;
@@ -204,6 +205,57 @@ impl ArrayHandle {
             .as_slice()
             .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))?;
         py.detach(|| self.core.write(&sel, buf)).map_err(to_py_err)
+    }
+
+    /// Read a selection of a variable-length array: a list of str (string
+    /// arrays) or bytes (bytes arrays) in selection order.
+    fn read_var<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let sel = selection(selection_)?;
+        let items = py.detach(|| self.core.read_var(&sel)).map_err(to_py_err)?;
+        let utf8 = self.core.data_type().kind == DataKind::String;
+        let objects = items.iter().map(|b| -> PyResult<Bound<'py, PyAny>> {
+            if utf8 {
+                // Validated as UTF-8 when the chunk was split.
+                let s = std::str::from_utf8(b)
+                    .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?;
+                Ok(PyString::new(py, s).into_any())
+            } else {
+                Ok(PyBytes::new(py, b).into_any())
+            }
+        });
+        PyList::new(py, objects.collect::<PyResult<Vec<_>>>()?)
+    }
+
+    /// Write a list of str or bytes (selection order) to a variable-length array.
+    fn write_var(
+        &self,
+        py: Python<'_>,
+        selection_: &Bound<'_, PyAny>,
+        items: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let sel = selection(selection_)?;
+        let values = items
+            .try_iter()?
+            .map(|item| {
+                let item = item?;
+                if let Ok(s) = item.cast::<PyString>() {
+                    Ok(s.to_str()?.as_bytes().to_vec())
+                } else if let Ok(b) = item.cast::<PyBytes>() {
+                    Ok(b.as_bytes().to_vec())
+                } else {
+                    Err(PyTypeError::new_err(format!(
+                        "variable-length values must be str or bytes, got {}",
+                        item.get_type().name()?
+                    )))
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        py.detach(|| self.core.write_var(&sel, &values))
+            .map_err(to_py_err)
     }
 
     /// The store key of the chunk at grid coordinates `coords`.

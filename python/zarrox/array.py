@@ -105,10 +105,13 @@ class Array:
 
     def _open_handle(self) -> None:
         m = self._metadata
+        core = m.to_core_json()
+        #: elements of variable length (strings, bytes) go through read_var/write_var
+        self._var_len = core["data_type"] in ("string", "bytes")
         self._handle = _core.ArrayHandle(
             self._store.handle,
             self._path,
-            json.dumps(m.to_core_json()),
+            json.dumps(core),
             fill_value_bytes(m.fill_value, m.dtype),
             self.write_empty_chunks,
         )
@@ -343,7 +346,22 @@ class Array:
         return self.shape[0]
 
     # -- reading -----------------------------------------------------------
+    def _read_var(self, sel: Selection) -> np.ndarray:
+        items = self._handle.read_var(sel.dims)
+        if self.dtype == object:
+            arr = np.empty(len(items), dtype=object)
+            arr[:] = items
+        else:
+            arr = np.array(items, dtype=self.dtype)
+        return arr.reshape(sel.result_shape)
+
     def _read(self, sel: Selection, out: np.ndarray | None = None) -> Any:
+        if self._var_len:
+            result = self._read_var(sel)
+            if out is not None:
+                out[...] = result
+                return out
+            return result[()] if self.ndim == 0 else result
         if out is not None:
             if out.shape != sel.result_shape or out.dtype != self.dtype:
                 raise ValueError(
@@ -396,10 +414,23 @@ class Array:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     # -- writing -----------------------------------------------------------
+    def _write_var(self, sel: Selection, value: Any) -> None:
+        arr = np.asarray(value, dtype=self.dtype)
+        try:
+            arr = np.broadcast_to(arr, sel.result_shape)
+        except ValueError:
+            raise ValueError(
+                f"could not broadcast value of shape {np.shape(value)} "
+                f"into selection of shape {sel.result_shape}"
+            ) from None
+        self._handle.write_var(sel.dims, arr.reshape(-1).tolist())
+
     def _write(self, sel: Selection, value: Any) -> None:
         self._check_writable()
         if math.prod(sel.buffer_shape) == 0:
             return
+        if self._var_len:
+            return self._write_var(sel, value)
         arr = np.asarray(value)
         if arr.dtype != self.dtype:
             arr = arr.astype(self.dtype)
@@ -443,23 +474,19 @@ class Array:
 
     def _write_orthogonal_repeats(self, selection: Any, value: Any) -> None:
         # Reduce each index array to its unique indices, keeping the value at the
-        # last occurrence, so each element is written once.
+        # last occurrence (numpy's rule), so each element is written once.
         sel = orthogonal_selection(selection, self.shape)
         arr = np.broadcast_to(np.asarray(value, dtype=self.dtype), sel.result_shape)
         arr = arr.reshape(sel.buffer_shape)
         dims: list[Any] = []
         for axis, d in enumerate(sel.dims):
             if isinstance(d, np.ndarray):
-                rev = d[::-1]
-                uniq, first_in_rev = np.unique(rev, return_index=True)
-                take = d.size - 1 - first_in_rev
-                arr = np.take(arr, take, axis=axis)
+                uniq, first_in_reversed = np.unique(d[::-1], return_index=True)
+                arr = np.take(arr, d.size - 1 - first_in_reversed, axis=axis)
                 dims.append(uniq)
             else:
                 dims.append(d)
-        self._check_writable()
-        buf = np.ascontiguousarray(arr)
-        self._handle.write(dims, buf.reshape(-1).view(np.uint8))
+        self._write(Selection(dims, arr.shape, arr.shape), arr)
 
 
 class ArrayInfo:

@@ -49,7 +49,7 @@ impl BloscCodec {
         } as c_int;
         let typesize = int_member("blosc", config, "typesize", 1, i64::from(i32::MAX))?
             .map(|t| t as usize)
-            .unwrap_or(spec.dtype.size);
+            .unwrap_or(spec.dtype.size.max(1));
         let blocksize =
             int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?.unwrap_or(0) as usize;
         Ok(BloscCodec {

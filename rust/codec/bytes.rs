@@ -4,32 +4,29 @@ use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member};
 use super::{check_len, ArrayToBytesCodec, ChunkSpec};
+use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
 pub struct BytesCodec {
-    /// Swap each unit of this many bytes (1: no swap).
-    swap_unit: usize,
+    /// The data type, when stored byte order differs from native.
+    swap: Option<DataType>,
     nbytes: usize,
-}
-
-/// Reverse the byte order of each `unit`-byte group in place.
-pub fn swap_bytes(data: &mut [u8], unit: usize) {
-    if unit > 1 {
-        for group in data.chunks_exact_mut(unit) {
-            group.reverse();
-        }
-    }
 }
 
 impl BytesCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         check_members("bytes", config, &["endian"])?;
+        if spec.dtype.is_var_len() {
+            return Err(Error::metadata(
+                "codec 'bytes' cannot encode a variable-length data type (use vlen-utf8 or vlen-bytes)",
+            ));
+        }
         let endian = choice_member("bytes", config, "endian", &["little", "big"])?;
-        let unit = spec.dtype.swap_unit();
+        let swaps = spec.dtype.needs_swap();
         let big = match endian {
             Some(e) => e == "big",
-            None if unit > 1 => {
+            None if swaps => {
                 return Err(Error::metadata(
                     "codec 'bytes': 'endian' is required for multi-byte data types",
                 ))
@@ -38,7 +35,7 @@ impl BytesCodec {
         };
         let native_big = cfg!(target_endian = "big");
         Ok(BytesCodec {
-            swap_unit: if big != native_big { unit } else { 1 },
+            swap: (swaps && big != native_big).then_some(spec.dtype),
             nbytes: spec.nbytes(),
         })
     }
@@ -46,16 +43,20 @@ impl BytesCodec {
 
 impl ArrayToBytesCodec for BytesCodec {
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
-        swap_bytes(&mut decoded, self.swap_unit);
+        if let Some(dtype) = self.swap {
+            dtype.swap_bytes(&mut decoded);
+        }
         Ok(decoded)
     }
     fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.nbytes)?;
-        swap_bytes(&mut encoded, self.swap_unit);
+        if let Some(dtype) = self.swap {
+            dtype.swap_bytes(&mut encoded);
+        }
         Ok(encoded)
     }
     fn is_identity(&self) -> bool {
-        self.swap_unit == 1
+        self.swap.is_none()
     }
 }
 

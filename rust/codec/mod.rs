@@ -10,6 +10,7 @@ pub mod gzip;
 pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
+pub mod vlen;
 pub mod zstd;
 
 use std::fmt::Debug;
@@ -141,6 +142,16 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
             &config, spec,
         )?)),
         "bytes" => AnyCodec::ArrayToBytes(Box::new(bytes::BytesCodec::from_config(&config, spec)?)),
+        "vlen-utf8" => AnyCodec::ArrayToBytes(Box::new(vlen::VlenCodec::from_config(
+            "vlen-utf8",
+            &config,
+            spec,
+        )?)),
+        "vlen-bytes" => AnyCodec::ArrayToBytes(Box::new(vlen::VlenCodec::from_config(
+            "vlen-bytes",
+            &config,
+            spec,
+        )?)),
         "sharding_indexed" => AnyCodec::ArrayToBytes(Box::new(
             sharding::ShardingCodec::from_config(&config, spec)?,
         )),
@@ -223,7 +234,16 @@ impl CodecChain {
 
     /// Encode a decoded chunk (C order, native byte order).
     pub fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
-        check_len(decoded.len(), self.spec.nbytes()).map_err(|_| {
+        let fixed = !self.spec.dtype.is_var_len();
+        check_len(
+            decoded.len(),
+            if fixed {
+                self.spec.nbytes()
+            } else {
+                decoded.len()
+            },
+        )
+        .map_err(|_| {
             Error::value(format!(
                 "chunk buffer has {} bytes, expected {}",
                 decoded.len(),
@@ -251,7 +271,9 @@ impl CodecChain {
         for c in self.array_to_array.iter().rev() {
             data = c.decode(data)?;
         }
-        check_len(data.len(), self.spec.nbytes())?;
+        if !self.spec.dtype.is_var_len() {
+            check_len(data.len(), self.spec.nbytes())?;
+        }
         Ok(data)
     }
 

@@ -350,8 +350,20 @@ impl ShardingCodec {
     }
 }
 
+/// Whole-shard encoding and decoding assemble fixed-size elements; arrays of
+/// variable-length elements go through the array's inner-chunk paths instead.
+fn whole_shard_supported(spec: &ChunkSpec) -> Result<()> {
+    if spec.dtype.is_var_len() {
+        return Err(Error::unsupported(
+            "variable-length data in a sharding codec that is not the array's only codec",
+        ));
+    }
+    Ok(())
+}
+
 impl ArrayToBytesCodec for ShardingCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
+        whole_shard_supported(&self.shard_spec)?;
         check_len(decoded.len(), self.shard_spec.nbytes())?;
         let spec = self.inner.spec();
         let chunks: Vec<Option<Vec<u8>>> = (0..self.num_inner())
@@ -383,6 +395,7 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        whole_shard_supported(&self.shard_spec)?;
         let index = self.read_index(&encoded)?;
         let spec = self.inner.spec();
         let decoded: Vec<Option<Vec<u8>>> = index

@@ -17,6 +17,11 @@ pub struct TransposeCodec {
 impl TransposeCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         check_members("transpose", config, &["order"])?;
+        if spec.dtype.is_var_len() {
+            return Err(Error::unsupported(
+                "codec 'transpose' on a variable-length data type is not supported",
+            ));
+        }
         let ndim = spec.shape.len();
         let order: Vec<usize> = match config.get("order") {
             Some(Value::Array(items)) => items
