@@ -2,7 +2,15 @@
 
 from zarrox import errors
 from zarrox._core import __version__, get_num_threads, set_num_threads
-from zarrox.api import create_array, create_group, open, open_array, open_group
+from zarrox.api import (
+    consolidate_metadata,
+    create_array,
+    create_group,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+)
 from zarrox.array import Array
 from zarrox.config import config
 from zarrox.group import Group
@@ -16,12 +24,14 @@ __all__ = [
     "Store",
     "__version__",
     "config",
+    "consolidate_metadata",
     "errors",
     "create_array",
     "create_group",
     "get_num_threads",
     "open",
     "open_array",
+    "open_consolidated",
     "open_group",
     "set_num_threads",
 ]

@@ -8,25 +8,44 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox._nodes import METADATA_KEY, join, normalize_path, read_document
+from zarrox._nodes import (
+    NodeMetadata,
+    is_array,
+    node_exists,
+    normalize_path,
+    read_node,
+    write_node,
+)
+from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.errors import (
     ArrayNotFoundError,
     ContainsNodeError,
     GroupNotFoundError,
+    MetadataError,
     NodeNotFoundError,
     UnsupportedError,
 )
-from zarrox.group import Group, open_node
+from zarrox.group import Group
 from zarrox.metadata import (
     ArrayMetadataV3,
     GroupMetadataV3,
     build_codecs,
     data_type_name,
-    dumps,
     parse_data_type,
-    parse_node,
 )
+from zarrox.metadata.consolidated import (
+    ZMETADATA_KEY,
+    build_consolidated_v3,
+    build_zmetadata,
+    dumps_zmetadata,
+    parse_consolidated_v3,
+    parse_zmetadata,
+    zmetadata_entries,
+    zmetadata_nodes,
+)
+from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
+from zarrox.metadata.v3 import parse_node
 from zarrox.storage import Store, resolve_store
 
 Mode = Literal["r", "r+", "a", "w", "w-"]
@@ -76,29 +95,32 @@ def _resolve_dtype(dtype: Any, path: str) -> tuple[str, np.dtype[Any]]:
     return name, parse_data_type(name, path=path)[1]
 
 
-def _write_group_document(store: Store, path: str, meta: GroupMetadataV3) -> None:
-    store.set(join(path, METADATA_KEY), dumps(meta.to_json()))
+def _new_group_metadata(zarr_format: int, attributes: dict[str, Any] | None) -> NodeMetadata:
+    if zarr_format == 2:
+        return GroupMetadataV2(attributes=dict(attributes or {}))
+    if zarr_format == 3:
+        return GroupMetadataV3(attributes=dict(attributes or {}))
+    raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
 
 
-def _ensure_parents(store: Store, path: str) -> None:
+def _ensure_parents(store: Store, path: str, zarr_format: int) -> None:
     """Create group metadata for every missing ancestor of ``path``, as zarr-python does."""
     parts = path.split("/")[:-1] if path else []
     for i in range(len(parts) + 1):
         parent = "/".join(parts[:i])
-        doc = read_document(store, parent)
-        if doc is None:
-            _write_group_document(store, parent, GroupMetadataV3(attributes={}))
-        elif doc.get("node_type") == "array":
+        meta = read_node(store, parent)
+        if meta is None:
+            write_node(store, parent, _new_group_metadata(zarr_format, None))
+        elif is_array(meta):
             raise ContainsNodeError(f"cannot create a node below the array at '{parent}'")
 
 
-def _prepare_node_path(store: Store, path: str, overwrite: bool) -> None:
-    if store.exists(join(path, METADATA_KEY)):
-        if not overwrite:
-            raise ContainsNodeError(f"a node already exists at '{path}' in {store!r}")
+def _prepare_node_path(store: Store, path: str, overwrite: bool, zarr_format: int) -> None:
+    if node_exists(store, path) and not overwrite:
+        raise ContainsNodeError(f"a node already exists at '{path}' in {store!r}")
     if overwrite:
         store.delete_prefix(path + "/" if path else "")
-    _ensure_parents(store, path)
+    _ensure_parents(store, path, zarr_format)
 
 
 def create_array(
@@ -120,6 +142,8 @@ def create_array(
     overwrite: bool = False,
     config: dict[str, Any] | None = None,
     shards: Sequence[int] | dict[str, Any] | None = None,
+    order: Literal["C", "F"] | None = None,
+    dimension_separator: Literal[".", "/"] | None = None,
 ) -> Array:
     """Create an array and return it (zarr-python's ``create_array``).
 
@@ -127,13 +151,31 @@ def create_array(
     each stored object is a shard of that shape holding inner chunks of ``chunks``,
     encoded with ``filters``, ``serializer`` and ``compressors``.
     """
-    if zarr_format != 3:
-        raise UnsupportedError(f"zarr_format={zarr_format} is not supported yet")
+    if zarr_format not in (2, 3):
+        raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     store = resolve_store(store)
     path = normalize_path(name)
     shape_t = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape_t):
         raise ValueError(f"shape must be non-negative, got {shape_t}")
+    if zarr_format == 2:
+        return _create_array_v2(
+            store,
+            path,
+            shape_t,
+            dtype,
+            chunks,
+            fill_value,
+            compressors,
+            filters,
+            order,
+            dimension_separator,
+            attributes,
+            overwrite,
+            config,
+        )
+    if order is not None and order != "C":
+        raise ValueError("order applies to zarr_format=2; for v3 use a transpose filter")
     data_type, dt = _resolve_dtype(dtype, path)
     if chunks is None or chunks == "auto":
         chunk_shape = guess_chunks(shape_t, dt.itemsize)
@@ -164,7 +206,50 @@ def create_array(
         dimension_names=dimension_names,
         path=path,
     )
-    _prepare_node_path(store, path, overwrite)
+    _prepare_node_path(store, path, overwrite, 3)
+    array = Array(store, path, meta, config=config)
+    array._save_metadata()
+    return array
+
+
+def _create_array_v2(
+    store: Store,
+    path: str,
+    shape: tuple[int, ...],
+    dtype: Any,
+    chunks: Any,
+    fill_value: Any,
+    compressors: Any,
+    filters: Any,
+    order: str | None,
+    dimension_separator: str | None,
+    attributes: dict[str, Any] | None,
+    overwrite: bool,
+    config: dict[str, Any] | None,
+) -> Array:
+    """``create_array(..., zarr_format=2)``: ``compressors`` is one numcodecs codec
+    (a config dict or codec object, or a list of at most one), ``filters`` numcodecs codecs."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise UnsupportedError(f"array at '{path}': unsupported data type {dtype!r}") from None
+    if chunks is None or chunks == "auto":
+        chunk_shape: Any = guess_chunks(shape, dt.itemsize)
+    else:
+        chunk_shape = chunks
+    meta = ArrayMetadataV2.create(
+        shape,
+        dt,
+        chunk_shape,
+        fill_value=DEFAULT_FILL if fill_value is None else fill_value,
+        compressor=compressors,
+        filters=filters,
+        order=order or "C",
+        dimension_separator=dimension_separator or ".",
+        attributes=attributes,
+        path=path,
+    )
+    _prepare_node_path(store, path, overwrite, 2)
     array = Array(store, path, meta, config=config)
     array._save_metadata()
     return array
@@ -228,16 +313,19 @@ def open_array(
     store = resolve_store(store)
     path = normalize_path(path)
     if mode in ("w", "w-"):
+        if zarr_format is not None:
+            kwargs["zarr_format"] = zarr_format
         return create_array(store, name=path, overwrite=mode == "w", config=config, **kwargs)
-    doc = read_document(store, path)
-    if doc is None:
+    meta = read_node(store, path, zarr_format)
+    if meta is None:
         if mode == "a" and "shape" in kwargs:
+            if zarr_format is not None:
+                kwargs["zarr_format"] = zarr_format
             return create_array(store, name=path, config=config, **kwargs)
         raise ArrayNotFoundError(f"no array found at '{path}' in {store!r}")
-    meta = parse_node(doc, path=path)
-    if not isinstance(meta, ArrayMetadataV3):
+    if not is_array(meta):
         raise ArrayNotFoundError(f"the node at '{path}' in {store!r} is a group, not an array")
-    return Array(store, path, meta, read_only=mode == "r", config=config)
+    return Array(store, path, meta, read_only=mode == "r", config=config)  # type: ignore[arg-type]
 
 
 def create_group(
@@ -249,14 +337,33 @@ def create_group(
     zarr_format: int = 3,
 ) -> Group:
     """Create a group and return it."""
-    if zarr_format != 3:
-        raise UnsupportedError(f"zarr_format={zarr_format} is not supported yet")
+    meta = _new_group_metadata(zarr_format, attributes)
     store = resolve_store(store)
     path = normalize_path(path)
-    _prepare_node_path(store, path, overwrite)
-    meta = GroupMetadataV3(attributes=dict(attributes or {}))
-    _write_group_document(store, path, meta)
-    return Group(store, path, meta)
+    _prepare_node_path(store, path, overwrite, zarr_format)
+    write_node(store, path, meta)
+    return Group(store, path, meta)  # type: ignore[arg-type]
+
+
+def _consolidated(store: Store, path: str, meta: NodeMetadata) -> dict[str, NodeMetadata] | None:
+    """The consolidated metadata of the group at ``path`` (v3 inline, or v2
+    ``.zmetadata``), by node path relative to it, or None when there is none."""
+    if isinstance(meta, GroupMetadataV3):
+        if meta.consolidated_metadata is None:
+            return None
+        docs = parse_consolidated_v3(meta.consolidated_metadata, path=path)
+        nodes: dict[str, NodeMetadata] = {}
+        for rel, doc in docs.items():
+            node_path = f"{path}/{rel}" if path else rel
+            nodes[rel] = parse_node(doc, path=node_path)
+        return nodes
+    key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
+    raw = store.get(key)
+    if raw is None:
+        return None
+    entries = parse_zmetadata(loads_v2(raw, key=ZMETADATA_KEY, path=path), path=path)
+    found = zmetadata_nodes(entries, path=path)
+    return {rel: m for rel, m in found.items() if rel}
 
 
 def open_group(
@@ -266,22 +373,71 @@ def open_group(
     mode: Mode = "a",
     attributes: dict[str, Any] | None = None,
     zarr_format: int | None = None,
+    use_consolidated: bool | None = None,
 ) -> Group:
-    """Open the group at ``path``; modes ``a``/``w``/``w-`` create it when needed."""
+    """Open the group at ``path`` (either format); modes ``a``/``w``/``w-`` create
+    it when needed. Consolidated metadata is used when present (``use_consolidated``
+    None), required (True) or ignored (False)."""
     _check_mode(mode)
     store = resolve_store(store)
     path = normalize_path(path)
     if mode in ("w", "w-"):
-        return create_group(store, path=path, attributes=attributes, overwrite=mode == "w")
-    doc = read_document(store, path)
-    if doc is None:
+        return create_group(
+            store,
+            path=path,
+            attributes=attributes,
+            overwrite=mode == "w",
+            zarr_format=zarr_format or 3,
+        )
+    meta = read_node(store, path, zarr_format)
+    if meta is None:
         if mode == "a":
-            return create_group(store, path=path, attributes=attributes)
+            return create_group(
+                store, path=path, attributes=attributes, zarr_format=zarr_format or 3
+            )
         raise GroupNotFoundError(f"no group found at '{path}' in {store!r}")
-    meta = parse_node(doc, path=path)
-    if not isinstance(meta, GroupMetadataV3):
+    if is_array(meta):
         raise GroupNotFoundError(f"the node at '{path}' in {store!r} is an array, not a group")
-    return Group(store, path, meta, read_only=mode == "r")
+    consolidated = None if use_consolidated is False else _consolidated(store, path, meta)
+    if use_consolidated and consolidated is None:
+        raise MetadataError(f"the group at '{path}' in {store!r} has no consolidated metadata")
+    return Group(store, path, meta, read_only=mode == "r", consolidated=consolidated)  # type: ignore[arg-type]
+
+
+def open_consolidated(
+    store: Any = None,
+    *,
+    path: str | None = None,
+    mode: Mode = "r",
+    zarr_format: int | None = None,
+) -> Group:
+    """Open a group through its consolidated metadata (which must exist)."""
+    return open_group(store, path=path, mode=mode, zarr_format=zarr_format, use_consolidated=True)
+
+
+def consolidate_metadata(
+    store: Any, *, path: str | None = None, zarr_format: int | None = None
+) -> Group:
+    """Gather the metadata of every node below the group at ``path`` into one
+    place: ``.zmetadata`` for a v2 group, ``consolidated_metadata`` in a v3
+    group's zarr.json, as zarr-python writes them. Returns the group."""
+    store = resolve_store(store)
+    path = normalize_path(path)
+    root = open_group(store, path=path, mode="r+", zarr_format=zarr_format, use_consolidated=False)
+    nodes: dict[str, NodeMetadata] = {
+        rel: node.metadata for rel, node in root.members(max_depth=None)
+    }
+    meta = root.metadata
+    if isinstance(meta, GroupMetadataV3):
+        if any(format_of(m) != 3 for m in nodes.values()):
+            raise MetadataError(f"group '{path}' mixes v2 nodes into a v3 hierarchy")
+        meta.consolidated_metadata = build_consolidated_v3(nodes, path=path)  # type: ignore[arg-type]
+        write_node(store, path, meta)
+    else:
+        entries = zmetadata_entries({"": meta, **nodes})  # type: ignore[dict-item]
+        key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
+        store.set(key, dumps_zmetadata(build_zmetadata(entries, path=path)))
+    return open_group(store, path=path, mode="r+", use_consolidated=True)
 
 
 def open(  # noqa: A001 - zarr-python's name
@@ -292,20 +448,22 @@ def open(  # noqa: A001 - zarr-python's name
     zarr_format: int | None = None,
     **kwargs: Any,
 ) -> Array | Group:
-    """Open the array or group at ``path``. When nothing is there, modes that may
-    create make an array if ``shape`` is given, else a group."""
+    """Open the array or group at ``path`` (either format). When nothing is
+    there, modes that may create make an array if ``shape`` is given, else a group."""
     _check_mode(mode)
     store = resolve_store(store)
     path = normalize_path(path)
     if mode in ("w", "w-"):
         if "shape" in kwargs:
-            return open_array(store, path=path, mode=mode, **kwargs)
-        return open_group(store, path=path, mode=mode)
-    try:
-        return open_node(store, path, read_only=mode == "r")
-    except NodeNotFoundError:
+            return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
+        return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+    meta = read_node(store, path, zarr_format)
+    if meta is None:
         if mode == "a":
             if "shape" in kwargs:
-                return create_array(store, name=path, **kwargs)
-            return create_group(store, path=path)
-        raise
+                return create_array(store, name=path, zarr_format=zarr_format or 3, **kwargs)
+            return create_group(store, path=path, zarr_format=zarr_format or 3)
+        raise NodeNotFoundError(f"no array or group found at '{path}' in {store!r}")
+    if is_array(meta):
+        return open_array(store, path=path, mode=mode, zarr_format=zarr_format)
+    return open_group(store, path=path, mode=mode, zarr_format=zarr_format)

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from zarrox import _core
-from zarrox._nodes import METADATA_KEY, join
+from zarrox._nodes import NODE_KEYS, V2_ATTRS_KEY, ArrayMetadata, join, write_node
+from zarrox._nodes import zarr_format as format_of
 from zarrox.attributes import Attributes
 from zarrox.config import config as global_config
 from zarrox.errors import ReadOnlyError
@@ -24,7 +25,7 @@ from zarrox.indexing import (
     mask_selection,
     orthogonal_selection,
 )
-from zarrox.metadata import ArrayMetadataV3, dumps, fill_value_bytes
+from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.storage import Store
 
 
@@ -81,7 +82,7 @@ class Array:
         self,
         store: Store,
         path: str,
-        metadata: ArrayMetadataV3,
+        metadata: ArrayMetadata,
         *,
         read_only: bool = False,
         config: dict[str, Any] | None = None,
@@ -108,18 +109,27 @@ class Array:
         core = m.to_core_json()
         #: elements of variable length (strings, bytes) go through read_var/write_var
         self._var_len = core["data_type"] in ("string", "bytes")
+        fill = (
+            fill_value_bytes(m.fill_value, m.dtype)
+            if isinstance(m, ArrayMetadataV3)
+            else m.fill_bytes()
+        )
         self._handle = _core.ArrayHandle(
             self._store.handle,
             self._path,
             json.dumps(core),
-            fill_value_bytes(m.fill_value, m.dtype),
+            fill,
             self.write_empty_chunks,
         )
 
     # -- description -------------------------------------------------------
     @property
-    def metadata(self) -> ArrayMetadataV3:
+    def metadata(self) -> ArrayMetadata:
         return self._metadata
+
+    @property
+    def zarr_format(self) -> int:
+        return format_of(self._metadata)
 
     @property
     def store(self) -> Store:
@@ -146,6 +156,8 @@ class Array:
         return self._metadata.shape
 
     def _sharding_config(self) -> dict[str, Any] | None:
+        if not isinstance(self._metadata, ArrayMetadataV3):
+            return None
         codecs = self._metadata.codecs
         if len(codecs) == 1 and codecs[0]["name"] == "sharding_indexed":
             return dict(codecs[0].get("configuration") or {})
@@ -166,7 +178,12 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return self._metadata.dtype
+        """The data type of values read. v2 numbers are returned in native byte
+        order (the core decodes to native order); other v2 types keep theirs."""
+        dt = self._metadata.dtype
+        if self.zarr_format == 2 and dt.kind in "biufc":
+            return dt.newbyteorder("=")
+        return dt
 
     @property
     def ndim(self) -> int:
@@ -194,7 +211,7 @@ class Array:
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
-        return self._metadata.dimension_names
+        return getattr(self._metadata, "dimension_names", None)
 
     @property
     def attrs(self) -> Attributes:
@@ -258,8 +275,10 @@ class Array:
         for key, _ in self._handle.stored_chunks():
             value = self._store.get(key)
             total += len(value) if value is not None else 0
-        meta = self._store.get(join(self._path, METADATA_KEY))
-        return total + (len(meta) if meta is not None else 0)
+        for key in (*NODE_KEYS, V2_ATTRS_KEY):
+            meta = self._store.get(join(self._path, key))
+            total += len(meta) if meta is not None else 0
+        return total
 
     @property
     def info(self) -> ArrayInfo:
@@ -331,7 +350,7 @@ class Array:
 
     def _save_metadata(self) -> None:
         self._check_writable()
-        self._store.set(join(self._path, METADATA_KEY), dumps(self._metadata.to_json()))
+        write_node(self._store, self._path, self._metadata)
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -496,7 +515,7 @@ class ArrayInfo:
         a = array
         self.type = "Array"
         self.name = a.name
-        self.zarr_format = 3
+        self.zarr_format = a.zarr_format
         self.data_type = a.metadata.data_type
         self.dtype = a.dtype
         self.shape = a.shape
@@ -505,7 +524,12 @@ class ArrayInfo:
         self.fill_value = a.fill_value
         self.read_only = a.read_only
         self.store = repr(a.store)
-        self.codecs = [c["name"] for c in a.metadata.codecs]
+        m = a.metadata
+        if isinstance(m, ArrayMetadataV3):
+            self.codecs = [c["name"] for c in m.codecs]
+        else:
+            codecs = [*(m.filters or []), *([m.compressor] if m.compressor else [])]
+            self.codecs = [str(c["id"]) for c in codecs]
         self.nbytes = a.nbytes
         self.nbytes_stored = a.nbytes_stored
         self.nobjects_initialized = a.nshards_initialized

@@ -2,42 +2,84 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from zarrox._nodes import METADATA_KEY, join, normalize_path, read_document
+from zarrox._nodes import (
+    GroupMetadata,
+    NodeMetadata,
+    child_names,
+    is_array,
+    join,
+    node_exists,
+    normalize_path,
+    read_node,
+    write_node,
+)
+from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.attributes import Attributes
 from zarrox.errors import NodeNotFoundError, ReadOnlyError
-from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps, parse_node
 from zarrox.storage import Store
+
+#: node metadata of a group's descendants by path relative to it, from consolidated metadata
+Consolidated = Mapping[str, NodeMetadata]
+
+
+def make_node(
+    store: Store,
+    path: str,
+    meta: NodeMetadata,
+    *,
+    read_only: bool = False,
+    consolidated: Consolidated | None = None,
+) -> Array | Group:
+    if is_array(meta):
+        return Array(store, path, meta, read_only=read_only)  # type: ignore[arg-type]
+    return Group(store, path, meta, read_only=read_only, consolidated=consolidated)  # type: ignore[arg-type]
 
 
 def open_node(store: Store, path: str, *, read_only: bool = False) -> Array | Group:
-    """The array or group at ``path``; NodeNotFoundError if there is none."""
-    doc = read_document(store, path)
-    if doc is None:
+    """The array or group at ``path`` (either format); NodeNotFoundError if none."""
+    meta = read_node(store, path)
+    if meta is None:
         raise NodeNotFoundError(f"no array or group found at '{path}' in {store!r}")
-    meta = parse_node(doc, path=path)
-    if isinstance(meta, ArrayMetadataV3):
-        return Array(store, path, meta, read_only=read_only)
-    return Group(store, path, meta, read_only=read_only)
+    return make_node(store, path, meta, read_only=read_only)
+
+
+def _below(consolidated: Consolidated, name: str) -> dict[str, NodeMetadata]:
+    prefix = name + "/"
+    return {k[len(prefix) :]: v for k, v in consolidated.items() if k.startswith(prefix)}
 
 
 class Group:
-    """A Zarr group: a node with attributes whose children are arrays and groups."""
+    """A Zarr group: a node with attributes whose children are arrays and groups.
+
+    A group opened from consolidated metadata looks its descendants up there
+    instead of in the store."""
 
     def __init__(
-        self, store: Store, path: str, metadata: GroupMetadataV3, *, read_only: bool = False
+        self,
+        store: Store,
+        path: str,
+        metadata: GroupMetadata,
+        *,
+        read_only: bool = False,
+        consolidated: Consolidated | None = None,
     ) -> None:
         self._store = store
         self._path = path
         self._metadata = metadata
         self._read_only = read_only
+        self._consolidated = consolidated
 
     @property
-    def metadata(self) -> GroupMetadataV3:
+    def metadata(self) -> GroupMetadata:
         return self._metadata
+
+    @property
+    def zarr_format(self) -> int:
+        return format_of(self._metadata)
 
     @property
     def store(self) -> Store:
@@ -68,9 +110,8 @@ class Group:
         return self._metadata.attributes
 
     def _save_metadata(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group '{self._path}' is opened read-only")
-        self._store.set(join(self._path, METADATA_KEY), dumps(self._metadata.to_json()))
+        self._check_writable()
+        write_node(self._store, self._path, self._metadata)
 
     def __repr__(self) -> str:
         return f"<zarrox.Group {self.name}>"
@@ -80,20 +121,31 @@ class Group:
         return join(self._path, normalize_path(name))
 
     def __getitem__(self, name: str) -> Array | Group:
+        rel = normalize_path(name)
+        if self._consolidated is not None and rel in self._consolidated:
+            return make_node(
+                self._store,
+                self._child_path(rel),
+                self._consolidated[rel],
+                read_only=self._read_only,
+                consolidated=_below(self._consolidated, rel),
+            )
         try:
-            return open_node(self._store, self._child_path(name), read_only=self._read_only)
+            return open_node(self._store, self._child_path(rel), read_only=self._read_only)
         except NodeNotFoundError:
             raise KeyError(name) from None
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        return self._store.exists(join(self._child_path(name), METADATA_KEY))
+        if self._consolidated is not None and normalize_path(name) in self._consolidated:
+            return True
+        return node_exists(self._store, self._child_path(name))
 
     def _child_names(self) -> list[str]:
-        prefix = self._path + "/" if self._path else ""
-        _, dirs = self._store.list_dir(prefix)
-        return [d for d in dirs if self._store.exists(f"{prefix}{d}/{METADATA_KEY}")]
+        if self._consolidated is not None:
+            return sorted({k.split("/", 1)[0] for k in self._consolidated})
+        return child_names(self._store, self._path)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._child_names())
@@ -129,19 +181,30 @@ class Group:
         return [(n, node) for n, node in self.members() if isinstance(node, Group)]
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
+        """Create an array below this group (in the group's format by default)."""
         from zarrox.api import create_array
 
         self._check_writable()
+        kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self._store, name=self._child_path(name), **kwargs)
 
     def create_group(
-        self, name: str, *, attributes: dict[str, Any] | None = None, overwrite: bool = False
+        self,
+        name: str,
+        *,
+        attributes: dict[str, Any] | None = None,
+        overwrite: bool = False,
+        zarr_format: int | None = None,
     ) -> Group:
         from zarrox.api import create_group
 
         self._check_writable()
         return create_group(
-            self._store, path=self._child_path(name), attributes=attributes, overwrite=overwrite
+            self._store,
+            path=self._child_path(name),
+            attributes=attributes,
+            overwrite=overwrite,
+            zarr_format=zarr_format or self.zarr_format,
         )
 
     def require_group(self, name: str) -> Group:
