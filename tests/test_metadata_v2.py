@@ -896,10 +896,18 @@ def test_zarr2_object_dtype() -> None:
     assert meta.dtype == np.dtype("O")
     assert meta.filters == [{"id": "vlen-utf8"}]
     assert meta.fill_value == 0  # kept as stored
-    with pytest.raises(UnsupportedError, match=r"'\|O'.*variable-length strings"):
-        meta.to_core_json()
-    with pytest.raises(UnsupportedError, match="variable-length strings"):
-        meta.fill_bytes()
+    core = meta.to_core_json()
+    # Strings: the vlen-utf8 filter serializes chunks, then the compressor.
+    assert core["data_type"] == "string"
+    assert core["codecs"][0] == {"name": "vlen-utf8"}
+    assert [c["name"] for c in core["codecs"][1:]] == (
+        [f"numcodecs.{meta.compressor['id']}"] if meta.compressor else []
+    )
+    assert meta.fill_bytes() == b""  # a non-string fill of an object array reads as ""
+    bad = read(Z2_ARRAYS["object"][".zarray"])
+    bad.filters = [{"id": "pickle"}]
+    with pytest.raises(UnsupportedError, match="vlen-utf8 or vlen-bytes"):
+        bad.to_core_json()
 
 
 def test_zarr2_documents_read_by_zarr3(tmp_path: Path) -> None:
@@ -1363,11 +1371,20 @@ def test_malformed_documents() -> None:
     assert ArrayMetadataV2.from_json(base_doc(filters=[])).to_json()["filters"] == []
 
 
+def test_create_string_arrays_as_zarr_python_writes_them() -> None:
+    for dtype in (str, object):
+        meta = ArrayMetadataV2.create((4,), dtype, (2,), compressor=None)
+        assert meta.to_json()["dtype"] == "|O"
+        assert meta.filters == [{"id": "vlen-utf8"}] and meta.fill_value == ""
+    raw = ArrayMetadataV2.create((4,), bytes, (2,), compressor=None)
+    assert raw.filters == [{"id": "vlen-bytes"}] and raw.fill_value is None
+    assert dumps_v2(raw.to_json())  # JSON-encodable
+    assert raw.fill_bytes() == b""
+    with pytest.raises(MetadataError, match="takes a str fill value"):
+        ArrayMetadataV2.create((4,), str, (2,), fill_value=3)
+
+
 def test_create_errors() -> None:
-    with pytest.raises(UnsupportedError, match="variable-length strings"):
-        ArrayMetadataV2.create((4,), object, (2,))
-    with pytest.raises(UnsupportedError, match="variable-length strings"):
-        ArrayMetadataV2.create((4,), str, (2,))
     with pytest.raises(UnsupportedError):
         ArrayMetadataV2.create((4,), ("<i4", (2,)), (2,))
     with pytest.raises(MetadataError, match="differ in length"):

@@ -229,17 +229,17 @@ def _create_array_v2(
 ) -> Array:
     """``create_array(..., zarr_format=2)``: ``compressors`` is one numcodecs codec
     (a config dict or codec object, or a list of at most one), ``filters`` numcodecs codecs."""
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise UnsupportedError(f"array at '{path}': unsupported data type {dtype!r}") from None
     if chunks is None or chunks == "auto":
-        chunk_shape: Any = guess_chunks(shape, dt.itemsize)
+        try:
+            itemsize = max(np.dtype(dtype).itemsize, 1)
+        except TypeError:
+            itemsize = 8
+        chunk_shape: Any = guess_chunks(shape, itemsize)
     else:
         chunk_shape = chunks
     meta = ArrayMetadataV2.create(
         shape,
-        dt,
+        dtype,
         chunk_shape,
         fill_value=DEFAULT_FILL if fill_value is None else fill_value,
         compressor=compressors,

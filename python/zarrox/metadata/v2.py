@@ -527,9 +527,10 @@ def cast_v2_fill_value(value: Any, dtype: np.dtype[Any] | Any, *, path: str | No
     if value is None:
         return None
     if dt.hasobject:
-        raise UnsupportedError(
-            f"{where}unsupported data type {v2_dtype_json(dt)!r}: variable-length strings and "
-            "objects are not supported yet"
+        if isinstance(value, str):
+            return value
+        raise MetadataError(
+            f"{where}fill_value: a v2 object array takes a str fill value (or None), got {value!r}"
         )
     label = "fill_value"
     kind = dt.kind
@@ -994,6 +995,16 @@ class ArrayMetadataV2:
         """
         where = _where(".zarray", path)
         dt = _user_dtype(dtype, where)
+        vlen = _vlen_kind(dtype)
+        if vlen is not None:
+            # Strings and bytes are object arrays serialized by a vlen filter, as
+            # zarr-python writes them; the fill value defaults to empty.
+            given = _user_filters(filters, path) or []
+            if not any(f.get("id") in ("vlen-utf8", "vlen-bytes") for f in given):
+                filters = [{"id": vlen}, *given]
+            if fill_value is DEFAULT_FILL:
+                # JSON holds no bytes: byte-string arrays get null (read as b"").
+                fill_value = "" if vlen == "vlen-utf8" else None
         if isinstance(shape, int | np.integer):
             shape = (int(shape),)
         shape_t = _int_tuple(shape, "shape", where, positive=False)
@@ -1064,6 +1075,8 @@ class ArrayMetadataV2:
         zarrox knows). Object dtypes raise UnsupportedError.
         """
         where = ""  # the configurations were validated when the metadata was made
+        if self.dtype.hasobject:
+            return self._object_core_json()
         data_type = v2_core_data_type(self.dtype)
         codecs: list[dict[str, Any]] = []
         if self.order == "F" and self.ndim > 1:
@@ -1084,8 +1097,56 @@ class ArrayMetadataV2:
             "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
         }
 
+    def _vlen_filter(self) -> tuple[int, str]:
+        """(position, v3 data type) of the filter that serializes an object array."""
+        kinds = {"vlen-utf8": "string", "vlen-bytes": "bytes"}
+        for i, f in enumerate(self.filters or []):
+            if f.get("id") in kinds:
+                return i, kinds[str(f["id"])]
+        ids = [f.get("id") for f in self.filters or []]
+        raise UnsupportedError(
+            f"{_where('.zarray', '')}object arrays are supported with the vlen-utf8 or "
+            f"vlen-bytes codec, this one has filters {ids}"
+        )
+
+    def _object_core_json(self) -> dict[str, Any]:
+        """The core description of an object array of strings or bytes: the vlen
+        codec serializes chunks; filters after it and the compressor follow."""
+        pos, data_type = self._vlen_filter()
+        filters = self.filters or []
+        if pos > 0:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}filters before {filters[pos]['id']!r} in an object "
+                "array are not supported"
+            )
+        if self.order == "F" and self.ndim > 1:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}object arrays in F order are not supported"
+            )
+        codecs: list[dict[str, Any]] = [{"name": str(filters[pos]["id"])}]
+        for i, f in enumerate(filters[pos + 1 :], start=pos + 1):
+            codecs.append(_core_codec(f, "", f"filters[{i}]"))
+        if self.compressor is not None:
+            codecs.append(_core_codec(self.compressor, "", "compressor"))
+        return {
+            "shape": list(self.shape),
+            "chunk_shape": list(self.chunks),
+            "data_type": data_type,
+            "codecs": codecs,
+            "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
+        }
+
     def fill_bytes(self) -> bytes:
-        """The fill value as one element's bytes (see :func:`v2_fill_value_bytes`)."""
+        """The fill value as one element's bytes (see :func:`v2_fill_value_bytes`);
+        for object arrays of strings or bytes, the fill value's bytes (empty when
+        it is null or not a string)."""
+        if self.dtype.hasobject:
+            value = self.fill_value
+            if isinstance(value, str):
+                return value.encode("utf-8")
+            if isinstance(value, bytes):
+                return value
+            return b""
         return v2_fill_value_bytes(self.fill_value, self.dtype)
 
     # ---- helpers -----------------------------------------------------------------------
@@ -1100,7 +1161,10 @@ class ArrayMetadataV2:
 
     @property
     def data_type(self) -> str:
-        """The v3 core data type name (see :func:`v2_core_data_type`)."""
+        """The v3 core data type name (see :func:`v2_core_data_type`); ``string`` or
+        ``bytes`` for object arrays serialized by vlen-utf8 / vlen-bytes."""
+        if self.dtype.hasobject:
+            return self._vlen_filter()[1]
         return v2_core_data_type(self.dtype)
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
@@ -1119,7 +1183,22 @@ class ArrayMetadataV2:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _vlen_kind(dtype: object) -> str | None:
+    """'vlen-utf8' for str-like dtypes, 'vlen-bytes' for bytes, None otherwise."""
+    if dtype is str or isinstance(dtype, np.dtypes.StringDType):
+        return "vlen-utf8"
+    if dtype is bytes:
+        return "vlen-bytes"
+    if dtype is object or (isinstance(dtype, str) and dtype in ("O", "|O", "object")):
+        return "vlen-utf8"
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        return "vlen-utf8"
+    return None
+
+
 def _user_dtype(dtype: object, where: str) -> np.dtype[Any]:
+    if _vlen_kind(dtype) is not None:
+        return np.dtype("O")
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError) as e:
