@@ -10,7 +10,10 @@
 
 pub mod blosc;
 pub mod bz2;
+pub mod checksum32;
+pub mod fletcher32;
 pub mod gzip;
+pub mod jenkins;
 pub mod lz4;
 pub mod lzma;
 pub mod shuffle;
@@ -40,6 +43,13 @@ pub(crate) fn build(
         "lz4" => lz4::Lz4Codec::from_config(config).map(|c| B(Box::new(c))),
         "blosc" => blosc::from_config(config, spec).map(|c| B(Box::new(c))),
         "shuffle" => shuffle::ShuffleCodec::from_config(config, spec).map(|c| B(Box::new(c))),
+        "crc32" | "adler32" | "crc32c" => {
+            checksum32::Checksum32Codec::from_config(id, config).map(|c| B(Box::new(c)))
+        }
+        "fletcher32" => fletcher32::Fletcher32Codec::from_config(config).map(|c| B(Box::new(c))),
+        "jenkins_lookup3" => {
+            jenkins::JenkinsLookup3Codec::from_config(config).map(|c| B(Box::new(c)))
+        }
         _ => return None,
     };
     Some(built)
