@@ -18,7 +18,9 @@ pub struct BloscCodec {
     blocksize: usize,
 }
 
-const CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
+/// The compressors this build of c-blosc has (numcodecs' `list_compressors()`
+/// minus snappy).
+pub const CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
 
 impl BloscCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
@@ -27,14 +29,8 @@ impl BloscCodec {
             config,
             &["cname", "clevel", "shuffle", "typesize", "blocksize"],
         )?;
-        let cname = match choice_member("blosc", config, "cname", &CNAMES)?.unwrap_or("lz4") {
-            "lz4" => c"lz4",
-            "lz4hc" => c"lz4hc",
-            "blosclz" => c"blosclz",
-            "zstd" => c"zstd",
-            _ => c"zlib",
-        };
-        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(5) as c_int;
+        let cname = choice_member("blosc", config, "cname", &CNAMES)?.unwrap_or("lz4");
+        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(5);
         let shuffle = match choice_member(
             "blosc",
             config,
@@ -52,11 +48,46 @@ impl BloscCodec {
             .unwrap_or(spec.dtype.size.max(1));
         let blocksize =
             int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?.unwrap_or(0) as usize;
+        Self::new(cname, clevel, shuffle, typesize, blocksize)
+    }
+
+    /// A codec from already-parsed parameters: `cname` one of [`CNAMES`],
+    /// `clevel` 0..=9, `shuffle` one of `BLOSC_NOSHUFFLE`, `BLOSC_SHUFFLE`,
+    /// `BLOSC_BITSHUFFLE` (0, 1, 2). Used by `numcodecs.blosc` too.
+    pub fn new(
+        cname: &str,
+        clevel: i64,
+        shuffle: c_int,
+        typesize: usize,
+        blocksize: usize,
+    ) -> Result<Self> {
+        let cname = match cname {
+            "lz4" => c"lz4",
+            "lz4hc" => c"lz4hc",
+            "blosclz" => c"blosclz",
+            "zstd" => c"zstd",
+            "zlib" => c"zlib",
+            other => {
+                return Err(Error::metadata(format!(
+                    "blosc: compressor '{other}' is not supported; expected one of {CNAMES:?}"
+                )))
+            }
+        };
+        if !(0..=9).contains(&clevel) {
+            return Err(Error::metadata(format!(
+                "blosc: clevel must be in [0, 9], got {clevel}"
+            )));
+        }
+        if !(0..=2).contains(&shuffle) {
+            return Err(Error::metadata(format!(
+                "blosc: shuffle must be 0, 1 or 2, got {shuffle}"
+            )));
+        }
         Ok(BloscCodec {
             cname,
-            clevel,
+            clevel: clevel as c_int,
             shuffle,
-            typesize,
+            typesize: typesize.max(1),
             blocksize,
         })
     }

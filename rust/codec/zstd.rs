@@ -26,10 +26,12 @@ impl ZstdCodec {
         check_members("zstd", config, &["level", "checksum"])?;
         let level = int_member("zstd", config, "level", -131072, 22)?.unwrap_or(0);
         let checksum = bool_member("zstd", config, "checksum")?.unwrap_or(false);
-        Ok(ZstdCodec {
-            level: level as i32,
-            checksum,
-        })
+        Ok(ZstdCodec::new(level as i32, checksum))
+    }
+
+    /// A codec from already-validated parameters (used by `numcodecs.zstd`).
+    pub fn new(level: i32, checksum: bool) -> Self {
+        ZstdCodec { level, checksum }
     }
 }
 

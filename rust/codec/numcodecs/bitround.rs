@@ -1,0 +1,223 @@
+//! `numcodecs.bitround`: rounds float mantissas to `keepbits` bits (round
+//! half to even on the bit pattern, Klöwer et al. 2021), which makes the data
+//! more compressible. Decoding is the identity.
+
+use serde_json::{Map, Value};
+
+use super::check_config;
+use crate::codec::config::int_member;
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::dtype::DataKind;
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+pub struct BitRoundCodec {
+    keepbits: u32,
+    /// Mantissa bits of the data type (10, 23 or 52).
+    bits: u32,
+    spec: ChunkSpec,
+}
+
+impl BitRoundCodec {
+    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
+        const NAME: &str = "numcodecs.bitround";
+        check_config("bitround", config, &["keepbits"])?;
+        let keepbits = int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
+            .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))?
+            as u32;
+        let bits = match (spec.dtype.kind, spec.dtype.size) {
+            (DataKind::Float, 2) => 10,
+            (DataKind::Float, 4) => 23,
+            (DataKind::Float, 8) => 52,
+            _ => {
+                return Err(Error::metadata(format!(
+                    "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
+                )))
+            }
+        };
+        if keepbits > bits {
+            return Err(Error::metadata(format!(
+                "codec '{NAME}': keepbits {keepbits} is too large for a float with {bits} \
+                 mantissa bits"
+            )));
+        }
+        Ok(BitRoundCodec {
+            keepbits,
+            bits,
+            spec: spec.clone(),
+        })
+    }
+}
+
+macro_rules! round_bits {
+    ($data:expr, $t:ty, $maskbits:expr) => {{
+        let maskbits: u32 = $maskbits;
+        let mask: $t = !0 << maskbits;
+        let half_quantum1: $t = (1 << (maskbits - 1)) - 1;
+        const N: usize = std::mem::size_of::<$t>();
+        for chunk in $data.chunks_exact_mut(N) {
+            let mut word = [0u8; N];
+            word.copy_from_slice(chunk);
+            let b = <$t>::from_ne_bytes(word);
+            let b = b.wrapping_add(((b >> maskbits) & 1).wrapping_add(half_quantum1)) & mask;
+            chunk.copy_from_slice(&b.to_ne_bytes());
+        }
+    }};
+}
+
+impl ArrayToArrayCodec for BitRoundCodec {
+    fn encoded_spec(&self) -> &ChunkSpec {
+        &self.spec
+    }
+
+    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
+        check_len(decoded.len(), self.spec.nbytes())?;
+        if self.keepbits == self.bits {
+            return Ok(decoded);
+        }
+        let maskbits = self.bits - self.keepbits;
+        match self.spec.dtype.size {
+            2 => round_bits!(decoded, u16, maskbits),
+            4 => round_bits!(decoded, u32, maskbits),
+            _ => round_bits!(decoded, u64, maskbits),
+        }
+        Ok(decoded)
+    }
+
+    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        check_len(encoded.len(), self.spec.nbytes())?;
+        Ok(encoded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{build_any, hex};
+    use crate::codec::tests::spec;
+    use crate::codec::{AnyCodec, ArrayToArrayCodec};
+    use crate::dtype::DataType;
+    use crate::error::Result;
+    use serde_json::{json, Value};
+
+    fn codec(config: Value, dtype: &str, n: usize) -> Result<Box<dyn ArrayToArrayCodec>> {
+        match build_any("bitround", config, &spec(&[n], dtype))? {
+            AnyCodec::ArrayToArray(c) => Ok(c),
+            _ => unreachable!(),
+        }
+    }
+
+    /// (keepbits, chunk dtype, x.tobytes().hex(), BitRound(keepbits).encode(x).tobytes().hex())
+    const REFERENCE: [(i64, &str, &str, &str); 11] = [
+        (
+            0,
+            "float16",
+            "003e48421994ff7b007c007e000066c1d3640200",
+            "004000440094007c007c0080000000c000640000",
+        ),
+        (
+            3,
+            "float16",
+            "003e48421994ff7b007c007e000066c1d3640200",
+            "003e80420094007c007c007e000080c100650000",
+        ),
+        (
+            9,
+            "float16",
+            "003e48421994ff7b007c007e000066c1d3640200",
+            "003e48421894007c007c007e000066c1d4640200",
+        ),
+        (
+            10,
+            "float16",
+            "003e48421994ff7b007c007e000066c1d3640200",
+            "003e48421994ff7b007c007e000066c1d3640200",
+        ),
+        (
+            0,
+            "float32",
+            "0000c03fdb0f49406f1283ba00e07f470000807f0000c07f00000000cdcc2cc0\
+         2b529a4495bfd633",
+            "0000004000008040000080ba000080470000807f0000008000000000000000c0\
+         0000804400000034",
+        ),
+        (
+            5,
+            "float32",
+            "0000c03fdb0f49406f1283ba00e07f470000807f0000c07f00000000cdcc2cc0\
+         2b529a4495bfd633",
+            "0000c03f00004840000084ba000080470000807f0000c07f0000000000002cc0\
+         00009c440000d833",
+        ),
+        (
+            22,
+            "float32",
+            "0000c03fdb0f49406f1283ba00e07f470000807f0000c07f00000000cdcc2cc0\
+         2b529a4495bfd633",
+            "0000c03fdc0f4940701283ba00e07f470000807f0000c07f00000000cccc2cc0\
+         2c529a4494bfd633",
+        ),
+        (
+            0,
+            "float64",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         adfa5c6d454a934048afbc9af2d77a3e",
+            "0000000000000040000000000000104000000000000050bf000000000000f040\
+         000000000000f07f0000000000000080000000000000000000000000000000c0\
+         0000000000009040000000000000803e",
+        ),
+        (
+            10,
+            "float64",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         adfa5c6d454a934048afbc9af2d77a3e",
+            "000000000000f83f000000000020094000000000006450bf0000000000fcef40\
+         000000000000f07f000000000000f87f000000000000000000000000009805c0\
+         00000000004c93400000000000d87a3e",
+        ),
+        (
+            51,
+            "float64",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         adfa5c6d454a934048afbc9af2d77a3e",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         acfa5c6d454a934048afbc9af2d77a3e",
+        ),
+        (
+            52,
+            "float64",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         adfa5c6d454a934048afbc9af2d77a3e",
+            "000000000000f83f182d4454fb210940fca9f1d24d6250bf0000000000fcef40\
+         000000000000f07f000000000000f87f00000000000000009a999999999905c0\
+         adfa5c6d454a934048afbc9af2d77a3e",
+        ),
+    ];
+
+    #[test]
+    fn matches_numcodecs() {
+        for (keepbits, dtype, x, enc) in REFERENCE {
+            let (x, enc) = (hex(x), hex(enc));
+            let n = x.len() / DataType::from_name(dtype).unwrap().size;
+            let c = codec(json!({ "keepbits": keepbits }), dtype, n).unwrap();
+            assert_eq!(c.encode(x).unwrap(), enc, "{keepbits} {dtype}");
+            assert_eq!(c.decode(enc.clone()).unwrap(), enc);
+        }
+    }
+
+    #[test]
+    fn validation() {
+        assert!(codec(json!({"keepbits": -1}), "float32", 2).is_err());
+        assert!(codec(json!({"keepbits": 24}), "float32", 2).is_err());
+        assert!(codec(json!({"keepbits": 11}), "float16", 2).is_err());
+        assert!(codec(json!({"keepbits": 3}), "int32", 2).is_err());
+        assert!(codec(json!({}), "float32", 2).is_err());
+        let c = codec(json!({"keepbits": 23}), "float32", 2).unwrap();
+        assert_eq!(c.encode(vec![1; 8]).unwrap(), vec![1; 8]);
+        assert!(c.encode(vec![1; 7]).is_err());
+    }
+}

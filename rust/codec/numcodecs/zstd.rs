@@ -1,0 +1,343 @@
+//! `numcodecs.zstd`: Zstandard with numcodecs' `level` and `checksum`.
+//!
+//! Encoding is the core `zstd` codec's (`ZSTD_compress2` with the level, which
+//! numcodecs clamps to the library's maximum, and the checksum flag). Decoding
+//! follows numcodecs: the decoded size is the sum of the content sizes of all
+//! concatenated frames; frames without one are decoded as a stream.
+
+use std::cell::RefCell;
+
+use serde_json::{Map, Value};
+use zstd::zstd_safe;
+
+use super::check_config;
+use crate::codec::config::{bool_member, int_member};
+use crate::codec::zstd::ZstdCodec as CoreZstd;
+use crate::codec::{check_len, BytesToBytesCodec};
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+pub struct ZstdCodec {
+    inner: CoreZstd,
+}
+
+thread_local! {
+    static DCTX: RefCell<zstd_safe::DCtx<'static>> = RefCell::new(zstd_safe::DCtx::create());
+}
+
+impl ZstdCodec {
+    pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
+        check_config("zstd", config, &["level", "checksum"])?;
+        let level = int_member(
+            "numcodecs.zstd",
+            config,
+            "level",
+            i64::from(i32::MIN),
+            i64::from(i32::MAX),
+        )?
+        .unwrap_or(0);
+        // numcodecs clamps levels above the maximum; zstd clamps those below
+        // its minimum.
+        let level = level.clamp(-(1 << 17), i64::from(zstd_safe::max_c_level())) as i32;
+        let checksum = bool_member("numcodecs.zstd", config, "checksum")?.unwrap_or(false);
+        Ok(ZstdCodec {
+            inner: CoreZstd::new(level, checksum),
+        })
+    }
+}
+
+fn zstd_error(code: usize) -> Error {
+    Error::corrupt(format!("zstd: {}", zstd_safe::get_error_name(code)))
+}
+
+/// The summed content size of the frames in `src`, `None` when a frame does
+/// not record its size (numcodecs' `findTotalContentSize`).
+fn total_content_size(src: &[u8]) -> Result<Option<u64>> {
+    if src.is_empty() {
+        return Err(Error::corrupt("zstd: empty input holds no frame"));
+    }
+    let mut offset = 0;
+    let mut total: u64 = 0;
+    while offset < src.len() {
+        let n = zstd_safe::find_frame_compressed_size(&src[offset..]).map_err(zstd_error)?;
+        if n == 0 || n > src.len() - offset {
+            return Err(Error::corrupt("zstd: invalid frame size"));
+        }
+        match zstd_safe::get_frame_content_size(&src[offset..offset + n]) {
+            Ok(Some(size)) => total = total.saturating_add(size),
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(Error::corrupt("zstd: invalid frame header")),
+        }
+        offset += n;
+    }
+    // A zstd block of 128 KiB takes at least 4 bytes (RLE), which bounds what
+    // honest frames can declare; refuse to allocate for anything beyond.
+    if total > (src.len() as u64).saturating_mul(1 << 16) {
+        return Err(Error::corrupt(format!(
+            "zstd: frames declare {total} bytes, more than {} compressed bytes can hold",
+            src.len()
+        )));
+    }
+    Ok(Some(total))
+}
+
+fn decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
+    let n = DCTX.with(|d| d.borrow_mut().decompress(out, src).map_err(zstd_error))?;
+    check_len(n, out.len())
+}
+
+fn stream_decode(src: &[u8]) -> Result<Vec<u8>> {
+    zstd::stream::decode_all(src).map_err(|e| Error::corrupt(format!("zstd: {e}")))
+}
+
+impl BytesToBytesCodec for ZstdCodec {
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
+        self.inner.encode(decoded)
+    }
+
+    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+        match total_content_size(&encoded)? {
+            Some(size) => {
+                let mut out = vec![0u8; size as usize];
+                decompress_into(&encoded, &mut out)?;
+                Ok(out)
+            }
+            None => stream_decode(&encoded),
+        }
+    }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
+        match total_content_size(&encoded)? {
+            Some(size) => {
+                check_len(size as usize, out.len())?;
+                decompress_into(&encoded, out)
+            }
+            None => {
+                let decoded = stream_decode(&encoded)?;
+                check_len(decoded.len(), out.len())?;
+                out.copy_from_slice(&decoded);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{assert_robust, bytes_codec, hex};
+    use crate::codec::tests::sample;
+    use serde_json::json;
+
+    fn data() -> Vec<u8> {
+        let mut d = sample(300);
+        d.extend_from_slice(&[0; 200]);
+        d
+    }
+
+    /// numcodecs.Zstd(level, checksum).encode(d).hex() (numcodecs bundles
+    /// zstd 1.5.6, this build 1.5.7: outputs agree at these levels).
+    const REFERENCE: [(i64, bool, &str); 10] = [
+        (
+            -1,
+            false,
+            "28b52ffd60f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd919102",
+        ),
+        (
+            -1,
+            true,
+            "28b52ffd64f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd91910223afcdbb",
+        ),
+        (
+            1,
+            false,
+            "28b52ffd60f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd919102",
+        ),
+        (
+            1,
+            true,
+            "28b52ffd64f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd91910223afcdbb",
+        ),
+        (
+            3,
+            false,
+            "28b52ffd60f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd919102",
+        ),
+        (
+            3,
+            true,
+            "28b52ffd64f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd91910223afcdbb",
+        ),
+        (
+            9,
+            false,
+            "28b52ffd60f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd919102",
+        ),
+        (
+            9,
+            true,
+            "28b52ffd64f400450800c40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000200449c127bfd91910223afcdbb",
+        ),
+        (
+            22,
+            false,
+            "28b52ffd60f4004d0800d40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000002004347e1bdfee84901",
+        ),
+        (
+            22,
+            true,
+            "28b52ffd64f4004d0800d40f00070e151c232a31383f464d545b626970777e85\
+         8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+         71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+         565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+         3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+         20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+         050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+         e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+         cad1d8dfe6edf4000002004347e1bdfee8490123afcdbb",
+        ),
+    ];
+
+    #[test]
+    fn matches_numcodecs() {
+        for (level, checksum, enc) in REFERENCE {
+            let c = bytes_codec("zstd", json!({"level": level, "checksum": checksum})).unwrap();
+            assert_eq!(c.decode(hex(enc)).unwrap(), data());
+            assert_eq!(c.encode(data()).unwrap(), hex(enc), "level {level}");
+        }
+    }
+
+    #[test]
+    fn numcodecs_default_level_decodes_and_round_trips() {
+        // numcodecs.Zstd().encode(d): level 0 (zstd's default, 3), whose
+        // output differs between zstd 1.5.6 and 1.5.7.
+        const ENC: &str = "28b52ffd60f400450800c40f00070e151c232a31383f464d545b626970777e85\
+                           8c939aa1a8afb6bdc4cbd2d9e0e7eef501080f161d242b323940474e555c636a\
+                           71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6020910171e252c333a41484f\
+                           565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7030a11181f262d34\
+                           3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8040b1219\
+                           20272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f9\
+                           050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7de\
+                           e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
+                           cad1d8dfe6edf4000200449c127bfd919102";
+        let c = bytes_codec("zstd", json!({})).unwrap();
+        assert_eq!(c.decode(hex(ENC)).unwrap(), data());
+        let enc = c.encode(data()).unwrap();
+        assert_eq!(c.decode(enc).unwrap(), data());
+    }
+
+    #[test]
+    fn concatenated_and_streamed_frames() {
+        let c = bytes_codec("zstd", json!({"level": 1})).unwrap();
+        let mut two = c.encode(sample(100)).unwrap();
+        two.extend(c.encode(sample(50)).unwrap());
+        let mut expected = sample(100);
+        expected.extend(sample(50));
+        assert_eq!(c.decode(two.clone()).unwrap(), expected);
+        let mut out = vec![0; 150];
+        c.decode_into(two, &mut out).unwrap();
+        assert_eq!(out, expected);
+
+        let mut streamed = Vec::new();
+        {
+            let mut w = zstd::stream::Encoder::new(&mut streamed, 1).unwrap();
+            std::io::Write::write_all(&mut w, &data()).unwrap();
+            w.finish().unwrap();
+        }
+        assert_eq!(c.decode(streamed.clone()).unwrap(), data());
+        let mut out = vec![0; 500];
+        c.decode_into(streamed, &mut out).unwrap();
+        assert_eq!(out, data());
+    }
+
+    #[test]
+    fn config_and_corrupt_input() {
+        // Levels beyond the maximum are clamped as numcodecs does.
+        assert!(bytes_codec("zstd", json!({"level": 100})).is_ok());
+        assert!(bytes_codec("zstd", json!({"level": -200000})).is_ok());
+        assert!(bytes_codec("zstd", json!({"level": 1.5})).is_err());
+        assert!(bytes_codec("zstd", json!({"checksum": 1})).is_err());
+        assert!(bytes_codec("zstd", json!({"cname": "x"})).is_err());
+        let c = bytes_codec("zstd", json!({"level": 3, "checksum": true})).unwrap();
+        let enc = c.encode(data()).unwrap();
+        assert_robust(c.as_ref(), &enc, true);
+        assert!(c.decode(Vec::new()).is_err());
+        // A header declaring a huge size is refused before allocating.
+        let mut bomb = hex("28b52ffd");
+        bomb.extend_from_slice(&[0xc0]);
+        bomb.extend_from_slice(&u64::MAX.to_le_bytes());
+        bomb.extend_from_slice(&[1, 0, 0]);
+        assert!(c.decode(bomb).is_err());
+    }
+}
