@@ -13,6 +13,11 @@ python -m pip install -q --upgrade pip
 echo "== building and installing zarrox with its test extra"
 python -m pip install -q ".[test]"
 
+# zarr-python 2.18 in a virtualenv of its own: the v2 interop tests write and
+# read through it (tests/zarr2_worker.py).
+[ -x .venv-zarr2/bin/python ] || "$PYTHON" -m venv .venv-zarr2
+.venv-zarr2/bin/python -m pip install -q "zarr==2.18.*" numcodecs
+
 echo "== rust: fmt, clippy, unit tests"
 cargo fmt --check
 cargo clippy -q --all-targets -- -D warnings

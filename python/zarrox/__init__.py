@@ -13,6 +13,7 @@ from zarrox.api import (
 )
 from zarrox.array import Array
 from zarrox.config import config
+from zarrox.convert import convert
 from zarrox.group import Group
 from zarrox.storage import LocalStore, MemoryStore, Store
 
@@ -25,6 +26,7 @@ __all__ = [
     "__version__",
     "config",
     "consolidate_metadata",
+    "convert",
     "errors",
     "create_array",
     "create_group",

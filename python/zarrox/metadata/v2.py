@@ -560,10 +560,11 @@ def cast_v2_fill_value(value: Any, dtype: np.dtype[Any] | Any, *, path: str | No
                 with np.errstate(over="ignore"):
                     return np.asarray(value).astype(native)[()]
         elif kind in "mM":
-            if _is_int(value):
-                return _datetime_scalar(int(value), dt)
+            # np.timedelta64 is an np.signedinteger: test the time types first.
             if isinstance(value, str | np.datetime64 | np.timedelta64):
                 return np.asarray(value, dtype=native)[()]
+            if _is_int(value):
+                return _datetime_scalar(int(value), dt)
         elif kind == "S":
             if isinstance(value, str):
                 value = value.encode("ascii")
@@ -630,6 +631,11 @@ def v2_fill_value_bytes(value: Any, dtype: np.dtype[Any] | Any) -> bytes:
 # --------------------------------------------------------------------------------------------
 # Codecs (numcodecs configurations)
 # --------------------------------------------------------------------------------------------
+
+#: numcodecs filters that transform values (array -> array); the others work on bytes
+ARRAY_FILTER_IDS = frozenset(
+    {"delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround"}
+)
 
 _REQUIRED = object()
 _DTYPE = object()  # a required numpy dtype member, written as dtype.str
@@ -1083,10 +1089,23 @@ class ArrayMetadataV2:
             codecs.append(
                 {"name": "transpose", "configuration": {"order": list(range(self.ndim))[::-1]}}
             )
+        # v2 filters run in order on the chunk; those that work on values come
+        # before the bytes serializer, those that work on bytes after it.
+        after_bytes: list[dict[str, Any]] = []
         for i, f in enumerate(self.filters or []):
-            codecs.append(_core_codec(f, where, f"filters[{i}]"))
+            codec = _core_codec(f, where, f"filters[{i}]")
+            if f.get("id") in ARRAY_FILTER_IDS:
+                if after_bytes:
+                    raise UnsupportedError(
+                        f"{_where('.zarray', '')}filter {f.get('id')!r} works on values but "
+                        f"follows a filter that works on bytes"
+                    )
+                codecs.append(codec)
+            else:
+                after_bytes.append(codec)
         endian = "big" if _is_big_endian(self.dtype) else "little"
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+        codecs.extend(after_bytes)
         if self.compressor is not None:
             codecs.append(_core_codec(self.compressor, where, "compressor"))
         return {

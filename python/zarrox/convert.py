@@ -1,0 +1,214 @@
+"""Converting arrays and hierarchies to Zarr v3.
+
+Chunks are copied byte for byte when every codec has a v3 equivalent (zstd,
+gzip, blosc; F order as a transpose codec; byte order as the bytes codec), with
+the v2 chunk key encoding so keys stay the same; otherwise (zlib, bz2, lzma,
+lz4, numcodecs filters) or when shards are asked for, values are re-encoded.
+In place, the v3 metadata is built and checked first and written last, and
+re-encoded chunks go to v3 keys beside the old ones, so a failure leaves the
+source readable.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from zarrox._nodes import (
+    V2_ARRAY_KEY,
+    V2_ATTRS_KEY,
+    V2_GROUP_KEY,
+    join,
+    node_exists,
+    normalize_path,
+    write_node,
+)
+from zarrox.api import _prepare_node_path, _sharding_codecs, create_group, open
+from zarrox.array import Array
+from zarrox.errors import ContainsNodeError
+from zarrox.group import Group
+from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, data_type_name
+from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.storage import Store, resolve_store
+
+_BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
+
+
+def _v3_compressor(comp: dict[str, Any] | None, itemsize: int) -> list[dict[str, Any]] | None:
+    """The v3 codecs for a v2 compressor with the same bitstream, or None if none."""
+    if comp is None:
+        return []
+    cid = comp.get("id")
+    if cid == "zstd":
+        level, checksum = int(comp.get("level", 0)), bool(comp.get("checksum", False))
+        return [{"name": "zstd", "configuration": {"level": level, "checksum": checksum}}]
+    if cid == "gzip":
+        return [{"name": "gzip", "configuration": {"level": int(comp.get("level", 1))}}]
+    if cid == "blosc":
+        shuffle = int(comp.get("shuffle", 1))
+        if shuffle == -1:  # numcodecs' AUTOSHUFFLE
+            shuffle = 2 if itemsize == 1 else 1
+        config = {
+            "cname": comp.get("cname", "lz4"),
+            "clevel": int(comp.get("clevel", 5)),
+            "shuffle": _BLOSC_SHUFFLE[shuffle],
+            "typesize": itemsize,
+            "blocksize": int(comp.get("blocksize", 0)),
+        }
+        return [{"name": "blosc", "configuration": config}]
+    return None
+
+
+def _verbatim_codecs(meta: ArrayMetadataV2) -> list[dict[str, Any]] | None:
+    """A v3 chain that decodes the v2 chunks as stored, or None."""
+    if meta.filters or meta.dtype.kind not in "biufc":
+        return None
+    compressor = _v3_compressor(meta.compressor, meta.dtype.itemsize)
+    if compressor is None:
+        return None
+    codecs: list[dict[str, Any]] = []
+    ndim = len(meta.shape)
+    if meta.order == "F" and ndim > 1:
+        codecs.append({"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}})
+    if meta.dtype.itemsize > 1:
+        endian = "big" if meta.dtype.byteorder == ">" else "little"
+        codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+    else:
+        codecs.append({"name": "bytes"})
+    return codecs + compressor
+
+
+def _user_dtype(src: Array) -> Any:
+    """The dtype to create the v3 array with."""
+    if src.dtype.kind in "OT":
+        return str if src.metadata.data_type == "string" else bytes
+    return src.dtype
+
+
+def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayMetadataV3, bool]:
+    """(v3 metadata of the converted array, whether chunk bytes can be copied as they are)."""
+    meta = src.metadata
+    fill = meta.fill_value
+    common: dict[str, Any] = dict(
+        shape=src.shape,
+        dtype=_user_dtype(src),
+        fill_value=fill,
+        attributes=dict(src.attrs),
+        dimension_names=src.dimension_names,
+        path=path,
+    )
+    if isinstance(meta, ArrayMetadataV2) and shards is None:
+        codecs = _verbatim_codecs(meta)
+        if codecs is not None:
+            encoding = {"name": "v2", "separator": meta.dimension_separator}
+            created = ArrayMetadataV3.create(
+                chunk_shape=src.chunks, codecs=codecs, chunk_key_encoding=encoding, **common
+            )
+            return created, True
+    if shards is None:
+        return ArrayMetadataV3.create(chunk_shape=src.chunks, **common), False
+    name = data_type_name(common["dtype"]) if not isinstance(common["dtype"], type) else None
+    shard_shape, codecs = _sharding_codecs(
+        tuple(shards),
+        tuple(src.chunks),
+        src.dtype,
+        name or "string",
+        None,
+        "auto",
+        "auto",
+        None,
+    )
+    return ArrayMetadataV3.create(chunk_shape=shard_shape, codecs=codecs, **common), False
+
+
+def _regions(shape: Sequence[int], step: Sequence[int]) -> Iterator[tuple[slice, ...]]:
+    axes = [
+        [slice(i, min(i + s, n)) for i in range(0, n, s)] for n, s in zip(shape, step, strict=True)
+    ]
+    return itertools.product(*axes)
+
+
+def _copy_values(src: Array, dst: Array) -> None:
+    """Copy values one stored object of the destination at a time (bounded memory)."""
+    for region in _regions(src.shape, dst.shards or dst.chunks):
+        dst[region] = src[region]
+
+
+def _drop_v2_metadata(store: Store, path: str) -> None:
+    for key in (V2_ARRAY_KEY, V2_GROUP_KEY, V2_ATTRS_KEY):
+        store.delete(join(path, key))
+
+
+def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: bool) -> Array:
+    meta, verbatim = _target(src, path, shards)
+    in_place = store is src.store and path == src.path
+    if in_place:
+        if isinstance(src.metadata, ArrayMetadataV3):
+            if shards is None:
+                return src
+            raise ValueError(f"array '{path}' is already v3: give a destination to re-shard it")
+        old_keys = [key for key, _ in src._handle.stored_chunks()]
+        dst = Array(store, path, meta)
+        if not verbatim:
+            _copy_values(src, dst)  # to v3 keys, beside the v2 chunks
+        _drop_v2_metadata(store, path)
+        write_node(store, path, meta)
+        if not verbatim:
+            for key in old_keys:
+                store.delete(key)
+        return dst
+    _prepare_node_path(store, path, overwrite, 3)
+    write_node(store, path, meta)
+    dst = Array(store, path, meta)
+    if verbatim:
+        for key, coords in src._handle.stored_chunks():
+            value = src.store.get(key)
+            if value is not None:
+                store.set(dst._handle.chunk_key(coords), value)
+    else:
+        _copy_values(src, dst)
+    return dst
+
+
+def _convert_node(
+    node: Array | Group, store: Store, path: str, shards: Any, overwrite: bool
+) -> Array | Group:
+    if isinstance(node, Array):
+        return _convert_array(node, store, path, shards, overwrite)
+    children = node.members()
+    in_place = store is node.store and path == node.path
+    if not (in_place and isinstance(node.metadata, GroupMetadataV3)):
+        if in_place:
+            _drop_v2_metadata(store, path)
+        create_group(
+            store, path=path, attributes=dict(node.attrs), overwrite=overwrite and not in_place
+        )
+    for name, child in children:
+        _convert_node(child, store, join(path, name), shards, overwrite)
+    return open(store, path=path, mode="r+")
+
+
+def convert(
+    source: Any,
+    dest: Any = None,
+    *,
+    path: str | None = None,
+    dest_path: str | None = None,
+    shards: Sequence[int] | None = None,
+    overwrite: bool = False,
+) -> Array | Group:
+    """Convert the array or hierarchy at ``path`` of ``source`` to Zarr v3.
+
+    With ``dest`` None the conversion is in place. ``shards`` (a shape) stores
+    arrays sharded, with the source's chunks as inner chunks. Values, fill
+    values and attributes are kept. Returns the converted node.
+    """
+    src_store = resolve_store(source)
+    dst_store = src_store if dest is None else resolve_store(dest)
+    path = normalize_path(path)
+    dest_path = path if dest_path is None else normalize_path(dest_path)
+    node = open(src_store, path=path, mode="r")
+    if dest is not None and not overwrite and node_exists(dst_store, dest_path):
+        raise ContainsNodeError(f"a node already exists at '{dest_path}' in {dst_store!r}")
+    return _convert_node(node, dst_store, dest_path, shards, overwrite)

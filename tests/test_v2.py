@@ -1,0 +1,509 @@
+"""Zarr v2: interop both ways with zarr-python 2.18 (in its own virtualenv,
+made by tests/run.sh) and zarr-python 3.1, for every numcodecs compressor and
+filter, data type, order and separator; consolidated metadata; errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrox
+from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.v2 import ArrayMetadataV2
+
+warnings.filterwarnings("ignore", category=UserWarning)
+warnings.filterwarnings("ignore", category=RuntimeWarning)
+
+ROOT = Path(__file__).resolve().parent.parent
+ZARR2_PYTHON = Path(os.environ.get("ZARROX_ZARR2_PYTHON", ROOT / ".venv-zarr2" / "bin" / "python"))
+WORKER = Path(__file__).with_name("zarr2_worker.py")
+
+BLOSC = [
+    {"id": "blosc", "cname": cname, "clevel": 5, "shuffle": shuffle, "blocksize": 0}
+    for cname in ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
+    for shuffle in (0, 1, 2, -1)
+]
+COMPRESSORS: list[dict[str, Any] | None] = [
+    None,
+    {"id": "zlib", "level": 1},
+    {"id": "gzip", "level": 5},
+    {"id": "bz2", "level": 9},
+    {"id": "lzma", "format": 1, "check": -1, "preset": None, "filters": None},
+    {"id": "zstd", "level": 3, "checksum": False},
+    {"id": "zstd", "level": 1, "checksum": True},
+    {"id": "lz4", "acceleration": 1},
+    *BLOSC,
+]
+
+#: (id, dtype, filters, compressor, extra kwargs)
+CASES: list[
+    tuple[str, Any, list[dict[str, Any]] | None, dict[str, Any] | None, dict[str, Any]]
+] = []
+for i, comp in enumerate(COMPRESSORS):
+    name = "none" if comp is None else comp["id"] + str(i)
+    CASES.append((f"i4-{name}", "<i4", None, comp, {}))
+for dt in [
+    "|b1",
+    "|i1",
+    "<i2",
+    "<i8",
+    "|u1",
+    "<u2",
+    "<u4",
+    "<u8",
+    "<f2",
+    "<f4",
+    "<f8",
+    "<c8",
+    "<c16",
+    ">i2",
+    ">u4",
+    ">f8",
+    ">c16",
+    "|S5",
+    "<U3",
+    ">U2",
+    "<M8[s]",
+    "<m8[ms]",
+]:
+    CASES.append((f"dtype{dt}", dt, None, {"id": "zlib", "level": 1}, {}))
+CASES += [
+    ("structured", [["a", "<i4"], ["b", ">f8"], ["c", "|S2"]], None, None, {}),
+    ("F-order", "<f8", None, {"id": "zstd", "level": 1}, {"order": "F"}),
+    (
+        "F-order-bigendian",
+        ">i4",
+        None,
+        {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+        {"order": "F"},
+    ),
+    ("slash-separator", "<u2", None, {"id": "zlib", "level": 1}, {"dimension_separator": "/"}),
+    ("nan-fill", "<f4", None, {"id": "zlib", "level": 1}, {"fill_value": "NaN"}),
+    ("neg-inf-fill", "<f8", None, None, {"fill_value": "-Infinity"}),
+    ("int-fill", "<i2", None, None, {"fill_value": -7}),
+    (
+        "delta",
+        "<i8",
+        [{"id": "delta", "dtype": "<i8", "astype": "<i8"}],
+        {"id": "zlib", "level": 1},
+        {},
+    ),
+    ("delta-astype", "<i4", [{"id": "delta", "dtype": "<i4", "astype": "<i2"}], None, {}),
+    ("shuffle", "<f8", [{"id": "shuffle", "elementsize": 8}], {"id": "zlib", "level": 1}, {}),
+    ("astype", "<f8", [{"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}], None, {}),
+    (
+        "fixedscaleoffset",
+        "<f8",
+        [{"id": "fixedscaleoffset", "offset": 100, "scale": 10, "dtype": "<f8", "astype": "<i4"}],
+        None,
+        {},
+    ),
+    (
+        "quantize",
+        "<f8",
+        [{"id": "quantize", "digits": 2, "dtype": "<f8", "astype": "<f8"}],
+        {"id": "zlib", "level": 1},
+        {},
+    ),
+    ("packbits", "|b1", [{"id": "packbits"}], None, {}),
+    ("bitround", "<f4", [{"id": "bitround", "keepbits": 6}], {"id": "zstd", "level": 1}, {}),
+    (
+        "filters-chain",
+        ">i4",
+        [{"id": "delta", "dtype": ">i4", "astype": ">i4"}, {"id": "shuffle", "elementsize": 4}],
+        {"id": "bz2", "level": 1},
+        {"order": "F"},
+    ),
+    ("strings", "object", None, {"id": "zstd", "level": 1}, {"object_codec": {"id": "vlen-utf8"}}),
+    ("bytes", "object-bytes", None, None, {"object_codec": {"id": "vlen-bytes"}}),
+]
+SHAPE = (9, 7)
+CHUNKS = (4, 3)
+REGION = (6, 7)  # rows 6..9 stay unwritten: missing chunks read as fill
+
+
+def make_data(dtype: Any, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype in ("object", "object-bytes"):
+        text = [[f"s{r}{c}é" * (r % 3) for c in range(SHAPE[1])] for r in range(SHAPE[0])]
+        if dtype == "object-bytes":
+            return np.array([[t.encode() for t in row] for row in text], dtype=object)
+        return np.array(text, dtype=object)
+    dt = np.dtype([tuple(f) for f in dtype] if isinstance(dtype, list) else dtype)
+    if dt.fields:
+        out = np.zeros(SHAPE, dtype=dt)
+        out["a"] = rng.integers(-50, 50, SHAPE)
+        out["b"] = rng.standard_normal(SHAPE)
+        out["c"] = b"xy"
+        return out
+    if dt.kind == "b":
+        return rng.integers(0, 2, SHAPE).astype(bool)
+    if dt.kind in "iu":
+        hi = min(np.iinfo(dt).max, 10_000)
+        return rng.integers(0, hi, SHAPE).astype(dt)
+    if dt.kind in "fc":
+        return (rng.standard_normal(SHAPE) * 100).astype(dt)
+    if dt.kind == "S":
+        return rng.choice([b"ab", b"xyz", b"", b"hello"], SHAPE).astype(dt)
+    if dt.kind == "U":
+        return rng.choice(["ab", "é", "", "x"], SHAPE).astype(dt)
+    if dt.kind in "Mm":
+        return rng.integers(0, 10**9, SHAPE).astype("<i8").view(dt)
+    raise AssertionError(dt)
+
+
+def worker(*args: str) -> None:
+    subprocess.run([str(ZARR2_PYTHON), str(WORKER), *args], check=True)
+
+
+@pytest.fixture(scope="module")
+def zarr2_available() -> None:
+    if not ZARR2_PYTHON.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"zarr-python 2.18 virtualenv missing: {ZARR2_PYTHON}")
+        pytest.skip("zarr-python 2.18 virtualenv missing (tests/run.sh creates it)")
+
+
+def v2_kwargs(dtype: Any, filters: Any, comp: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    kw: dict[str, Any] = {
+        "shape": list(SHAPE),
+        "chunks": list(CHUNKS),
+        "dtype": "object" if dtype == "object-bytes" else dtype,
+        "compressor": comp,
+        "filters": filters,
+    }
+    kw.update(extra)
+    return kw
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory, zarr2_available: None) -> dict[str, Path]:
+    """Every case written by zarr 2.18 ("a") and by zarrox ("b", with the fill value
+    zarr 2.18 recorded, since the writers' defaults differ), then read back by zarr
+    2.18 ("ref-a", "ref-b")."""
+    root = tmp_path_factory.mktemp("v2")
+    data_dir = root / "data"
+    data_dir.mkdir()
+    region = tuple(slice(0, r) for r in REGION)
+    write_jobs, read_jobs = [], []
+    for n, (cid, dtype, filters, comp, extra) in enumerate(CASES):
+        np.save(data_dir / f"{cid}.npy", make_data(dtype, n), allow_pickle=True)
+        write_jobs.append(
+            {
+                "store": str(root / "a"),
+                "path": cid,
+                "region": REGION,
+                "kwargs": v2_kwargs(dtype, filters, comp, extra),
+                "data": str(data_dir / f"{cid}.npy"),
+            }
+        )
+        for side in ("a", "b"):
+            read_jobs.append(
+                {"store": str(root / side), "path": cid, "out": str(root / f"ref-{side}-{cid}.npy")}
+            )
+    (root / "write.json").write_text(json.dumps(write_jobs))
+    worker("write", str(root / "write.json"))
+    for cid, dtype, filters, comp, extra in CASES:
+        kw = {k: v for k, v in extra.items() if k != "fill_value"}
+        if "object_codec" in kw:
+            filters = [kw.pop("object_codec"), *(filters or [])]
+        recorded = json.loads((root / "a" / cid / ".zarray").read_text())
+        fill = ArrayMetadataV2.from_json(recorded).fill_value
+        if np.dtype(
+            object
+            if str(dtype).startswith("object")
+            else np.dtype([tuple(f) for f in dtype] if isinstance(dtype, list) else dtype)
+        ).hasobject:
+            fill = fill if isinstance(fill, str) else None
+        np_dtype: Any = {"object": str, "object-bytes": bytes}.get(str(dtype), dtype)
+        if isinstance(dtype, list):
+            np_dtype = [tuple(f) for f in dtype]
+        b = zarrox.create_array(
+            root / "b",
+            name=cid,
+            shape=SHAPE,
+            chunks=CHUNKS,
+            dtype=np_dtype,
+            zarr_format=2,
+            compressors=comp,
+            filters=filters,
+            fill_value=fill,
+            **kw,
+        )
+        b[region] = load(data_dir / f"{cid}.npy")[region]
+    (root / "read.json").write_text(json.dumps(read_jobs))
+    worker("read", str(root / "read.json"))
+    return {"root": root}
+
+
+def normalized(config: Any) -> Any:
+    """A codec config with defaults filled (zarr 2.18 writes zstd's checksum: false,
+    zarr 3.1 leaves it out)."""
+    if isinstance(config, dict) and config.get("id") == "zstd":
+        return {"checksum": False, **config}
+    return config
+
+
+def load(path: Path) -> np.ndarray:
+    return np.load(path, allow_pickle=True)
+
+
+def assert_same(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape
+    if want.dtype == object or got.dtype == object or got.dtype.kind == "T":
+        assert [str(v) if not isinstance(v, bytes) else v for v in got.ravel()] == [
+            str(v) if not isinstance(v, bytes) else v for v in want.ravel()
+        ]
+        return
+    assert got.dtype.newbyteorder("=") == want.dtype.newbyteorder("="), (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+IDS = [c[0] for c in CASES]
+
+
+@pytest.mark.parametrize("cid", IDS)
+def test_zarr2_writes_zarrox_reads(stores: dict[str, Path], cid: str) -> None:
+    root = stores["root"]
+    want = load(root / f"ref-a-{cid}.npy")
+    a = zarrox.open_array(root / "a", path=cid, mode="r")
+    assert a.zarr_format == 2
+    got = a[...]
+    if want.dtype == object:
+        # zarr 2.18 returns the stored fill (0 or None) in missing chunks of object
+        # arrays; zarrox, like zarr-python 3, returns an empty str/bytes there.
+        assert_same(got[: REGION[0]], want[: REGION[0]])
+        empty = "" if cid == "strings" else b""
+        assert all(v == empty for v in got[REGION[0] :].ravel())
+        return
+    assert_same(got, want)
+    assert_same(a[1:8:3, ::2], want[1:8:3, ::2])
+
+
+@pytest.mark.parametrize("cid", IDS)
+def test_zarrox_writes_zarr2_reads(stores: dict[str, Path], cid: str) -> None:
+    root = stores["root"]
+    got = load(root / f"ref-b-{cid}.npy")
+    # Same codecs, same data, same fill: zarr 2.18 reads zarrox's array as its own.
+    want = load(root / f"ref-a-{cid}.npy")
+    if want.dtype == object:
+        assert_same(got[: REGION[0]], want[: REGION[0]])
+        assert_same(zarrox.open_array(root / "b", path=cid)[: REGION[0]], got[: REGION[0]])
+        return
+    assert_same(got, want)
+    assert_same(zarrox.open_array(root / "b", path=cid)[...], got)
+    zarray_a = json.loads((root / "a" / cid / ".zarray").read_text())
+    zarray_b = json.loads((root / "b" / cid / ".zarray").read_text())
+    for key in ("shape", "chunks", "dtype", "order", "filters", "compressor"):
+        if key == "filters" and zarray_a.get("filters") is None:
+            assert not zarray_b.get("filters") or zarray_b["filters"][0]["id"].startswith("vlen")
+            continue
+        assert normalized(zarray_a[key]) == normalized(zarray_b[key]), key
+
+
+@pytest.mark.parametrize("cid", ["i4-zlib1", "F-order", "strings", "delta", "dtype<U3"])
+def test_zarr_python_3_reads_zarrox_v2(stores: dict[str, Path], cid: str) -> None:
+    root = stores["root"]
+    z = zarr.open_array(str(root / "b"), path=cid, mode="r")
+    assert_same(np.asarray(z[...]), load(root / f"ref-b-{cid}.npy"))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"dtype": "int16", "compressors": None},
+        {"dtype": "float32", "compressors": {"id": "zstd", "level": 1}, "fill_value": np.nan},
+        {
+            "dtype": ">u4",
+            "compressors": {
+                "id": "blosc",
+                "cname": "zstd",
+                "clevel": 3,
+                "shuffle": 2,
+                "blocksize": 0,
+            },
+            "order": "F",
+        },
+        {"dtype": "<M8[ms]", "compressors": {"id": "gzip", "level": 1}},
+        {"dtype": str, "compressors": {"id": "zstd", "level": 0}},
+    ],
+)
+def test_zarr_python_3_writes_v2_zarrox_reads(tmp_path: Path, kwargs: dict[str, Any]) -> None:
+    kw = dict(kwargs)
+    comp = kw.pop("compressors")
+    z = zarr.create_array(
+        str(tmp_path), shape=(10, 6), chunks=(4, 4), zarr_format=2, compressors=comp, **kw
+    )
+    dt = np.dtype(kw["dtype"]) if kw["dtype"] is not str else None
+    data = (
+        np.array([[f"{i}-{j}" for j in range(6)] for i in range(10)])
+        if dt is None
+        else np.arange(60).reshape(10, 6).astype(dt)
+    )
+    z[:7] = data[:7]
+    got = zarrox.open_array(tmp_path, mode="r")[...]
+    assert_same(got, np.asarray(z[...]))
+
+
+def test_consolidated_metadata_both_ways(stores: dict[str, Path]) -> None:
+    root = stores["root"]
+    # zarr 2.18 consolidates what it wrote; zarrox reads the hierarchy through it.
+    worker("consolidate", str(root / "a"))
+    assert (root / "a" / ".zmetadata").exists()
+    g = zarrox.open_consolidated(root / "a")
+    assert sorted(g.array_keys()) == sorted(IDS)
+    assert_same(g["delta"][...], load(root / "ref-a-delta.npy"))
+    # zarrox consolidates its own; zarr 2.18 opens it consolidated.
+    (root / "b" / ".zgroup").write_text('{"zarr_format": 2}')
+    zarrox.consolidate_metadata(root / "b")
+    out = root / "consolidated-read.npy"
+    worker("read-consolidated", str(root / "b"), "strings", str(out))
+    assert_same(load(out), load(root / "ref-b-strings.npy"))
+
+
+def test_open_group_uses_zmetadata_without_listing(tmp_path: Path) -> None:
+    g = zarrox.create_group(tmp_path, zarr_format=2, attributes={"k": 1})
+    a = g.create_array("x", shape=(4,), chunks=(2,), dtype="i2", compressors=None)
+    assert a.zarr_format == 2
+    a[...] = [1, 2, 3, 4]
+    zarrox.consolidate_metadata(tmp_path)
+    # Remove the node's own metadata: only .zmetadata can still describe it.
+    (tmp_path / "x" / ".zarray").rename(tmp_path / "x" / ".zarray.bak")
+    g2 = zarrox.open_group(tmp_path, mode="r")
+    assert list(g2) == ["x"] and g2.attrs["k"] == 1
+    np.testing.assert_array_equal(g2["x"][...], [1, 2, 3, 4])
+    assert list(zarrox.open_group(tmp_path, mode="r", use_consolidated=False)) == []
+
+
+@pytest.mark.parametrize(
+    "zarray,exc,match",
+    [
+        ('{"zarr_format": 2, "shape": [4]}', MetadataError, "chunks"),
+        (
+            '{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": '
+            '{"id": "nope"}, "fill_value": 0, "order": "C", "filters": null}',
+            UnsupportedError,
+            "nope",
+        ),
+        (
+            '{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<q9", "compressor": null,'
+            ' "fill_value": 0, "order": "C", "filters": null}',
+            MetadataError,
+            "dtype",
+        ),
+        ("not json", MetadataError, "JSON"),
+    ],
+)
+def test_malformed_zarray_errors(tmp_path: Path, zarray: str, exc: type, match: str) -> None:
+    (tmp_path / "arr").mkdir()
+    (tmp_path / "arr" / ".zarray").write_text(zarray)
+    with pytest.raises(exc, match=match) as info:
+        zarrox.open_array(tmp_path, path="arr", mode="r")
+    assert "arr" in str(info.value)
+
+
+def test_corrupt_v2_chunk_names_the_key(tmp_path: Path) -> None:
+    a = zarrox.create_array(
+        tmp_path,
+        shape=(4,),
+        chunks=(2,),
+        dtype="i4",
+        zarr_format=2,
+        compressors={"id": "zlib", "level": 1},
+    )
+    a[...] = [1, 2, 3, 4]
+    (tmp_path / "1").write_bytes(b"garbage")
+    with pytest.raises(zarrox.errors.CorruptChunkError, match="chunk '1'"):
+        a[...]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize(
+    "compressor,filters,verbatim",
+    [
+        ({"id": "zstd", "level": 3, "checksum": True}, None, True),
+        ({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0}, None, True),
+        ({"id": "gzip", "level": 1}, None, True),
+        (None, None, True),
+        ({"id": "zlib", "level": 1}, None, False),
+        ({"id": "lz4", "acceleration": 1}, None, False),
+        (None, [{"id": "delta", "dtype": "<i4"}], False),
+    ],
+)
+@pytest.mark.parametrize("in_place", [False, True])
+def test_convert_v2_to_v3(
+    tmp_path: Path, compressor: Any, filters: Any, verbatim: bool, in_place: bool
+) -> None:
+    src = tmp_path / "src"
+    data = np.arange(90, dtype=">i4").reshape(9, 10)
+    a = zarrox.create_array(
+        src,
+        name="g/a",
+        shape=(9, 10),
+        chunks=(4, 4),
+        dtype=">i4",
+        zarr_format=2,
+        compressors=compressor,
+        filters=filters,
+        order="F",
+        fill_value=-1,
+        attributes={"units": "m"},
+    )
+    a[:6] = data[:6]
+    stored_before = {
+        p.name: p.read_bytes() for p in (src / "g" / "a").iterdir() if not p.name.startswith(".")
+    }
+    dest = None if in_place else tmp_path / "dst"
+    root = zarrox.convert(src, dest)
+    assert isinstance(root, zarrox.Group) and root.zarr_format == 3
+    out_root = src if in_place else tmp_path / "dst"
+    b = zarrox.open_array(out_root, path="g/a", mode="r")
+    assert b.zarr_format == 3 and b.attrs["units"] == "m" and b.fill_value == -1
+    expected = np.full((9, 10), -1)
+    expected[:6] = data[:6]
+    np.testing.assert_array_equal(b[...], expected)
+    node_dir = out_root / "g" / "a"
+    assert not (node_dir / ".zarray").exists() and (node_dir / "zarr.json").exists()
+    if verbatim:
+        # Same bytes under the same (v2-encoded) keys: nothing was re-encoded.
+        after = {
+            p.name: p.read_bytes()
+            for p in node_dir.iterdir()
+            if not p.name.startswith(".") and p.name != "zarr.json"
+        }
+        assert after == stored_before
+    else:
+        assert not any(name in stored_before for name in [p.name for p in node_dir.iterdir()])
+    # tensorstore and zarr-python read the converted array.
+    z = zarr.open_array(str(out_root), path="g/a", mode="r")
+    np.testing.assert_array_equal(z[...], expected)
+
+
+def test_convert_to_sharded_copy(tmp_path: Path) -> None:
+    a = zarrox.create_array(
+        tmp_path / "src",
+        shape=(16, 16),
+        chunks=(4, 4),
+        dtype="u2",
+        zarr_format=2,
+        compressors={"id": "zlib", "level": 1},
+    )
+    a[...] = np.arange(256).reshape(16, 16)
+    b = zarrox.convert(tmp_path / "src", tmp_path / "dst", shards=(8, 8))
+    assert isinstance(b, zarrox.Array)
+    assert (b.chunks, b.shards) == ((4, 4), (8, 8))
+    np.testing.assert_array_equal(b[...], np.arange(256).reshape(16, 16))
+    with pytest.raises(zarrox.errors.ContainsNodeError):
+        zarrox.convert(tmp_path / "src", tmp_path / "dst")
