@@ -179,3 +179,27 @@ def test_usage_errors() -> None:
     proc = run_cli("demo", "--codec", "lzma")
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr
+
+
+def test_convert_command_makes_v3_sharded_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, dst = tmp_path / "v2", tmp_path / "v3"
+    a = zarrox.create_array(
+        src,
+        name="x",
+        shape=(8, 8),
+        chunks=(4, 4),
+        dtype="i2",
+        zarr_format=2,
+        compressors={"id": "zlib", "level": 1},
+    )
+    a[...] = np.arange(64).reshape(8, 8)
+    assert main(["convert", str(src), str(dst), "--shards", "8,8"]) == 0
+    assert "to Zarr v3" in capsys.readouterr().out
+    b = zarrox.open_array(dst, path="x", mode="r")
+    assert (b.zarr_format, b.shards) == (3, (8, 8))
+    np.testing.assert_array_equal(b[...], np.arange(64).reshape(8, 8))
+    # In place, with no destination.
+    assert main(["convert", str(src)]) == 0
+    assert zarrox.open_array(src, path="x").zarr_format == 3

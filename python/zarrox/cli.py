@@ -1,4 +1,4 @@
-"""The ``zarrox`` command line: ``demo``, ``info``, ``tree``."""
+"""The ``zarrox`` command line: ``demo``, ``info``, ``tree``, ``convert``."""
 
 from __future__ import annotations
 
@@ -157,6 +157,20 @@ def tree(args: argparse.Namespace) -> int:
     return 0
 
 
+def convert(args: argparse.Namespace) -> int:
+    shards = tuple(int(s) for s in args.shards.split(",")) if args.shards else None
+    node = zarrox.convert(
+        args.source, args.dest, path=args.path, shards=shards, overwrite=args.overwrite
+    )
+    where = args.dest or args.source
+    kind = "array" if isinstance(node, Array) else "hierarchy"
+    print(f"converted the {kind} at '{node.name}' to Zarr v3 in {where}")
+    print(
+        zarrox.open_group(where, mode="r").tree() if kind == "hierarchy" else _describe_array(node)
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="zarrox", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("store", help="path of the store")
         p.add_argument("--path", default=None, help="node path inside the store")
         p.set_defaults(func=func)
+    p = sub.add_parser("convert", help="convert an array or hierarchy to Zarr v3")
+    p.add_argument("source", help="path of the store to convert")
+    p.add_argument("dest", nargs="?", default=None, help="where to write (default: in place)")
+    p.add_argument("--path", default=None, help="node path inside the source store")
+    p.add_argument("--shards", default=None, help="shard shape, e.g. 128,128,128")
+    p.add_argument("--overwrite", action="store_true", help="replace what is at the destination")
+    p.set_defaults(func=convert)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
