@@ -11,6 +11,8 @@ pub enum ChunkKeyEncoding {
     Default { separator: char },
     /// `1.2` (or `1/2`); `0` for 0-d arrays, as Zarr v2 does.
     V2 { separator: char },
+    /// `c1/2` (or `c1.2`): the 2022 draft v3 layout, `c` joined to the first index.
+    DraftV3 { separator: char },
 }
 
 impl ChunkKeyEncoding {
@@ -37,6 +39,9 @@ impl ChunkKeyEncoding {
             "v2" => Ok(ChunkKeyEncoding::V2 {
                 separator: sep.unwrap_or('.'),
             }),
+            "draft_v3" => Ok(ChunkKeyEncoding::DraftV3 {
+                separator: sep.unwrap_or('/'),
+            }),
             other => Err(Error::unsupported(format!(
                 "unknown chunk_key_encoding '{other}'"
             ))),
@@ -48,6 +53,10 @@ impl ChunkKeyEncoding {
         let (prefix, sep) = match self {
             ChunkKeyEncoding::Default { separator } => (Some("c"), *separator),
             ChunkKeyEncoding::V2 { separator } => (None, *separator),
+            ChunkKeyEncoding::DraftV3 { separator } => {
+                let parts: Vec<String> = coords.iter().map(u64::to_string).collect();
+                return format!("c{}", parts.join(&separator.to_string()));
+            }
         };
         let mut key = String::with_capacity(2 + coords.len() * 4);
         if let Some(p) = prefix {
@@ -81,6 +90,12 @@ impl ChunkKeyEncoding {
                     return (key == "0").then(Vec::new);
                 }
                 (key, *separator)
+            }
+            ChunkKeyEncoding::DraftV3 { separator } => {
+                if ndim == 0 {
+                    return (key == "c").then(Vec::new);
+                }
+                (key.strip_prefix('c')?, *separator)
             }
         };
         if ndim == 0 {
@@ -137,6 +152,11 @@ mod tests {
         assert_eq!(d.decode("c", 0), Some(vec![]));
         assert_eq!(d.decode("c/x", 1), None);
         assert_eq!(d.decode("c/-1", 1), None);
+        let draft = ChunkKeyEncoding::from_json(&json!({"name": "draft_v3"})).unwrap();
+        assert_eq!(draft.encode(&[1, 0]), "c1/0");
+        assert_eq!(draft.encode(&[]), "c");
+        assert_eq!(draft.decode("c1/0", 2), Some(vec![1, 0]));
+        assert_eq!(draft.decode("c/1/0", 2), None);
         let v = ChunkKeyEncoding::V2 { separator: '.' };
         assert_eq!(v.decode("4.5", 2), Some(vec![4, 5]));
         assert_eq!(v.decode(".zarray", 2), None);
