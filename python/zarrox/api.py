@@ -195,6 +195,7 @@ def create_array(
     meta = ArrayMetadataV3.create(
         shape=shape_t,
         dtype=dt,
+        data_type=data_type,
         chunk_shape=grid_shape,
         fill_value=fill_value,
         filters=filters,

@@ -5,8 +5,9 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
 ``json``
     What is written to ``zarr.json``, exactly as zarr-python 3.1 writes it: ``{"name": ...}``
     plus ``"configuration"`` only when it is not empty (``{"name": "crc32c"}``, and
-    ``{"name": "bytes"}`` for one-byte data types), plus ``"must_understand"`` when the
-    source document had it.
+    ``{"name": "bytes"}`` for data types without byte order) except for ``vlen-utf8`` and
+    ``vlen-bytes``, which zarr-python writes with ``"configuration": {}``, plus
+    ``"must_understand"`` when the source document had it.
 ``normalized``
     ``{"name": str, "configuration": dict}`` always (plus ``"must_understand"`` when given);
     the configuration is the one read from the document, validated but not completed. This
@@ -20,7 +21,7 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal
@@ -28,6 +29,13 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.dtypes import (
+    DataType,
+    data_type_from_numpy,
+    native_dtype,
+    parse_data_type_json,
+)
+from zarrox.metadata.dtypes import _where as _where
 
 __all__ = [
     "BLOSC_CNAMES",
@@ -50,6 +58,9 @@ CODEC_KINDS: Mapping[str, CodecKind] = MappingProxyType(
         "transpose": "array->array",
         "bytes": "array->bytes",
         "sharding_indexed": "array->bytes",
+        "vlen-utf8": "array->bytes",
+        "vlen-bytes": "array->bytes",
+        "packbits": "array->bytes",
         "gzip": "bytes->bytes",
         "zstd": "bytes->bytes",
         "blosc": "bytes->bytes",
@@ -67,11 +78,17 @@ _BLOSC_DEFAULT_CNAME = "zstd"
 _BLOSC_DEFAULT_CLEVEL = 5
 _INDEX_DTYPE = np.dtype("uint64")
 _CODEC_MEMBERS = frozenset({"name", "configuration", "must_understand"})
-
-
-def _where(path: str | None) -> str:
-    """The prefix of every error message: ``"zarr.json at 'a/b': "`` (empty if no path)."""
-    return "" if path is None else f"zarr.json at {path!r}: "
+#: codecs zarr-python writes with ``"configuration": {}``
+_ALWAYS_CONFIGURED = frozenset({"vlen-utf8", "vlen-bytes"})
+_VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
+_PACKBITS_PADDING = {
+    "none": "none",
+    "first_byte": "first_byte",
+    "last_byte": "last_byte",
+    # the spelling of the registry's schema.json
+    "start_byte": "first_byte",
+    "end_byte": "last_byte",
+}
 
 
 def _is_int(value: object) -> bool:
@@ -83,7 +100,8 @@ class _Ctx:
     """What a codec configuration is checked against."""
 
     dtype: np.dtype[Any]
-    data_type: str
+    data_type: str  # the data type's name, for messages
+    info: DataType
     ndim: int | None
     chunk_shape: tuple[int, ...] | None
     where: str  # message prefix, e.g. "zarr.json at 'a': "
@@ -143,16 +161,27 @@ def _reject_unknown_keys(
         )
 
 
-def _endian_applies(dtype: np.dtype[Any], data_type: str) -> bool:
-    return dtype.itemsize > 1 and not data_type.startswith("r")
+def _check_not_vlen(name: str, ctx: _Ctx, label: str) -> None:
+    if ctx.info.is_variable_length:
+        raise ctx.err(
+            f"{label}: codec {name!r} cannot encode the variable-length data type "
+            f"{ctx.data_type!r} (use {_VLEN_CODECS[ctx.info.category]!r})"
+        )
 
 
 def _cfg_bytes(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     _reject_unknown_keys("bytes", cfg, ("endian",), ctx, label)
+    _check_not_vlen("bytes", ctx, label)
     endian = cfg.get("endian")
     if "endian" in cfg and endian not in ("little", "big"):
         raise ctx.err(f'{label}.configuration.endian: must be "little" or "big", got {endian!r}')
-    if _endian_applies(ctx.dtype, ctx.data_type):
+    if ctx.info.has_byte_order and ctx.info.name == "structured":
+        # zarr-python writes the legacy type without "endian" (and drops one given when it
+        # creates); the spec says to read that as little-endian.
+        if ctx.form == "core":
+            return {"endian": endian or "little"}
+        return {} if ctx.fill else cfg
+    if ctx.info.has_byte_order:
         if endian is None:
             if not ctx.fill:
                 raise ctx.err(
@@ -161,9 +190,70 @@ def _cfg_bytes(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
                 )
             return {"endian": "little"}
         return {"endian": endian}
-    # One-byte and raw types have no byte order: zarr-python drops "endian" when it creates.
+    # One-byte, raw and byte-string types have no byte order: zarr-python drops "endian" when
+    # it creates.
     if ctx.fill:
         return {}
+    return cfg
+
+
+def _cfg_vlen(name: str, category: str) -> Callable[[dict[str, Any], _Ctx, str], dict[str, Any]]:
+    def check(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+        _reject_unknown_keys(name, cfg, (), ctx, label)
+        if ctx.info.category != category:
+            raise ctx.err(
+                f"{label}: codec {name!r} only encodes the {category!r} data type, not "
+                f"{ctx.data_type!r}"
+            )
+        return {}
+
+    return check
+
+
+def _packbits_bit(cfg: dict[str, Any], keys: tuple[str, str], ctx: _Ctx, label: str) -> Any:
+    given = [k for k in keys if k in cfg and cfg[k] is not None]
+    if len(given) > 1:
+        raise ctx.err(f"{label}.configuration: give one of {list(keys)}, not both")
+    if not given:
+        return None
+    value = cfg[given[0]]
+    if not _is_int(value) or value < 0:
+        raise ctx.err(
+            f"{label}.configuration.{given[0]}: must be a non-negative integer or null, "
+            f"got {value!r}"
+        )
+    return int(value)
+
+
+def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    keys = ("padding_encoding", "first_bit", "last_bit", "start_bit", "end_bit")
+    _reject_unknown_keys("packbits", cfg, keys, ctx, label)
+    _check_not_vlen("packbits", ctx, label)
+    layout = ctx.info.packbits_layout()
+    if layout is None:
+        raise ctx.err(f"{label}: codec 'packbits' does not support data type {ctx.data_type!r}")
+    nbits = layout[0]
+    padding = cfg.get("padding_encoding", "none")
+    if padding not in _PACKBITS_PADDING:
+        raise ctx.err(
+            f"{label}.configuration.padding_encoding: must be one of "
+            f'"none", "first_byte", "last_byte", got {padding!r}'
+        )
+    first = _packbits_bit(cfg, ("first_bit", "start_bit"), ctx, label)
+    last = _packbits_bit(cfg, ("last_bit", "end_bit"), ctx, label)
+    first = 0 if first is None else first
+    last = nbits - 1 if last is None else last
+    if not first <= last < nbits:
+        raise ctx.err(
+            f"{label}.configuration: need first_bit <= last_bit < {nbits} (the bits of "
+            f"{ctx.data_type!r}), got first_bit {first}, last_bit {last}"
+        )
+    if ctx.form == "core":
+        return {
+            "padding_encoding": _PACKBITS_PADDING[padding],
+            "first_bit": first,
+            "last_bit": last,
+        }
     return cfg
 
 
@@ -234,7 +324,8 @@ def _cfg_blosc(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
         raise ctx.err(
             f"{label}.configuration.clevel: must be an integer from 0 to 9, got {clevel!r}"
         )
-    itemsize = ctx.dtype.itemsize
+    # zarr-python uses 1 for the variable-length types (they have no item size)
+    itemsize = 1 if ctx.info.is_variable_length else ctx.dtype.itemsize
     default_shuffle = "bitshuffle" if itemsize == 1 else "shuffle"
     shuffle = cfg.get("shuffle", default_shuffle)
     if shuffle not in BLOSC_SHUFFLES:
@@ -321,6 +412,7 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
         ctx,
         dtype=_INDEX_DTYPE,
         data_type="uint64",
+        info=parse_data_type_json("uint64"),
         ndim=len(inner) + 1,
         chunk_shape=per_shard,
         label=f"{clabel}.index_codecs",
@@ -345,6 +437,9 @@ _CONFIG_CHECKERS = {
     "blosc": _cfg_blosc,
     "crc32c": _cfg_crc32c,
     "sharding_indexed": _cfg_sharding,
+    "vlen-utf8": _cfg_vlen("vlen-utf8", "string"),
+    "vlen-bytes": _cfg_vlen("vlen-bytes", "bytes"),
+    "packbits": _cfg_packbits,
 }
 
 
@@ -353,7 +448,7 @@ def _emit(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name}
     if form == "json":
-        if cfg:
+        if cfg or name in _ALWAYS_CONFIGURED:
             out["configuration"] = cfg
     else:
         out["configuration"] = cfg
@@ -408,8 +503,9 @@ def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
     serializers = [(name, lab) for kind, name, lab in kinds if kind == "array->bytes"]
     if not serializers:
         raise ctx.err(
-            f"{ctx.label}: must contain exactly one array->bytes codec (bytes or "
-            f"sharding_indexed), found none in {[n for _, n, _ in kinds]}"
+            f"{ctx.label}: must contain exactly one array->bytes codec (bytes, "
+            f"sharding_indexed, vlen-utf8, vlen-bytes or packbits), found none in "
+            f"{[n for _, n, _ in kinds]}"
         )
     if len(serializers) > 1:
         raise ctx.err(
@@ -430,9 +526,23 @@ def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
             )
 
 
+def _resolve_info(dtype: object, data_type: object, path: str | None) -> DataType:
+    """The data type of a chain: ``data_type`` (a v3 ``data_type`` value) checked against the
+    numpy ``dtype``, or the one zarr-python writes for ``dtype``."""
+    if data_type is None:
+        return data_type_from_numpy(dtype, path=path)
+    info = parse_data_type_json(data_type, path=path)
+    dt = native_dtype(np.dtype(dtype))  # type: ignore[call-overload]
+    if info.dtype != dt and not (info.is_variable_length and dt.kind in "OT"):
+        raise MetadataError(
+            f"{_where(path)}data type {data_type!r} does not match numpy dtype {dt}"
+        )
+    return info
+
+
 def _ctx(
     dtype: np.dtype[Any] | Any,
-    data_type: str | None,
+    data_type: object,
     ndim: int | None,
     chunk_shape: Sequence[int] | None,
     path: str | None,
@@ -441,20 +551,13 @@ def _ctx(
     form: CodecForm,
     label: str = "codecs",
 ) -> _Ctx:
-    # Imported here: v3 imports this module.
-    from zarrox.metadata.v3 import data_type_name
-
-    dt = np.dtype(dtype)
-    name = data_type_name(dt) if data_type is None else data_type
-    if data_type is not None and data_type_name(dt) != data_type:
-        raise MetadataError(
-            f"{_where(path)}data type {data_type!r} does not match numpy dtype {dt}"
-        )
+    info = _resolve_info(dtype, data_type, path)
     if chunk_shape is not None and ndim is None:
         ndim = len(chunk_shape)
     return _Ctx(
-        dtype=dt.newbyteorder("="),
-        data_type=name,
+        dtype=info.dtype,
+        data_type=info.name,
+        info=info,
         ndim=ndim,
         chunk_shape=None if chunk_shape is None else tuple(int(c) for c in chunk_shape),
         where=_where(path),
@@ -468,7 +571,7 @@ def validate_codecs(
     codecs: object,
     *,
     dtype: np.dtype[Any] | Any,
-    data_type: str | None = None,
+    data_type: str | Mapping[str, Any] | None = None,
     ndim: int | None = None,
     chunk_shape: Sequence[int] | None = None,
     path: str | None = None,
@@ -487,7 +590,7 @@ def normalize_codecs(
     codecs: object,
     *,
     dtype: np.dtype[Any] | Any,
-    data_type: str | None = None,
+    data_type: str | Mapping[str, Any] | None = None,
     ndim: int | None = None,
     chunk_shape: Sequence[int] | None = None,
     form: CodecForm = "json",
@@ -515,8 +618,8 @@ def codecs_to_json(codecs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue
         d: dict[str, Any] = {"name": codec["name"]}
         cfg = codec.get("configuration")
-        if cfg:
-            d["configuration"] = copy.deepcopy(dict(cfg))
+        if cfg or codec["name"] in _ALWAYS_CONFIGURED:
+            d["configuration"] = copy.deepcopy(dict(cfg or {}))
         if "must_understand" in codec:
             d["must_understand"] = codec["must_understand"]
         out.append(d)
@@ -555,7 +658,7 @@ def _check_kind(items: list[object], expected: CodecKind, what: str, where: str)
 def build_codecs(
     dtype: np.dtype[Any] | Any,
     *,
-    data_type: str | None = None,
+    data_type: str | Mapping[str, Any] | None = None,
     filters: object = None,
     serializer: object = "auto",
     compressors: object = "auto",
@@ -570,8 +673,10 @@ def build_codecs(
       ignored.
     - ``filters``: ``None``, ``"auto"`` or ``[]`` (none), a codec, or a list of array->array
       codecs.
-    - ``serializer``: ``"auto"`` (the ``bytes`` codec; without configuration for one-byte data
-      types, ``{"endian": "little"}`` otherwise) or an array->bytes codec.
+    - ``serializer``: ``"auto"`` (``vlen-utf8`` for ``string``, ``vlen-bytes`` for ``bytes``,
+      else the ``bytes`` codec: ``{"endian": "little"}`` for data types with a byte order,
+      without configuration for the others and for the legacy ``structured``) or an
+      array->bytes codec.
     - ``compressors``: ``"auto"`` (zstd level 0, no checksum), ``None`` or ``[]`` (none), a
       codec, or a list of bytes->bytes codecs.
 
@@ -594,7 +699,8 @@ def build_codecs(
             _check_kind(items, "array->array", "filters", where)
             chain.extend(items)
         if isinstance(serializer, str) and serializer == "auto":
-            chain.append({"name": "bytes"})
+            info = _resolve_info(dtype, data_type, path)
+            chain.append({"name": _VLEN_CODECS.get(info.category, "bytes")})
         else:
             if not isinstance(serializer, str | Mapping):
                 raise MetadataError(

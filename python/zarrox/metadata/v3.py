@@ -29,12 +29,22 @@ from zarrox.metadata.codecs import (
     normalize_codecs,
     validate_codecs,
 )
+from zarrox.metadata.dtypes import (
+    DataType,
+    copy_json,
+    data_type_from_numpy,
+    native_dtype,
+    parse_data_type_json,
+)
 
 __all__ = [
     "CORE_DATA_TYPES",
     "ArrayMetadataV3",
+    "DataType",
+    "DataTypeJSON",
     "GroupMetadataV3",
     "cast_fill_value",
+    "data_type_info",
     "data_type_name",
     "default_fill_value",
     "dumps",
@@ -71,6 +81,9 @@ _NAMED_TYPES: dict[str, np.dtype[Any]] = {
 }
 _RAW_RE = re.compile(r"r([0-9]+)")
 
+#: A ``data_type`` member: a name, or ``{"name": ..., "configuration": {...}}``.
+DataTypeJSON = str | dict[str, Any]
+
 
 class _CoreDataTypes(Mapping[str, np.dtype[Any]]):
     """Read-only mapping: v3 core data type name -> numpy dtype in native byte order.
@@ -101,305 +114,129 @@ class _CoreDataTypes(Mapping[str, np.dtype[Any]]):
 CORE_DATA_TYPES: Mapping[str, np.dtype[Any]] = _CoreDataTypes()
 
 
-def _is_raw(data_type: str) -> bool:
-    return data_type.startswith("r") and data_type not in _NAMED_TYPES
+def data_type_info(data_type: object, *, path: str | None = None) -> DataType:
+    """The :class:`~zarrox.metadata.dtypes.DataType` of a ``data_type`` member."""
+    return parse_data_type_json(data_type, path=path)
 
 
-def parse_data_type(value: object, *, path: str | None = None) -> tuple[str, np.dtype[Any]]:
-    """The ``data_type`` member -> ``(v3 name, native numpy dtype)``.
+def parse_data_type(
+    value: object, *, path: str | None = None
+) -> tuple[DataTypeJSON, np.dtype[Any]]:
+    """The ``data_type`` member -> ``(normalized data_type, native numpy dtype)``.
 
-    Accepts a core name (``"float32"``, ``"r16"``) or an object ``{"name": <core name>}``
-    without configuration. Other names (extension data types) raise UnsupportedError.
+    Accepts every core and extension data type of :mod:`zarrox.metadata.dtypes`, as a name or
+    an object ``{"name", "configuration"}``. The normalized form is a name for types without
+    configuration (``{"name": "float32"}`` -> ``"float32"``) and ``{"name", "configuration"}``
+    otherwise. Unknown names raise UnsupportedError naming the type and the node.
     """
-    where = _where(path)
-    if isinstance(value, Mapping):
-        unknown = sorted(
-            str(k) for k in value if k not in ("name", "configuration", "must_understand")
-        )
-        if unknown:
-            raise MetadataError(f"{where}data_type: unknown member(s) {unknown} in {dict(value)!r}")
-        name = value.get("name")
-        if not isinstance(name, str) or not name:
-            raise MetadataError(
-                f"{where}data_type: 'name' must be a non-empty string, got {name!r}"
-            )
-        if value.get("must_understand", True) is not True:
-            raise MetadataError(
-                f'{where}data_type: "must_understand" must not be false for a data type'
-            )
-        cfg = value.get("configuration", {})
-        if not isinstance(cfg, Mapping):
-            raise MetadataError(f"{where}data_type.configuration: must be an object, got {cfg!r}")
-        if cfg and name in CORE_DATA_TYPES:
-            raise MetadataError(
-                f"{where}data_type: core data type {name!r} takes no configuration, got {cfg!r}"
-            )
-        if cfg:
-            raise UnsupportedError(f"{where}unsupported data type {name!r} (configuration {cfg!r})")
-        value = name
-    if not isinstance(value, str):
-        raise MetadataError(
-            f"{where}data_type: must be a data type name or an object, got {value!r}"
-        )
-    try:
-        return value, CORE_DATA_TYPES[value]
-    except KeyError:
-        pass
-    if _RAW_RE.fullmatch(value):
-        raise MetadataError(
-            f"{where}data_type: raw data type {value!r} must have a positive number of bits "
-            "that is a multiple of 8"
-        )
-    raise UnsupportedError(f"{where}unsupported data type {value!r}")
+    info = parse_data_type_json(value, path=path)
+    return copy_json(info.json), info.dtype
 
 
-def data_type_name(dtype: object, *, path: str | None = None) -> str:
-    """Numpy dtype (anything ``np.dtype()`` accepts, any byte order) -> v3 data type name.
+def data_type_name(dtype: object, *, path: str | None = None) -> DataTypeJSON:
+    """Numpy dtype (anything ``np.dtype()`` accepts, any byte order) -> the v3 ``data_type``
+    zarr-python 3.1 writes for it (ml_dtypes types -> their registry names).
 
-    Unstructured void dtypes map to raw bits ``r<8 * itemsize>``. Errors name the
+    E.g. ``"float32"``, ``"bfloat16"``, ``{"name": "fixed_length_utf32", "configuration":
+    {"length_bytes": 12}}`` for ``U3``, ``null_terminated_bytes`` for ``S``, ``raw_bytes`` for
+    ``V``, ``numpy.datetime64`` for ``M8``, legacy ``structured`` for structured dtypes;
+    ``str``/object/StringDType -> ``"string"``, ``bytes`` -> ``"bytes"``. Errors name the
     node at ``path`` when given.
     """
-    where = _where(path)
-    try:
-        dt = np.dtype(dtype)  # type: ignore[call-overload]
-    except TypeError as e:
-        raise UnsupportedError(f"{where}unsupported data type {dtype!r}: {e}") from None
-    if dt.kind == "V":
-        # Only plain void is raw bits: ml_dtypes' types (bfloat16, float8_*, int4)
-        # also have kind "V" but are numbers.
-        if dt.type is np.void and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
-            return f"r{8 * dt.itemsize}"
-        what = (
-            "structured and sub-array dtypes have no v3 core type"
-            if dt.type is np.void
-            else "not a v3 core data type"
-        )
-        raise UnsupportedError(f"{where}unsupported data type {dt!r}: {what}")
-    if dt.kind in "biufc" and dt.subdtype is None:
-        name = dt.newbyteorder("=").name
-        if name in _NAMED_TYPES:
-            return name
-    raise UnsupportedError(
-        f"{where}unsupported data type {dt!r}: the v3 core data types are "
-        f"{sorted(_NAMED_TYPES)} and r<N>"
-    )
+    return copy_json(data_type_from_numpy(dtype, path=path).json)
+
+
+def _info_for(data_type: object, dtype: object = None) -> DataType:
+    if data_type is None:
+        return data_type_from_numpy(dtype)
+    return parse_data_type_json(data_type)
 
 
 # --------------------------------------------------------------------------------------------
 # Fill values
 # --------------------------------------------------------------------------------------------
 
-_FLOAT_BITS = {2: np.dtype("uint16"), 4: np.dtype("uint32"), 8: np.dtype("uint64")}
-#: The NaN denoted by "NaN": sign 0, mantissa MSB 1, all other mantissa bits 0.
-_CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
-
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
-def _parse_float(value: object, fdtype: np.dtype[Any], where: str, label: str) -> np.generic:
-    """One float per the spec's JSON forms -> numpy scalar of ``fdtype`` (bit-exact for hex)."""
-    size = fdtype.itemsize
-    if isinstance(value, str):
-        if value == "NaN":
-            return np.array(_CANONICAL_NAN[size], dtype=_FLOAT_BITS[size]).view(fdtype)[()]
-        if value == "Infinity":
-            return fdtype.type(np.inf)
-        if value == "-Infinity":
-            return fdtype.type(-np.inf)
-        if re.fullmatch(r"0x[0-9a-fA-F]+", value):
-            ndigits = 2 * size
-            if len(value) != 2 + ndigits:
-                raise MetadataError(
-                    f"{where}{label}: hex float {value!r} must have exactly {ndigits} hex "
-                    f"digits for {fdtype.name}"
-                )
-            bits = int(value, 16)
-            return np.array(bits, dtype=_FLOAT_BITS[size]).view(fdtype)[()]
-        raise MetadataError(
-            f"{where}{label}: {value!r} is not a valid float fill value (use a number, "
-            f'"NaN", "Infinity", "-Infinity" or a {2 * size}-digit hex string "0x...")'
-        )
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        raise MetadataError(
-            f"{where}{label}: expected a number or a special float string for "
-            f"{fdtype.name}, got {value!r}"
-        )
-    if isinstance(value, np.complexfloating):
-        raise MetadataError(f"{where}{label}: expected a real number, got {value!r}")
-    try:
-        as_float = float(value)
-    except OverflowError:  # an integer too large for float64
-        as_float = math.inf if value > 0 else -math.inf  # type: ignore[operator]
-    with np.errstate(over="ignore"):
-        return fdtype.type(as_float)
-
-
 def parse_fill_value(
-    value: object, data_type: str, dtype: np.dtype[Any] | Any, *, path: str | None = None
-) -> np.generic:
-    """The JSON ``fill_value`` -> numpy scalar of ``dtype`` (native byte order).
+    value: object, data_type: object, dtype: object = None, *, path: str | None = None
+) -> Any:
+    """The JSON ``fill_value`` -> numpy scalar of the data type's dtype (native byte order);
+    ``str``/``bytes`` for the variable-length ``string``/``bytes``.
 
     - bool: a JSON boolean;
-    - integers: a JSON integer in range (a JSON number with a fraction, ``0.0`` included, is
-      rejected, as the spec requires);
-    - floats: a number (rounded to nearest), ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, or
-      ``"0x..."`` giving the raw bits (exactly 4/8/16 hex digits for float16/32/64);
+    - integers (``int2`` .. ``uint64``): a JSON integer in range (a JSON number with a
+      fraction, ``0.0`` included, is rejected, as the spec requires);
+    - floats (core and ml_dtypes formats): a number (rounded to nearest), ``"NaN"``,
+      ``"Infinity"``, ``"-Infinity"`` (where the format has them), or ``"0x..."`` giving the
+      raw bits (exactly two hex digits per byte);
     - complex: ``[real, imag]``, each one of the float forms;
-    - raw ``r<N>``: an array of ``N / 8`` integers in ``[0, 255]``.
+    - raw ``r<N>``: an array of ``N / 8`` integers in ``[0, 255]`` (or, as tensorstore
+      writes, the base64 of the bytes); ``raw_bytes``: base64 (or the array);
+    - ``numpy.datetime64``/``timedelta64``: an int64 integer or ``"NaT"``;
+    - ``fixed_length_utf32``: a string; ``null_terminated_bytes``: base64;
+    - ``struct``/``structured``: an object with a member per field, or (legacy) the base64
+      of the packed little-endian bytes;
+    - ``string``: a string; ``bytes``: base64 or an array of integers in ``[0, 255]``.
     """
-    where = _where(path)
-    dt = np.dtype(dtype).newbyteorder("=")
-    label = "fill_value"
-    if data_type == "bool":
-        if isinstance(value, bool | np.bool_):
-            return np.bool_(value)
-        raise MetadataError(f"{where}{label}: expected true or false for bool, got {value!r}")
-    if dt.kind in "iu":
-        if not _is_int(value):
-            raise MetadataError(
-                f"{where}{label}: expected an integer for {data_type}, got {value!r}"
-            )
-        info = np.iinfo(dt)
-        if not info.min <= int(value) <= info.max:  # type: ignore[call-overload]
-            raise MetadataError(
-                f"{where}{label}: {value} is out of range for {data_type} [{info.min}, {info.max}]"
-            )
-        return np.array(int(value), dtype=dt)[()]  # type: ignore[call-overload]
-    if dt.kind == "f":
-        return _parse_float(value, dt, where, label)
-    if dt.kind == "c":
-        if isinstance(value, str | bytes) or not isinstance(value, Sequence) or len(value) != 2:
-            raise MetadataError(
-                f"{where}{label}: expected a two-element array [real, imag] for {data_type}, "
-                f"got {value!r}"
-            )
-        fdt = np.dtype(f"f{dt.itemsize // 2}")
-        re_ = _parse_float(value[0], fdt, where, f"{label}[0]")
-        im_ = _parse_float(value[1], fdt, where, f"{label}[1]")
-        return np.array([re_, im_], dtype=fdt).view(dt)[0]
-    if dt.kind == "V" and _is_raw(data_type):
-        n = dt.itemsize
-        if (
-            isinstance(value, str | bytes)
-            or not isinstance(value, Sequence)
-            or len(value) != n
-            or not all(_is_int(b) and 0 <= b <= 255 for b in value)
-        ):
-            raise MetadataError(
-                f"{where}{label}: expected an array of {n} integers in [0, 255] for "
-                f"{data_type}, got {value!r}"
-            )
-        return np.frombuffer(bytes(int(b) for b in value), dtype=dt)[0]
-    raise UnsupportedError(f"{where}unsupported data type {data_type!r} for fill_value")
+    info = _info_for(data_type, dtype)
+    return info.parse_fill(value, _where(path))
 
 
-def _float_to_json(x: np.generic, fdtype: np.dtype[Any]) -> float | str:
-    size = fdtype.itemsize
-    bits = int(np.asarray(x, dtype=fdtype).view(_FLOAT_BITS[size]))
-    if np.isnan(x):
-        if bits == _CANONICAL_NAN[size]:
-            return "NaN"
-        # Any other NaN keeps its bits (sign and payload): zarr-python would write "NaN".
-        return f"0x{bits:0{2 * size}x}"
-    if np.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return float(x)  # type: ignore[arg-type]
-
-
-def fill_value_to_json(scalar: object, data_type: str) -> Any:
-    """Numpy (or Python) fill value -> its JSON form, as zarr-python 3.1 writes it.
+def fill_value_to_json(scalar: object, data_type: object) -> Any:
+    """Numpy (or Python) fill value -> its JSON form, as zarr-python 3.1 (or tensorstore, for
+    the types zarr-python lacks) writes it.
 
     NaN -> ``"NaN"``, infinities -> ``"Infinity"``/``"-Infinity"``, complex -> ``[re, im]``,
     finite floats -> JSON numbers (the float64 value, as zarr-python writes). A NaN other than
     the canonical one (sign or payload differ) -> its hex bits, so that it round-trips
-    bit-exactly.
+    bit-exactly. NaT -> ``-9223372036854775808``; ``raw_bytes``, ``null_terminated_bytes``,
+    ``bytes`` and legacy ``structured`` -> base64; ``struct`` -> an object per field.
     """
-    dt = CORE_DATA_TYPES.get(data_type)
-    if dt is None:
-        raise UnsupportedError(f"unsupported data type {data_type!r}")
-    value = scalar if isinstance(scalar, np.generic) and scalar.dtype == dt else None
-    if value is None:
-        value = cast_fill_value(scalar, data_type, dt)
-    if data_type == "bool":
-        return bool(value)
-    if dt.kind in "iu":
-        return int(value)  # type: ignore[call-overload]
-    if dt.kind == "f":
-        return _float_to_json(value, dt)
-    if dt.kind == "c":
-        fdt = np.dtype(f"f{dt.itemsize // 2}")
-        parts = np.asarray(value, dtype=dt).reshape(1).view(fdt)
-        return [_float_to_json(parts[0], fdt), _float_to_json(parts[1], fdt)]
-    return list(np.asarray(value, dtype=dt).tobytes())
+    info = _info_for(data_type)
+    dt = info.dtype
+    if info.is_variable_length or not (isinstance(scalar, np.generic) and scalar.dtype == dt):
+        scalar = info.cast_fill(scalar)
+    return info.fill_to_json(scalar)
 
 
-def default_fill_value(dtype: np.dtype[Any] | Any) -> np.generic:
-    """The fill value zarr-python records when none is given: zero / false / zero bytes."""
-    return np.zeros((), dtype=np.dtype(dtype).newbyteorder("="))[()]
+def default_fill_value(dtype: object, *, data_type: object = None) -> Any:
+    """The fill value zarr-python records when none is given: zero / false / zero bytes,
+    NaT for datetimes, ``""`` for strings, ``b""`` for ``bytes``."""
+    return _info_for(data_type, dtype).default_fill()
 
 
 def cast_fill_value(
-    value: object, data_type: str, dtype: np.dtype[Any] | Any, *, path: str | None = None
-) -> np.generic:
-    """A user-given fill value -> numpy scalar of ``dtype`` (native order); validates range.
+    value: object, data_type: object, dtype: object = None, *, path: str | None = None
+) -> Any:
+    """A user-given fill value -> what :func:`parse_fill_value` returns; validates range.
 
     ``None`` gives :func:`default_fill_value`. Accepts numpy and Python scalars, the JSON forms
-    of :func:`parse_fill_value` (``"NaN"``, hex strings, ``[re, im]``, lists of bytes) and, for
-    raw types, a ``bytes`` object of the item size. A numpy scalar already of ``dtype`` is
-    returned unchanged (bit-exact).
+    of :func:`parse_fill_value` (``"NaN"``, hex strings, ``[re, im]``, lists of bytes, base64)
+    and, for raw and byte-string types, a ``bytes`` object. A numpy scalar already of the
+    dtype is returned unchanged (bit-exact).
     """
-    where = _where(path)
-    dt = np.dtype(dtype).newbyteorder("=")
-    if value is None:
-        return default_fill_value(dt)
-    if isinstance(value, np.generic) and value.dtype.newbyteorder("=") == dt:
-        return np.asarray(value).astype(dt)[()]
-    if isinstance(value, str | list | tuple):
-        return parse_fill_value(value, data_type, dt, path=path)
-    if dt.kind == "V":
-        if isinstance(value, bytes | bytearray | np.void):
-            raw = bytes(value)
-            if len(raw) == dt.itemsize:
-                return np.frombuffer(raw, dtype=dt)[0]
-        raise MetadataError(
-            f"{where}fill_value: expected {dt.itemsize} bytes for {data_type}, got {value!r}"
-        )
-    if isinstance(value, complex | np.complexfloating) and dt.kind != "c":
-        raise MetadataError(f"{where}fill_value: {value!r} is complex, {data_type} is not")
-    if dt.kind == "b":
-        if isinstance(value, bool | np.bool_) or (_is_int(value) and value in (0, 1)):
-            return np.bool_(value)
-        raise MetadataError(f"{where}fill_value: expected a boolean for bool, got {value!r}")
-    if dt.kind in "iu":
-        if isinstance(value, float | np.floating):
-            if not float(value).is_integer():
-                raise MetadataError(f"{where}fill_value: {value!r} is not an integer ({data_type})")
-            value = int(value)
-        if isinstance(value, bool | np.bool_):
-            value = int(value)
-        return parse_fill_value(value, data_type, dt, path=path)
-    if dt.kind == "f":
-        if isinstance(value, np.floating):
-            with np.errstate(over="ignore"):
-                return np.asarray(value).astype(dt)[()]
-        return _parse_float(value, dt, where, "fill_value")
-    if dt.kind == "c":
-        if isinstance(value, int | float | complex | np.number) and not isinstance(
-            value, bool | np.bool_
-        ):
-            with np.errstate(over="ignore"):
-                return np.asarray(value).astype(dt)[()]
-    raise MetadataError(f"{where}fill_value: cannot use {value!r} for data type {data_type}")
+    return _info_for(data_type, dtype).cast_fill(value, _where(path))
 
 
-def fill_value_bytes(scalar: object, dtype: np.dtype[Any] | Any) -> bytes:
-    """One element holding the fill value, as bytes in NATIVE byte order (for the Rust core)."""
-    dt = np.dtype(dtype).newbyteorder("=")
-    if not (isinstance(scalar, np.generic) and scalar.dtype == dt):
-        scalar = cast_fill_value(scalar, data_type_name(dt), dt)
-    return np.asarray(scalar, dtype=dt).tobytes()
+def fill_value_bytes(scalar: object, dtype: object, *, data_type: object = None) -> bytes:
+    """One element holding the fill value, as bytes in NATIVE byte order (for the Rust core).
+
+    For the variable-length types: the UTF-8 bytes of a ``str``, the bytes of a ``bytes``.
+    ``data_type`` (the v3 ``data_type``) picks the type where the numpy dtype is ambiguous
+    (object arrays: a ``bytes`` scalar is taken as the ``bytes`` data type).
+    """
+    if data_type is not None:
+        return parse_data_type_json(data_type).fill_bytes(scalar)
+    dt = np.dtype(dtype)  # type: ignore[call-overload]
+    if dt.kind in "OT":
+        if isinstance(scalar, bytes | bytearray | np.bytes_):
+            return bytes(scalar)
+        return str(scalar).encode("utf-8")
+    return data_type_from_numpy(dt).fill_bytes(scalar)
 
 
 # --------------------------------------------------------------------------------------------
@@ -639,6 +476,23 @@ def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> di
 # Array metadata
 # --------------------------------------------------------------------------------------------
 
+
+def _resolve_data_type(dtype: object, path: str) -> DataType:
+    """What ``create`` is given as ``dtype`` -> its data type: a v3 data type (a name or an
+    object), else a numpy dtype."""
+    if isinstance(dtype, Mapping):
+        return parse_data_type_json(dtype, path=path)
+    if isinstance(dtype, str):
+        try:
+            return parse_data_type_json(dtype, path=path)
+        except UnsupportedError as e:
+            try:
+                np.dtype(dtype)
+            except (TypeError, ValueError):
+                raise e from None
+    return data_type_from_numpy(dtype, path=path)
+
+
 _ARRAY_REQUIRED = (
     "zarr_format",
     "node_type",
@@ -672,14 +526,20 @@ class ArrayMetadataV3:
     ``{"name": "default"|"v2", "configuration": {"separator": "/"|"."}}``. ``extra`` holds
     unknown top-level members marked ``"must_understand": false``, written back unchanged.
     Equality compares the JSON documents (so NaN fill values compare equal bit-wise).
+
+    ``data_type`` is the normalized ``data_type`` member (see :func:`parse_data_type`): a name
+    such as ``"float32"`` or ``"bfloat16"``, or an object such as ``{"name":
+    "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}``.
+    ``fill_value`` is a numpy scalar of ``dtype``, or a ``str``/``bytes`` for the
+    variable-length ``string``/``bytes`` types.
     """
 
     shape: tuple[int, ...]
-    data_type: str
+    data_type: DataTypeJSON
     dtype: np.dtype[Any]
     chunk_shape: tuple[int, ...]
     chunk_key_encoding: dict[str, Any]
-    fill_value: np.generic
+    fill_value: Any
     codecs: list[dict[str, Any]]
     attributes: dict[str, Any] = field(default_factory=dict)
     dimension_names: tuple[str | None, ...] | None = None
@@ -689,7 +549,8 @@ class ArrayMetadataV3:
     def __post_init__(self) -> None:
         self.shape = tuple(int(s) for s in self.shape)
         self.chunk_shape = tuple(int(c) for c in self.chunk_shape)
-        self.dtype = np.dtype(self.dtype).newbyteorder("=")
+        self.data_type = copy_json(self.data_type)
+        self.dtype = native_dtype(np.dtype(self.dtype))
         self.codecs = [_normalized_codec(c) for c in self.codecs]
         if self.dimension_names is not None:
             self.dimension_names = tuple(self.dimension_names)
@@ -752,17 +613,24 @@ class ArrayMetadataV3:
         attributes: Mapping[str, Any] | None = None,
         dimension_names: Sequence[str | None] | None = None,
         path: str = "",
+        data_type: object = None,
     ) -> ArrayMetadataV3:
         """New array metadata with zarr-python 3.1 ``create_array`` defaults; fully validated.
 
         ``codecs``/``filters``/``serializer``/``compressors`` as in :func:`build_codecs`;
         ``chunk_key_encoding`` is None (``default`` with ``"/"``), a name, or an object
         (``{"name": "v2", "separator": "/"}`` or with ``configuration``); ``fill_value`` None
-        gives zero/false.
+        gives zarr-python's default (zero/false, NaT, empty string).
+
+        ``dtype`` is a numpy dtype (anything ``np.dtype()`` accepts: the data type is the one
+        zarr-python writes for it, see :func:`data_type_name`), or a v3 ``data_type`` (a name
+        such as ``"bfloat16"``, ``"string"``, ``"r16"``, or an object with configuration).
+        ``data_type``, when given, is the v3 data type and wins over ``dtype``.
         """
         where = _where(path)
-        name = data_type_name(dtype)
-        dt = CORE_DATA_TYPES[name]
+        info = _resolve_data_type(dtype if data_type is None else data_type, path)
+        name = copy_json(info.json)
+        dt = info.dtype
         shape_t = _int_list(shape, "shape", where, positive=False)
         chunks_t = _int_list(chunk_shape, "chunk_shape", where, positive=True)
         if len(chunks_t) != len(shape_t):
@@ -788,7 +656,7 @@ class ArrayMetadataV3:
             chunk_key_encoding=_parse_chunk_key_encoding(
                 "default" if chunk_key_encoding is None else chunk_key_encoding, where
             ),
-            fill_value=cast_fill_value(fill_value, name, dt, path=path),
+            fill_value=info.cast_fill(fill_value, where),
             codecs=chain,
             attributes=dict(attributes or {}),
             dimension_names=None if dimension_names is None else tuple(dimension_names),
@@ -801,7 +669,7 @@ class ArrayMetadataV3:
         """The ``zarr.json`` document, members in zarr-python 3.1's order."""
         doc: dict[str, Any] = {
             "shape": list(self.shape),
-            "data_type": self.data_type,
+            "data_type": copy_json(self.data_type),
             "chunk_grid": {
                 "name": "regular",
                 "configuration": {"chunk_shape": list(self.chunk_shape)},
@@ -826,11 +694,20 @@ class ArrayMetadataV3:
         ``{"shape", "chunk_shape", "data_type", "codecs", "chunk_key_encoding": {"name",
         "separator"}}``; codecs are complete (every default filled in, recursively), without
         ``must_understand``, and ignorable unknown codecs are left out.
+
+        ``data_type`` is a core name (``"bool"``, ``"int8"`` .. ``"uint64"``,
+        ``"float16/32/64"``, ``"complex64/128"``, ``"r<N>"``; the aliases ``complex_float32``
+        and ``complex_float64`` give ``"complex64"``/``"complex128"``), ``"string"`` or
+        ``"bytes"`` for the variable-length types, and for every other (fixed-size) type
+        ``{"size": N, "swap": [[offset, length], ...], "floats": [[offset, format], ...]}``:
+        ``swap`` lists the components of one element that byte order applies to, ``floats``
+        the IEEE-like float components (format ``"float16"``, ``"bfloat16"``, ``"float32"`` or
+        ``"float64"``; 8-bit and smaller floats are not listed) for NaN-aware comparisons.
         """
         return {
             "shape": list(self.shape),
             "chunk_shape": list(self.chunk_shape),
-            "data_type": self.data_type,
+            "data_type": self.info.core_json(),
             "codecs": normalize_codecs(
                 self.codecs,
                 dtype=self.dtype,
@@ -846,10 +723,16 @@ class ArrayMetadataV3:
         }
 
     def fill_bytes(self) -> bytes:
-        """The fill value as one element's bytes, native byte order."""
-        return fill_value_bytes(self.fill_value, self.dtype)
+        """The fill value as one element's bytes, native byte order (for ``string``/``bytes``:
+        the UTF-8 / raw bytes of the value)."""
+        return self.info.fill_bytes(self.fill_value)
 
     # ---- helpers -----------------------------------------------------------------------
+
+    @property
+    def info(self) -> DataType:
+        """The parsed data type (numpy dtype, fill value rules, core descriptor)."""
+        return parse_data_type_json(self.data_type)
 
     @property
     def ndim(self) -> int:

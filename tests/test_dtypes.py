@@ -1,0 +1,286 @@
+"""Extension data types end to end: values written by zarr-python 3.1 and
+tensorstore read back by zarrox and the reverse, plain and sharded, with
+missing chunks; big-endian layouts; errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+import tensorstore as ts
+import zarr
+
+import zarrox
+
+warnings.filterwarnings("ignore", category=UserWarning)
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+SHAPE = (7, 5)
+CHUNKS = (3, 2)
+WRITTEN = (slice(0, 5), slice(0, 5))  # rows 5..7 stay missing: read as fill
+
+
+def zarr_values(kind: str) -> np.ndarray:
+    rng = np.random.default_rng(len(kind))
+    n = int(np.prod(SHAPE))
+    if kind == "str":
+        return np.array([f"é{i}" * (i % 4) for i in range(n)], dtype=object).reshape(SHAPE)
+    if kind == "bytes":
+        return np.array([bytes(range(i % 7)) for i in range(n)], dtype=object).reshape(SHAPE)
+    if kind == "U3":
+        return rng.choice(["", "a", "xyz", "é€"], SHAPE).astype("<U3")
+    if kind == "S4":
+        return rng.choice([b"", b"ab", b"abcd"], SHAPE).astype("S4")
+    if kind == "V3":
+        return np.frombuffer(rng.bytes(n * 3), dtype="V3").reshape(SHAPE)
+    if kind.startswith(("M8", "m8")):
+        return rng.integers(-(10**9), 10**9, SHAPE).astype("<i8").view(kind)
+    if kind == "struct":
+        out = np.zeros(SHAPE, dtype=[("a", "<i4"), ("b", "<f8"), ("c", "S2")])
+        out["a"] = rng.integers(-100, 100, SHAPE)
+        out["b"] = rng.standard_normal(SHAPE)
+        out["c"] = b"zz"
+        return out
+    raise AssertionError(kind)
+
+
+ZARR_KINDS: dict[str, Any] = {
+    "str": str,
+    "bytes": bytes,
+    "U3": "<U3",
+    "S4": "S4",
+    "V3": "V3",
+    "M8[s]": "M8[s]",
+    "M8[10ms]": "M8[10ms]",
+    "m8[us]": "m8[us]",
+    "struct": [("a", "<i4"), ("b", "<f8"), ("c", "S2")],
+}
+ZARR_FILLS: dict[str, Any] = {
+    "struct": np.zeros((), dtype=ZARR_KINDS["struct"])[()],
+    "bytes": b"",
+    "V3": b"\x00\x00\x00",
+}
+
+
+def as_list(a: np.ndarray) -> list[Any]:
+    return [
+        v.tobytes()
+        if isinstance(v, np.void) and a.dtype.fields is None
+        else (v.item() if hasattr(v, "item") and not isinstance(v, bytes | str) else v)
+        for v in np.asarray(a, dtype=a.dtype).ravel()
+    ]
+
+
+def zarr_python_limits(kind: str, sharded: bool, creating: bool) -> None:
+    """Stop, as expected failures, where zarr-python 3.1.6 itself cannot go on."""
+    if creating and kind == "bytes":
+        pytest.xfail("zarr-python 3.1.6 cannot create a bytes array ('length must be >= 1')")
+    if sharded and kind in ("V3", "struct"):
+        pytest.xfail(
+            "zarr-python 3.1.6's sharding codec fails on void fill values "
+            "('unhashable type: writeable void-scalar')"
+        )
+
+
+def assert_values(got: Any, want: np.ndarray) -> None:
+    got = np.asarray(got)
+    assert got.shape == want.shape
+    if want.dtype == object or got.dtype.kind in "OT":
+        assert [str(v) if isinstance(v, str) else v for v in got.ravel().tolist()] == [
+            str(v) if isinstance(v, str) else v for v in want.ravel().tolist()
+        ]
+    else:
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("kind", list(ZARR_KINDS))
+def test_zarr_python_writes_zarrox_reads(tmp_path: Path, kind: str, sharded: bool) -> None:
+    zarr_python_limits(kind, sharded, creating=True)
+    data = zarr_values(kind)
+    kw: dict[str, Any] = {"shards": (6, 4)} if sharded else {}
+    if kind in ZARR_FILLS:
+        kw["fill_value"] = ZARR_FILLS[kind]
+    z = zarr.create_array(str(tmp_path), shape=SHAPE, chunks=CHUNKS, dtype=ZARR_KINDS[kind], **kw)
+    z[WRITTEN] = data[WRITTEN]
+    a = zarrox.open_array(tmp_path, mode="r")
+    assert a.metadata.data_type == json.loads((tmp_path / "zarr.json").read_text())["data_type"]
+    assert_values(a[...], np.asarray(z[...]))
+    assert_values(a[1:6:2, [4, 0]], np.asarray(z.oindex[1:6:2, [4, 0]]))
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("kind", list(ZARR_KINDS))
+def test_zarrox_writes_zarr_python_reads(tmp_path: Path, kind: str, sharded: bool) -> None:
+    data = zarr_values(kind)
+    kw: dict[str, Any] = {"shards": (6, 4)} if sharded else {}
+    if kind in ZARR_FILLS:
+        kw["fill_value"] = ZARR_FILLS[kind]
+    a = zarrox.create_array(tmp_path, shape=SHAPE, chunks=CHUNKS, dtype=ZARR_KINDS[kind], **kw)
+    a[WRITTEN] = data[WRITTEN]
+    got = np.asarray(a[...])
+    assert_values(
+        got[WRITTEN],
+        data[WRITTEN].astype(got.dtype) if got.dtype.kind not in "OT" else data[WRITTEN],
+    )
+    zarr_python_limits(kind, sharded, creating=False)
+    z = zarr.open_array(str(tmp_path), mode="r")
+    assert_values(np.asarray(z[...]), got)
+
+
+def test_string_arrays_read_as_numpy_strings(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, shape=(4,), chunks=(2,), dtype=str, fill_value="-")
+    a[1:3] = ["x", "ÿé"]
+    got = a[...]
+    assert got.dtype == zarr.open_array(str(tmp_path))[...].dtype  # StringDType, as zarr
+    assert got.tolist() == ["-", "x", "ÿé", "-"]
+    a.vindex[[3, 3]] = ["first", "last"]
+    assert a[3] == "last"
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["0", "1"]
+    a[...] = "-"  # all fill: every chunk is removed
+    assert not any((tmp_path / "c").iterdir())
+
+
+def test_big_endian_fixed_width_layouts_match_zarr_python(tmp_path: Path) -> None:
+    be = [{"name": "bytes", "configuration": {"endian": "big"}}]
+    data = zarr_values("U3")
+    for name, dtype, values in [("u", "<U3", data), ("t", "M8[s]", zarr_values("M8[s]"))]:
+        a = zarrox.create_array(
+            tmp_path, name=name, shape=SHAPE, chunks=CHUNKS, dtype=dtype, codecs=be
+        )
+        a[...] = values
+        z = zarr.open_array(str(tmp_path), path=name, mode="r")
+        assert_values(np.asarray(z[...]), values)
+        # Stored big-endian: each UTF-32 code unit / int64 reversed.
+        chunk = (tmp_path / name / "c" / "0" / "0").read_bytes()
+        assert (
+            chunk
+            == np.ascontiguousarray(values[:3, :2])
+            .astype(np.dtype(dtype).newbyteorder(">"))
+            .tobytes()
+        )
+
+
+ML_TYPES = [
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e3m4",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+    "int4",
+    "int2",
+]
+
+
+def ml_values(name: str) -> np.ndarray:
+    dt = np.dtype(getattr(ml_dtypes, name))
+    if name in ("int4", "int2"):
+        lo, hi = (-8, 8) if name == "int4" else (-2, 2)
+        return np.arange(np.prod(SHAPE)).reshape(SHAPE).astype(np.int8).clip(lo, hi - 1).astype(dt)
+    vals = np.linspace(-2, 2, int(np.prod(SHAPE))).reshape(SHAPE)
+    if name == "float8_e8m0fnu":
+        vals = np.abs(vals) + 0.25  # powers of two only, no negatives
+    return vals.astype(dt)
+
+
+def ts_spec(path: Path, name: str, sharded: bool, create: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}
+    if create:
+        codecs: list[dict[str, Any]] = [
+            {"name": "bytes"}
+            if name not in ("bfloat16",)
+            else {"name": "bytes", "configuration": {"endian": "little"}}
+        ]
+        grid = list(CHUNKS)
+        if sharded:
+            codecs = [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": list(CHUNKS),
+                        "codecs": codecs,
+                        "index_codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "crc32c"},
+                        ],
+                    },
+                }
+            ]
+            grid = [6, 4]
+        spec.update(
+            create=True,
+            metadata={
+                "shape": list(SHAPE),
+                "data_type": name,
+                "codecs": codecs,
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": grid}},
+            },
+        )
+    return spec
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("name", ML_TYPES)
+def test_tensorstore_writes_zarrox_reads(tmp_path: Path, name: str, sharded: bool) -> None:
+    data = ml_values(name)
+    t = ts.open(ts_spec(tmp_path, name, sharded, create=True)).result()
+    t[0:5, :].write(data[0:5]).result()
+    want = t.read().result()
+    a = zarrox.open_array(tmp_path, mode="r")
+    assert a.dtype == np.dtype(getattr(ml_dtypes, name))
+    got = a[...]
+    if name in ("int4", "int2"):  # tensorstore sign-extends the spare bits: compare values
+        np.testing.assert_array_equal(got.astype(np.int8), want.astype(np.int8))
+    else:
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("name", ML_TYPES)
+def test_zarrox_writes_tensorstore_reads(tmp_path: Path, name: str, sharded: bool) -> None:
+    data = ml_values(name)
+    kw: dict[str, Any] = {"shards": (6, 4)} if sharded else {}
+    a = zarrox.create_array(
+        tmp_path, shape=SHAPE, chunks=CHUNKS, dtype=name, compressors=None, **kw
+    )
+    a[0:5] = data[0:5]
+    got = ts.open(ts_spec(tmp_path, name, sharded)).result().read().result()
+    want = a[...]
+    np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+    np.testing.assert_array_equal(want[0:5].astype(np.float32), data[0:5].astype(np.float32))
+
+
+def test_bfloat16_nan_fill_and_empty_chunks(tmp_path: Path) -> None:
+    a = zarrox.create_array(tmp_path, shape=(4,), chunks=(2,), dtype="bfloat16", fill_value=np.nan)
+    assert json.loads((tmp_path / "zarr.json").read_text())["fill_value"] == "NaN"
+    other_nan = np.array([0x7F81], dtype=np.uint16).view(ml_dtypes.bfloat16)
+    a[0:2] = other_nan[0]  # a different NaN is still "all fill": not stored
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+    a[2] = 1.5
+    assert np.isnan(a[0].astype(np.float32)) and a[2] == 1.5
+
+
+def test_missing_ml_dtypes_names_the_extra(tmp_path: Path) -> None:
+    zarrox.create_array(tmp_path, shape=(2,), chunks=(2,), dtype="bfloat16")
+    code = (
+        "import sys; sys.modules['ml_dtypes'] = None\n"
+        "import zarrox\n"
+        "try:\n"
+        f"    zarrox.open_array({str(tmp_path)!r})\n"
+        "except zarrox.errors.UnsupportedError as e:\n"
+        "    print('ERR', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "ERR" in out.stdout and "zarrox[ml]" in out.stdout and "bfloat16" in out.stdout
