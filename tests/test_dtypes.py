@@ -284,3 +284,30 @@ def test_missing_ml_dtypes_names_the_extra(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "ERR" in out.stdout and "zarrox[ml]" in out.stdout and "bfloat16" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "dtype,values,padding,packed",
+    [
+        ("int4", [-2, -8, 7], "none", bytes([0x8E, 0x07])),
+        ("int2", [-2, 1, -1, 0, 1], "first_byte", bytes([6, 0b11_01_10, 0b01])),
+        ("bool", [True, False, True], "last_byte", bytes([0b101, 5])),
+        ("float4_e2m1fn", [1.5, -6.0], "none", bytes([0xF3])),
+    ],
+)
+def test_packbits_codec(
+    tmp_path: Path, dtype: str, values: list[Any], padding: str, packed: bytes
+) -> None:
+    codecs = [{"name": "packbits", "configuration": {"padding_encoding": padding}}]
+    a = zarrox.create_array(
+        tmp_path,
+        shape=(len(values),),
+        chunks=(len(values),),
+        dtype=dtype,
+        codecs=codecs,
+        fill_value=0,
+    )
+    expected = np.array(values, dtype=a.dtype)
+    a[...] = expected
+    assert (tmp_path / "c" / "0").read_bytes() == packed
+    assert a[...].tobytes() == expected.tobytes()

@@ -8,6 +8,7 @@ pub mod config;
 pub mod crc32c;
 pub mod gzip;
 pub mod numcodecs;
+pub mod packbits;
 pub mod sharding;
 pub mod transpose;
 pub mod vlen;
@@ -142,6 +143,9 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
             &config, spec,
         )?)),
         "bytes" => AnyCodec::ArrayToBytes(Box::new(bytes::BytesCodec::from_config(&config, spec)?)),
+        "packbits" => AnyCodec::ArrayToBytes(Box::new(packbits::PackbitsCodec::from_config(
+            &config, spec,
+        )?)),
         "vlen-utf8" => AnyCodec::ArrayToBytes(Box::new(vlen::VlenCodec::from_config(
             "vlen-utf8",
             &config,

@@ -249,10 +249,18 @@ def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
             f"{ctx.data_type!r}), got first_bit {first}, last_bit {last}"
         )
     if ctx.form == "core":
+        info = ctx.info
+        signed = (info.category == "small_int" and info.name.startswith("int")) or (
+            info.category == "int" and info.dtype.kind == "i"
+        )
         return {
             "padding_encoding": _PACKBITS_PADDING[padding],
             "first_bit": first,
             "last_bit": last,
+            # what the core needs to know of the data type
+            "bits": nbits,
+            "components": layout[1],
+            "signed": signed,
         }
     return cfg
 
