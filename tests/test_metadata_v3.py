@@ -793,10 +793,10 @@ def test_not_an_object() -> None:
             {
                 "codecs": [
                     {"name": "bytes", "configuration": {"endian": "little"}},
-                    {"name": "numcodecs.shuffle", "configuration": {}},
+                    {"name": "numcodecs.pcodec", "configuration": {}},
                 ]
             },
-            "'numcodecs.shuffle'",
+            "'numcodecs.pcodec'",
         ),
         ({"storage_transformers": [{"name": "x"}]}, "storage transformer 'x'"),
         (

@@ -507,3 +507,43 @@ def test_convert_to_sharded_copy(tmp_path: Path) -> None:
     np.testing.assert_array_equal(b[...], np.arange(256).reshape(16, 16))
     with pytest.raises(zarrox.errors.ContainsNodeError):
         zarrox.convert(tmp_path / "src", tmp_path / "dst")
+
+
+@pytest.mark.parametrize(
+    "filters,compressors",
+    [
+        ([("Delta", {"dtype": "i4"})], [("Zlib", {"level": 2})]),
+        ([], [("Shuffle", {"elementsize": 4}), ("BZ2", {"level": 3})]),
+        (
+            [("FixedScaleOffset", {"offset": 0, "scale": 10, "dtype": "i4", "astype": "i2"})],
+            [("LZ4", {})],
+        ),
+        ([], [("LZMA", {}), ("CRC32", {})]),
+    ],
+)
+def test_numcodecs_codecs_in_v3_arrays(
+    tmp_path: Path,
+    filters: list[tuple[str, dict[str, Any]]],
+    compressors: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """zarr-python 3 writes numcodecs codecs into v3 metadata as numcodecs.<id>;
+    zarrox reads and writes those arrays."""
+    import numcodecs.zarr3 as nz
+
+    def make(specs: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        return [getattr(nz, name)(**kw) for name, kw in specs]
+
+    z = zarr.create_array(
+        str(tmp_path),
+        shape=(20,),
+        chunks=(6,),
+        dtype="i4",
+        filters=make(filters) or None,
+        compressors=make(compressors),
+    )
+    z[:15] = np.arange(15) * 7
+    a = zarrox.open_array(tmp_path)
+    assert any(c["name"].startswith("numcodecs.") for c in a.metadata.codecs)
+    np.testing.assert_array_equal(a[...], z[...])
+    a[10:] = -np.arange(10)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path))[...], a[...])

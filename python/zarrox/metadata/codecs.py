@@ -68,6 +68,36 @@ CODEC_KINDS: Mapping[str, CodecKind] = MappingProxyType(
     }
 )
 
+#: numcodecs codecs zarrox implements, as zarr-python names them in v3 metadata
+#: (``numcodecs.<id>``, written through ``numcodecs.zarr3``); the core checks their
+#: configurations.
+NUMCODECS_KINDS: Mapping[str, CodecKind] = MappingProxyType(
+    {
+        **{
+            f"numcodecs.{i}": "array->array"
+            for i in ("delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround")
+        },
+        **{
+            f"numcodecs.{i}": "bytes->bytes"
+            for i in (
+                "zlib",
+                "gzip",
+                "bz2",
+                "lzma",
+                "zstd",
+                "lz4",
+                "blosc",
+                "shuffle",
+                "crc32",
+                "adler32",
+                "crc32c",
+                "fletcher32",
+                "jenkins_lookup3",
+            )
+        },
+    }
+)
+
 #: Blosc internal compressors zarrox supports (the spec also names "snappy": unsupported).
 BLOSC_CNAMES: tuple[str, ...] = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
 BLOSC_SHUFFLES: tuple[str, ...] = ("noshuffle", "shuffle", "bitshuffle")
@@ -478,6 +508,10 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
         item_label = f"{label}[{i}]"
         name, cfg, must_understand, _ = _split_codec(codec, ctx, item_label)
         checker = _CONFIG_CHECKERS.get(name)
+        if checker is None and name in NUMCODECS_KINDS:
+            kinds.append((NUMCODECS_KINDS[name], name, item_label))
+            out.append(_emit(name, dict(cfg), must_understand, ctx.form))
+            continue
         if checker is None:
             if must_understand is False:
                 # The spec lets an implementation ignore such a codec: keep it in the document,
@@ -487,7 +521,8 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
                 continue
             raise UnsupportedError(
                 f"{ctx.where}{item_label}: unsupported codec {name!r} "
-                f"(zarrox supports {sorted(CODEC_KINDS)})"
+                f"(zarrox supports {sorted(CODEC_KINDS)} and numcodecs.<id> for "
+                f"{sorted(n.split('.', 1)[1] for n in NUMCODECS_KINDS)})"
             )
         kind = CODEC_KINDS[name]
         fixed_size = name in ("bytes", "transpose", "crc32c")
