@@ -1,4 +1,4 @@
-"""Every selection mode against numpy, on plain and sharded arrays (hypothesis),
+"""Every selection mode against numpy, on v3 (plain and sharded) and v2 arrays (hypothesis),
 plus resize, append, info and reads into a caller's buffer."""
 
 from __future__ import annotations
@@ -27,8 +27,15 @@ def arrays(draw: st.DrawFn, min_dims: int = 0) -> tuple[zarrox.Array, np.ndarray
     shape = tuple(draw(st.lists(st.integers(0, 9), min_size=ndim, max_size=ndim)))
     chunks = tuple(draw(st.integers(1, 5)) for _ in range(ndim))
     kwargs: dict[str, Any] = {}
-    if ndim and draw(st.booleans()):
+    layout = draw(st.sampled_from(["v3", "v3-sharded", "v2"] if ndim else ["v3", "v2"]))
+    if layout == "v3-sharded":
         kwargs["shards"] = tuple(c * draw(st.integers(1, 3)) for c in chunks)
+    elif layout == "v2":
+        kwargs.update(
+            zarr_format=2,
+            order=draw(st.sampled_from(["C", "F"])),
+            compressors={"id": "zlib", "level": 1},
+        )
     dtype = draw(st.sampled_from(["int16", "float32", "uint8", "complex64"]))
     a = zarrox.create_array(
         zarrox.MemoryStore(),
