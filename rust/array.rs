@@ -42,20 +42,31 @@ pub struct ArrayCore {
 
 /// The caller's output buffer, shared by the worker threads.
 #[derive(Clone, Copy)]
-struct SharedOut {
+pub(crate) struct SharedOut {
     ptr: *mut u8,
     len: usize,
 }
 
 // SAFETY: the pointer comes from a `&mut [u8]` that outlives the parallel
-// section (`ArrayCore::read` borrows it for its whole duration). Each output
-// element belongs to exactly one chunk's region, because the projection
-// partitions every dimension's output indices among the chunks, so the
-// threads write disjoint bytes; every write is bounds-checked against `len`.
+// section (`ArrayCore::read` and the batch reads of `crate::batch` borrow it
+// for their whole duration). Each output element belongs to exactly one
+// chunk's region: the projection partitions every dimension's output indices
+// among the chunks, and `crate::batch` checks that the regions a caller hands
+// over do not overlap; so the threads write disjoint bytes. Every write is
+// bounds-checked against `len`.
 unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
 impl SharedOut {
+    /// Share `buf` with the worker threads; the caller keeps it borrowed for
+    /// as long as the threads use it.
+    pub(crate) fn new(buf: &mut [u8]) -> Self {
+        SharedOut {
+            ptr: buf.as_mut_ptr(),
+            len: buf.len(),
+        }
+    }
+
     fn check(&self, offset: usize, n: usize) -> Result<()> {
         if offset.checked_add(n).is_none_or(|end| end > self.len) {
             return Err(Error::value(
@@ -86,16 +97,19 @@ impl SharedOut {
 /// Where a read puts elements: the caller's fixed-size buffer, or a list of
 /// variable-length elements in selection order.
 #[derive(Clone, Copy)]
-enum Output<'a> {
+pub(crate) enum Output<'a> {
     Fixed(SharedOut),
     Var(&'a Mutex<Vec<Vec<u8>>>),
 }
 
 /// What a write takes elements from, in selection order.
 #[derive(Clone, Copy)]
-enum Input<'a> {
+pub(crate) enum Input<'a> {
     Fixed(&'a [u8]),
     Var(&'a [Vec<u8>]),
+    /// One element (fixed-size bytes, or one variable-length value) written
+    /// to every selected element, as numpy broadcasts a scalar.
+    Scalar(&'a [u8]),
 }
 
 impl ArrayCore {
@@ -226,11 +240,7 @@ impl ArrayCore {
         self.check_kind(false)?;
         let plan = self.plan(sel)?;
         self.check_buffer(&plan, out.len(), "output")?;
-        let shared = SharedOut {
-            ptr: out.as_mut_ptr(),
-            len: out.len(),
-        };
-        self.read_with(&plan, Output::Fixed(shared))
+        self.read_with(&plan, Output::Fixed(SharedOut::new(out)))
     }
 
     /// Read the selection of a variable-length array: its elements' bytes in
@@ -252,7 +262,7 @@ impl ArrayCore {
                 let key = self.chunk_key(coords);
                 let ctx = self.in_chunk(&key);
                 let encoded = self.store.get(&key).map_err(&ctx)?;
-                self.place_chunk(&self.chain, out_shape, region, encoded, out)
+                place_chunk(&self.chain, out_shape, region, encoded, out)
                     .map_err(&ctx)
             }),
             Some(sh) => group_by_shard(sh, &work)
@@ -261,112 +271,6 @@ impl ArrayCore {
                     self.read_shard(sh, out_shape, shard, members, out)
                 }),
         })
-    }
-
-    /// Where a whole chunk lands as one contiguous run of the output, if it does.
-    fn direct_offset(
-        &self,
-        out_shape: &[usize],
-        region: &Region<'_>,
-        chunk_shape: &[usize],
-    ) -> Option<usize> {
-        let Region::Box(parts) = region else {
-            return None;
-        };
-        let full = parts
-            .iter()
-            .zip(chunk_shape)
-            .all(|(p, &c)| p.covers_chunk && p.src.len() == c);
-        let rows_span_output = parts
-            .iter()
-            .zip(out_shape)
-            .skip(1)
-            .all(|(p, &n)| p.dst.len() == n);
-        if !(full && rows_span_output) {
-            return None;
-        }
-        let row: usize = out_shape.iter().skip(1).product();
-        Some(parts.first().map_or(0, |p| p.dst[0] * row) * self.elem())
-    }
-
-    /// Decode one chunk (or the fill value when `encoded` is None) into its
-    /// region of the output.
-    fn place_chunk(
-        &self,
-        chain: &CodecChain,
-        out_shape: &[usize],
-        region: &Region<'_>,
-        encoded: Option<Vec<u8>>,
-        out: Output<'_>,
-    ) -> Result<()> {
-        let out = match out {
-            Output::Fixed(shared) => shared,
-            Output::Var(list) => {
-                return self.place_var_chunk(chain, out_shape, region, encoded, list)
-            }
-        };
-        let elem = self.elem();
-        let spec = chain.spec();
-        let mut result = Ok(());
-        let Some(encoded) = encoded else {
-            let mut pattern = Vec::new();
-            region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
-                if pattern.len() < n * elem {
-                    pattern.resize(n * elem, 0);
-                    fill_pattern(&mut pattern, &spec.fill);
-                }
-                if result.is_ok() {
-                    result = out.write(t * elem, &pattern[..n * elem]);
-                }
-            });
-            return result;
-        };
-        if let Some(offset) = self.direct_offset(out_shape, region, &spec.shape) {
-            // SAFETY: this chunk's output region is exactly these bytes, and
-            // regions of different chunks are disjoint (see `SharedOut`).
-            let dst = unsafe { out.slice(offset, spec.nbytes())? };
-            return chain.decode_into(encoded, dst);
-        }
-        let decoded = chain.decode(encoded)?;
-        region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
-            if result.is_ok() {
-                result = out.write(t * elem, &decoded[f * elem..(f + n) * elem]);
-            }
-        });
-        result
-    }
-
-    /// `place_chunk` for variable-length elements.
-    fn place_var_chunk(
-        &self,
-        chain: &CodecChain,
-        out_shape: &[usize],
-        region: &Region<'_>,
-        encoded: Option<Vec<u8>>,
-        out: &Mutex<Vec<Vec<u8>>>,
-    ) -> Result<()> {
-        let spec = chain.spec();
-        let mut placed: Vec<(usize, Vec<u8>)> = Vec::new();
-        match encoded {
-            None => region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
-                placed.extend((t..t + n).map(|i| (i, spec.fill.clone())));
-            }),
-            Some(encoded) => {
-                let frame = chain.decode(encoded)?;
-                let utf8 = spec.dtype.kind == DataKind::String;
-                let ranges = split_frame(&frame, spec.num_elements(), utf8)?;
-                region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
-                    placed.extend((0..n).map(|k| (t + k, frame[ranges[f + k].clone()].to_vec())));
-                });
-            }
-        }
-        let mut list = out.lock().unwrap_or_else(|p| p.into_inner());
-        for (i, item) in placed {
-            if let Some(slot) = list.get_mut(i) {
-                *slot = item;
-            }
-        }
-        Ok(())
     }
 
     fn read_shard(
@@ -389,7 +293,7 @@ impl ArrayCore {
             .par_iter()
             .zip(encoded.par_iter_mut())
             .try_for_each(|((pos, region), bytes)| {
-                self.place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
+                place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
                     .map_err(|e| e.context(format!("inner chunk {pos}")))
                     .map_err(&ctx)
             })
@@ -430,9 +334,15 @@ impl ArrayCore {
                 } else {
                     self.store.get(&key).map_err(&ctx)?
                 };
-                match self
-                    .update_chunk(&self.chain, out_shape, region, existing, value)
-                    .map_err(&ctx)?
+                match update_chunk(
+                    &self.chain,
+                    out_shape,
+                    region,
+                    existing,
+                    value,
+                    self.write_empty_chunks,
+                )
+                .map_err(&ctx)?
                 {
                     Some(encoded) => self.store.set(&key, &encoded),
                     None => self.store.delete(&key),
@@ -445,75 +355,6 @@ impl ArrayCore {
                     self.write_shard(sh, out_shape, shard, members, value)
                 }),
         })
-    }
-
-    /// The new encoded chunk after writing the selected part of `value` over
-    /// `existing` (or the fill value); `None` when it is all fill value and
-    /// empty chunks are not written.
-    fn update_chunk(
-        &self,
-        chain: &CodecChain,
-        out_shape: &[usize],
-        region: &Region<'_>,
-        existing: Option<Vec<u8>>,
-        value: Input<'_>,
-    ) -> Result<Option<Vec<u8>>> {
-        let value = match value {
-            Input::Fixed(bytes) => bytes,
-            Input::Var(items) => {
-                return self.update_var_chunk(chain, out_shape, region, existing, items)
-            }
-        };
-        let spec = chain.spec();
-        let elem = spec.dtype.size;
-        let mut chunk = match existing {
-            Some(encoded) => chain.decode(encoded)?,
-            None => {
-                let mut buf = vec![0u8; spec.nbytes()];
-                fill_pattern(&mut buf, &spec.fill);
-                buf
-            }
-        };
-        region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
-            chunk[t * elem..(t + n) * elem].copy_from_slice(&value[f * elem..(f + n) * elem]);
-        });
-        if !self.write_empty_chunks && spec.dtype.all_equal_fill(&chunk, &spec.fill) {
-            return Ok(None);
-        }
-        chain.encode(chunk).map(Some)
-    }
-
-    /// `update_chunk` for variable-length elements.
-    fn update_var_chunk(
-        &self,
-        chain: &CodecChain,
-        out_shape: &[usize],
-        region: &Region<'_>,
-        existing: Option<Vec<u8>>,
-        items: &[Vec<u8>],
-    ) -> Result<Option<Vec<u8>>> {
-        let spec = chain.spec();
-        let n = spec.num_elements();
-        let mut elems: Vec<Vec<u8>> = match existing {
-            Some(encoded) => {
-                let frame = chain.decode(encoded)?;
-                let utf8 = spec.dtype.kind == DataKind::String;
-                split_frame(&frame, n, utf8)?
-                    .into_iter()
-                    .map(|r| frame[r].to_vec())
-                    .collect()
-            }
-            None => vec![spec.fill.clone(); n],
-        };
-        region.for_each_run(&spec.shape, out_shape, false, |f, t, k| {
-            elems[t..t + k].clone_from_slice(&items[f..f + k]);
-        });
-        if !self.write_empty_chunks && elems.iter().all(|e| *e == spec.fill) {
-            return Ok(None);
-        }
-        chain
-            .encode(build_frame(elems.iter().map(Vec::as_slice))?)
-            .map(Some)
     }
 
     /// Number of inner chunks of the shard at `shard` that lie inside the array.
@@ -560,7 +401,14 @@ impl ArrayCore {
                 } else {
                     chunks[*pos].clone()
                 };
-                self.update_chunk(sh.inner(), out_shape, region, existing, value)
+                update_chunk(
+                    sh.inner(),
+                    out_shape,
+                    region,
+                    existing,
+                    value,
+                    self.write_empty_chunks,
+                )
                     .map(|new| (*pos, new))
                     .map_err(|e| e.context(format!("inner chunk {pos}")))
                     .map_err(&ctx)
@@ -574,6 +422,46 @@ impl ArrayCore {
             None => self.store.delete(&key),
         }
         .map_err(&ctx)
+    }
+
+    /// The decode floor: fetch and decode every stored chunk on the pool with
+    /// no scattering into an output (inner chunks one by one for a lone
+    /// sharding codec). Returns (chunks decoded, decoded bytes); read-all
+    /// cannot be much faster than this.
+    pub fn decode_stored_chunks(&self) -> Result<(usize, usize)> {
+        let keys = self.stored_chunks()?;
+        pool()?.install(|| {
+            let counts: Vec<(usize, usize)> = keys
+                .par_iter()
+                .map(|(key, _)| {
+                    let ctx = self.in_chunk(key);
+                    let Some(encoded) = self.store.get(key).map_err(&ctx)? else {
+                        return Ok((0, 0));
+                    };
+                    match self.chain.sharding() {
+                        None => {
+                            let decoded = self.chain.decode(encoded).map_err(&ctx)?;
+                            Ok((1, decoded.len()))
+                        }
+                        Some(sh) => {
+                            let index = sh.read_index(&encoded).map_err(&ctx)?;
+                            let sizes: Vec<usize> = index
+                                .par_iter()
+                                .flatten()
+                                .map(|r| {
+                                    let bytes = encoded[r.start as usize..r.end as usize].to_vec();
+                                    sh.inner().decode(bytes).map(|d| d.len()).map_err(&ctx)
+                                })
+                                .collect::<Result<_>>()?;
+                            Ok((sizes.len(), sizes.iter().sum()))
+                        }
+                    }
+                })
+                .collect::<Result<_>>()?;
+            Ok(counts
+                .iter()
+                .fold((0, 0), |(n, b), (cn, cb)| (n + cn, b + cb)))
+        })
     }
 
     /// The stored chunk (or shard) keys of this array with their grid coordinates.
@@ -594,6 +482,205 @@ impl ArrayCore {
             })
             .collect())
     }
+}
+
+/// Where a whole chunk lands as one contiguous run of the output (an element
+/// offset), if it does.
+fn direct_offset(
+    out_shape: &[usize],
+    region: &Region<'_>,
+    chunk_shape: &[usize],
+) -> Option<usize> {
+    let Region::Box(parts) = region else {
+        return None;
+    };
+    let full = parts
+        .iter()
+        .zip(chunk_shape)
+        .all(|(p, &c)| p.covers_chunk && p.src.len() == c);
+    let rows_span_output = parts
+        .iter()
+        .zip(out_shape)
+        .skip(1)
+        .all(|(p, &n)| p.dst.len() == n);
+    if !(full && rows_span_output) {
+        return None;
+    }
+    let row: usize = out_shape.iter().skip(1).product();
+    Some(parts.first().map_or(0, |p| p.dst[0] * row))
+}
+
+/// Decode one chunk (or the fill value when `encoded` is None) into its
+/// region of the output.
+pub(crate) fn place_chunk(
+    chain: &CodecChain,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    encoded: Option<Vec<u8>>,
+    out: Output<'_>,
+) -> Result<()> {
+    let out = match out {
+        Output::Fixed(shared) => shared,
+        Output::Var(list) => {
+            return place_var_chunk(chain, out_shape, region, encoded, list)
+        }
+    };
+    let spec = chain.spec();
+    let elem = spec.dtype.size;
+    let mut result = Ok(());
+    let Some(encoded) = encoded else {
+        let mut pattern = Vec::new();
+        region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
+            if pattern.len() < n * elem {
+                pattern.resize(n * elem, 0);
+                fill_pattern(&mut pattern, &spec.fill);
+            }
+            if result.is_ok() {
+                result = out.write(t * elem, &pattern[..n * elem]);
+            }
+        });
+        return result;
+    };
+    if let Some(offset) = direct_offset(out_shape, region, &spec.shape) {
+        // SAFETY: this chunk's output region is exactly these bytes, and
+        // regions of different chunks are disjoint (see `SharedOut`).
+        let dst = unsafe { out.slice(offset * elem, spec.nbytes())? };
+        return chain.decode_into(encoded, dst);
+    }
+    let decoded = chain.decode(encoded)?;
+    region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
+        if result.is_ok() {
+            result = out.write(t * elem, &decoded[f * elem..(f + n) * elem]);
+        }
+    });
+    result
+}
+
+/// `place_chunk` for variable-length elements.
+fn place_var_chunk(
+    chain: &CodecChain,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    encoded: Option<Vec<u8>>,
+    out: &Mutex<Vec<Vec<u8>>>,
+) -> Result<()> {
+    let spec = chain.spec();
+    let mut placed: Vec<(usize, Vec<u8>)> = Vec::new();
+    match encoded {
+        None => region.for_each_run(&spec.shape, out_shape, true, |_, t, n| {
+            placed.extend((t..t + n).map(|i| (i, spec.fill.clone())));
+        }),
+        Some(encoded) => {
+            let frame = chain.decode(encoded)?;
+            let utf8 = spec.dtype.kind == DataKind::String;
+            let ranges = split_frame(&frame, spec.num_elements(), utf8)?;
+            region.for_each_run(&spec.shape, out_shape, true, |f, t, n| {
+                placed.extend((0..n).map(|k| (t + k, frame[ranges[f + k].clone()].to_vec())));
+            });
+        }
+    }
+    let mut list = out.lock().unwrap_or_else(|p| p.into_inner());
+    for (i, item) in placed {
+        if let Some(slot) = list.get_mut(i) {
+            *slot = item;
+        }
+    }
+    Ok(())
+}
+
+
+/// The new encoded chunk after writing the selected part of `value` over
+/// `existing` (or the fill value); `None` when it is all fill value and
+/// empty chunks are not written (`write_empty` false).
+pub(crate) fn update_chunk(
+    chain: &CodecChain,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    existing: Option<Vec<u8>>,
+    value: Input<'_>,
+    write_empty: bool,
+) -> Result<Option<Vec<u8>>> {
+    let spec = chain.spec();
+    if spec.dtype.is_var_len() {
+        return update_var_chunk(chain, out_shape, region, existing, value, write_empty);
+    }
+    let elem = spec.dtype.size;
+    let mut chunk = match existing {
+        Some(encoded) => chain.decode(encoded)?,
+        None => {
+            let mut buf = vec![0u8; spec.nbytes()];
+            fill_pattern(&mut buf, &spec.fill);
+            buf
+        }
+    };
+    match value {
+        Input::Fixed(value) => region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
+            chunk[t * elem..(t + n) * elem].copy_from_slice(&value[f * elem..(f + n) * elem]);
+        }),
+        Input::Scalar(one) => {
+            if one.len() != elem {
+                return Err(Error::value(format!(
+                    "a scalar value has {} bytes, the data type has {elem}",
+                    one.len()
+                )));
+            }
+            region.for_each_run(&spec.shape, out_shape, false, |_, t, n| {
+                fill_pattern(&mut chunk[t * elem..(t + n) * elem], one);
+            });
+        }
+        Input::Var(_) => {
+            return Err(Error::value(
+                "fixed-size data is written from a buffer, not a list of values",
+            ))
+        }
+    }
+    if !write_empty && spec.dtype.all_equal_fill(&chunk, &spec.fill) {
+        return Ok(None);
+    }
+    chain.encode(chunk).map(Some)
+}
+
+/// `update_chunk` for variable-length elements.
+fn update_var_chunk(
+    chain: &CodecChain,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    existing: Option<Vec<u8>>,
+    value: Input<'_>,
+    write_empty: bool,
+) -> Result<Option<Vec<u8>>> {
+    let spec = chain.spec();
+    let n = spec.num_elements();
+    let mut elems: Vec<Vec<u8>> = match existing {
+        Some(encoded) => {
+            let frame = chain.decode(encoded)?;
+            let utf8 = spec.dtype.kind == DataKind::String;
+            split_frame(&frame, n, utf8)?
+                .into_iter()
+                .map(|r| frame[r].to_vec())
+                .collect()
+        }
+        None => vec![spec.fill.clone(); n],
+    };
+    match value {
+        Input::Var(items) => region.for_each_run(&spec.shape, out_shape, false, |f, t, k| {
+            elems[t..t + k].clone_from_slice(&items[f..f + k]);
+        }),
+        Input::Scalar(one) => region.for_each_run(&spec.shape, out_shape, false, |_, t, k| {
+            elems[t..t + k].iter_mut().for_each(|e| *e = one.to_vec());
+        }),
+        Input::Fixed(_) => {
+            return Err(Error::value(
+                "variable-length data is written from a list of values, not a buffer",
+            ))
+        }
+    }
+    if !write_empty && elems.iter().all(|e| *e == spec.fill) {
+        return Ok(None);
+    }
+    chain
+        .encode(build_frame(elems.iter().map(Vec::as_slice))?)
+        .map(Some)
 }
 
 /// The inner chunks of one shard a selection touches: (index position in the

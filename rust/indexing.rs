@@ -452,6 +452,9 @@ pub fn for_each_run(
     mut run: impl FnMut(usize, usize, usize),
 ) {
     let (from_shape, from_side, to_shape, to_side) = (from.shape, from.side, to.shape, to.side);
+    if parts.len() > 1 && parts.iter().all(|p| p.unit_stride) {
+        return for_each_run_boxes(parts, from, to, run);
+    }
     let n = parts.len();
     if n == 0 {
         run(0, 0, 1);
@@ -486,6 +489,53 @@ pub fn for_each_run(
             if pos[d] < parts[d].src.len() {
                 break;
             }
+            pos[d] = 0;
+        }
+    }
+}
+
+/// `for_each_run` when every dimension is a range on both sides: rows are
+/// visited with offsets updated incrementally, no index lookups.
+fn for_each_run_boxes(
+    parts: &[&DimChunk],
+    from: Layout<'_>,
+    to: Layout<'_>,
+    mut run: impl FnMut(usize, usize, usize),
+) {
+    let n = parts.len();
+    let fs = c_strides(from.shape);
+    let ts = c_strides(to.shape);
+    let start = |p: &DimChunk, side: Side| side_indices(p, side)[0];
+    let mut fbase: usize = parts
+        .iter()
+        .zip(&fs)
+        .map(|(p, s)| start(p, from.side) * s)
+        .sum();
+    let mut tbase: usize = parts
+        .iter()
+        .zip(&ts)
+        .map(|(p, s)| start(p, to.side) * s)
+        .sum();
+    let lens: Vec<usize> = parts.iter().map(|p| p.src.len()).collect();
+    let row = lens[n - 1];
+    let mut pos = vec![0usize; n - 1];
+    loop {
+        run(fbase, tbase, row);
+        // Advance the odometer over the outer dimensions, adjusting both offsets.
+        let mut d = n - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            pos[d] += 1;
+            if pos[d] < lens[d] {
+                fbase += fs[d];
+                tbase += ts[d];
+                break;
+            }
+            fbase -= fs[d] * (lens[d] - 1);
+            tbase -= ts[d] * (lens[d] - 1);
             pos[d] = 0;
         }
     }
@@ -626,5 +676,38 @@ mod tests {
         assert!(Plan::new(&Selection::Points(vec![6, 0]), &[6, 4], &[4, 2]).is_err());
         assert!(Plan::new(&Selection::Points(vec![1]), &[6, 4], &[4, 2]).is_err());
         assert!(Plan::new(&Selection::Points(vec![]), &[], &[]).is_err());
+    }
+
+    #[test]
+    fn box_fast_path_visits_the_same_runs_as_the_general_path() {
+        let p = Projection::new(
+            &[sl(1, 7, 1), sl(2, 9, 1), sl(0, 5, 1)],
+            &[8, 9, 5],
+            &[4, 4, 3],
+        )
+        .unwrap();
+        for which in p.chunks() {
+            let parts = p.parts(&which);
+            let (c, o) = (Layout::chunk(&[4, 4, 3]), Layout::selection(&p.out_shape));
+            let mut fast = Vec::new();
+            for_each_run(&parts, c, o, |f, t, n| fast.push((f, t, n)));
+            // The general path: force it by visiting element by element.
+            let mut slow = Vec::new();
+            let one_by_one: Vec<DimChunk> = parts
+                .iter()
+                .map(|d| DimChunk {
+                    unit_stride: false,
+                    ..(*d).clone()
+                })
+                .collect();
+            let refs: Vec<&DimChunk> = one_by_one.iter().collect();
+            for_each_run(&refs, c, o, |f, t, n| slow.push((f, t, n)));
+            let expand = |runs: &[(usize, usize, usize)]| -> Vec<(usize, usize)> {
+                runs.iter()
+                    .flat_map(|&(f, t, n)| (0..n).map(move |k| (f + k, t + k)))
+                    .collect()
+            };
+            assert_eq!(expand(&fast), expand(&slow));
+        }
     }
 }

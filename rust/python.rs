@@ -263,6 +263,13 @@ impl ArrayHandle {
         self.core.chunk_key(&coords)
     }
 
+    /// Fetch and decode every stored chunk without placing it anywhere:
+    /// (chunks decoded, decoded bytes). The benchmark's floor.
+    fn decode_stored_chunks(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
+        py.detach(|| self.core.decode_stored_chunks())
+            .map_err(to_py_err)
+    }
+
     /// (key, grid coordinates) of every stored chunk (or shard).
     fn stored_chunks(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u64>)>> {
         py.detach(|| self.core.stored_chunks()).map_err(to_py_err)

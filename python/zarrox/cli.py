@@ -1,4 +1,4 @@
-"""The ``zarrox`` command line: ``demo``, ``info``, ``tree``, ``convert``."""
+"""The ``zarrox`` command line: ``demo``, ``info``, ``tree``, ``convert``, ``bench``."""
 
 from __future__ import annotations
 
@@ -171,6 +171,46 @@ def convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(label: str, done: int, total: int) -> None:
+    """A one-line progress bar on stderr (when it is a terminal)."""
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done >= total else ""
+    print(
+        f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Time read-all of an array against its decode floor (every stored chunk
+    fetched and decoded on all threads, nothing placed in an output)."""
+    a = zarrox.open_array(args.store, path=args.path, mode="r")
+    a[...]  # warm the page cache
+    reads, floors = [], []
+    for i in range(args.repeat):
+        t0 = time.perf_counter()
+        a[...]
+        reads.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        n, nbytes = a._handle.decode_stored_chunks()
+        floors.append(time.perf_counter() - t0)
+        _progress("bench", i + 1, args.repeat)
+    read, floor = float(np.median(reads)), float(np.median(floors))
+    print(
+        f"array {a.name}: {a.shape} {a.dtype}, {n} stored chunks, {_size(a.nbytes)}, "
+        f"{zarrox.get_num_threads()} threads, median of {args.repeat}"
+    )
+    print(f"read-all      {read * 1e3:9.2f} ms  {a.nbytes / read / 1e6:8.0f} MB/s")
+    print(f"decode floor  {floor * 1e3:9.2f} ms  {nbytes / floor / 1e6:8.0f} MB/s")
+    print(f"read-all / floor: {read / floor:.2f}x")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="zarrox", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -189,6 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("store", help="path of the store")
         p.add_argument("--path", default=None, help="node path inside the store")
         p.set_defaults(func=func)
+    p = sub.add_parser("bench", help="time read-all of an array against its decode floor")
+    p.add_argument("store", help="path of the store")
+    p.add_argument("--path", default=None, help="array path inside the store")
+    p.add_argument("--repeat", type=int, default=10)
+    p.set_defaults(func=bench)
     p = sub.add_parser("convert", help="convert an array or hierarchy to Zarr v3")
     p.add_argument("source", help="path of the store to convert")
     p.add_argument("dest", nargs="?", default=None, help="where to write (default: in place)")
