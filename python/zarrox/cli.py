@@ -43,7 +43,7 @@ def make_volume(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     )
     field = sum(np.sin(a * (1 + i)) for i, a in enumerate(axes))
     field = (field - field.min()) / max(float(np.ptp(field)), 1e-9) * 4000
-    noise = rng.integers(0, 64, size=shape, dtype=np.uint16)
+    noise = rng.integers(0, 8, size=shape, dtype=np.uint16)
     return (np.asarray(field, dtype=np.float32).astype(np.uint16) + noise).astype(np.uint16)
 
 
