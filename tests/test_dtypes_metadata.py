@@ -955,7 +955,15 @@ def test_packbits() -> None:
     assert meta.to_core_json()["codecs"] == [
         {
             "name": "packbits",
-            "configuration": {"padding_encoding": "none", "first_bit": 0, "last_bit": 3},
+            "configuration": {
+                "padding_encoding": "none",
+                "first_bit": 0,
+                "last_bit": 3,
+                # what the core needs of the data type: int4 is 4 signed bits
+                "bits": 4,
+                "components": 1,
+                "signed": True,
+            },
         }
     ]
     cfg = {"padding_encoding": "first_byte", "first_bit": None, "last_bit": 2}
@@ -967,6 +975,9 @@ def test_packbits() -> None:
         "padding_encoding": "first_byte",
         "first_bit": 0,
         "last_bit": 2,
+        "bits": 6,
+        "components": 2,
+        "signed": False,
     }
     # the registry schema's spelling
     alt = {"padding_encoding": "end_byte", "start_bit": 1, "end_bit": 2}
@@ -980,6 +991,9 @@ def test_packbits() -> None:
         "padding_encoding": "last_byte",
         "first_bit": 1,
         "last_bit": 2,
+        "bits": 4,
+        "components": 1,
+        "signed": False,
     }
     # bool packs one bit; int16 sixteen
     for data_type, last in (("bool", 0), ("int16", 15), ("bfloat16", 15), ("complex64", 31)):

@@ -1,13 +1,16 @@
 """Reading and writing node metadata in either format (v3 ``zarr.json``, v2
-``.zarray``/``.zgroup``/``.zattrs``), and node paths."""
+``.zarray``/``.zgroup``/``.zattrs``), reading the legacy formats (v1 ``meta``/``attrs``, the
+2022 draft v3 layout), and node paths."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from zarrox.errors import MetadataError
-from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps, parse_node
+from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, draft_v3, dumps, parse_node
+from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
+from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1, loads_v1
 from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dumps_v2, loads_v2
 from zarrox.storage import Store
 
@@ -15,11 +18,13 @@ METADATA_KEY = "zarr.json"
 V2_ARRAY_KEY = ".zarray"
 V2_GROUP_KEY = ".zgroup"
 V2_ATTRS_KEY = ".zattrs"
-NODE_KEYS = (METADATA_KEY, V2_ARRAY_KEY, V2_GROUP_KEY)
+NODE_KEYS = (METADATA_KEY, V2_ARRAY_KEY, V2_GROUP_KEY, V1_META_KEY)
 
-ArrayMetadata = ArrayMetadataV3 | ArrayMetadataV2
-GroupMetadata = GroupMetadataV3 | GroupMetadataV2
+ArrayMetadata = ArrayMetadataV3 | ArrayMetadataV2 | ArrayMetadataV1 | DraftArrayMetadata
+GroupMetadata = GroupMetadataV3 | GroupMetadataV2 | DraftGroupMetadata
 NodeMetadata = ArrayMetadata | GroupMetadata
+#: formats zarrox reads but never writes (their metadata has a ``legacy_format``)
+LegacyMetadata = ArrayMetadataV1 | DraftArrayMetadata | DraftGroupMetadata
 
 
 def normalize_path(path: str | None) -> str:
@@ -55,11 +60,27 @@ def _read_v2(store: Store, path: str, key: str) -> dict[str, Any] | None:
     return None if raw is None else loads_v2(raw, key=key, path=path)
 
 
+def _read_v1(store: Store, path: str) -> ArrayMetadataV1 | None:
+    raw = store.get(join(path, V1_META_KEY))
+    if raw is None:
+        return None
+    attrs = store.get(join(path, V1_ATTRS_KEY))
+    return ArrayMetadataV1.from_json(
+        loads_v1(raw, path=path),
+        None if attrs is None else loads_v1(attrs, key=V1_ATTRS_KEY, path=path),
+        path=path,
+    )
+
+
 def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeMetadata | None:
-    """The metadata of the node at ``path`` (v3 first, then v2), or None."""
+    """The metadata of the node at ``path`` (v3 first, then v2, v1 and the draft v3 layout,
+    whose hierarchy's entry point is ``zarr.json`` at ``path`` or an ancestor), or None."""
     if zarr_format in (None, 3):
         doc = read_document(store, path)
         if doc is not None:
+            if draft_v3.is_entry_point(doc):
+                hierarchy = draft_v3.Hierarchy.from_entry_point(store, path, doc)
+                return draft_v3.read_node(store, hierarchy, "")
             return parse_node(doc, path=path)
     if zarr_format in (None, 2):
         zarray = _read_v2(store, path, V2_ARRAY_KEY)
@@ -68,11 +89,37 @@ def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeMe
         zgroup = _read_v2(store, path, V2_GROUP_KEY)
         if zgroup is not None:
             return GroupMetadataV2.from_json(zgroup, _read_v2(store, path, V2_ATTRS_KEY), path=path)
+    if zarr_format in (None, 1):
+        v1 = _read_v1(store, path)
+        if v1 is not None:
+            return v1
+    if zarr_format in (None, 3) and path:
+        found = draft_v3.find_hierarchy(store, path)
+        if found is not None:
+            return draft_v3.read_node(store, *found)
     return None
+
+
+def is_legacy(meta: object) -> bool:
+    """Whether ``meta`` is of a format zarrox reads but does not write (v1, draft v3)."""
+    return isinstance(meta, LegacyMetadata)
+
+
+def read_only_message(kind: str, path: str, meta: object) -> str:
+    """The message of the ReadOnlyError a write to a read-only node raises."""
+    if is_legacy(meta):
+        return (
+            f"{kind} '{path}' is stored in {meta.legacy_format}, which zarrox reads but does "  # type: ignore[union-attr]
+            "not write: convert it to Zarr v3 with zarrox.convert(source, dest) or "
+            "`zarrox convert SRC DST`"
+        )
+    return f"{kind} '{path}' is opened read-only"
 
 
 def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     """Store a node's metadata documents."""
+    if is_legacy(meta):
+        raise UnsupportedError(read_only_message("node", path, meta))
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
         store.set(join(path, METADATA_KEY), dumps(meta.to_json()))
         return
@@ -82,19 +129,31 @@ def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
 
 
 def node_exists(store: Store, path: str) -> bool:
-    return any(store.exists(join(path, key)) for key in NODE_KEYS)
+    if any(store.exists(join(path, key)) for key in NODE_KEYS):
+        return True
+    found = draft_v3.find_hierarchy(store, path) if path else None
+    return found is not None and draft_v3.read_node(store, *found) is not None
 
 
-def child_names(store: Store, path: str) -> list[str]:
-    """Names of the nodes directly below ``path``, sorted."""
+def child_names(store: Store, path: str, meta: NodeMetadata | None = None) -> list[str]:
+    """Names of the nodes directly below ``path`` (a group with metadata ``meta``), sorted."""
+    if isinstance(meta, DraftGroupMetadata):
+        return meta.child_names(store)
     prefix = path + "/" if path else ""
     _, dirs = store.list_dir(prefix)
     return [d for d in dirs if node_exists(store, prefix + d)]
 
 
 def is_array(meta: NodeMetadata) -> bool:
-    return isinstance(meta, ArrayMetadataV3 | ArrayMetadataV2)
+    return isinstance(
+        meta, ArrayMetadataV3 | ArrayMetadataV2 | ArrayMetadataV1 | DraftArrayMetadata
+    )
 
 
 def zarr_format(meta: NodeMetadata) -> int:
-    return 3 if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3) else 2
+    """3 for v3 (and the draft v3 layout, as zarr-python 2.x reported it), 2, or 1."""
+    if isinstance(
+        meta, ArrayMetadataV3 | GroupMetadataV3 | DraftArrayMetadata | DraftGroupMetadata
+    ):
+        return 3
+    return 1 if isinstance(meta, ArrayMetadataV1) else 2

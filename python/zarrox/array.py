@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 
 from zarrox import _core
-from zarrox._nodes import NODE_KEYS, V2_ATTRS_KEY, ArrayMetadata, join, write_node
+from zarrox._nodes import (
+    NODE_KEYS,
+    V2_ATTRS_KEY,
+    ArrayMetadata,
+    is_legacy,
+    join,
+    read_only_message,
+    write_node,
+)
 from zarrox._nodes import zarr_format as format_of
 from zarrox.attributes import Attributes
 from zarrox.config import config as global_config
@@ -76,7 +84,8 @@ class BlockIndex:
 
 class Array:
     """A Zarr array in a store. Reads and writes go through the Rust core, one
-    call per selection, in parallel over chunks."""
+    call per selection, in parallel over chunks. Arrays of the legacy formats (v1, the
+    draft v3 layout) are always read-only."""
 
     def __init__(
         self,
@@ -90,7 +99,7 @@ class Array:
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only
+        self._read_only = read_only or is_legacy(metadata)
         # Like zarr-python, the array keeps the configuration in force when it was opened.
         given = dict(config or {})
         unknown = set(given) - {"order", "write_empty_chunks"}
@@ -114,9 +123,11 @@ class Array:
             if isinstance(m, ArrayMetadataV3)
             else m.fill_bytes()
         )
+        self._core = core
         self._handle = _core.ArrayHandle(
             self._store.handle,
-            self._path,
+            # the draft v3 layout keeps chunks apart from the node's path
+            getattr(m, "data_path", self._path),
             json.dumps(core),
             fill,
             self.write_empty_chunks,
@@ -156,9 +167,11 @@ class Array:
         return self._metadata.shape
 
     def _sharding_config(self) -> dict[str, Any] | None:
-        if not isinstance(self._metadata, ArrayMetadataV3):
-            return None
-        codecs = self._metadata.codecs
+        codecs = (
+            self._metadata.codecs
+            if isinstance(self._metadata, ArrayMetadataV3)
+            else self._core["codecs"]  # e.g. the draft v3 sharding storage transformer
+        )
         if len(codecs) == 1 and codecs[0]["name"] == "sharding_indexed":
             return dict(codecs[0].get("configuration") or {})
         return None
@@ -178,10 +191,10 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        """The data type of values read. v2 numbers are returned in native byte
-        order (the core decodes to native order); other v2 types keep theirs."""
+        """The data type of values read. v2 (and v1, draft v3) numbers are returned in
+        native byte order (the core decodes to native order); other types keep theirs."""
         dt = self._metadata.dtype
-        if self.zarr_format == 2 and dt.kind in "biufc":
+        if not isinstance(self._metadata, ArrayMetadataV3) and dt.kind in "biufc":
             return dt.newbyteorder("=")
         return dt
 
@@ -354,7 +367,7 @@ class Array:
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise ReadOnlyError(f"array '{self._path}' is opened read-only")
+            raise ReadOnlyError(read_only_message("array", self._path, self._metadata))
 
     def __repr__(self) -> str:
         return f"<zarrox.Array {self.name} shape={self.shape} dtype={self.dtype}>"

@@ -7,6 +7,12 @@ lz4, numcodecs filters) or when shards are asked for, values are re-encoded.
 In place, the v3 metadata is built and checked first and written last, and
 re-encoded chunks go to v3 keys beside the old ones, so a failure leaves the
 source readable.
+
+The legacy formats are always re-encoded: a Zarr v1 array (in place too), and
+a hierarchy or array of the 2022 draft v3 layout (to a destination only: its
+entry point ``zarr.json`` is where the v3 root goes). Arrays sharded by the draft's
+storage transformer stay sharded, with the same shards, unless ``shards`` says
+otherwise.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from zarrox._nodes import (
     V2_ARRAY_KEY,
     V2_ATTRS_KEY,
     V2_GROUP_KEY,
+    is_legacy,
     join,
     node_exists,
     normalize_path,
@@ -26,9 +33,11 @@ from zarrox._nodes import (
 )
 from zarrox.api import _prepare_node_path, _sharding_codecs, create_group, open
 from zarrox.array import Array
-from zarrox.errors import ContainsNodeError
+from zarrox.errors import ContainsNodeError, UnsupportedError
 from zarrox.group import Group
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, data_type_name
+from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
+from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store, resolve_store
 
@@ -98,6 +107,8 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
         dimension_names=src.dimension_names,
         path=path,
     )
+    if shards is None and is_legacy(meta):
+        shards = src.shards  # the draft's sharding transformer: keep the shards
     if isinstance(meta, ArrayMetadataV2) and shards is None:
         codecs = _verbatim_codecs(meta)
         if codecs is not None:
@@ -135,8 +146,10 @@ def _copy_values(src: Array, dst: Array) -> None:
         dst[region] = src[region]
 
 
-def _drop_v2_metadata(store: Store, path: str) -> None:
-    for key in (V2_ARRAY_KEY, V2_GROUP_KEY, V2_ATTRS_KEY):
+def _drop_v2_metadata(store: Store, path: str, v1: bool = False) -> None:
+    """Delete the v2 (or, ``v1``, the v1) metadata documents of the node at ``path``."""
+    keys = (V1_META_KEY, V1_ATTRS_KEY) if v1 else (V2_ARRAY_KEY, V2_GROUP_KEY, V2_ATTRS_KEY)
+    for key in keys:
         store.delete(join(path, key))
 
 
@@ -152,7 +165,7 @@ def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: 
         dst = Array(store, path, meta)
         if not verbatim:
             _copy_values(src, dst)  # to v3 keys, beside the v2 chunks
-        _drop_v2_metadata(store, path)
+        _drop_v2_metadata(store, path, v1=isinstance(src.metadata, ArrayMetadataV1))
         write_node(store, path, meta)
         if not verbatim:
             for key in old_keys:
@@ -209,6 +222,11 @@ def convert(
     path = normalize_path(path)
     dest_path = path if dest_path is None else normalize_path(dest_path)
     node = open(src_store, path=path, mode="r")
+    if dest is None and isinstance(node.metadata, DraftArrayMetadata | DraftGroupMetadata):
+        raise UnsupportedError(
+            f"the node at '{path}' is in the 2022 draft v3 layout, which is converted to a "
+            "destination, not in place: give dest (zarrox convert SRC DST)"
+        )
     if dest is not None and not overwrite and node_exists(dst_store, dest_path):
         raise ContainsNodeError(f"a node already exists at '{dest_path}' in {dst_store!r}")
     return _convert_node(node, dst_store, dest_path, shards, overwrite)

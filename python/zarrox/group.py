@@ -10,10 +10,12 @@ from zarrox._nodes import (
     NodeMetadata,
     child_names,
     is_array,
+    is_legacy,
     join,
     node_exists,
     normalize_path,
     read_node,
+    read_only_message,
     write_node,
 )
 from zarrox._nodes import zarr_format as format_of
@@ -56,7 +58,8 @@ class Group:
     """A Zarr group: a node with attributes whose children are arrays and groups.
 
     A group opened from consolidated metadata looks its descendants up there
-    instead of in the store."""
+    instead of in the store. Groups of the legacy formats (the draft v3 layout) are always
+    read-only."""
 
     def __init__(
         self,
@@ -70,7 +73,7 @@ class Group:
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only
+        self._read_only = read_only or is_legacy(metadata)
         self._consolidated = consolidated
 
     @property
@@ -145,7 +148,7 @@ class Group:
     def _child_names(self) -> list[str]:
         if self._consolidated is not None:
             return sorted({k.split("/", 1)[0] for k in self._consolidated})
-        return child_names(self._store, self._path)
+        return child_names(self._store, self._path, self._metadata)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._child_names())
@@ -218,7 +221,7 @@ class Group:
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise ReadOnlyError(f"group '{self._path}' is opened read-only")
+            raise ReadOnlyError(read_only_message("group", self._path, self._metadata))
 
     def tree(self) -> TreeView:
         return TreeView(self)

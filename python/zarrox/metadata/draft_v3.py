@@ -1,0 +1,643 @@
+"""The 2021-22 draft Zarr v3 layout (``specs/seeds/``, written by zarr-python 2.x's
+experimental v3 API): read support.
+
+A hierarchy has an entry point ``zarr.json`` whose ``zarr_format`` is a URI:
+``https://purl.org/zarr/spec/protocol/core/3.0`` (the form zarr-python 2.x wrote, with
+``"metadata_encoding"`` a URI and ``"metadata_key_suffix"`` beside it) or
+``https://purl.org/zarr/spec/core/3.0`` (the later draft: ``"metadata_encoding": {"type":
+"json", "metadata_key_suffix": ".json"}``). Node metadata lives under ``meta/``, chunks under
+``data/``:
+
+==========================  ===============================  =================================
+node                        metadata key                     chunk keys
+==========================  ===============================  =================================
+root array / group          ``meta/root.array.json`` /       ``data/root/c0/1``
+                            ``meta/root.group.json``
+``a/b``                     ``meta/root/a/b.array.json`` /   ``data/root/a/b/c0/1``
+                            ``meta/root/a/b.group.json``
+==========================  ===============================  =================================
+
+The last draft (December 2022) dropped the ``root`` segment (``meta/array.json``,
+``meta/a/b.group.json``, ``data/a/b/c0/1``); a ``core/3.0`` hierarchy without any
+``meta/root`` key is read that way. A path with descendants but no group document is an
+implicit group (empty attributes).
+
+Array documents: ``shape``, ``data_type`` (numpy type strings such as ``"<f8"``, ``"bool"``,
+``"u1"``, the later names ``"int16"``, ``"float32"``, ``"r16"``, or an extension object
+``{"extension", "type", "fallback"}`` whose ``type`` is a numpy type string or field list),
+``chunk_grid`` (``{"type": "regular", "chunk_shape", "separator"}``; zarr-python 2.x's
+``dimension_separator`` member wins over the separator, as it did there),
+``chunk_memory_layout`` (``"C"``/``"F"``), ``fill_value``, ``attributes``, ``extensions``, the
+codecs (zarr-python 2.x: one ``compressor`` ``{"codec": URI, "configuration"}`` and numcodecs
+``filters`` kept in ``attributes["filters"]``; the draft: ``codecs`` ``[{"type": URI,
+"configuration"}]``, the ``endian`` codec setting the byte order), and ``storage_transformers``
+(the sharding transformer only).
+
+Everything maps onto the description the Rust core takes: the chunk memory layout ``F`` is a
+``transpose`` codec, codecs named by URI are the numcodecs codecs of that name (same
+bitstreams: zarr-python 2.x encoded them with numcodecs), chunk keys use the ``draft_v3``
+encoding (``c1/0``) under the array's data prefix, and the sharding transformer
+(``chunks_per_shard``; an index of (offset, nbytes) little-endian uint64 pairs in C order at the
+end of each shard, 2^64-1 for an empty chunk) is the ``sharding_indexed`` codec with the array's
+chunk shape as the inner chunk shape, shards of ``chunk_shape * chunks_per_shard``, the array's
+codecs as inner codecs and ``index_codecs`` ``[bytes little]`` at the end.
+
+zarrox never writes this layout: convert it to v3 with :func:`zarrox.convert`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, NoReturn
+
+import numpy as np
+
+from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.v1 import legacy_write_error
+from zarrox.metadata.v2 import (
+    ArrayMetadataV2,
+    _parse_dtype,
+    parse_v2_fill_value,
+)
+from zarrox.storage import Store
+
+__all__ = [
+    "ENTRY_POINT_KEY",
+    "FORMAT_URIS",
+    "DraftArrayMetadata",
+    "DraftGroupMetadata",
+    "Hierarchy",
+    "find_hierarchy",
+    "is_entry_point",
+    "read_node",
+]
+
+ENTRY_POINT_KEY = "zarr.json"
+PROTOCOL_URI = "https://purl.org/zarr/spec/protocol/core/3.0"
+CORE_URI = "https://purl.org/zarr/spec/core/3.0"
+#: the ``zarr_format`` URIs of the entry point: zarr-python 2.x's, and the later draft's
+FORMAT_URIS = (PROTOCOL_URI, CORE_URI)
+
+_CODEC_URI = re.compile(r"https?://purl\.org/zarr/spec/codecs?/([A-Za-z0-9_-]+)(?:/[0-9.]+)?/?")
+_SHARDING_URI = re.compile(
+    r"https?://purl\.org/zarr/spec/(?:extensions/)?storage_transformers/sharding/1\.0/?"
+)
+#: codecs named by URI -> numcodecs ids (the same bitstreams)
+_CODECS = ("gzip", "zlib", "blosc", "bz2", "lz4", "lzma", "zstd")
+_NAMED_TYPES = {
+    "bool": "|b1",
+    "int8": "|i1",
+    "int16": "<i2",
+    "int32": "<i4",
+    "int64": "<i8",
+    "uint8": "|u1",
+    "uint16": "<u2",
+    "uint32": "<u4",
+    "uint64": "<u8",
+    "float16": "<f2",
+    "float32": "<f4",
+    "float64": "<f8",
+    "complex64": "<c8",
+    "complex128": "<c16",
+    # zarr-python 2.x wrote one-byte types without a byte order
+    "i1": "|i1",
+    "u1": "|u1",
+    "b1": "|b1",
+}
+_RAW = re.compile(r"r([0-9]+)")
+_ARRAY_MEMBERS = frozenset(
+    {
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_memory_layout",
+        "fill_value",
+        "attributes",
+        "extensions",
+        "codecs",
+        "compressor",
+        "storage_transformers",
+        "dimension_separator",
+    }
+)
+
+
+def _where(key: str) -> str:
+    return f"{key}: "
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def _loads(raw: bytes, key: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise MetadataError(f"{key}: invalid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise MetadataError(f"{key}: expected a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def is_entry_point(doc: object) -> bool:
+    """Whether a decoded ``zarr.json`` is a draft entry point (``zarr_format`` a draft URI)."""
+    return isinstance(doc, Mapping) and doc.get("zarr_format") in FORMAT_URIS
+
+
+def _check_extensions(value: object, where: str) -> None:
+    """Extensions this reader does not know must be ``must_understand: false``."""
+    if value is None:
+        return
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise MetadataError(f"{where}extensions: must be an array, got {value!r}")
+    for ext in value:
+        if not isinstance(ext, Mapping):
+            raise MetadataError(f"{where}extensions: each must be an object, got {ext!r}")
+        if ext.get("must_understand", True) is not False:
+            raise UnsupportedError(
+                f"{where}unsupported extension {ext.get('extension')!r} (must_understand)"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# The hierarchy: entry point and key layout
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A draft hierarchy in a store: where its entry point is and how keys are formed.
+
+    ``root`` is the store path of the directory holding ``zarr.json``; ``meta`` and ``data``
+    are the metadata and chunk prefixes below it (``meta/root`` and ``data/root``, or ``meta``
+    and ``data`` in the last draft's layout); ``suffix`` the metadata key suffix."""
+
+    root: str
+    meta: str
+    data: str
+    suffix: str = ".json"
+    #: written by zarr-python 2.x (``zarr_format`` ``.../protocol/core/3.0``)
+    zarr2: bool = False
+
+    @classmethod
+    def from_entry_point(cls, store: Store, root: str, doc: Mapping[str, Any]) -> Hierarchy:
+        where = _where(_join(root, ENTRY_POINT_KEY))
+        encoding = doc.get("metadata_encoding")
+        if isinstance(encoding, Mapping):
+            if encoding.get("type") != "json" or "extension" in encoding:
+                raise UnsupportedError(f"{where}unsupported metadata_encoding {dict(encoding)!r}")
+            suffix = encoding.get("metadata_key_suffix", ".json")
+        elif encoding in (None, PROTOCOL_URI):
+            suffix = doc.get("metadata_key_suffix", ".json")
+        else:
+            raise UnsupportedError(f"{where}unsupported metadata_encoding {encoding!r}")
+        if not isinstance(suffix, str):
+            raise MetadataError(f"{where}metadata_key_suffix: must be a string, got {suffix!r}")
+        _check_extensions(doc.get("extensions"), where)
+        zarr2 = doc.get("zarr_format") == PROTOCOL_URI
+        with_root = cls(root, "meta/root", "data/root", suffix, zarr2)
+        if zarr2 or with_root._has_root_layout(store):
+            return with_root
+        return cls(root, "meta", "data", suffix, zarr2)
+
+    def _has_root_layout(self, store: Store) -> bool:
+        keys = (self.array_key(""), self.group_key(""))
+        if any(store.exists(k) for k in keys):
+            return True
+        listed, dirs = store.list_dir(self.children_prefix(""))
+        return bool(listed or dirs)
+
+    def _meta_key(self, rel: str, kind: str) -> str:
+        if rel:
+            key = f"{self.meta}/{rel}.{kind}{self.suffix}"
+        elif self.meta.endswith("/root"):
+            key = f"{self.meta}.{kind}{self.suffix}"
+        else:
+            key = f"{self.meta}/{kind}{self.suffix}"
+        return _join(self.root, key)
+
+    def array_key(self, rel: str) -> str:
+        """The store key of the array metadata document of node ``rel``."""
+        return self._meta_key(rel, "array")
+
+    def group_key(self, rel: str) -> str:
+        return self._meta_key(rel, "group")
+
+    def children_prefix(self, rel: str) -> str:
+        """The store prefix ("" or ending in "/") listing the children of node ``rel``."""
+        return _join(self.root, f"{self.meta}/{rel}" if rel else self.meta) + "/"
+
+    def data_path(self, rel: str) -> str:
+        """The store path under which the chunks of array ``rel`` are."""
+        return _join(self.root, f"{self.data}/{rel}" if rel else self.data)
+
+    def child_names(self, store: Store, rel: str) -> list[str]:
+        """Names of the nodes directly below ``rel`` (explicit nodes and implicit groups)."""
+        keys, dirs = store.list_dir(self.children_prefix(rel))
+        names = set(dirs)
+        for key in keys:
+            name = key.rsplit("/", 1)[-1]
+            for kind in ("array", "group"):
+                ending = f".{kind}{self.suffix}"
+                if name.endswith(ending) and len(name) > len(ending):
+                    names.add(name[: -len(ending)])
+        return sorted(names)
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}/{b}" if a else b
+
+
+def find_hierarchy(store: Store, path: str) -> tuple[Hierarchy, str] | None:
+    """The draft hierarchy ``path`` belongs to and the node's path inside it, or None.
+
+    Looks for ``zarr.json`` at ``path`` and its ancestors, nearest first; the first one found
+    decides (a draft entry point: this hierarchy; anything else: None)."""
+    parts = path.split("/") if path else []
+    for i in range(len(parts), -1, -1):
+        root = "/".join(parts[:i])
+        raw = store.get(_join(root, ENTRY_POINT_KEY))
+        if raw is None:
+            continue
+        try:
+            doc = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        if not is_entry_point(doc):
+            return None
+        return Hierarchy.from_entry_point(store, root, doc), "/".join(parts[i:])
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Data types, fill values, codecs
+# --------------------------------------------------------------------------------------------
+
+
+def _parse_type_value(value: object, where: str) -> np.dtype[Any]:
+    if isinstance(value, str):
+        if value in _NAMED_TYPES:
+            return np.dtype(_NAMED_TYPES[value])
+        m = _RAW.fullmatch(value)
+        if m:
+            bits = int(m.group(1))
+            if bits <= 0 or bits % 8:
+                raise MetadataError(f"{where}data_type: {value!r}: bits must be a multiple of 8")
+            return np.dtype(f"V{bits // 8}")
+    return _parse_dtype(value, where, "data_type")
+
+
+def parse_data_type(value: object, where: str) -> np.dtype[Any]:
+    """``data_type`` -> numpy dtype (byte order as stored when the type names one)."""
+    if isinstance(value, Mapping):
+        if "type" not in value:
+            raise MetadataError(f"{where}data_type: an extension data type needs 'type'")
+        try:
+            return _parse_type_value(value["type"], where)
+        except (MetadataError, UnsupportedError):
+            fallback = value.get("fallback")
+            options = fallback if isinstance(fallback, list) else [fallback]
+            for option in options:
+                if option is None:
+                    continue
+                try:
+                    return _parse_type_value(option, where)
+                except (MetadataError, UnsupportedError):
+                    continue
+            raise UnsupportedError(
+                f"{where}unsupported data type {value.get('type')!r} "
+                f"(extension {value.get('extension')!r}) and no usable fallback"
+            ) from None
+    try:
+        return _parse_type_value(value, where)
+    except MetadataError:
+        raise UnsupportedError(f"{where}unsupported data type {value!r}") from None
+
+
+def _parse_fill(value: object, dtype: np.dtype[Any], where: str) -> Any:
+    """The draft's forms (``"+Infinity"``, ``"0x..."``/``"0b..."`` bits) and zarr-python 2.x's
+    (its v2 encoding: ``"NaN"``, base64 bytes, ``[re, im]``, ``null``)."""
+    if isinstance(value, str) and dtype.kind in "fc" and value == "+Infinity":
+        value = "Infinity"
+    if isinstance(value, str) and value[:2] in ("0x", "0b") and dtype.kind not in "SU":
+        base = 16 if value[1] == "x" else 2
+        try:
+            bits = int(value[2:], base)
+        except ValueError:
+            raise MetadataError(f"{where}fill_value: {value!r} is not a valid number") from None
+        if bits >= 256**dtype.itemsize:
+            raise MetadataError(f"{where}fill_value: {value!r} does not fit {dtype.itemsize} bytes")
+        raw = bits.to_bytes(dtype.itemsize, "big")
+        if dtype.kind in "biufcmM" and dtype.itemsize > 1:
+            # the digits give the value's bits: most significant first
+            return np.frombuffer(raw, dtype=dtype.newbyteorder(">"))[0].astype(
+                dtype.newbyteorder("=")
+            )
+        return np.frombuffer(raw, dtype=dtype)[0]
+    try:
+        return parse_v2_fill_value(value, dtype, path=None)
+    except MetadataError as e:
+        raise MetadataError(f"{where}{e}") from None
+
+
+def _codec_name(uri: object, where: str) -> str:
+    m = _CODEC_URI.fullmatch(uri) if isinstance(uri, str) else None
+    name = m.group(1) if m else None
+    if name not in (*_CODECS, "endian"):
+        raise UnsupportedError(f"{where}unsupported codec {uri!r}")
+    return str(name)
+
+
+def _numcodecs(name: str, config: object, where: str) -> dict[str, Any]:
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise MetadataError(f"{where}codec {name!r}: configuration must be an object")
+    return {"id": name, **{k: copy.deepcopy(v) for k, v in config.items() if k != "id"}}
+
+
+# --------------------------------------------------------------------------------------------
+# Node metadata
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class DraftArrayMetadata:
+    """An array of a draft v3 hierarchy.
+
+    ``chunk_shape`` is the shape of one stored object (a shard when ``chunks_per_shard`` is
+    given; ``inner_chunks`` is then the array's chunk shape); ``dtype`` has the stored byte
+    order; ``compressor`` and ``filters`` are numcodecs configurations (bytes filters after the
+    bytes, the compressor last); ``data_path`` is the store path the chunk keys are under.
+    """
+
+    shape: tuple[int, ...]
+    inner_chunks: tuple[int, ...]
+    dtype: np.dtype[Any]
+    fill_value: Any = None
+    order: Literal["C", "F"] = "C"
+    compressor: dict[str, Any] | None = None
+    filters: list[dict[str, Any]] | None = None
+    chunks_per_shard: tuple[int, ...] | None = None
+    separator: Literal["/", "."] = "/"
+    attributes: dict[str, Any] = field(default_factory=dict)
+    data_path: str = ""
+
+    zarr_format: ClassVar[int] = 3
+    legacy_format: ClassVar[str] = "the 2022 draft Zarr v3 layout"
+
+    @classmethod
+    def from_json(
+        cls, doc: Mapping[str, Any], *, key: str, data_path: str, zarr2: bool = False
+    ) -> DraftArrayMetadata:
+        """Validate a decoded array document; ``zarr2``: written by zarr-python 2.x."""
+        where = _where(key)
+        unknown = sorted(str(k) for k in doc if k not in _ARRAY_MEMBERS)
+        if unknown:
+            raise UnsupportedError(f"{where}unknown member(s) {unknown}")
+        for member in ("shape", "data_type", "chunk_grid", "chunk_memory_layout"):
+            if member not in doc:
+                raise MetadataError(f"{where}missing member {member!r}")
+        shape = _int_tuple(doc["shape"], "shape", where, positive=False)
+        grid = doc["chunk_grid"]
+        if not isinstance(grid, Mapping):
+            raise MetadataError(f"{where}chunk_grid: must be an object, got {grid!r}")
+        if grid.get("type") != "regular" or "extension" in grid:
+            raise UnsupportedError(f"{where}unsupported chunk grid {dict(grid)!r}")
+        chunks = _int_tuple(grid.get("chunk_shape"), "chunk_grid.chunk_shape", where, positive=True)
+        if len(chunks) != len(shape):
+            raise MetadataError(
+                f"{where}chunk_grid.chunk_shape {list(chunks)} and shape {list(shape)} "
+                "differ in length"
+            )
+        separator = doc.get("dimension_separator") or grid.get("separator", "/")
+        if separator not in ("/", "."):
+            raise MetadataError(
+                f'{where}chunk_grid.separator: must be "/" or ".", got {separator!r}'
+            )
+        dtype = parse_data_type(doc["data_type"], where)
+        layout = doc["chunk_memory_layout"]
+        if layout not in ("C", "F"):
+            raise UnsupportedError(f"{where}unsupported chunk_memory_layout {layout!r}")
+        attributes = doc.get("attributes", {})
+        if not isinstance(attributes, Mapping):
+            raise MetadataError(f"{where}attributes: must be an object, got {attributes!r}")
+        attributes = copy.deepcopy(dict(attributes))
+        _check_extensions(doc.get("extensions"), where)
+        dtype, compressor, filters = cls._codecs(doc, attributes, dtype, zarr2, where)
+        if not shape and zarr2:
+            # zarr-python 2.x keyed the one chunk of a 0-d array 'c0', not 'c' as the draft says
+            raise UnsupportedError(
+                f"{where}zero-dimensional arrays written by zarr-python 2.x are not supported"
+            )
+        return cls(
+            shape=shape,
+            inner_chunks=chunks,
+            dtype=dtype,
+            fill_value=_parse_fill(doc.get("fill_value"), dtype, where),
+            order=layout,
+            compressor=compressor,
+            filters=filters,
+            chunks_per_shard=_sharding(doc.get("storage_transformers"), len(shape), where),
+            separator=separator,
+            attributes=attributes,
+            data_path=data_path,
+        )
+
+    @staticmethod
+    def _codecs(
+        doc: Mapping[str, Any],
+        attributes: dict[str, Any],
+        dtype: np.dtype[Any],
+        zarr2: bool,
+        where: str,
+    ) -> tuple[np.dtype[Any], dict[str, Any] | None, list[dict[str, Any]] | None]:
+        """(dtype with the byte order the chunks have, compressor, filters)."""
+        if "codecs" in doc and "compressor" in doc:
+            raise MetadataError(f"{where}has both 'codecs' and 'compressor'")
+        chain: list[dict[str, Any]] = []
+        filters: list[dict[str, Any]] | None = None
+        if "compressor" in doc:
+            # zarr-python 2.x: one compressor, numcodecs filters in attributes["filters"]
+            comp = doc["compressor"]
+            if comp is not None:
+                if not isinstance(comp, Mapping):
+                    raise MetadataError(f"{where}compressor: must be an object, got {comp!r}")
+                name = _codec_name(comp.get("codec"), where)
+                chain.append(_numcodecs(name, comp.get("configuration"), where))
+        codecs = doc.get("codecs") or []
+        if isinstance(codecs, str | bytes | Mapping) or not isinstance(codecs, Sequence):
+            raise MetadataError(f"{where}codecs: must be an array, got {codecs!r}")
+        for i, codec in enumerate(codecs):
+            if not isinstance(codec, Mapping):
+                raise MetadataError(f"{where}codecs[{i}]: must be an object, got {codec!r}")
+            name = _codec_name(codec.get("type", codec.get("codec")), where)
+            config = codec.get("configuration") or {}
+            if name == "endian":
+                endian = config.get("endian") if isinstance(config, Mapping) else None
+                if endian not in ("little", "big") or chain:
+                    raise MetadataError(
+                        f"{where}codecs[{i}]: the endian codec comes first and takes "
+                        f'"endian": "little" or "big", got {codec!r}'
+                    )
+                if dtype.kind in "biufcmM" and dtype.itemsize > 1:
+                    dtype = dtype.newbyteorder("<" if endian == "little" else ">")
+                continue
+            chain.append(_numcodecs(name, config, where))
+        if zarr2 and "filters" in attributes:
+            filters = attributes.pop("filters")
+            if filters is not None and (
+                not isinstance(filters, list) or not all(isinstance(f, Mapping) for f in filters)
+            ):
+                raise MetadataError(
+                    f"{where}attributes.filters: must be a list of numcodecs configurations"
+                )
+        if len(chain) > 1:
+            filters = [*(filters or []), *chain[:-1]]
+        compressor = chain[-1] if chain else None
+        return dtype, compressor, filters or None
+
+    def to_json(self) -> NoReturn:
+        """Never: zarrox does not write the draft layout (:func:`legacy_write_error`)."""
+        raise legacy_write_error(self.legacy_format)
+
+    # ---- the core description ----------------------------------------------------------
+
+    def to_v2(self) -> ArrayMetadataV2:
+        """The v2 array whose chunks (inner chunks, when sharded) are this array's chunks."""
+        return ArrayMetadataV2(
+            shape=self.shape,
+            chunks=self.inner_chunks,
+            dtype=self.dtype,
+            compressor=self.compressor,
+            filters=self.filters,
+            fill_value=self.fill_value,
+            order=self.order,
+            dimension_separator=".",
+        )
+
+    def to_core_json(self) -> dict[str, Any]:
+        core = self.to_v2().to_core_json()
+        if self.chunks_per_shard is not None:
+            core["codecs"] = [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": list(self.inner_chunks),
+                        "codecs": core["codecs"],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                        "index_location": "end",
+                    },
+                }
+            ]
+        core["chunk_shape"] = list(self.chunk_shape)
+        core["chunk_key_encoding"] = {"name": "draft_v3", "separator": self.separator}
+        return core
+
+    def fill_bytes(self) -> bytes:
+        return self.to_v2().fill_bytes()
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        """The shape of one stored object: the shard shape when sharded, else the chunk shape."""
+        if self.chunks_per_shard is None:
+            return self.inner_chunks
+        return tuple(c * n for c, n in zip(self.inner_chunks, self.chunks_per_shard, strict=True))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def data_type(self) -> str:
+        return self.to_v2().data_type
+
+
+def _int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
+    lowest = 1 if positive else 0
+    if (
+        isinstance(value, str | bytes | Mapping)
+        or not isinstance(value, Sequence)
+        or not all(_is_int(v) and v >= lowest for v in value)
+    ):
+        kind = "positive" if positive else "non-negative"
+        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
+    return tuple(int(v) for v in value)
+
+
+def _sharding(value: object, ndim: int, where: str) -> tuple[int, ...] | None:
+    """``chunks_per_shard`` of the sharding transformer (None without one)."""
+    if not value:
+        return None
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise MetadataError(f"{where}storage_transformers: must be an array, got {value!r}")
+    if len(value) != 1:
+        raise UnsupportedError(f"{where}only one storage transformer (sharding) is supported")
+    t = value[0]
+    if not isinstance(t, Mapping) or not (
+        isinstance(t.get("extension"), str) and _SHARDING_URI.fullmatch(t["extension"])
+    ):
+        raise UnsupportedError(f"{where}unsupported storage transformer {t!r}")
+    if t.get("type") != "indexed":
+        raise UnsupportedError(f"{where}unsupported sharding type {t.get('type')!r}")
+    config = t.get("configuration")
+    if not isinstance(config, Mapping):
+        raise MetadataError(f"{where}sharding: missing configuration")
+    cps = _int_tuple(
+        config.get("chunks_per_shard"), "sharding chunks_per_shard", where, positive=True
+    )
+    if len(cps) != ndim:
+        raise MetadataError(f"{where}sharding chunks_per_shard {list(cps)} must have {ndim} items")
+    return cps
+
+
+@dataclass(eq=False)
+class DraftGroupMetadata:
+    """A group of a draft v3 hierarchy: explicit (with a ``.group.json``) or implicit."""
+
+    attributes: dict[str, Any] = field(default_factory=dict)
+    explicit: bool = True
+    hierarchy: Hierarchy | None = None
+    #: the node's path inside its hierarchy
+    rel: str = ""
+
+    zarr_format: ClassVar[int] = 3
+    legacy_format: ClassVar[str] = "the 2022 draft Zarr v3 layout"
+
+    def to_json(self) -> NoReturn:
+        """Never: zarrox does not write the draft layout (:func:`legacy_write_error`)."""
+        raise legacy_write_error(self.legacy_format)
+
+    def child_names(self, store: Store) -> list[str]:
+        assert self.hierarchy is not None
+        return self.hierarchy.child_names(store, self.rel)
+
+
+def read_node(
+    store: Store, hierarchy: Hierarchy, rel: str
+) -> DraftArrayMetadata | DraftGroupMetadata | None:
+    """The node at ``rel`` in ``hierarchy``: an array, an explicit or implicit group, or None."""
+    key = hierarchy.array_key(rel)
+    raw = store.get(key)
+    if raw is not None:
+        return DraftArrayMetadata.from_json(
+            _loads(raw, key), key=key, data_path=hierarchy.data_path(rel), zarr2=hierarchy.zarr2
+        )
+    key = hierarchy.group_key(rel)
+    raw = store.get(key)
+    if raw is not None:
+        doc = _loads(raw, key)
+        attributes = doc.get("attributes", {})
+        if not isinstance(attributes, Mapping):
+            raise MetadataError(f"{key}: attributes: must be an object, got {attributes!r}")
+        _check_extensions(doc.get("extensions"), _where(key))
+        return DraftGroupMetadata(copy.deepcopy(dict(attributes)), True, hierarchy, rel)
+    keys, dirs = store.list_dir(hierarchy.children_prefix(rel))
+    if not rel or keys or dirs:
+        return DraftGroupMetadata({}, False, hierarchy, rel)
+    return None

@@ -1,0 +1,276 @@
+"""Zarr v1 (``specs/v1/v1.0.rst``, written by zarr-python 1.x): read support.
+
+A v1 store holds one array: its metadata under the key ``meta`` (a JSON object with
+``zarr_format`` 1, ``shape``, ``chunks``, ``dtype``, ``compression``, ``compression_opts``,
+``fill_value`` and ``order``), its attributes under ``attrs`` and its chunks under ``0.0``,
+``1.2``, ... (indices joined with ``"."``). Chunks overhang the array's edge (every chunk has the
+full chunk shape) and each is the chunk's raw bytes passed through the compressor, with no header.
+
+The array maps onto the v2 description the Rust core takes (:meth:`ArrayMetadataV1.to_v2`): the
+compressions are the bitstreams numcodecs reads (zarr-python 1.x called ``zlib.compress``,
+``bz2.compress``, ``lzma.compress`` and c-blosc's ``blosc_compress`` directly), so they become
+``numcodecs.zlib``, ``numcodecs.bz2``, ``numcodecs.lzma`` and ``numcodecs.blosc``; ``none`` is no
+codec.
+
+Two details of what zarr-python 1.x actually wrote, checked against its source and its output:
+
+- ``order``: its blosc compressor compressed the chunk's memory, so an ``"F"`` array's chunks
+  are in F layout; its zlib, bz2, lzma and none compressors compressed ``ndarray.tobytes()``,
+  which is C layout whatever the array's order. zarrox reads what was written: F layout for
+  blosc, C layout otherwise (the spec says ``order`` gives the layout; zarr-python 1.x was the
+  only v1 writer).
+- ``fill_value``: missing chunks were ``ndarray.fill(fill_value)``, so any JSON scalar numpy
+  can fill the data type with is taken the same way (``0`` for a structured type sets every
+  field to 0; a string for ``S`` types); bare ``NaN``/``Infinity`` tokens are read. ``null``
+  (the contents of missing chunks are undefined) reads as zeros, as v2 ``null`` does.
+
+zarrox never writes v1: convert it to v3 with :func:`zarrox.convert`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, NoReturn
+
+import numpy as np
+
+from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.v2 import ArrayMetadataV2, _parse_dtype
+
+__all__ = [
+    "V1_ATTRS_KEY",
+    "V1_COMPRESSIONS",
+    "V1_META_KEY",
+    "ArrayMetadataV1",
+    "legacy_write_error",
+    "loads_v1",
+]
+
+V1_META_KEY = "meta"
+V1_ATTRS_KEY = "attrs"
+
+#: The compressions zarr-python 1.x registered (``gzip`` was an alias of its zlib compressor).
+V1_COMPRESSIONS = ("blosc", "zlib", "bz2", "lzma", "none")
+_ALIASES = {"gzip": "zlib", None: "none"}
+
+_BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1}
+
+
+def legacy_write_error(legacy_format: str) -> UnsupportedError:
+    """The error for writing metadata of a format zarrox reads but never writes."""
+    return UnsupportedError(
+        f"zarrox reads {legacy_format} but does not write it: convert it to Zarr v3 with "
+        "zarrox.convert(source, dest) or `zarrox convert SRC DST`"
+    )
+
+
+def _where(key: str, path: str | None) -> str:
+    return "" if path is None else f"{key} at {path!r}: "
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> Any:
+    """Decode a v1 ``meta`` or ``attrs`` document (bare ``NaN``/``Infinity`` accepted, as
+    Python's json module wrote them)."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise MetadataError(f"{_where(key, path)}invalid JSON: {e}") from None
+
+
+def _int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
+    lowest = 1 if positive else 0
+    if (
+        isinstance(value, str | bytes | Mapping)
+        or not isinstance(value, Sequence)
+        or not all(_is_int(v) and v >= lowest for v in value)
+    ):
+        kind = "positive" if positive else "non-negative"
+        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
+    return tuple(int(v) for v in value)
+
+
+def _level(opts: object, default: int, lo: int, hi: int, name: str, where: str) -> int:
+    if opts is None:
+        return default
+    if not _is_int(opts) or not lo <= int(opts) <= hi:  # type: ignore[call-overload]
+        raise MetadataError(
+            f"{where}compression_opts: {name} takes a level from {lo} to {hi}, got {opts!r}"
+        )
+    return int(opts)  # type: ignore[call-overload]
+
+
+def _compressor(compression: str, opts: object, where: str) -> dict[str, Any] | None:
+    """The numcodecs configuration that decodes a v1 compression's chunks."""
+    if compression == "none":
+        return None
+    if compression == "zlib":
+        return {"id": "zlib", "level": _level(opts, 1, 0, 9, "zlib", where)}
+    if compression == "bz2":
+        return {"id": "bz2", "level": _level(opts, 1, 1, 9, "bz2", where)}
+    if opts is not None and not isinstance(opts, Mapping):
+        raise MetadataError(f"{where}compression_opts: {compression} takes an object, got {opts!r}")
+    given = dict(opts or {})
+    if compression == "blosc":
+        config = {k: given.get(k, d) for k, d in _BLOSC_DEFAULTS.items()}
+        config["cname"] = str(config["cname"])
+        return {"id": "blosc", **config, "blocksize": 0}
+    # lzma: zarr-python 1.x's defaults were FORMAT_XZ, CHECK_NONE, preset 1.
+    return {
+        "id": "lzma",
+        "format": given.get("format", 1),
+        "check": given.get("check", 0),
+        "preset": given.get("preset", 1 if not given.get("filters") else None),
+        "filters": copy.deepcopy(given.get("filters")),
+    }
+
+
+def _fill_scalar(value: object, dtype: np.dtype[Any], where: str) -> Any:
+    """``fill_value`` as zarr-python 1.x applied it: ``ndarray.fill(value)``; None for null."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping | list):
+        raise MetadataError(f"{where}fill_value: must be a scalar or null, got {value!r}")
+    if isinstance(value, str) and dtype.kind in "fc" and value in ("NaN", "Infinity", "-Infinity"):
+        value = float(value.replace("Infinity", "inf"))
+    one = np.zeros((), dtype=dtype)
+    try:
+        one.fill(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise MetadataError(
+            f"{where}fill_value: {value!r} does not fit data type {dtype.str}: {e}"
+        ) from None
+    return one[()]
+
+
+@dataclass(eq=False)
+class ArrayMetadataV1:
+    """A Zarr v1 array: its ``meta`` and ``attrs`` documents.
+
+    ``dtype`` keeps the stored byte order; ``compression`` is the canonical name (``none``
+    for no compression) and ``compression_opts`` as stored; ``fill_value`` is a numpy scalar of
+    ``dtype`` (None for ``null``).
+    """
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    dtype: np.dtype[Any]
+    compression: str = "none"
+    compression_opts: Any = None
+    fill_value: Any = None
+    order: Literal["C", "F"] = "C"
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    zarr_format: ClassVar[int] = 1
+    #: names the format in the error raised on any write
+    legacy_format: ClassVar[str] = "Zarr v1"
+
+    @classmethod
+    def from_json(cls, meta: object, attrs: object = None, *, path: str = "") -> ArrayMetadataV1:
+        """Validate a decoded ``meta`` (and ``attrs``, None when absent)."""
+        where = _where(V1_META_KEY, path)
+        if not isinstance(meta, Mapping):
+            raise MetadataError(f"{where}expected a JSON object, got {type(meta).__name__}")
+        if meta.get("zarr_format") != 1 or isinstance(meta.get("zarr_format"), bool):
+            raise MetadataError(f"{where}zarr_format: expected 1, got {meta.get('zarr_format')!r}")
+        for key in ("shape", "chunks", "dtype", "compression", "fill_value", "order"):
+            if key not in meta:
+                raise MetadataError(f"{where}missing member {key!r}")
+        shape = _int_tuple(meta["shape"], "shape", where, positive=False)
+        chunks = _int_tuple(meta["chunks"], "chunks", where, positive=True)
+        if len(chunks) != len(shape):
+            raise MetadataError(
+                f"{where}chunks {list(chunks)} and shape {list(shape)} differ in length"
+            )
+        if not shape:
+            raise UnsupportedError(f"{where}zero-dimensional v1 arrays are not supported")
+        dtype = _parse_dtype(meta["dtype"], where, "dtype")
+        if dtype.hasobject:
+            raise UnsupportedError(f"{where}object data types are not supported")
+        compression = meta["compression"]
+        compression = _ALIASES.get(compression, compression)
+        if compression not in V1_COMPRESSIONS:
+            raise UnsupportedError(
+                f"{where}unsupported compression {meta['compression']!r} "
+                f"(v1 has {list(V1_COMPRESSIONS)})"
+            )
+        opts = copy.deepcopy(meta.get("compression_opts"))
+        _compressor(compression, opts, where)  # validation
+        order = meta["order"]
+        if order not in ("C", "F"):
+            raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
+        if attrs is None:
+            attributes: dict[str, Any] = {}
+        elif isinstance(attrs, Mapping):
+            attributes = copy.deepcopy(dict(attrs))
+        else:
+            raise MetadataError(f"{_where(V1_ATTRS_KEY, path)}must be a JSON object")
+        return cls(
+            shape=shape,
+            chunks=chunks,
+            dtype=dtype,
+            compression=compression,
+            compression_opts=opts,
+            fill_value=_fill_scalar(meta["fill_value"], dtype, where),
+            order=order,
+            attributes=attributes,
+        )
+
+    def to_json(self) -> NoReturn:
+        """Never: zarrox does not write v1 (:func:`legacy_write_error`)."""
+        raise legacy_write_error(self.legacy_format)
+
+    # ---- the core description ----------------------------------------------------------
+
+    @property
+    def compressor(self) -> dict[str, Any] | None:
+        """The numcodecs configuration that decodes the chunks (None for ``none``)."""
+        return _compressor(self.compression, self.compression_opts, "")
+
+    @property
+    def filters(self) -> None:
+        return None
+
+    @property
+    def layout(self) -> Literal["C", "F"]:
+        """The layout of the bytes in a chunk, as zarr-python 1.x wrote them (see the module
+        docstring): the array's order with blosc, C otherwise."""
+        return self.order if self.compression == "blosc" else "C"
+
+    def to_v2(self) -> ArrayMetadataV2:
+        """The v2 array whose chunks are byte for byte this array's chunks."""
+        return ArrayMetadataV2(
+            shape=self.shape,
+            chunks=self.chunks,
+            dtype=self.dtype,
+            compressor=self.compressor,
+            filters=None,
+            fill_value=self.fill_value,
+            order=self.layout,
+            dimension_separator=".",
+        )
+
+    def to_core_json(self) -> dict[str, Any]:
+        """The description the Rust core takes (chunk keys ``0.0``: the v2 encoding)."""
+        return self.to_v2().to_core_json()
+
+    def fill_bytes(self) -> bytes:
+        return self.to_v2().fill_bytes()
+
+    @property
+    def chunk_shape(self) -> tuple[int, ...]:
+        return self.chunks
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def data_type(self) -> str:
+        return self.to_v2().data_type
