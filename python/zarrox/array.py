@@ -537,12 +537,8 @@ class ArrayInfo:
         self.fill_value = a.fill_value
         self.read_only = a.read_only
         self.store = repr(a.store)
-        m = a.metadata
-        if isinstance(m, ArrayMetadataV3):
-            self.codecs = [c["name"] for c in m.codecs]
-        else:
-            codecs = [*(m.filters or []), *([m.compressor] if m.compressor else [])]
-            self.codecs = [str(c["id"]) for c in codecs]
+        # The chain the core runs, whatever the format described it as.
+        self.codecs = [str(c["name"]) for c in a._core["codecs"]]
         self.nbytes = a.nbytes
         self.nbytes_stored = a.nbytes_stored
         self.nobjects_initialized = a.nshards_initialized

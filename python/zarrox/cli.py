@@ -119,31 +119,10 @@ def demo(args: argparse.Namespace) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _describe_array(a: Array) -> str:
-    codecs = ", ".join(c["name"] for c in a.metadata.codecs)
-    n, stored = _stored_bytes(a.store, a.path + "/" if a.path else "")
-    ratio = a.nbytes / stored if stored else float("nan")
-    return "\n".join(
-        [
-            f"Type               : Array ({a.name})",
-            f"Data type          : {a.metadata.data_type} ({a.dtype})",
-            f"Shape              : {a.shape}",
-            f"Chunk shape        : {a.chunks}",
-            f"Fill value         : {a.fill_value!r}",
-            f"Codecs             : {codecs}",
-            f"Chunks stored      : {n} of {a.nchunks}",
-            f"Bytes (logical)    : {a.nbytes} ({_size(a.nbytes)})",
-            f"Bytes (stored)     : {stored} ({_size(stored)})",
-            f"Compression ratio  : {ratio:.2f}",
-            f"Attributes         : {dict(a.attrs)}",
-        ]
-    )
-
-
 def info(args: argparse.Namespace) -> int:
     node = zarrox.open(args.store, path=args.path, mode="r")
     if isinstance(node, Array):
-        print(_describe_array(node))
+        print(node.info)
     else:
         assert isinstance(node, Group)
         print(f"Type               : Group ({node.name})")
@@ -165,9 +144,7 @@ def convert(args: argparse.Namespace) -> int:
     where = args.dest or args.source
     kind = "array" if isinstance(node, Array) else "hierarchy"
     print(f"converted the {kind} at '{node.name}' to Zarr v3 in {where}")
-    print(
-        zarrox.open_group(where, mode="r").tree() if kind == "hierarchy" else _describe_array(node)
-    )
+    print(zarrox.open_group(where, mode="r").tree() if kind == "hierarchy" else node.info)
     return 0
 
 
