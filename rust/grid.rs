@@ -11,8 +11,10 @@ pub enum ChunkKeyEncoding {
     Default { separator: char },
     /// `1.2` (or `1/2`); `0` for 0-d arrays, as Zarr v2 does.
     V2 { separator: char },
-    /// `c1/2` (or `c1.2`): the 2022 draft v3 layout, `c` joined to the first index.
-    DraftV3 { separator: char },
+    /// `c1/2` (or `c1.2`): the 2022 draft v3 layout, `c` joined to the first
+    /// index; a 0-d array's chunk is `c` (the draft) or `c0` (what zarr-python
+    /// 2.x wrote).
+    DraftV3 { separator: char, zero_d_c0: bool },
 }
 
 impl ChunkKeyEncoding {
@@ -41,6 +43,15 @@ impl ChunkKeyEncoding {
             }),
             "draft_v3" => Ok(ChunkKeyEncoding::DraftV3 {
                 separator: sep.unwrap_or('/'),
+                zero_d_c0: match v.get("zero_d_key").and_then(Value::as_str) {
+                    None | Some("c") => false,
+                    Some("c0") => true,
+                    Some(other) => {
+                        return Err(Error::metadata(format!(
+                            "draft_v3 zero_d_key must be 'c' or 'c0', got '{other}'"
+                        )))
+                    }
+                },
             }),
             other => Err(Error::unsupported(format!(
                 "unknown chunk_key_encoding '{other}'"
@@ -53,7 +64,13 @@ impl ChunkKeyEncoding {
         let (prefix, sep) = match self {
             ChunkKeyEncoding::Default { separator } => (Some("c"), *separator),
             ChunkKeyEncoding::V2 { separator } => (None, *separator),
-            ChunkKeyEncoding::DraftV3 { separator } => {
+            ChunkKeyEncoding::DraftV3 {
+                separator,
+                zero_d_c0,
+            } => {
+                if coords.is_empty() {
+                    return if *zero_d_c0 { "c0" } else { "c" }.to_string();
+                }
                 let parts: Vec<String> = coords.iter().map(u64::to_string).collect();
                 return format!("c{}", parts.join(&separator.to_string()));
             }
@@ -91,9 +108,12 @@ impl ChunkKeyEncoding {
                 }
                 (key, *separator)
             }
-            ChunkKeyEncoding::DraftV3 { separator } => {
+            ChunkKeyEncoding::DraftV3 {
+                separator,
+                zero_d_c0,
+            } => {
                 if ndim == 0 {
-                    return (key == "c").then(Vec::new);
+                    return (key == if *zero_d_c0 { "c0" } else { "c" }).then(Vec::new);
                 }
                 (key.strip_prefix('c')?, *separator)
             }
@@ -157,6 +177,16 @@ mod tests {
         assert_eq!(draft.encode(&[]), "c");
         assert_eq!(draft.decode("c1/0", 2), Some(vec![1, 0]));
         assert_eq!(draft.decode("c/1/0", 2), None);
+        let zarr2 =
+            ChunkKeyEncoding::from_json(&json!({"name": "draft_v3", "zero_d_key": "c0"})).unwrap();
+        assert_eq!(
+            (zarr2.encode(&[]), zarr2.decode("c0", 0)),
+            ("c0".into(), Some(vec![]))
+        );
+        assert_eq!(zarr2.encode(&[2, 3]), "c2/3");
+        assert!(
+            ChunkKeyEncoding::from_json(&json!({"name": "draft_v3", "zero_d_key": "x"})).is_err()
+        );
         let v = ChunkKeyEncoding::V2 { separator: '.' };
         assert_eq!(v.decode("4.5", 2), Some(vec![4, 5]));
         assert_eq!(v.decode(".zarray", 2), None);

@@ -387,6 +387,8 @@ class DraftArrayMetadata:
     separator: Literal["/", "."] = "/"
     attributes: dict[str, Any] = field(default_factory=dict)
     data_path: str = ""
+    #: the key of a 0-d array's one chunk: "c" as the draft says, "c0" as zarr-python 2.x wrote
+    zero_d_key: Literal["c", "c0"] = "c"
 
     zarr_format: ClassVar[int] = 3
     legacy_format: ClassVar[str] = "the 2022 draft Zarr v3 layout"
@@ -430,12 +432,9 @@ class DraftArrayMetadata:
         attributes = copy.deepcopy(dict(attributes))
         _check_extensions(doc.get("extensions"), where)
         dtype, compressor, filters = cls._codecs(doc, attributes, dtype, zarr2, where)
-        if not shape and zarr2:
-            # zarr-python 2.x keyed the one chunk of a 0-d array 'c0', not 'c' as the draft says
-            raise UnsupportedError(
-                f"{where}zero-dimensional arrays written by zarr-python 2.x are not supported"
-            )
         return cls(
+            # zarr-python 2.x keyed the one chunk of a 0-d array 'c0', not 'c' as the draft says
+            zero_d_key="c0" if zarr2 else "c",
             shape=shape,
             inner_chunks=chunks,
             dtype=dtype,
@@ -536,7 +535,11 @@ class DraftArrayMetadata:
                 }
             ]
         core["chunk_shape"] = list(self.chunk_shape)
-        core["chunk_key_encoding"] = {"name": "draft_v3", "separator": self.separator}
+        core["chunk_key_encoding"] = {
+            "name": "draft_v3",
+            "separator": self.separator,
+            "zero_d_key": self.zero_d_key,
+        }
         return core
 
     def fill_bytes(self) -> bytes:
