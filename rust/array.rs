@@ -262,8 +262,7 @@ impl ArrayCore {
                 let key = self.chunk_key(coords);
                 let ctx = self.in_chunk(&key);
                 let encoded = self.store.get(&key).map_err(&ctx)?;
-                place_chunk(&self.chain, out_shape, region, encoded, out)
-                    .map_err(&ctx)
+                place_chunk(&self.chain, out_shape, region, encoded, out).map_err(&ctx)
             }),
             Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
@@ -409,9 +408,9 @@ impl ArrayCore {
                     value,
                     self.write_empty_chunks,
                 )
-                    .map(|new| (*pos, new))
-                    .map_err(|e| e.context(format!("inner chunk {pos}")))
-                    .map_err(&ctx)
+                .map(|new| (*pos, new))
+                .map_err(|e| e.context(format!("inner chunk {pos}")))
+                .map_err(&ctx)
             })
             .collect::<Result<_>>()?;
         for (pos, new) in updates {
@@ -486,11 +485,7 @@ impl ArrayCore {
 
 /// Where a whole chunk lands as one contiguous run of the output (an element
 /// offset), if it does.
-fn direct_offset(
-    out_shape: &[usize],
-    region: &Region<'_>,
-    chunk_shape: &[usize],
-) -> Option<usize> {
+fn direct_offset(out_shape: &[usize], region: &Region<'_>, chunk_shape: &[usize]) -> Option<usize> {
     let Region::Box(parts) = region else {
         return None;
     };
@@ -521,9 +516,7 @@ pub(crate) fn place_chunk(
 ) -> Result<()> {
     let out = match out {
         Output::Fixed(shared) => shared,
-        Output::Var(list) => {
-            return place_var_chunk(chain, out_shape, region, encoded, list)
-        }
+        Output::Var(list) => return place_var_chunk(chain, out_shape, region, encoded, list),
     };
     let spec = chain.spec();
     let elem = spec.dtype.size;
@@ -587,7 +580,6 @@ fn place_var_chunk(
     }
     Ok(())
 }
-
 
 /// The new encoded chunk after writing the selected part of `value` over
 /// `existing` (or the fill value); `None` when it is all fill value and
