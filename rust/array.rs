@@ -104,7 +104,7 @@ pub(crate) enum Output<'a> {
 
 /// What a write takes elements from, in selection order.
 #[derive(Clone, Copy)]
-pub(crate) enum Input<'a> {
+pub enum Input<'a> {
     Fixed(&'a [u8]),
     Var(&'a [Vec<u8>]),
     /// One element (fixed-size bytes, or one variable-length value) written

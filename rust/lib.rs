@@ -3,6 +3,7 @@
 //! crate does the work, one call per batch of chunks.
 
 pub mod array;
+pub mod batch;
 pub mod codec;
 pub mod dtype;
 pub mod error;

@@ -3,12 +3,15 @@
 use std::sync::Arc;
 
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyList, PySlice, PySliceMethods, PyString, PyTuple, PyType};
 
-use crate::array::ArrayCore;
-use crate::dtype::DataKind;
+use crate::array::{ArrayCore, Input};
+use crate::batch::{self, Answers, BatchCodec, ChunkRegion, Request};
+use crate::codec::ChunkSpec;
+use crate::dtype::{DataKind, DataType};
 use crate::error::{Error, ErrorKind};
 use crate::indexing::{DimSelection, Selection};
 use crate::pool;
@@ -276,6 +279,594 @@ impl ArrayHandle {
     }
 }
 
+/// One dimension of a batch selection within `extent`: `(start, stop, step)`,
+/// a slice (positive step), an integer, or a 1-d integer array (negative
+/// indices count from the end, as in numpy).
+fn batch_dim(item: &Bound<'_, PyAny>, extent: usize) -> PyResult<DimSelection> {
+    if let Ok(t) = item.cast::<PyTuple>() {
+        let (start, stop, step): (u64, u64, u64) = t.extract()?;
+        return Ok(DimSelection::Slice { start, stop, step });
+    }
+    if let Ok(s) = item.cast::<PySlice>() {
+        let ind = s.indices(extent as isize)?;
+        if ind.step <= 0 {
+            return Err(PyIndexError::new_err(
+                "only slices with step >= 1 are supported",
+            ));
+        }
+        let (start, stop) = (
+            ind.start.max(0) as u64,
+            ind.stop.max(ind.start).max(0) as u64,
+        );
+        return Ok(DimSelection::Slice {
+            start,
+            stop,
+            step: ind.step as u64,
+        });
+    }
+    if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
+        return Ok(DimSelection::Indices(arr.as_array().to_vec()));
+    }
+    let wrap = |i: i64| -> PyResult<u64> {
+        let j = if i < 0 { i + extent as i64 } else { i };
+        u64::try_from(j).map_err(|_| {
+            PyIndexError::new_err(format!("index {i} is out of bounds for length {extent}"))
+        })
+    };
+    if let Ok(arr) = item.extract::<PyReadonlyArray1<i64>>() {
+        let v = arr
+            .as_array()
+            .iter()
+            .map(|&i| wrap(i))
+            .collect::<PyResult<_>>()?;
+        return Ok(DimSelection::Indices(v));
+    }
+    if let Ok(i) = item.extract::<i64>() {
+        let i = wrap(i)?;
+        return Ok(DimSelection::Slice {
+            start: i,
+            stop: i + 1,
+            step: 1,
+        });
+    }
+    Err(PyTypeError::new_err(format!(
+        "a dimension of a batch selection is (start, stop, step), a slice, an integer or an \
+         integer array, got {}",
+        item.get_type().name()?
+    )))
+}
+
+/// A 1-d array of non-negative integers (flat indices).
+fn flat_indices(item: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
+        return Ok(arr.as_array().to_vec());
+    }
+    let arr = item.extract::<PyReadonlyArray1<i64>>()?;
+    arr.as_array()
+        .iter()
+        .map(|&i| u64::try_from(i).map_err(|_| PyIndexError::new_err("negative flat index")))
+        .collect()
+}
+
+/// One chunk's region: `chunk` is a list (one selection per chunk dimension)
+/// or a 1-d array of flat chunk indices (points); `buffer` is, likewise, a
+/// list (one entry per chunk dimension: a selection of the next buffer
+/// dimension, or None where the chunk dimension has none) or a 1-d array of
+/// flat buffer indices; `None` for a write of one broadcast value.
+fn chunk_region(
+    chunk: &Bound<'_, PyAny>,
+    buffer: &Bound<'_, PyAny>,
+    chunk_shape: &[usize],
+    buffer_shape: &[usize],
+) -> PyResult<ChunkRegion> {
+    let is_list = chunk.cast::<PyList>().is_ok() || chunk.cast::<PyTuple>().is_ok();
+    let region = if is_list {
+        let dims = chunk
+            .try_iter()?
+            .zip(chunk_shape.iter().chain(std::iter::repeat(&0)))
+            .map(|(item, &extent)| batch_dim(&item?, extent))
+            .collect::<PyResult<Vec<_>>>()?;
+        if buffer.is_none() {
+            ChunkRegion::chunk_only(&dims, chunk_shape)
+        } else {
+            let mut extents = buffer_shape.iter();
+            let bufs = buffer
+                .try_iter()?
+                .map(|item| {
+                    let item = item?;
+                    if item.is_none() {
+                        Ok(None)
+                    } else {
+                        batch_dim(&item, extents.next().copied().unwrap_or(0)).map(Some)
+                    }
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            ChunkRegion::boxed(&dims, &bufs, chunk_shape, buffer_shape)
+        }
+    } else {
+        let points = flat_indices(chunk)?;
+        let buf = if buffer.is_none() {
+            None
+        } else {
+            Some(flat_indices(buffer)?)
+        };
+        ChunkRegion::points(&points, buf.as_deref(), chunk_shape, buffer_shape)
+    };
+    region.map_err(to_py_err)
+}
+
+/// The regions of a batch (`buffers` None: writes of one broadcast value).
+fn chunk_regions(
+    chunks: &Bound<'_, PyAny>,
+    buffers: &Bound<'_, PyAny>,
+    chunk_shape: &[usize],
+    buffer_shape: &[usize],
+) -> PyResult<Vec<ChunkRegion>> {
+    let chunks: Vec<Bound<'_, PyAny>> = chunks.try_iter()?.collect::<PyResult<_>>()?;
+    if buffers.is_none() {
+        let none = buffers.clone();
+        return chunks
+            .iter()
+            .map(|c| chunk_region(c, &none, chunk_shape, buffer_shape))
+            .collect();
+    }
+    let buffers: Vec<Bound<'_, PyAny>> = buffers.try_iter()?.collect::<PyResult<_>>()?;
+    if chunks.len() != buffers.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} chunk selections but {} buffer selections",
+            chunks.len(),
+            buffers.len()
+        )));
+    }
+    chunks
+        .iter()
+        .zip(&buffers)
+        .map(|(c, b)| chunk_region(c, b, chunk_shape, buffer_shape))
+        .collect()
+}
+
+/// A list of encoded chunks: bytes, any object with the buffer protocol, or None.
+fn encoded_chunks(items: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<u8>>>> {
+    let py = items.py();
+    items
+        .try_iter()?
+        .map(|item| {
+            let item = item?;
+            if item.is_none() {
+                Ok(None)
+            } else if let Ok(b) = item.cast::<PyBytes>() {
+                Ok(Some(b.as_bytes().to_vec()))
+            } else {
+                Ok(Some(PyBuffer::<u8>::get(&item)?.to_vec(py)?))
+            }
+        })
+        .collect()
+}
+
+/// The value of a batch write: a C-contiguous uint8 array (fixed-size
+/// elements), a list of str/bytes (variable-length elements), or one
+/// element's bytes or str broadcast to every selected element.
+enum Value<'py> {
+    Fixed(PyReadonlyArray1<'py, u8>),
+    Var(Vec<Vec<u8>>),
+    Scalar(Vec<u8>),
+}
+
+impl<'py> Value<'py> {
+    fn extract(value: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = value.cast::<PyBytes>() {
+            return Ok(Value::Scalar(b.as_bytes().to_vec()));
+        }
+        if let Ok(s) = value.cast::<PyString>() {
+            return Ok(Value::Scalar(s.to_str()?.as_bytes().to_vec()));
+        }
+        if let Ok(arr) = value.extract::<PyReadonlyArray1<'py, u8>>() {
+            if !arr.is_c_contiguous() {
+                return Err(PyValueError::new_err("value buffer must be contiguous"));
+            }
+            return Ok(Value::Fixed(arr));
+        }
+        Ok(Value::Var(var_items(value)?))
+    }
+
+    fn input(&self) -> PyResult<Input<'_>> {
+        Ok(match self {
+            Value::Fixed(arr) => Input::Fixed(
+                arr.as_slice()
+                    .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))?,
+            ),
+            Value::Var(items) => Input::Var(items),
+            Value::Scalar(one) => Input::Scalar(one),
+        })
+    }
+}
+
+/// A list of str or bytes as their bytes.
+fn var_items(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
+    items
+        .try_iter()?
+        .map(|item| {
+            let item = item?;
+            if let Ok(s) = item.cast::<PyString>() {
+                Ok(s.to_str()?.as_bytes().to_vec())
+            } else if let Ok(b) = item.cast::<PyBytes>() {
+                Ok(b.as_bytes().to_vec())
+            } else {
+                Err(PyTypeError::new_err(format!(
+                    "variable-length values must be str or bytes, got {}",
+                    item.get_type().name()?
+                )))
+            }
+        })
+        .collect()
+}
+
+/// A byte request as Python sees it: `("whole",)`, `("range", offset, length or None)` or
+/// `("suffix", n)`.
+fn request_tuple<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyTuple>> {
+    match r {
+        Request::Whole => PyTuple::new(py, ["whole"]),
+        Request::Range(ByteRange::FromStart { offset, length }) => {
+            ("range", *offset, *length).into_pyobject(py)
+        }
+        Request::Range(ByteRange::Suffix(n)) => ("suffix", *n).into_pyobject(py),
+    }
+}
+
+fn request(item: &Bound<'_, PyAny>) -> PyResult<Request> {
+    let kind: String = item.get_item(0)?.extract()?;
+    match kind.as_str() {
+        "whole" => Ok(Request::Whole),
+        "range" => Ok(Request::Range(ByteRange::FromStart {
+            offset: item.get_item(1)?.extract()?,
+            length: item.get_item(2)?.extract()?,
+        })),
+        "suffix" => Ok(Request::Range(ByteRange::Suffix(
+            item.get_item(1)?.extract()?,
+        ))),
+        other => Err(PyValueError::new_err(format!(
+            "unknown byte request {other:?}"
+        ))),
+    }
+}
+
+/// Per chunk, the (request, bytes or None) pairs fetched so far.
+fn answers(items: &Bound<'_, PyAny>) -> PyResult<Vec<Answers>> {
+    let py = items.py();
+    items
+        .try_iter()?
+        .map(|chunk| {
+            chunk?
+                .try_iter()?
+                .map(|pair| {
+                    let pair = pair?;
+                    let r = request(&pair.get_item(0)?)?;
+                    let value = pair.get_item(1)?;
+                    let bytes = if value.is_none() {
+                        None
+                    } else if let Ok(b) = value.cast::<PyBytes>() {
+                        Some(b.as_bytes().to_vec())
+                    } else {
+                        Some(PyBuffer::<u8>::get(&value)?.to_vec(py)?)
+                    };
+                    Ok((r, bytes))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Variable-length elements as a list of str (`utf8`) or bytes.
+fn var_list<'py>(py: Python<'py>, items: &[Vec<u8>], utf8: bool) -> PyResult<Bound<'py, PyList>> {
+    let objects = items.iter().map(|b| -> PyResult<Bound<'py, PyAny>> {
+        if utf8 {
+            let s = std::str::from_utf8(b)
+                .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?;
+            Ok(PyString::new(py, s).into_any())
+        } else {
+            Ok(PyBytes::new(py, b).into_any())
+        }
+    });
+    PyList::new(py, objects.collect::<PyResult<Vec<_>>>()?)
+}
+
+/// The codec chain of one kind of chunk (shape, data type, fill value), with
+/// batch reads and writes of chunks whose regions the caller has projected
+/// (zarr-python's codec pipeline). Every call handles the whole batch on the
+/// thread pool with the GIL released.
+#[pyclass(module = "zarrox._core", name = "ChunkCodec", frozen)]
+pub struct ChunkCodec {
+    inner: BatchCodec,
+}
+
+impl ChunkCodec {
+    fn utf8(&self) -> bool {
+        self.inner.spec().dtype.kind == DataKind::String
+    }
+    fn shape(&self) -> &[usize] {
+        &self.inner.spec().shape
+    }
+}
+
+#[pymethods]
+impl ChunkCodec {
+    /// `codecs_json`: the v3 codec list (core form); `data_type_json`: the
+    /// core data type; `fill_value`: one element's bytes (native byte order).
+    #[new]
+    fn new(
+        codecs_json: &str,
+        chunk_shape: Vec<usize>,
+        data_type_json: &str,
+        fill_value: &[u8],
+    ) -> PyResult<Self> {
+        let parse = |s: &str, what: &str| {
+            serde_json::from_str::<serde_json::Value>(s)
+                .map_err(|e| crate::error::Error::metadata(format!("invalid {what} JSON: {e}")))
+        };
+        let build = || {
+            let dtype = DataType::from_json(&parse(data_type_json, "data type")?)?;
+            let spec = ChunkSpec {
+                shape: chunk_shape,
+                dtype,
+                fill: fill_value.to_vec(),
+            };
+            BatchCodec::new(&parse(codecs_json, "codecs")?, spec)
+        };
+        Ok(ChunkCodec {
+            inner: build().map_err(to_py_err)?,
+        })
+    }
+
+    /// The chunk shape.
+    #[getter]
+    fn chunk_shape(&self) -> Vec<usize> {
+        self.shape().to_vec()
+    }
+
+    /// Whether chunks are shards (read inner chunk by inner chunk).
+    #[getter]
+    fn sharded(&self) -> bool {
+        self.inner.is_sharded()
+    }
+
+    /// For a store the caller reads itself: per chunk, the byte requests its
+    /// region still needs given `answers` (per chunk, the `(request, bytes or
+    /// None)` fetched so far); empty lists once `decode_answers` can run.
+    fn requests<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Vec<String>,
+        answers_so_far: &Bound<'py, PyAny>,
+        chunk_selections: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Vec<Bound<'py, PyTuple>>>> {
+        let none = py.None().into_bound(py);
+        let regions = chunk_regions(chunk_selections, &none, self.shape(), &[])?;
+        let answers = answers(answers_so_far)?;
+        let needed = py
+            .detach(|| self.inner.requests(&keys, &answers, &regions))
+            .map_err(to_py_err)?;
+        needed
+            .iter()
+            .map(|rs| rs.iter().map(|r| request_tuple(py, r)).collect())
+            .collect()
+    }
+
+    /// Decode the regions from the answers to `requests` into `out` (a
+    /// C-contiguous uint8 view of shape `out_shape`); which chunks were present.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_answers(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        answers_fetched: &Bound<'_, PyAny>,
+        chunk_selections: &Bound<'_, PyAny>,
+        out_selections: &Bound<'_, PyAny>,
+        mut out: PyReadwriteArray1<'_, u8>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<Vec<bool>> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let answers = answers(answers_fetched)?;
+        self.check_elements(&out_shape, out.len())?;
+        let buf = out
+            .as_slice_mut()
+            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        py.detach(|| batch::decode_answers_into(&self.inner, &keys, &answers, &regions, buf))
+            .map_err(to_py_err)
+    }
+
+    /// `decode_answers` for variable-length data: (list of str or bytes,
+    /// which chunks were present).
+    fn decode_answers_var<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Vec<String>,
+        answers_fetched: &Bound<'py, PyAny>,
+        chunk_selections: &Bound<'py, PyAny>,
+        out_selections: &Bound<'py, PyAny>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let answers = answers(answers_fetched)?;
+        let n = out_shape.iter().product();
+        let (items, present) = py
+            .detach(|| batch::decode_answers_var(&self.inner, &keys, &answers, &regions, n))
+            .map_err(to_py_err)?;
+        Ok((var_list(py, &items, self.utf8())?, present))
+    }
+
+    /// Fetch the chunks `keys` of a Rust store and decode their regions into
+    /// `out` (a C-contiguous uint8 view of a buffer of shape `out_shape`).
+    /// Returns which chunks were present.
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &self,
+        py: Python<'_>,
+        store: &StoreHandle,
+        keys: Vec<String>,
+        chunk_selections: &Bound<'_, PyAny>,
+        out_selections: &Bound<'_, PyAny>,
+        mut out: PyReadwriteArray1<'_, u8>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<Vec<bool>> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        self.check_elements(&out_shape, out.len())?;
+        let buf = out
+            .as_slice_mut()
+            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        py.detach(|| batch::read_into(&self.inner, store.inner.as_ref(), &keys, &regions, buf))
+            .map_err(to_py_err)
+    }
+
+    /// `read` for variable-length data: (list of str or bytes in the buffer's
+    /// C order, which chunks were present).
+    fn read_var<'py>(
+        &self,
+        py: Python<'py>,
+        store: &StoreHandle,
+        keys: Vec<String>,
+        chunk_selections: &Bound<'py, PyAny>,
+        out_selections: &Bound<'py, PyAny>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let n = out_shape.iter().product();
+        let (items, present) = py
+            .detach(|| batch::read_var(&self.inner, store.inner.as_ref(), &keys, &regions, n))
+            .map_err(to_py_err)?;
+        Ok((var_list(py, &items, self.utf8())?, present))
+    }
+
+    /// Decode encoded chunks (bytes, buffers or None for missing) into their
+    /// regions of `out` (a C-contiguous uint8 view of shape `out_shape`).
+    #[allow(clippy::too_many_arguments)]
+    fn decode(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        encoded: &Bound<'_, PyAny>,
+        chunk_selections: &Bound<'_, PyAny>,
+        out_selections: &Bound<'_, PyAny>,
+        mut out: PyReadwriteArray1<'_, u8>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<()> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let encoded = encoded_chunks(encoded)?;
+        self.check_elements(&out_shape, out.len())?;
+        let buf = out
+            .as_slice_mut()
+            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        py.detach(|| batch::decode_into(&self.inner, &keys, encoded, &regions, buf))
+            .map_err(to_py_err)
+    }
+
+    /// `decode` for variable-length data: a list of str or bytes.
+    fn decode_var<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Vec<String>,
+        encoded: &Bound<'py, PyAny>,
+        chunk_selections: &Bound<'py, PyAny>,
+        out_selections: &Bound<'py, PyAny>,
+        out_shape: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let encoded = encoded_chunks(encoded)?;
+        let n = out_shape.iter().product();
+        let items = py
+            .detach(|| batch::decode_var(&self.inner, &keys, encoded, &regions, n))
+            .map_err(to_py_err)?;
+        var_list(py, &items, self.utf8())
+    }
+
+    /// Write the regions of `value` (see `Value`; `value_selections` None for
+    /// one broadcast value) over `existing` encoded chunks (None: start from
+    /// the fill value) and encode them: a list of bytes, None where the chunk
+    /// is all fill value and `write_empty` is false (delete it).
+    #[allow(clippy::too_many_arguments)]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        keys: Vec<String>,
+        existing: &Bound<'py, PyAny>,
+        chunk_selections: &Bound<'py, PyAny>,
+        value_selections: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        value_shape: Vec<usize>,
+        write_empty: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let regions = chunk_regions(
+            chunk_selections,
+            value_selections,
+            self.shape(),
+            &value_shape,
+        )?;
+        let existing = encoded_chunks(existing)?;
+        let value = Value::extract(value)?;
+        let input = value.input()?;
+        let n = value_shape.iter().product();
+        let encoded = py
+            .detach(|| {
+                self.inner
+                    .encode(&keys, existing, &regions, input, n, write_empty)
+            })
+            .map_err(to_py_err)?;
+        let objects = encoded
+            .iter()
+            .map(|e| e.as_ref().map(|b| PyBytes::new(py, b)));
+        PyList::new(py, objects)
+    }
+
+    /// Read-modify-write the chunks `keys` of a Rust store (`complete`: the
+    /// chunks a region covers, not read first).
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &self,
+        py: Python<'_>,
+        store: &StoreHandle,
+        keys: Vec<String>,
+        complete: Vec<bool>,
+        chunk_selections: &Bound<'_, PyAny>,
+        value_selections: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        value_shape: Vec<usize>,
+        write_empty: bool,
+    ) -> PyResult<()> {
+        let regions = chunk_regions(
+            chunk_selections,
+            value_selections,
+            self.shape(),
+            &value_shape,
+        )?;
+        let value = Value::extract(value)?;
+        let input = value.input()?;
+        let n = value_shape.iter().product();
+        py.detach(|| {
+            self.inner.write(
+                store.inner.as_ref(),
+                &keys,
+                &complete,
+                &regions,
+                input,
+                n,
+                write_empty,
+            )
+        })
+        .map_err(to_py_err)
+    }
+}
+
+impl ChunkCodec {
+    fn check_elements(&self, shape: &[usize], len: usize) -> PyResult<()> {
+        let want = shape.iter().product::<usize>() * self.inner.spec().dtype.size;
+        if want != len {
+            return Err(PyValueError::new_err(format!(
+                "the buffer has {len} bytes, shape {shape:?} needs {want}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Set the number of worker threads (0: one per core).
 #[pyfunction]
 fn set_num_threads(n: usize) {
@@ -292,6 +883,7 @@ fn get_num_threads() -> usize {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StoreHandle>()?;
     m.add_class::<ArrayHandle>()?;
+    m.add_class::<ChunkCodec>()?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -28,3 +28,6 @@ echo "== python: ruff, pytest"
 ruff check python tests benches
 ruff format --check python tests benches
 python -m pytest -q -p no:cacheprovider tests "$@"
+
+echo "== zarr-python's own test suite, with zarrox as its codec pipeline (tests/zarr_suite)"
+bash tests/zarr_suite/run.sh

@@ -37,3 +37,12 @@ __all__ = [
     "open_group",
     "set_num_threads",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The zarr-python codec pipeline imports zarr; load it only when asked for.
+    if name == "ZarroxCodecPipeline":
+        from zarrox.pipeline import ZarroxCodecPipeline
+
+        return ZarroxCodecPipeline
+    raise AttributeError(f"module 'zarrox' has no attribute {name!r}")

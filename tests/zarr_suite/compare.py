@@ -1,0 +1,204 @@
+"""Compare two runs of zarr-python's test suite (JUnit XML): its default codec pipeline and
+zarrox's. Exit status 1 when a test that passes with the default pipeline does not pass with
+zarrox's and ``expected_differences.txt`` does not name it.
+
+    python tests/zarr_suite/compare.py DEFAULT.xml ZARROX.xml --expected FILE [--record MD]
+
+``expected_differences.txt``: one test id (``tests/test_x.py::test_name[param]``) per line,
+then `` | `` and the reason; ``#`` starts a comment line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed")
+
+
+def outcomes(path: Path) -> dict[str, str]:
+    """Test id -> outcome; a test reported twice (call and teardown) keeps its worst outcome."""
+    rank = {o: i for i, o in enumerate(("passed", "skipped", "xfailed", "failed", "error"))}
+    result: dict[str, str] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        module = case.get("classname", "")
+        name = case.get("name", "")
+        parts = module.split(".")
+        # classname is "tests.test_codecs.test_blosc" or "...test_x.TestClass"
+        path_parts, cls = [], []
+        for p in parts:
+            (cls if cls or (p[:1].isupper() and path_parts) else path_parts).append(p)
+        if module:
+            test_id = "/".join(path_parts) + ".py::" + "::".join([*cls, name])
+        else:  # a module that failed to import: its name is the module
+            test_id = name.replace(".", "/") + ".py"
+        outcome = "passed"
+        for child in case:
+            if child.tag == "failure":
+                outcome = "failed"
+            elif child.tag == "error":
+                outcome = "error"
+            elif child.tag == "skipped":
+                outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+        old = result.get(test_id)
+        if old is None or rank[outcome] > rank[old]:
+            result[test_id] = outcome
+    return result
+
+
+def expected_differences(path: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    if not path.exists():
+        return found
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        test_id, _, reason = line.partition(" | ")
+        found[test_id.strip()] = reason.strip()
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("default", type=Path)
+    p.add_argument("zarrox", type=Path)
+    p.add_argument("--expected", type=Path, required=True)
+    p.add_argument("--version", default="?")
+    p.add_argument("--tests", default="")
+    p.add_argument("--workers", default="?")
+    p.add_argument("--durations", default="")
+    p.add_argument("--record", type=Path)
+    args = p.parse_args(argv)
+
+    default, zarrox = outcomes(args.default), outcomes(args.zarrox)
+    expected = expected_differences(args.expected)
+    counts = {
+        name: Counter(run.values()) for name, run in (("default", default), ("zarrox", zarrox))
+    }
+    passed_default = {t for t, o in default.items() if o == "passed"}
+    regressions = sorted(t for t in passed_default if zarrox.get(t) != "passed")
+    unexpected = [t for t in regressions if t not in expected]
+    allowed = [t for t in regressions if t in expected]
+    stale = sorted(t for t in expected if t in default and t not in regressions)
+    improvements = sorted(
+        t for t, o in zarrox.items() if o == "passed" and default.get(t) in ("failed", "error")
+    )
+    durations = dict(d.split("=", 1) for d in args.durations.split() if "=" in d)
+
+    lines = [
+        f"zarr-python {args.version} test suite ({args.tests}), {len(default)} tests:",
+    ]
+    for name in ("default", "zarrox"):
+        c = counts[name]
+        took = f", {durations[name]} s" if name in durations else ""
+        lines.append(
+            f"  {name:<8} pipeline: "
+            + ", ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o] or o in ("passed", "failed"))
+            + took
+        )
+    lines.append(
+        f"  passed with the default pipeline but not with zarrox's: {len(regressions)} "
+        f"({len(allowed)} expected, {len(unexpected)} unexpected)"
+    )
+    for t in allowed:
+        lines.append(f"    expected: {t} ({zarrox.get(t, 'missing')}): {expected[t]}")
+    for t in unexpected:
+        lines.append(f"    UNEXPECTED: {t} ({zarrox.get(t, 'missing')})")
+    for t in stale:
+        lines.append(f"    note: expected difference no longer differs: {t}")
+    if improvements:
+        lines.append(f"  failed with the default pipeline, pass with zarrox's: {len(improvements)}")
+        lines.extend(f"    {t}" for t in improvements)
+    # The closing line: tests that pass with zarrox's pipeline, and the differences that fail
+    # this comparison (the expected ones do not).
+    z = counts["zarrox"]
+    lines.append(
+        f"zarr_suite: {z['passed']} passed, {len(unexpected)} failed, "
+        f"{z['skipped'] + z['xfailed']} skipped"
+    )
+    print("\n".join(lines))
+
+    if args.record:
+        record(
+            args,
+            counts,
+            durations,
+            regressions,
+            allowed,
+            unexpected,
+            improvements,
+            expected,
+            default,
+            zarrox,
+        )
+    return 1 if unexpected else 0
+
+
+def record(
+    args: argparse.Namespace,
+    counts: dict[str, Counter[str]],
+    durations: dict[str, str],
+    regressions: list[str],
+    allowed: list[str],
+    unexpected: list[str],
+    improvements: list[str],
+    expected: dict[str, str],
+    default: dict[str, str],
+    zarrox: dict[str, str],
+) -> None:
+    total = len(default)
+    rows = [
+        "| pipeline | " + " | ".join(OUTCOMES) + " | wall time |",
+        "| --- | " + " | ".join("---:" for _ in OUTCOMES) + " | ---: |",
+    ]
+    for name, label in (
+        ("default", "zarr-python (BatchedCodecPipeline)"),
+        ("zarrox", "zarrox (strict)"),
+    ):
+        c = counts[name]
+        took = f"{durations[name]} s" if name in durations else "?"
+        rows.append(f"| {label} | " + " | ".join(str(c[o]) for o in OUTCOMES) + f" | {took} |")
+    diff = [f"- `{t}` ({zarrox.get(t, 'missing')}): {expected[t]}" for t in allowed]
+    diff += [f"- `{t}` ({zarrox.get(t, 'missing')}): UNEXPECTED" for t in unexpected]
+    better = [f"- `{t}`" for t in improvements]
+    broken = [f"- `{t}`" for t, o in default.items() if o == "error" and zarrox.get(t) == "error"]
+    text = f"""# zarr-python's test suite with zarrox as its codec pipeline
+
+Generated by `bash tests/zarr_suite/run.sh --record` (also run by `tests/run.sh`).
+
+zarr-python {args.version}'s own tests (from its sdist: `{args.tests}`; {total} tests) run
+twice with the installed zarr-python: with its default codec pipeline, then with
+`ZARR_CODEC_PIPELINE__PATH=zarrox.ZarroxCodecPipeline ZARR_CODEC_PIPELINE__STRICT=true`
+(strict: no fallback to zarr-python's pipeline). Hypothesis is seeded (`--hypothesis-seed=0`)
+so both runs see the same examples; pytest-xdist with {args.workers} workers on
+{platform.machine()}, Python {platform.python_version()}.
+
+{chr(10).join(rows)}
+
+Passed with the default pipeline, not with zarrox's: **{len(regressions)}**
+({len(allowed)} expected and explained below, {len(unexpected)} unexpected).
+
+{chr(10).join(diff) if diff else "None."}
+
+Failed with the default pipeline, pass with zarrox's: {len(improvements)}
+
+{chr(10).join(better) if better else "None."}
+
+Errors in both runs (test modules that need optional packages this run does not install):
+
+{chr(10).join(broken) if broken else "None."}
+
+The run fails (non-zero exit) on any unexpected difference; expected ones are listed, with
+their reason, in `tests/zarr_suite/expected_differences.txt`. Strict mode means a test that
+zarrox could not run would fail rather than silently use zarr-python's pipeline.
+"""
+    args.record.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

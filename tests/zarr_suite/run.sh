@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# zarr-python's own test suite, run twice on the installed zarr-python: first with its own
+# codec pipeline (which tests pass), then with zarrox's (ZARR_CODEC_PIPELINE__PATH=
+# zarrox.ZarroxCodecPipeline, strict: no fallback to zarr-python's pipeline). Fails when a test
+# that passes with the default pipeline fails with zarrox's, unless expected_differences.txt
+# names it with a reason.
+#
+#   bash tests/zarr_suite/run.sh [--record] [pytest args...]
+#
+# The sdist of the installed zarr version is downloaded from PyPI once (its tests/ are not in
+# the wheel) into target/zarr-suite/; pytest-asyncio and pytest-xdist, which only these tests
+# need, are installed there too (not into the project's venv). --record rewrites the numbers in
+# tests/zarr_suite/RESULTS.md. ZARR_SUITE_TESTS overrides the test selection; ZARR_SUITE_WORKERS
+# the number of pytest-xdist workers (default: the number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+RECORD=0
+if [ "${1:-}" = "--record" ]; then
+    RECORD=1
+    shift
+fi
+# Every module that reads or writes chunks (all but the docs, examples, benchmarks and CLI).
+TESTS=${ZARR_SUITE_TESTS:-"tests/test_codecs tests/test_indexing.py tests/test_array.py tests/test_v2.py tests/test_properties.py tests/test_api.py tests/test_api tests/test_group.py tests/test_attributes.py tests/test_buffer.py tests/test_chunk_grids.py tests/test_codec_entrypoints.py tests/test_common.py tests/test_config.py tests/test_dtype tests/test_dtype_registry.py tests/test_errors.py tests/test_experimental tests/test_info.py tests/test_metadata tests/test_regression tests/test_store tests/test_sync.py tests/test_tree.py tests/test_zarr.py tests/test_abc"}
+WORKERS=${ZARR_SUITE_WORKERS:-$("$PY" -c "import os; print(os.cpu_count() or 1)")}
+
+VERSION=$("$PY" -c "import zarr; print(zarr.__version__)")
+BASE=$ROOT/target/zarr-suite
+WORK=$BASE/zarr-$VERSION
+SITE=$BASE/site
+if [ ! -f "$WORK/.extracted" ]; then
+    echo "== downloading the zarr $VERSION sdist for its tests"
+    rm -rf "$WORK" "$BASE/sdist"
+    mkdir -p "$WORK"
+    "$PY" -m pip download -q --no-deps --no-binary :all: "zarr==$VERSION" -d "$BASE/sdist"
+    tar xzf "$BASE/sdist/zarr-$VERSION.tar.gz" -C "$WORK" --strip-components=1 \
+        "zarr-$VERSION/tests" "zarr-$VERSION/pyproject.toml"
+    touch "$WORK/.extracted"
+fi
+if [ ! -f "$SITE/.installed" ]; then
+    echo "== installing the suite's own test plugins into $SITE"
+    rm -rf "$SITE"
+    "$PY" -m pip install -q --no-deps --target "$SITE" "pytest-asyncio>=1" "pytest-xdist>=3" execnet
+    touch "$SITE/.installed"
+fi
+
+run() {  # run NAME [env...]: pytest over the selection, results in $BASE/NAME.xml
+    local name=$1
+    shift
+    echo "== zarr-python $VERSION test suite, $name codec pipeline ($TESTS)"
+    local start=$SECONDS
+    # The sdist's pytest configuration (filterwarnings = error, asyncio_mode = auto, ...)
+    # applies; its addopts need plugins this run does not use. Hypothesis is seeded so that
+    # both runs see the same examples.
+    (cd "$WORK" && env "$@" PYTHONPATH="$SITE" "$PY" -m pytest $TESTS -q -p no:cacheprovider \
+        -o addopts="" -o console_output_style=classic -n "$WORKERS" --hypothesis-seed=0 \
+        --junitxml="$BASE/$name.xml" "${PYTEST_ARGS[@]}" >"$BASE/$name.log" 2>&1) || true
+    tail -n 1 "$BASE/$name.log"
+    echo "   ($((SECONDS - start)) s)"
+    DURATIONS+=("$name=$((SECONDS - start))")
+}
+DURATIONS=()
+PYTEST_ARGS=("$@")
+run default ZARR_CODEC_PIPELINE__PATH=zarr.core.codec_pipeline.BatchedCodecPipeline
+run zarrox ZARR_CODEC_PIPELINE__PATH=zarrox.ZarroxCodecPipeline ZARR_CODEC_PIPELINE__STRICT=true
+
+ARGS=("$BASE/default.xml" "$BASE/zarrox.xml" --version "$VERSION" --tests "$TESTS"
+    --workers "$WORKERS" --durations "${DURATIONS[*]}"
+    --expected "$ROOT/tests/zarr_suite/expected_differences.txt")
+if [ "$RECORD" = 1 ]; then
+    ARGS+=(--record "$ROOT/tests/zarr_suite/RESULTS.md")
+fi
+"$PY" "$ROOT/tests/zarr_suite/compare.py" "${ARGS[@]}"
