@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{Plan, Region, Selection};
 use crate::pool::pool;
-use crate::store::Store;
+use crate::store::{ReadInto, Store};
 
 /// The normalized array description the Python layer hands over.
 #[derive(Debug, Deserialize)]
@@ -257,19 +257,66 @@ impl ArrayCore {
     fn read_with(&self, plan: &Plan, out: Output<'_>) -> Result<()> {
         let work = plan.work();
         let out_shape = &plan.out_shape;
+        let read_one = |(coords, region): &(Vec<u64>, Region<'_>)| {
+            let key = self.chunk_key(coords);
+            let ctx = self.in_chunk(&key);
+            if self
+                .read_straight_into(&key, out_shape, region, out)
+                .map_err(&ctx)?
+            {
+                return Ok(());
+            }
+            let encoded = self.store.get(&key).map_err(&ctx)?;
+            place_chunk(&self.chain, out_shape, region, encoded, out).map_err(&ctx)
+        };
+        if self.chain.sharding().is_none() && work.len() == 1 {
+            // One chunk: handing it to a worker thread costs more than it saves.
+            return read_one(&work[0]);
+        }
         pool()?.install(|| match self.chain.sharding() {
-            None => work.par_iter().try_for_each(|(coords, region)| {
-                let key = self.chunk_key(coords);
-                let ctx = self.in_chunk(&key);
-                let encoded = self.store.get(&key).map_err(&ctx)?;
-                place_chunk(&self.chain, out_shape, region, encoded, out).map_err(&ctx)
-            }),
+            None => work.par_iter().try_for_each(read_one),
             Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
                 .try_for_each(|(shard, members)| {
                     self.read_shard(sh, out_shape, shard, members, out)
                 }),
         })
+    }
+
+    /// Uncompressed chunks that land whole and contiguous in the output are
+    /// read from the store straight into it. True when that was done (or the
+    /// chunk is missing and its region was filled); false to take the normal
+    /// path (other chains, other regions, a stored size that is wrong: the
+    /// normal path reports that).
+    fn read_straight_into(
+        &self,
+        key: &str,
+        out_shape: &[usize],
+        region: &Region<'_>,
+        out: Output<'_>,
+    ) -> Result<bool> {
+        let Output::Fixed(shared) = out else {
+            return Ok(false);
+        };
+        let spec = self.chain.spec();
+        if !self.chain.is_passthrough() {
+            return Ok(false);
+        }
+        let Some(offset) = direct_offset(out_shape, region, &spec.shape) else {
+            return Ok(false);
+        };
+        // SAFETY: this chunk's output region is exactly these bytes, and regions
+        // of different chunks are disjoint (see `SharedOut`); the slice is gone
+        // before anything else touches the region.
+        let dst = unsafe { shared.slice(offset * spec.dtype.size, spec.nbytes())? };
+        match self.store.read_into(key, dst)? {
+            ReadInto::Read => Ok(true),
+            ReadInto::Missing => {
+                place_chunk(&self.chain, out_shape, region, None, out)?;
+                Ok(true)
+            }
+            ReadInto::OtherSize => Ok(false),
+        }
     }
 
     fn read_shard(
@@ -1112,5 +1159,29 @@ mod tests {
                 crate::error::ErrorKind::Value
             );
         }
+    }
+
+    #[test]
+    fn uncompressed_chunks_read_straight_into_the_output() {
+        let dir = std::env::temp_dir().join(format!("zarrox-direct-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store: Arc<dyn Store> = Arc::new(crate::store::FilesystemStore::new(&dir));
+        let raw = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        // Chunks of whole rows: each lands contiguously in the output.
+        let a = array(Arc::clone(&store), &[6, 4], &[2, 4], raw);
+        let value: Vec<u8> = (0..24u16).flat_map(|v| v.to_ne_bytes()).collect();
+        a.write(&all(&[6, 4]), &value).unwrap();
+        store.delete("a/c/1/0").unwrap();
+        let mut out = vec![0u8; 48];
+        a.read(&all(&[6, 4]), &mut out).unwrap();
+        let mut expected = as_u16(&value);
+        expected[8..16].iter_mut().for_each(|v| *v = 7); // the missing chunk: fill
+        assert_eq!(as_u16(&out), expected);
+        // A stored chunk of the wrong size is still a corrupt-chunk error.
+        store.set("a/c/2/0", &[1, 2, 3]).unwrap();
+        let err = a.read(&all(&[6, 4]), &mut out).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert!(err.message.contains("chunk 'a/c/2/0'"), "{}", err.message);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -226,6 +226,15 @@ impl CodecChain {
         &self.spec
     }
 
+    /// Whether stored bytes are the decoded chunk itself (native-order `bytes`
+    /// alone), so they can be read straight into the output.
+    pub fn is_passthrough(&self) -> bool {
+        self.array_to_array.is_empty()
+            && self.bytes_to_bytes.is_empty()
+            && self.array_to_bytes.is_identity()
+            && !self.spec.dtype.is_var_len()
+    }
+
     /// The sharding codec when it is the whole chain, so that inner chunks can
     /// be read and written one by one.
     pub fn sharding(&self) -> Option<&sharding::ShardingCodec> {

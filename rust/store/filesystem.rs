@@ -8,7 +8,7 @@ use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{check_key, ByteRange, Store};
+use super::{check_key, ByteRange, ReadInto, Store};
 use crate::error::{Error, Result};
 
 /// Marks a temporary file; such files are never listed as keys.
@@ -56,6 +56,25 @@ impl Store for FilesystemStore {
             Err(e) if is_missing(&e) => Ok(None),
             Err(e) => Err(io_error(e, "cannot read", &path)),
         }
+    }
+
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
+        let path = self.path(key)?;
+        let mut file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if is_missing(&e) => return Ok(ReadInto::Missing),
+            Err(e) => return Err(io_error(e, "cannot open", &path)),
+        };
+        let size = file
+            .metadata()
+            .map_err(|e| io_error(e, "cannot stat", &path))?
+            .len();
+        if size != out.len() as u64 {
+            return Ok(ReadInto::OtherSize);
+        }
+        file.read_exact(out)
+            .map_err(|e| io_error(e, "cannot read", &path))?;
+        Ok(ReadInto::Read)
     }
 
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {

@@ -42,6 +42,17 @@ fn too_far(size: u64) -> Error {
     ))
 }
 
+/// What [`Store::read_into`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadInto {
+    /// No value under the key.
+    Missing,
+    /// The value was read into the buffer.
+    Read,
+    /// The value has another size than the buffer; nothing was read.
+    OtherSize,
+}
+
 /// A store of byte values under `/`-separated keys.
 pub trait Store: Send + Sync + Debug {
     /// The value under `key`, or `None` if there is none.
@@ -59,6 +70,18 @@ pub trait Store: Send + Sync + Debug {
             })
             .collect::<Result<Vec<_>>>()
             .map(Some)
+    }
+    /// Read the value under `key` straight into `out` when it is exactly
+    /// `out.len()` bytes long.
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
+        match self.get(key)? {
+            None => Ok(ReadInto::Missing),
+            Some(v) if v.len() == out.len() => {
+                out.copy_from_slice(&v);
+                Ok(ReadInto::Read)
+            }
+            Some(_) => Ok(ReadInto::OtherSize),
+        }
     }
     /// Store `value` under `key`, atomically: a reader sees the old or the new value.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
@@ -152,6 +175,17 @@ pub(crate) mod tests {
             (vec!["b".to_string()], vec!["c".to_string()])
         );
         assert!(store.exists("a/c/d").unwrap());
+        let mut buf = [0u8; 6];
+        assert_eq!(store.read_into("a/b", &mut buf).unwrap(), ReadInto::Read);
+        assert_eq!(&buf, b"world!");
+        assert_eq!(
+            store.read_into("a/b", &mut [0u8; 5]).unwrap(),
+            ReadInto::OtherSize
+        );
+        assert_eq!(
+            store.read_into("a/zz", &mut buf).unwrap(),
+            ReadInto::Missing
+        );
         store.delete("a/b").unwrap();
         store.delete("a/b").unwrap();
         assert_eq!(store.get("a/b").unwrap(), None);
