@@ -157,3 +157,36 @@ def zarr_format(meta: NodeMetadata) -> int:
     ):
         return 3
     return 1 if isinstance(meta, ArrayMetadataV1) else 2
+
+
+class Node:
+    """What arrays and groups share: where they are and what describes them."""
+
+    _store: Store
+    _path: str
+    _metadata: NodeMetadata
+    _read_only: bool
+
+    @property
+    def zarr_format(self) -> int:
+        return zarr_format(self._metadata)
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only

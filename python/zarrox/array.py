@@ -13,12 +13,12 @@ from zarrox._nodes import (
     NODE_KEYS,
     V2_ATTRS_KEY,
     ArrayMetadata,
+    Node,
     is_legacy,
     join,
     read_only_message,
     write_node,
 )
-from zarrox._nodes import zarr_format as format_of
 from zarrox.attributes import Attributes
 from zarrox.config import config as global_config
 from zarrox.errors import ReadOnlyError
@@ -82,7 +82,7 @@ class BlockIndex:
         self._array.set_block_selection(selection, value)
 
 
-class Array:
+class Array(Node):
     """A Zarr array in a store. Reads and writes go through the Rust core, one
     call per selection, in parallel over chunks. Arrays of the legacy formats (v1, the
     draft v3 layout) are always read-only."""
@@ -137,30 +137,6 @@ class Array:
     @property
     def metadata(self) -> ArrayMetadata:
         return self._metadata
-
-    @property
-    def zarr_format(self) -> int:
-        return format_of(self._metadata)
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     @property
     def shape(self) -> tuple[int, ...]:

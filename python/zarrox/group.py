@@ -7,6 +7,7 @@ from typing import Any
 
 from zarrox._nodes import (
     GroupMetadata,
+    Node,
     NodeMetadata,
     child_names,
     is_array,
@@ -18,7 +19,6 @@ from zarrox._nodes import (
     read_only_message,
     write_node,
 )
-from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.attributes import Attributes
 from zarrox.errors import NodeNotFoundError, ReadOnlyError
@@ -54,7 +54,7 @@ def _below(consolidated: Consolidated, name: str) -> dict[str, NodeMetadata]:
     return {k[len(prefix) :]: v for k, v in consolidated.items() if k.startswith(prefix)}
 
 
-class Group:
+class Group(Node):
     """A Zarr group: a node with attributes whose children are arrays and groups.
 
     A group opened from consolidated metadata looks its descendants up there
@@ -79,30 +79,6 @@ class Group:
     @property
     def metadata(self) -> GroupMetadata:
         return self._metadata
-
-    @property
-    def zarr_format(self) -> int:
-        return format_of(self._metadata)
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     @property
     def attrs(self) -> Attributes:

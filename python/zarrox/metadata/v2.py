@@ -47,6 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.v3 import load_json_object
 
 __all__ = [
     "DEFAULT_COMPRESSOR_V2",
@@ -818,14 +819,7 @@ def loads_v2(data: bytes | str, *, key: str = ".zarray", path: str = "") -> dict
     Bare ``NaN``/``Infinity`` tokens are accepted (both zarr-python versions write them in
     attributes).
     """
-    where = _where(key, path)
-    try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MetadataError(f"{where}invalid JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
-    return doc
+    return load_json_object(data, _where(key, path))
 
 
 # --------------------------------------------------------------------------------------------

@@ -295,7 +295,11 @@ def loads(data: bytes | str, *, path: str = "") -> dict[str, Any]:
 
     Bare ``NaN``/``Infinity`` tokens are accepted (zarr-python writes them in attributes).
     """
-    where = _where(path)
+    return load_json_object(data, _where(path))
+
+
+def load_json_object(data: bytes | str, where: str) -> dict[str, Any]:
+    """Decode JSON that must be an object; errors start with ``where``."""
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
