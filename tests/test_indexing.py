@@ -121,17 +121,21 @@ def test_orthogonal_selection_matches_numpy(data: st.DataObject, arr: Any) -> No
         else:
             expected = expected[(slice(None),) * axis + (s,)]
     np.testing.assert_array_equal(a.oindex[tuple(sel)], expected)
-    # Write a distinct value everywhere the selection reaches; compare with numpy.
+    # Write distinct values everywhere the selection reaches (so with repeated
+    # indices it matters which assignment wins: the last, as in numpy).
     if expected.size:
-        a.oindex[tuple(sel)] = 9
+        value = (np.arange(expected.size) % 97 + 3).astype(a.dtype).reshape(expected.shape)
+        a.oindex[tuple(sel)] = value
         ref = x.copy()
         positions = [
-            np.arange(n)[s]
-            if not isinstance(s, np.ndarray)
-            else (np.flatnonzero(s) if s.dtype == bool else s % max(n, 1))
+            np.atleast_1d(
+                np.arange(n)[s]
+                if not isinstance(s, np.ndarray)
+                else (np.flatnonzero(s) if s.dtype == bool else s % max(n, 1))
+            )
             for s, n in zip(sel, a.shape, strict=True)
         ]
-        ref[np.ix_(*[np.atleast_1d(p) for p in positions])] = 9
+        ref[np.ix_(*positions)] = value.reshape([len(p) for p in positions])
         np.testing.assert_array_equal(a[...], ref)
 
 

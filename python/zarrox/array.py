@@ -464,12 +464,9 @@ class Array(Node):
         self._write(basic_selection(selection, self.shape), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        sel = orthogonal_selection(selection, self.shape)
-        for d in sel.dims:
-            if isinstance(d, np.ndarray) and np.unique(d).size != d.size:
-                # numpy semantics: the last of repeated assignments wins.
-                return self._write_orthogonal_repeats(selection, value)
-        self._write(sel, value)
+        # Repeated indices: the core copies each chunk's elements in output order,
+        # so the last assignment wins, as in numpy.
+        self._write(orthogonal_selection(selection, self.shape), value)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         self._write(coordinate_selection(selection, self.shape), value)
@@ -479,22 +476,6 @@ class Array(Node):
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
         self._write(block_selection(selection, self.shape, self._grid_chunks), value)
-
-    def _write_orthogonal_repeats(self, selection: Any, value: Any) -> None:
-        # Reduce each index array to its unique indices, keeping the value at the
-        # last occurrence (numpy's rule), so each element is written once.
-        sel = orthogonal_selection(selection, self.shape)
-        arr = np.broadcast_to(np.asarray(value, dtype=self.dtype), sel.result_shape)
-        arr = arr.reshape(sel.buffer_shape)
-        dims: list[Any] = []
-        for axis, d in enumerate(sel.dims):
-            if isinstance(d, np.ndarray):
-                uniq, first_in_reversed = np.unique(d[::-1], return_index=True)
-                arr = np.take(arr, d.size - 1 - first_in_reversed, axis=axis)
-                dims.append(uniq)
-            else:
-                dims.append(d)
-        self._write(Selection(dims, arr.shape, arr.shape), arr)
 
 
 class ArrayInfo:
