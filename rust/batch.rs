@@ -304,6 +304,82 @@ fn bit_words(t: usize, k: usize) -> impl Iterator<Item = (usize, u64)> {
 /// elements (one element may repeat within one chunk, not across chunks):
 /// the worker threads then write disjoint bytes (see `SharedOut`).
 fn check_disjoint(regions: &[ChunkRegion], chunk_shape: &[usize], n: usize) -> Result<()> {
+    match box_footprints(regions, n) {
+        Some(rects) => check_disjoint_boxes(rects),
+        None => check_disjoint_runs(regions, chunk_shape, n),
+    }
+}
+
+/// Each non-empty region's footprint in the buffer as a half-open
+/// hyper-rectangle (`[lo, hi)` per buffer dimension), when every region is a
+/// box of unit-stride parts over the same buffer shape of `n` elements with
+/// every footprint inside it; else None.
+fn box_footprints(regions: &[ChunkRegion], n: usize) -> Option<Vec<Vec<(usize, usize)>>> {
+    let mut shape: Option<&[usize]> = None;
+    let mut rects = Vec::with_capacity(regions.len());
+    for r in regions {
+        let ChunkRegion::Box {
+            parts,
+            buffer_shape,
+        } = r
+        else {
+            if matches!(r, ChunkRegion::Empty) {
+                continue;
+            }
+            return None;
+        };
+        match shape {
+            None if buffer_shape.iter().product::<usize>() == n => shape = Some(buffer_shape),
+            Some(s) if s == buffer_shape.as_slice() => {}
+            _ => return None,
+        }
+        if parts.len() != buffer_shape.len() || parts.iter().any(|p| !p.unit_stride) {
+            return None;
+        }
+        if parts.iter().any(|p| p.dst.is_empty()) {
+            continue;
+        }
+        let rect: Vec<(usize, usize)> = parts
+            .iter()
+            .map(|p| (p.dst[0], p.dst[0] + p.dst.len()))
+            .collect();
+        if rect.iter().zip(buffer_shape).any(|(&(_, hi), &e)| hi > e) {
+            return None;
+        }
+        rects.push(rect);
+    }
+    Some(rects)
+}
+
+/// Error if two of the hyper-rectangles intersect: a sweep along the
+/// dimension whose lower bounds are most spread.
+fn check_disjoint_boxes(mut rects: Vec<Vec<(usize, usize)>>) -> Result<()> {
+    let Some(ndim) = rects.first().map(Vec::len) else {
+        return Ok(());
+    };
+    let mut dim = 0;
+    let mut most = 0;
+    for d in 0..ndim {
+        let mut los: Vec<usize> = rects.iter().map(|r| r[d].0).collect();
+        los.sort_unstable();
+        los.dedup();
+        if los.len() > most {
+            (dim, most) = (d, los.len());
+        }
+    }
+    rects.sort_unstable_by_key(|r| r[dim].0);
+    for (i, a) in rects.iter().enumerate() {
+        for b in rects[i + 1..].iter().take_while(|b| b[dim].0 < a[dim].1) {
+            if a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1) {
+                return Err(Error::index("the buffer regions of two chunks overlap"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `check_disjoint` for any regions: marks every element in a bitmap.
+fn check_disjoint_runs(regions: &[ChunkRegion], chunk_shape: &[usize], n: usize) -> Result<()> {
     let mut taken = vec![0u64; n.div_ceil(64)];
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for r in regions {
@@ -1107,6 +1183,62 @@ mod tests {
             ),
             Ok(ChunkRegion::Empty)
         ));
+    }
+
+    /// A 2-d box region of chunk shape [2, 3] at buffer rows/columns `r`, `c`
+    /// of a [rows, cols] buffer.
+    fn box_at(r: (u64, u64), c: (u64, u64), buffer: &[usize]) -> ChunkRegion {
+        ChunkRegion::boxed(
+            &[sl(0, r.1 - r.0), sl(0, c.1 - c.0)],
+            &[Some(sl(r.0, r.1)), Some(sl(c.0, c.1))],
+            &[2, 3],
+            buffer,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn box_regions_are_checked_as_rectangles() {
+        let buffer = [4, 9];
+        let grid: Vec<ChunkRegion> = (0..2)
+            .flat_map(|i| (0..3).map(move |j| (i * 2, j * 3)))
+            .map(|(r, c)| box_at((r, r + 2), (c, c + 3), &buffer))
+            .collect();
+        assert!(box_footprints(&grid, 36).is_some(), "the fast path applies");
+        check_disjoint(&grid, &[2, 3], 36).unwrap();
+        // A box shifted by one column overlaps its neighbour in one column only.
+        let mut shifted = grid.clone();
+        shifted.push(box_at((2, 4), (1, 4), &buffer));
+        shifted.swap(0, 6);
+        let err = check_disjoint(&shifted, &[2, 3], 36).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Index);
+        // Touching boxes (a shared edge, no shared element) are disjoint, in any order.
+        let edge = [
+            box_at((0, 2), (3, 6), &buffer),
+            box_at((0, 2), (0, 3), &buffer),
+        ];
+        check_disjoint(&edge, &[2, 3], 36).unwrap();
+        // The fast path and the bitmap agree on random layouts.
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for _ in 0..500 {
+            let regions: Vec<ChunkRegion> = (0..3)
+                .map(|_| {
+                    let (r, c) = (next(3), next(7));
+                    box_at((r, r + 1 + next(2)), (c, c + 1 + next(3)), &buffer)
+                })
+                .collect();
+            assert_eq!(
+                check_disjoint(&regions, &[2, 3], 36).is_ok(),
+                check_disjoint_runs(&regions, &[2, 3], 36).is_ok(),
+                "{regions:?}"
+            );
+        }
     }
 
     #[test]

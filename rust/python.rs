@@ -395,6 +395,44 @@ fn chunk_region(
     region.map_err(to_py_err)
 }
 
+/// The length of `item` if it is a slice of step 1 (or None) within `extent`.
+fn unit_slice_len(item: &Bound<'_, PyAny>, extent: usize) -> Option<isize> {
+    let s = item.cast::<PySlice>().ok()?;
+    let ind = s.indices(extent as isize).ok()?;
+    (ind.step == 1).then(|| (ind.stop - ind.start).max(0))
+}
+
+/// Whether every chunk selection of a batch and its buffer selection are
+/// tuples of one unit-step slice per dimension, of equal lengths: the
+/// pipeline then passes zarr-python's selections through unchanged.
+#[pyfunction]
+fn plain_slice_regions(
+    chunks: &Bound<'_, PyList>,
+    buffers: &Bound<'_, PyList>,
+    chunk_shape: Vec<usize>,
+    buffer_shape: Vec<usize>,
+) -> bool {
+    if chunks.len() != buffers.len() || chunk_shape.len() != buffer_shape.len() {
+        return false;
+    }
+    chunks.iter().zip(buffers.iter()).all(|(c, b)| {
+        let (Ok(c), Ok(b)) = (c.cast::<PyTuple>(), b.cast::<PyTuple>()) else {
+            return false;
+        };
+        c.len() == chunk_shape.len()
+            && b.len() == buffer_shape.len()
+            && c.iter()
+                .zip(b.iter())
+                .zip(chunk_shape.iter().zip(&buffer_shape))
+                .all(|((c, b), (&ce, &be))| {
+                    matches!(
+                        (unit_slice_len(&c, ce), unit_slice_len(&b, be)),
+                        (Some(x), Some(y)) if x == y
+                    )
+                })
+    })
+}
+
 /// The regions of a batch (`buffers` None: writes of one broadcast value).
 fn chunk_regions(
     chunks: &Bound<'_, PyAny>,
@@ -885,6 +923,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrayHandle>()?;
     m.add_class::<ChunkCodec>()?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_slice_regions, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

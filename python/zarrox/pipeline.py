@@ -474,8 +474,11 @@ def _regions(
     drop_axes: tuple[int, ...],
     writing: bool,
 ) -> tuple[list[Any], list[Any]]:
-    chunk_sels: list[Any] = []
-    buf_sels: list[Any] = []
+    chunk_sels: list[Any] = [item[2] for item in items]
+    buf_sels: list[Any] = [item[3] for item in items]
+    if not drop_axes and _core.plain_slice_regions(chunk_sels, buf_sels, chunk_shape, buf_shape):
+        return chunk_sels, buf_sels  # Rust reads the slices as they are
+    chunk_sels, buf_sels = [], []
     for _, _, chunk_sel, buf_sel, _ in items:
         try:
             c, b = _region(chunk_sel, buf_sel, chunk_shape, buf_shape, drop_axes, writing)
