@@ -2,11 +2,16 @@
 
 use std::sync::Arc;
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{
+    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
+    PyUntypedArrayMethods,
+};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PySlice, PySliceMethods, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyBytes, PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyString, PyTuple, PyType,
+};
 
 use crate::array::{ArrayCore, Input};
 use crate::batch::{self, Answers, BatchCodec, ChunkRegion, Request};
@@ -151,6 +156,95 @@ fn selection(items: &Bound<'_, PyAny>) -> PyResult<Selection> {
     Ok(Selection::Orthogonal(dims))
 }
 
+/// A plain basic selection of an array of `shape`: Python integers in
+/// bounds, slices with a positive step, at most one Ellipsis, no more entries
+/// than dimensions. Returns the per-dimension selections and the result shape
+/// (integer-indexed dimensions dropped), or None for anything else: numpy
+/// integers, arrays, lists, `None`, booleans, negative steps, out-of-bounds
+/// integers and too many indices are left to the caller's general path, which
+/// also raises the errors.
+fn plain_basic(
+    selection: &Bound<'_, PyAny>,
+    shape: &[u64],
+) -> Option<(Vec<DimSelection>, Vec<usize>)> {
+    let one;
+    let items = match selection.cast::<PyTuple>() {
+        Ok(t) => t,
+        Err(_) => {
+            one = PyTuple::new(selection.py(), [selection]).ok()?;
+            &one
+        }
+    };
+    let ellipses = items
+        .iter()
+        .filter(|i| i.is(PyEllipsis::get(i.py())))
+        .count();
+    if ellipses > 1 || items.len() - ellipses > shape.len() {
+        return None;
+    }
+    let full = shape.len() - (items.len() - ellipses);
+    let mut dims = Vec::with_capacity(shape.len());
+    let mut result = Vec::with_capacity(shape.len());
+    let slice_all = |dims: &mut Vec<DimSelection>, result: &mut Vec<usize>, n: u64| {
+        dims.push(DimSelection::Slice {
+            start: 0,
+            stop: n,
+            step: 1,
+        });
+        result.push(n as usize);
+    };
+    for item in items.iter() {
+        if item.is(PyEllipsis::get(item.py())) {
+            for _ in 0..full {
+                let n = shape[dims.len()];
+                slice_all(&mut dims, &mut result, n);
+            }
+            continue;
+        }
+        let n = shape[dims.len()];
+        if let Ok(s) = item.cast::<PySlice>() {
+            let ind = s.indices(isize::try_from(n).ok()?).ok()?;
+            if ind.step < 1 {
+                return None;
+            }
+            let (start, stop) = (
+                ind.start.max(0) as u64,
+                ind.stop.max(ind.start).max(0) as u64,
+            );
+            let len = (stop - start).div_ceil(ind.step as u64);
+            dims.push(DimSelection::Slice {
+                start,
+                stop,
+                step: ind.step as u64,
+            });
+            result.push(len as usize);
+        } else if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
+            let i: i64 = item.extract().ok()?;
+            let i = if i < 0 {
+                i.checked_add(i64::try_from(n).ok()?)?
+            } else {
+                i
+            };
+            let i = u64::try_from(i).ok().filter(|&i| i < n)?;
+            dims.push(DimSelection::Slice {
+                start: i,
+                stop: i + 1,
+                step: 1,
+            });
+        } else {
+            return None;
+        }
+    }
+    while dims.len() < shape.len() {
+        let n = shape[dims.len()];
+        slice_all(&mut dims, &mut result, n);
+    }
+    Some((dims, result))
+}
+
+/// A basic read's result: its bytes, and the shape they have.
+type BasicRead<'py> = (Bound<'py, PyArray1<u8>>, Vec<usize>);
+
 /// An opened array: reads and writes whole selections in one call.
 #[pyclass(module = "zarrox._core", name = "ArrayHandle", frozen)]
 pub struct ArrayHandle {
@@ -191,6 +285,43 @@ impl ArrayHandle {
             .as_slice_mut()
             .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
         py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)
+    }
+
+    /// Read a plain basic selection (see `plain_basic`) into a new array:
+    /// (its bytes as a uint8 array, the result shape), or None when the
+    /// selection is not plain. One call for the common `a[i, j:k, ...]`.
+    fn read_basic<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<BasicRead<'py>>> {
+        let Some((dims, result_shape)) = plain_basic(selection_, self.core.shape()) else {
+            return Ok(None);
+        };
+        let elements = dims.iter().try_fold(1usize, |acc, d| match d {
+            DimSelection::Slice { start, stop, step } => {
+                acc.checked_mul((stop - start).div_ceil(*step) as usize)
+            }
+            DimSelection::Indices(v) => acc.checked_mul(v.len()),
+        });
+        let Some(nbytes) = elements.and_then(|n| n.checked_mul(self.core.data_type().size)) else {
+            return Err(PyValueError::new_err("the selection is too large"));
+        };
+        // SAFETY: the array is uninitialised; `read` writes every byte of it
+        // (every output element belongs to one chunk's region, filled when the
+        // chunk is missing) before it is returned, and on an error the array is
+        // dropped unseen. Its memory comes from numpy's allocator, as with
+        // `numpy.empty`.
+        let out = unsafe { PyArray1::<u8>::new(py, [nbytes], false) };
+        {
+            let mut rw = out.readwrite();
+            let buf = rw
+                .as_slice_mut()
+                .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+            let sel = Selection::Orthogonal(dims);
+            py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)?;
+        }
+        Ok(Some((out, result_shape)))
     }
 
     /// Write `value` (a C-contiguous uint8 view of the selection-shaped data).

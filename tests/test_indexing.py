@@ -310,3 +310,71 @@ def test_malformed_selections_raise(selection: Any, exc: type[Exception] | None)
         a.vindex[np.ones((5, 4), dtype=bool)]
     with pytest.raises(IndexError):
         a.blocks[3]
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        (slice(0, 4), slice(2, 7), 3),
+        (-1, slice(None), slice(None, None, 3)),
+        (Ellipsis, 2),
+        (1, Ellipsis, slice(-3, None)),
+        (slice(5, 2), 0),  # empty
+        (slice(-100, 100, 2),),
+        4,
+        Ellipsis,
+        (),
+    ],
+)
+def test_plain_basic_reads_take_one_rust_call_and_match_numpy(selection: Any) -> None:
+    ref = np.arange(7 * 8 * 9, dtype=">i4").reshape(7, 8, 9)
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=ref.shape, dtype=ref.dtype, chunks=(3, 4, 4), fill_value=0
+    )
+    a[...] = ref
+    fast = a._read_plain(selection)
+    assert fast is not None, "plain selections take the one-call path"
+    for got in (fast, a[selection], a.get_basic_selection(selection)):
+        assert got.dtype == a.dtype and got.shape == ref[selection].shape
+        np.testing.assert_array_equal(got, ref[selection])
+
+
+@pytest.mark.parametrize(
+    "selection,error",
+    [
+        ((np.int64(2), slice(None)), None),  # numpy integers: the general path
+        ((0, 0, 0), IndexError),  # too many indices
+        ((9,), IndexError),  # out of bounds
+        ((-6, 0), IndexError),
+        ((slice(None, None, -1),), IndexError),  # zarr-python refuses negative steps too
+        ((Ellipsis, Ellipsis), IndexError),
+        (("a",), IndexError),
+    ],
+)
+def test_other_basic_selections_take_the_general_path(
+    selection: Any, error: type[Exception] | None
+) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(5, 6), dtype="u2", chunks=(2, 4))
+    ref = np.arange(30, dtype="u2").reshape(5, 6)
+    a[...] = ref
+    assert a._read_plain(selection) is None
+    if error is not None:
+        with pytest.raises(error):
+            a[selection]
+        with pytest.raises(error):
+            a.get_basic_selection(selection)
+        return
+    np.testing.assert_array_equal(a[selection], ref[selection])
+
+
+def test_f_order_and_zero_d_arrays_read_through_the_general_path() -> None:
+    ref = np.arange(12, dtype="f8").reshape(3, 4)
+    f = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(3, 4), dtype="f8", chunks=(2, 2), config={"order": "F"}
+    )
+    f[...] = ref
+    got = f[0:3, 1:4]
+    assert got.flags.f_contiguous
+    np.testing.assert_array_equal(got, ref[0:3, 1:4])
+    z = zarrox.create_array(zarrox.MemoryStore(), shape=(), dtype="i8", fill_value=5)
+    assert z[()] == 5 and z[...] == 5

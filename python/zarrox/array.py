@@ -124,6 +124,8 @@ class Array(Node):
             else m.fill_bytes()
         )
         self._core = core
+        #: `a[...]` of integers and slices goes through one Rust call (`_read_plain`)
+        self._plain_reads = not self._var_len and self._order == "C" and len(m.shape) > 0
         self._handle = _core.ArrayHandle(
             self._store.handle,
             # the draft v3 layout keeps chunks apart from the node's path
@@ -393,7 +395,20 @@ class Array(Node):
             return result[()]
         return result
 
+    def _read_plain(self, selection: Any) -> np.ndarray | None:
+        """A plain basic selection (Python integers in bounds, slices with positive
+        steps, one Ellipsis) read in one Rust call; None for anything else."""
+        got = self._handle.read_basic(selection)
+        if got is None:
+            return None
+        data, shape = got
+        return data.view(self.dtype).reshape(shape)  # type: ignore[no-any-return]
+
     def __getitem__(self, selection: Any) -> Any:
+        if self._plain_reads:
+            result = self._read_plain(selection)
+            if result is not None:
+                return result
         if is_pure_fancy(selection, self.shape):
             return self.vindex[selection]
         if is_fancy(selection):
@@ -403,6 +418,10 @@ class Array(Node):
     def get_basic_selection(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
     ) -> Any:
+        if out is None and self._plain_reads:
+            result = self._read_plain(selection)
+            if result is not None:
+                return result
         return self._read(basic_selection(selection, self.shape), out)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
