@@ -80,7 +80,7 @@ impl SharedOut {
         self.check(offset, src.len())?;
         // SAFETY: in bounds (checked above); disjoint from other threads' writes
         // (see the Send/Sync comment); `src` is a different allocation.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(offset), src.len()) };
+        unsafe { copy_row(src.as_ptr(), self.ptr.add(offset), src.len()) };
         Ok(())
     }
 
@@ -91,6 +91,37 @@ impl SharedOut {
     unsafe fn slice<'a>(self, offset: usize, n: usize) -> Result<&'a mut [u8]> {
         self.check(offset, n)?;
         Ok(std::slice::from_raw_parts_mut(self.ptr.add(offset), n))
+    }
+}
+
+/// Copy `n` bytes from `src` to `dst`. Rows of a few common sizes (a chunk
+/// row of 8 to 128 two- to eight-byte elements) are copied inline: placing a
+/// decoded chunk is one such copy per row, and a call into `memcpy` per row
+/// costs more than the copy.
+///
+/// # Safety
+/// `src` must be valid for reads and `dst` for writes of `n` bytes, and the
+/// two ranges must not overlap.
+#[inline(always)]
+unsafe fn copy_row(src: *const u8, dst: *mut u8, n: usize) {
+    #[inline(always)]
+    unsafe fn fixed<const N: usize>(src: *const u8, dst: *mut u8) {
+        // SAFETY: the caller's contract, with n == N; unaligned access is allowed.
+        unsafe {
+            dst.cast::<[u8; N]>()
+                .write_unaligned(src.cast::<[u8; N]>().read_unaligned())
+        }
+    }
+    // SAFETY: the caller's contract; each arm copies exactly `n` bytes.
+    unsafe {
+        match n {
+            16 => fixed::<16>(src, dst),
+            32 => fixed::<32>(src, dst),
+            64 => fixed::<64>(src, dst),
+            128 => fixed::<128>(src, dst),
+            256 => fixed::<256>(src, dst),
+            _ => std::ptr::copy_nonoverlapping(src, dst, n),
+        }
     }
 }
 
@@ -269,9 +300,16 @@ impl ArrayCore {
             let encoded = self.store.get(&key).map_err(&ctx)?;
             place_chunk(&self.chain, out_shape, region, encoded, out).map_err(&ctx)
         };
-        if self.chain.sharding().is_none() && work.len() == 1 {
-            // One chunk: handing it to a worker thread costs more than it saves.
-            return read_one(&work[0]);
+        if work.len() == 1 {
+            // One chunk (or inner chunk): handing it to a worker thread costs
+            // more than it saves.
+            return match self.chain.sharding() {
+                None => read_one(&work[0]),
+                Some(sh) => {
+                    let (shard, members) = &group_by_shard(sh, &work)[0];
+                    self.read_shard(sh, out_shape, shard, members, out)
+                }
+            };
         }
         pool()?.install(|| match self.chain.sharding() {
             None => work.par_iter().try_for_each(read_one),
@@ -335,14 +373,19 @@ impl ArrayCore {
             Some(chunks) => chunks,
             None => vec![None; members.len()],
         };
+        let place = |((pos, region), bytes): (&(usize, &Region<'_>), &mut Option<Vec<u8>>)| {
+            place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
+                .map_err(|e| e.context(format!("inner chunk {pos}")))
+                .map_err(&ctx)
+        };
+        if members.len() == 1 {
+            // Stays on this thread (which may not be a pool thread).
+            return members.iter().zip(encoded.iter_mut()).try_for_each(place);
+        }
         members
             .par_iter()
             .zip(encoded.par_iter_mut())
-            .try_for_each(|((pos, region), bytes)| {
-                place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
-                    .map_err(|e| e.context(format!("inner chunk {pos}")))
-                    .map_err(&ctx)
-            })
+            .try_for_each(place)
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.

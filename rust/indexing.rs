@@ -518,11 +518,18 @@ fn for_each_run_boxes(
         .sum();
     let lens: Vec<usize> = parts.iter().map(|p| p.src.len()).collect();
     let row = lens[n - 1];
+    // Rows along dimension n - 2 in a tight loop; an odometer over the others.
+    let (rows, fstep, tstep) = (lens[n - 2], fs[n - 2], ts[n - 2]);
     let mut pos = vec![0usize; n - 1];
     loop {
-        run(fbase, tbase, row);
-        // Advance the odometer over the outer dimensions, adjusting both offsets.
-        let mut d = n - 1;
+        let (mut f, mut t) = (fbase, tbase);
+        for _ in 0..rows {
+            run(f, t, row);
+            f += fstep;
+            t += tstep;
+        }
+        // Advance the odometer over the dimensions before n - 2.
+        let mut d = n - 2;
         loop {
             if d == 0 {
                 return;

@@ -64,8 +64,15 @@ impl BytesToBytesCodec for ZstdCodec {
     fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
         match zstd_safe::get_frame_content_size(&encoded) {
             Ok(Some(size)) if size <= (1 << 34) => {
-                let mut out = vec![0u8; size as usize];
-                self.decode_into(encoded, &mut out)?;
+                // Decoded into the spare capacity: no zeroing of bytes that
+                // zstd overwrites anyway.
+                let mut out = Vec::with_capacity(size as usize);
+                let n = DCTX.with(|d| {
+                    d.borrow_mut()
+                        .decompress(&mut out, &encoded)
+                        .map_err(zstd_error)
+                })?;
+                check_len(n, size as usize)?;
                 Ok(out)
             }
             // Unknown size (streamed frame): decode as a stream.
