@@ -568,6 +568,17 @@ impl BatchCodec {
         self.chain.sharding().is_some()
     }
 
+    /// Whether a batch is one chunk, or one inner chunk of one shard: it then
+    /// runs on the calling thread, as a hop to the pool and back costs more
+    /// than it saves.
+    fn runs_inline(&self, regions: &[ChunkRegion]) -> bool {
+        match (regions, self.chain.sharding()) {
+            ([_], None) => true,
+            ([r], Some(sh)) => r.split(sh, &self.spec().shape).len() <= 1,
+            _ => false,
+        }
+    }
+
     fn check_output(&self, regions: &[ChunkRegion], out: &Output<'_>, n: usize) -> Result<()> {
         match out {
             Output::Fixed(_) => check_disjoint(regions, &self.spec().shape, n),
@@ -588,12 +599,12 @@ impl BatchCodec {
     ) -> Result<Vec<bool>> {
         self.check_batch(keys.len(), regions.len())?;
         self.check_output(regions, &out, n)?;
-        pool()?.install(|| {
-            keys.par_iter()
-                .zip(regions.par_iter())
-                .map(|(key, region)| self.fetch_and_place(store, key, region, out))
-                .collect()
-        })
+        let one =
+            |(key, region): (&String, &ChunkRegion)| self.fetch_and_place(store, key, region, out);
+        if self.runs_inline(regions) {
+            return keys.iter().zip(regions).map(one).collect();
+        }
+        pool()?.install(|| keys.par_iter().zip(regions.par_iter()).map(one).collect())
     }
 
     /// Fetch what one chunk's region needs from `store` (for a shard: the index,
@@ -673,20 +684,24 @@ impl BatchCodec {
         self.check_batch(keys.len(), regions.len())?;
         self.check_batch(answers.len(), regions.len())?;
         self.check_output(regions, &out, n)?;
+        let one = |((key, answers), region): ((&String, &Answers), &ChunkRegion)| {
+            let store = AnsweringStore::new(answers);
+            let present = self.fetch_and_place(&store, key, region, out)?;
+            if !store.asked().is_empty() {
+                return Err(at(key)(Error::value(
+                    "internal error: bytes missing that the batch did not fetch",
+                )));
+            }
+            Ok(present)
+        };
+        if self.runs_inline(regions) {
+            return keys.iter().zip(answers).zip(regions).map(one).collect();
+        }
         pool()?.install(|| {
             keys.par_iter()
                 .zip(answers.par_iter())
                 .zip(regions.par_iter())
-                .map(|((key, answers), region)| {
-                    let store = AnsweringStore::new(answers);
-                    let present = self.fetch_and_place(&store, key, region, out)?;
-                    if !store.asked().is_empty() {
-                        return Err(at(key)(Error::value(
-                            "internal error: bytes missing that the batch did not fetch",
-                        )));
-                    }
-                    Ok(present)
-                })
+                .map(one)
                 .collect()
         })
     }
@@ -704,21 +719,25 @@ impl BatchCodec {
         self.check_batch(keys.len(), regions.len())?;
         self.check_batch(encoded.len(), regions.len())?;
         self.check_output(regions, &out, n)?;
+        let one = |((key, bytes), region): ((&String, Option<Vec<u8>>), &ChunkRegion)| {
+            let fetched = match self.chain.sharding() {
+                None => Fetched::Whole(bytes),
+                Some(sh) => {
+                    let members = region.split(sh, &self.spec().shape);
+                    let inner = inner_chunks(sh, key, bytes.as_deref(), &members)?;
+                    Fetched::Inner(members, inner)
+                }
+            };
+            self.place(key, fetched, region, out).map(|_| ())
+        };
+        if self.runs_inline(regions) {
+            return keys.iter().zip(encoded).zip(regions).try_for_each(one);
+        }
         pool()?.install(|| {
             keys.par_iter()
                 .zip(encoded.into_par_iter())
                 .zip(regions.par_iter())
-                .try_for_each(|((key, bytes), region)| {
-                    let fetched = match self.chain.sharding() {
-                        None => Fetched::Whole(bytes),
-                        Some(sh) => {
-                            let members = region.split(sh, &self.spec().shape);
-                            let inner = inner_chunks(sh, key, bytes.as_deref(), &members)?;
-                            Fetched::Inner(members, inner)
-                        }
-                    };
-                    self.place(key, fetched, region, out).map(|_| ())
-                })
+                .try_for_each(one)
         })
     }
 
@@ -742,16 +761,24 @@ impl BatchCodec {
             (Fetched::Inner(members, inner), Some(sh)) => {
                 let present = inner.is_some();
                 let mut bytes = inner.unwrap_or_else(|| vec![None; members.len()]);
-                members.par_iter().zip(bytes.par_iter_mut()).try_for_each(
-                    |((pos, inner_region), b)| {
+                let one =
+                    |((pos, inner_region), b): (&(usize, ChunkRegion), &mut Option<Vec<u8>>)| {
                         let Some((ir, shape)) = inner_region.region() else {
                             return Ok(());
                         };
                         place_chunk(sh.inner(), shape, &ir, b.take(), out)
                             .map_err(|e| e.context(format!("inner chunk {pos}")))
                             .map_err(at(key))
-                    },
-                )?;
+                    };
+                if members.len() <= 1 {
+                    // Stays on this thread (which may not be a pool thread).
+                    members.iter().zip(bytes.iter_mut()).try_for_each(one)?;
+                } else {
+                    members
+                        .par_iter()
+                        .zip(bytes.par_iter_mut())
+                        .try_for_each(one)?;
+                }
                 Ok(present)
             }
             (Fetched::Inner(..), None) => Err(Error::value("internal error: not a shard")),

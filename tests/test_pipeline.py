@@ -846,3 +846,38 @@ def test_read_results_on_zarr_python_with_get_results() -> None:
         assert [r["status"] for r in result] == ["present", "missing"]
     else:
         assert result is None
+
+
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_small_reads_run_on_the_event_loop_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
+) -> None:
+    """A read that decodes at most 64 KiB skips the hop to a worker thread; a larger
+    one takes it (so that concurrent large reads overlap). Both read the right data."""
+    import zarrox.pipeline as zp
+
+    hops: list[Any] = []
+    real = asyncio.to_thread
+
+    async def counting(func: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(getattr(func, "__self__", None), _core.ChunkCodec):
+            hops.append(func)
+        return await real(func, *args, **kwargs)
+
+    monkeypatch.setattr(zp.asyncio, "to_thread", counting)
+    store: Any = LocalStore(tmp_path) if store_kind == "local" else MemoryStore()
+    ref = np.arange(64 * 64 * 8, dtype="u2").reshape(64, 64, 8)
+    with pipeline("zarrox"):
+        a = zarr.create_array(store, name="a", shape=ref.shape, dtype=ref.dtype, chunks=(32, 32, 8))
+        a[...] = ref
+        hops.clear()
+        np.testing.assert_array_equal(a[0:32, 0:32], ref[0:32, 0:32])  # one 16 KiB chunk
+        np.testing.assert_array_equal(a[5, 7:40], ref[5, 7:40])  # two chunks, 32 KiB
+        assert hops == []
+        np.testing.assert_array_equal(a[...], ref)  # four chunks, 64 KiB
+        assert hops == []
+        b = zarr.create_array(store, name="b", shape=(128, 64, 8), dtype="u2", chunks=(32, 32, 8))
+        b[...] = 1
+        hops.clear()
+        assert (b[...] == 1).all()  # 128 KiB
+        assert len(hops) == 1

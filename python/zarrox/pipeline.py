@@ -103,7 +103,7 @@ def _plain_json(doc: Any) -> Any:
 class _ChunkKind:
     """A Rust codec chain for chunks of one spec, and the numpy dtype it decodes to."""
 
-    __slots__ = ("codec", "dtype", "shape", "sharded", "var", "utf8")
+    __slots__ = ("codec", "dtype", "shape", "sharded", "var", "utf8", "nbytes")
 
     def __init__(self, codec: _core.ChunkCodec, dtype: np.dtype[Any], var: str | None) -> None:
         self.codec = codec
@@ -114,6 +114,8 @@ class _ChunkKind:
         #: "string" / "bytes" for variable-length elements, else None
         self.var = var
         self.utf8 = var == "string"
+        #: bytes of one decoded chunk
+        self.nbytes = math.prod(self.shape) * dtype.itemsize
 
 
 #: Packages whose codec classes zarrox implements by their JSON name; a codec class from
@@ -521,6 +523,20 @@ async def _open(store: LocalStore) -> None:
         await store._open()
 
 
+#: A read of at most this many decoded bytes runs on the event loop's own thread (the GIL
+#: released): handing it to a worker thread and back costs ~30 us, more than decoding
+#: 64 KiB. Larger reads go to a worker thread, so that concurrent reads overlap.
+_INLINE_READ_BYTES = 64 * 1024
+
+
+async def _run_read(nbytes: int, func: Any, *args: Any) -> Any:
+    """``func(*args)``: inline when it decodes at most ``_INLINE_READ_BYTES``, else on a
+    worker thread."""
+    if nbytes <= _INLINE_READ_BYTES:
+        return func(*args)
+    return await asyncio.to_thread(func, *args)
+
+
 async def _gather(coros: list[Any]) -> list[Any]:
     """Run ``coros`` concurrently, at most ``async.concurrency`` at a time."""
     limit = zarr_config.get("async.concurrency") or len(coros) or 1
@@ -738,19 +754,22 @@ class ZarroxCodecPipeline(CodecPipeline):
         drop_axes: tuple[int, ...],
     ) -> list[bool]:
         chunk_sels, out_sels = _regions(items, kind.shape, out.shape, drop_axes, writing=False)
+        # what the batch decodes: whole chunks, or for shards about what is read
+        nbytes = out.nbytes if kind.sharded else len(items) * kind.nbytes
         store = _local_store(items)
         if store is not None:
             await _open(store)
             keys = [item[0].path for item in items]
             handle = _handle(store)
             if kind.var is not None:
-                values, present = await asyncio.to_thread(
-                    kind.codec.read_var, handle, keys, chunk_sels, out_sels, list(out.shape)
+                values, present = await _run_read(
+                    nbytes, kind.codec.read_var, handle, keys, chunk_sels, out_sels, list(out.shape)
                 )
                 self._place_var(out, values, out_sels, items)
                 return list(present)
             target = self._target(kind, out)
-            present = await asyncio.to_thread(
+            present = await _run_read(
+                nbytes,
                 kind.codec.read,
                 handle,
                 keys,
@@ -768,13 +787,14 @@ class ZarroxCodecPipeline(CodecPipeline):
         fetched = await _gather([item[0].get(prototype=item[1].prototype) for item in items])
         encoded = [_as_bytes(b) for b in fetched]
         if kind.var is not None:
-            values = await asyncio.to_thread(
-                kind.codec.decode_var, keys, encoded, chunk_sels, out_sels, list(out.shape)
+            values = await _run_read(
+                nbytes, kind.codec.decode_var, keys, encoded, chunk_sels, out_sels, list(out.shape)
             )
             self._place_var(out, values, out_sels, items)
         else:
             target = self._target(kind, out)
-            await asyncio.to_thread(
+            await _run_read(
+                nbytes,
                 kind.codec.decode,
                 keys,
                 encoded,
@@ -799,6 +819,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         """Shards from a store read on the Python side: Rust asks for each shard's index,
         then for the byte ranges of the inner chunks needed (or the whole shard when every
         inner chunk is); all requests of a round are fetched concurrently."""
+        nbytes = out.nbytes  # about what the inner chunks read decode to
         answers: list[list[Any]] = [[] for _ in items]
         for _ in range(4):
             needed = kind.codec.requests(keys, answers, chunk_sels)
@@ -816,13 +837,20 @@ class ZarroxCodecPipeline(CodecPipeline):
         else:
             raise RuntimeError("internal error: shard reads did not settle")
         if kind.var is not None:
-            values, present = await asyncio.to_thread(
-                kind.codec.decode_answers_var, keys, answers, chunk_sels, out_sels, list(out.shape)
+            values, present = await _run_read(
+                nbytes,
+                kind.codec.decode_answers_var,
+                keys,
+                answers,
+                chunk_sels,
+                out_sels,
+                list(out.shape),
             )
             self._place_var(out, values, out_sels, items)
             return list(present)
         target = self._target(kind, out)
-        present = await asyncio.to_thread(
+        present = await _run_read(
+            nbytes,
             kind.codec.decode_answers,
             keys,
             answers,
