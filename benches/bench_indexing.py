@@ -1,5 +1,6 @@
 """Indexing benchmark: per-call overhead of small reads, a strided read and a random
-coordinate (vindex) read — zarrox against zarr-python, zarr-python + zarrs, tensorstore.
+coordinate (vindex) read — zarrox (own API, and as zarr-python's codec pipeline) against
+zarr-python, zarr-python + zarrs, tensorstore.
 
 One run writes a 256^3 uint16 dataset (zstd level 1, 32^3 chunks) once with zarrox, then
 times, for every implementation, each in fresh worker processes, on an array opened once
@@ -18,14 +19,15 @@ implementations, the worker processes and the round-robin scheduling are those o
 
     .venv/bin/python benches/bench_indexing.py [--size 256] [--chunks 32] [--codec zstd]
         [--repeat 5] [--rounds 3] [--sample-s 0.2]
-        [--impls zarrox,zarr,zarrs,tensorstore] [--ops chunk,element,strided,vindex]
+        [--impls zarrox,pipeline,zarr,zarrs,tensorstore] [--ops chunk,element,strided,vindex]
         [--tmpdir DIR] [--keep]
+
+``benches/run_all.py`` runs it on the zstd and sharded datasets of its suite.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -35,29 +37,29 @@ from typing import Any
 import numpy as np
 
 from bench_read_write import (
-    CODECS,
     IMPLS,
     MIB,
-    RESULT_TAG,
     Case,
+    Column,
+    Dataset,
     Layout,
     WorkerError,
     add_common_args,
+    add_worker_args,
     check_equal,
-    host_line,
-    layout_argv,
+    dispatch,
+    driver_setup,
+    failure_lines,
+    finish,
     layout_from_args,
     make_impl,
-    parse_choices,
-    parse_shape,
     peak_rss_bytes,
     ratio_cells,
     reference_and_best,
+    render_table,
     reset_peak_rss,
     run_rounds,
-    scratch_dir,
     spawn_worker,
-    write_reference,
 )
 
 OPS = ("chunk", "element", "strided", "vindex")
@@ -145,12 +147,19 @@ def run_worker(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------- driver
 
 
-def format_table(cases: list[Case]) -> str:
-    head = (
-        f"{'op':<9}{'implementation':<19}{'calls':>7}{'median':>10}{'min':>10}{'':<8}"
-        f"{'t/zarrox':>10}{'t/best-other':>14}{'peak RSS +MiB':>15}"
-    )
-    rows = [head, "-" * len(head)]
+def format_table(cases: list[Case], markdown: bool = False) -> str:
+    columns = [
+        Column("op", 9, left=True),
+        Column("implementation", 19, left=True),
+        Column("calls", 7),
+        Column("median", 10),
+        Column("min", 10),
+        Column("", 7, left=True),
+        Column("t/zarrox", 10),
+        Column("t/best-other", 14),
+        Column("peak RSS +MiB", 15),
+    ]
+    rows: list[list[str]] = []
     notes: list[str] = []
     for op in OPS:
         op_cases = [c for c in cases if c.op == op]
@@ -162,99 +171,101 @@ def format_table(cases: list[Case]) -> str:
             name = IMPLS[c.impl]
             if c.error is not None:
                 label = "n/a" if c.error == UNSUPPORTED else "FAILED"
-                rows.append(f"{op:<9}{name:<19}{label:>7}  {c.error[:90]}")
+                rows.append([op, name, label, f"  {c.error[:90]}"])
                 continue
             r_ref, r_best = ratio_cells(c, ref, best)
             rss = f"{c.rss_delta / MIB:.0f}" if c.rss_delta is not None else "?"
             rows.append(
-                f"{op:<9}{name:<19}{c.calls:>7}{c.median * scale:>10.1f}"
-                f"{min(c.times) * scale:>10.1f}{' ' + unit + '/call':<8}"
-                f"{r_ref:>10}{r_best:>14}{rss:>15}"
+                [
+                    op,
+                    name,
+                    f"{c.calls}",
+                    f"{c.median * scale:.1f}",
+                    f"{min(c.times) * scale:.1f}",
+                    f"{unit}/call",
+                    r_ref,
+                    r_best,
+                    rss,
+                ]
             )
     if notes:
-        rows.append("best-other = fastest non-zarrox implementation: " + ", ".join(notes))
-    return "\n".join(rows)
+        notes = ["best-other = fastest implementation that is not zarrox: " + ", ".join(notes)]
+    return render_table(columns, rows, notes, markdown)
+
+
+def method_text(rounds: int, repeat: int, sample_s: float) -> str:
+    return (
+        f"method: per implementation and op, {rounds} fresh worker process(es), run"
+        f" round-robin; each opens the array once (untimed),\n"
+        f"  warms up, then takes {repeat} samples of `calls` reads (sized to"
+        f" ~{sample_s} s per sample). Each read is timed alone\n"
+        f"  and its result verified against numpy (untimed); a sample is the mean time per"
+        f" call. Median/min of the {rounds * repeat} samples.\n"
+        f"  Ratios are time ratios (>1 = slower). peak RSS + = worker VmHWM growth during"
+        f" the reads. Page cache warm."
+    )
+
+
+def selections_text(shape: tuple[int, ...], layout: Layout, ops: list[str], seed: int) -> str:
+    return "\n".join(f"  {op:<8} = {describe(op, shape, layout, seed)}" for op in ops)
+
+
+def failures(cases: list[Case]) -> list[str]:
+    """The failed cases, as lines; a selection zarrs rejects (strict) is not a failure."""
+    return failure_lines(cases, ignore=(UNSUPPORTED,))
+
+
+def measure(
+    ds: Dataset,
+    impls: list[str],
+    ops: list[str],
+    rounds: int,
+    repeat: int,
+    sample_s: float,
+    seed: int,
+) -> list[Case]:
+    """Run every (op, impl) case on ``ds`` in ``rounds`` fresh workers (this script in worker
+    mode), round-robin; return the cases, failed ones with their ``error`` set."""
+
+    def run_one(case: Case) -> None:
+        argv = ds.worker_argv(case.impl, case.op, repeat)
+        argv += ["--sample-s", str(sample_s), "--seed", str(seed)]
+        try:
+            case.merge(spawn_worker(__file__, argv))
+        except WorkerError as e:
+            if case.impl == "zarrs" and "DiscontiguousArrayError" in str(e):
+                e = WorkerError(UNSUPPORTED)
+            raise e from None
+
+    def fmt(c: Case) -> str:
+        unit, scale = UNIT[c.op]
+        return f"{c.median * scale:.1f} {unit}/call"
+
+    cases = {(op, impl): Case(impl, op) for op in ops for impl in impls}
+    run_rounds(cases, ops, impls, rounds, run_one, fmt)
+    return list(cases.values())
 
 
 def run_driver(args: argparse.Namespace) -> int:
-    shape = parse_shape(args.size, 3)
-    layout = layout_from_args(args)
-    impls = parse_choices(args.impls, tuple(IMPLS), "implementation")
-    ops = parse_choices(args.ops, OPS, "op")
-    with scratch_dir(args) as work:
-        _, dataset_line = write_reference(work, shape, layout, args.seed)
-        print(dataset_line)
-        print(host_line())
-        print(
-            f"method: per implementation and op, {args.rounds} fresh worker process(es), run"
-            f" round-robin; each opens the array once (untimed),\n"
-            f"  warms up, then takes {args.repeat} samples of `calls` reads (sized to"
-            f" ~{args.sample_s} s per sample). Each read is timed alone\n"
-            f"  and its result verified against numpy (untimed); a sample is the mean time per"
-            f" call. Median/min of the {args.rounds * args.repeat} samples.\n"
-            f"  Ratios are time ratios (>1 = slower). peak RSS + = worker VmHWM growth during"
-            f" the reads. Page cache warm.",
-        )
-        for op in ops:
-            print(f"  {op:<8} = {describe(op, shape, layout, args.seed)}")
+    with driver_setup(args, OPS) as (ds, impls, ops):
+        print(method_text(args.rounds, args.repeat, args.sample_s))
+        print(selections_text(ds.src.shape, ds.layout, ops, args.seed))
         print(flush=True)
-
-        def run_one(case: Case) -> None:
-            argv = [
-                "--worker",
-                case.impl,
-                "--op",
-                case.op,
-                "--src",
-                str(work / "source.npy"),
-                "--dataset",
-                str(work / "reference.zarr"),
-                "--repeat",
-                str(args.repeat),
-                "--sample-s",
-                str(args.sample_s),
-                "--seed",
-                str(args.seed),
-                *layout_argv(layout),
-            ]
-            try:
-                case.merge(spawn_worker(__file__, argv))
-            except WorkerError as e:
-                if case.impl == "zarrs" and "DiscontiguousArrayError" in str(e):
-                    e = WorkerError(UNSUPPORTED)
-                raise e from None
-
-        def fmt(c: Case) -> str:
-            unit, scale = UNIT[c.op]
-            return f"{c.median * scale:.1f} {unit}/call"
-
-        cases = {(op, impl): Case(impl, op) for op in ops for impl in impls}
-        run_rounds(cases, ops, impls, args.rounds, run_one, fmt)
-        print(flush=True)
-        print(format_table(list(cases.values())))
-        failed = [c for c in cases.values() if c.error and c.error != UNSUPPORTED]
-        for c in failed:
-            print(f"FAILED {c.op} {IMPLS[c.impl]}: {c.error}")
-        return 1 if failed else 0
+        cases = measure(ds, impls, ops, args.rounds, args.repeat, args.sample_s, args.seed)
+        return finish(format_table(cases), failures(cases))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_args(p, OPS, "chunk edge or Z,Y,X (inner chunks when sharded); default 32")
-    p.add_argument("--codec", choices=CODECS, default="zstd")
-    p.add_argument("--shards", default=None, help="shard edge for --codec sharded; default 128")
+    add_common_args(p, OPS)
+    add_worker_args(p, OPS)
     p.add_argument(
         "--sample-s", type=float, default=0.2, help="target seconds per sample; default 0.2"
     )
     args = p.parse_args(argv)
-    if args.chunks is None:
-        args.chunks = "32"
     if args.repeat < 1 or args.rounds < 1 or args.sample_s <= 0:
         p.error("--repeat and --rounds must be >= 1, --sample-s > 0")
-    if args.worker:
-        print(RESULT_TAG + json.dumps(run_worker(args)), flush=True)
-        return 0
-    return run_driver(args)
+    return dispatch(args, run_worker, run_driver)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Read-all / read-chunks / write-all benchmark: zarrox against zarr-python,
-zarr-python + zarrs, tensorstore.
+"""Read-all / read-chunks / write-all benchmark: zarrox (own API, and as zarr-python's codec
+pipeline) against zarr-python, zarr-python + zarrs, tensorstore.
 
 One run generates a compressible 3-D uint16 dataset (smooth field + small noise), writes a
 reference copy with zarrox, then measures for every implementation, each in a fresh
@@ -18,26 +18,31 @@ subprocess:
 level 1, with the shard index (bytes + crc32c) at the end of the shard.
 
 It prints medians, throughput (uncompressed MB/s, 1 MB = 1e6 bytes), time ratios to
-zarrox and to the fastest other implementation, and the peak RSS growth of each worker.
+zarrox and to the fastest implementation that is not zarrox (neither its own API nor its
+codec pipeline), and the peak RSS growth of each worker.
 Each case runs in ``--rounds`` fresh workers, interleaved round-robin with the others, so a
 noisy phase of the host is shared rather than charged to one implementation. The exit
 status is 1 when any case failed (error or wrong data); the table then says which.
 
-    .venv/bin/python benches/bench_read_write.py [--size 256] [--chunks 64|32]
+    .venv/bin/python benches/bench_read_write.py [--size 256] [--chunks 32]
         [--codec {raw,zstd,blosc,sharded}] [--shards 128] [--repeat 5] [--rounds 3]
-        [--impls zarrox,zarr,zarrs,tensorstore] [--ops read,read-chunks,write]
+        [--impls zarrox,pipeline,zarr,zarrs,tensorstore] [--ops read,read-chunks,write]
         [--tmpdir DIR] [--keep]
+
+``benches/run_all.py`` runs this, ``bench_indexing.py`` and the decode floor on every dataset
+in one command.
 
 Internally the same file is the worker:
 ``python benches/bench_read_write.py --worker IMPL --op {read,read-chunks,write} ...``.
-The helpers here (dataset, layouts, implementations, worker spawning, scheduling, ratios)
-are shared with ``bench_indexing.py``.
+The helpers here (dataset, layouts, implementations, worker spawning, scheduling, ratios,
+tables) are shared with ``bench_indexing.py``, ``bench_pipeline.py`` and ``run_all.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import itertools
 import json
 import os
@@ -60,9 +65,18 @@ import numpy as np
 
 IMPLS: dict[str, str] = {
     "zarrox": "zarrox",
+    "pipeline": "zarr-python+zarrox",
     "zarr": "zarr-python",
     "zarrs": "zarr-python+zarrs",
     "tensorstore": "tensorstore",
+}
+#: zarrox's own API and zarr-python on zarrox's codec pipeline: never the "best other".
+ZARROX_IMPLS = ("zarrox", "pipeline")
+#: zarr-python's ``codec_pipeline.path`` and the pipeline class it must then run, per impl.
+ZARR_PIPELINES: dict[str, tuple[str | None, str]] = {
+    "zarr": (None, "BatchedCodecPipeline"),
+    "zarrs": ("zarrs.ZarrsCodecPipeline", "ZarrsCodecPipeline"),
+    "pipeline": ("zarrox.ZarroxCodecPipeline", "ZarroxCodecPipeline"),
 }
 OPS = ("read", "read-chunks", "write")
 CODECS = ("raw", "zstd", "blosc", "sharded")
@@ -84,8 +98,8 @@ def codec_chain(codec: str) -> list[dict[str, Any]]:
             {
                 "name": "blosc",
                 "configuration": {
-                    "cname": "lz4",
-                    "clevel": 5,
+                    "cname": "blosclz",
+                    "clevel": 9,
                     "shuffle": "bitshuffle",
                     "typesize": 2,
                     "blocksize": 0,
@@ -144,18 +158,24 @@ class Layout:
         )
 
 
-def layout_from_args(args: argparse.Namespace) -> Layout:
-    """``--codec``/``--chunks``/``--shards`` -> Layout (chunks default 64, 32 when sharded)."""
-    sharded = args.codec == "sharded"
-    if getattr(args, "shards", None) and not sharded:
+def make_layout(codec: str, chunks: str | None = None, shards: str | None = None) -> Layout:
+    """The layout of ``codec`` ("raw", "zstd", "blosc" or "sharded"); ``chunks`` (default 32)
+    and ``shards`` (sharded only, default 128) are "N" or "Z,Y,X"."""
+    sharded = codec == "sharded"
+    if shards and not sharded:
         raise SystemExit("--shards needs --codec sharded")
-    chunks = parse_shape(args.chunks or ("32" if sharded else "64"), 3)
+    chunk_shape = parse_shape(chunks or "32", 3)
     if not sharded:
-        return Layout(args.codec, chunks)
-    shards = parse_shape(getattr(args, "shards", None) or "128", 3)
-    if any(s % c for s, c in zip(shards, chunks, strict=True)):
-        raise SystemExit(f"shards {shards} must be a multiple of chunks {chunks}")
-    return Layout(args.codec, chunks, shards)
+        return Layout(codec, chunk_shape)
+    shard_shape = parse_shape(shards or "128", 3)
+    if any(s % c for s, c in zip(shard_shape, chunk_shape, strict=True)):
+        raise SystemExit(f"shards {shard_shape} must be a multiple of chunks {chunk_shape}")
+    return Layout(codec, chunk_shape, shard_shape)
+
+
+def layout_from_args(args: argparse.Namespace) -> Layout:
+    """``--codec``/``--chunks``/``--shards`` -> Layout."""
+    return make_layout(args.codec, args.chunks, getattr(args, "shards", None))
 
 
 def layout_argv(layout: Layout) -> list[str]:
@@ -213,9 +233,36 @@ def make_data(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return out
 
 
+#: Elements per comparison block in ``check_equal``: its temporaries (a bool array of this
+#: many elements) stay far below the peak RSS figures the workers report.
+CHECK_BLOCK = 1 << 16
+
+
+def blocks(shape: Sequence[int], limit: int = CHECK_BLOCK) -> Iterator[tuple[slice, ...]]:
+    """Selections (tuples of slices) that tile an array of ``shape`` in C order with blocks
+    of at most ``limit`` elements (at least one)."""
+    inner, axis = 1, len(shape)
+    while axis > 0 and inner * shape[axis - 1] <= limit:
+        axis -= 1
+        inner *= shape[axis]
+    if axis == 0:
+        yield tuple(slice(None) for _ in shape)
+        return
+    split = axis - 1  # the axis cut into steps; the axes before it go one index at a time
+    step = max(1, limit // inner)
+    for lead in itertools.product(*(range(n) for n in shape[:split])):
+        for s in range(0, shape[split], step):
+            yield (
+                *(slice(i, i + 1) for i in lead),
+                slice(s, s + step),
+                *(slice(None) for _ in shape[axis:]),
+            )
+
+
 def check_equal(got: Any, want: Any, what: str) -> None:
-    """Raise AssertionError unless ``got`` equals ``want`` in shape, dtype and values
-    (compared in slabs: little memory). 0-d results (one element) compare as 0-d arrays."""
+    """Raise AssertionError unless ``got`` equals ``want`` in shape, dtype and values. Compared
+    in blocks of ``CHECK_BLOCK`` elements, so the check adds almost nothing to the peak RSS of
+    the operation it verifies. 0-d results (one element) compare as 0-d arrays."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         raise AssertionError(
@@ -225,12 +272,11 @@ def check_equal(got: Any, want: Any, what: str) -> None:
         if got != want:
             raise AssertionError(f"{what}: got {got}, expected {want}")
         return
-    slab = max(1, (1 << 22) // max(1, int(np.prod(want.shape[1:]))))
-    for i in range(0, want.shape[0], slab):
-        if not np.array_equal(got[i : i + slab], want[i : i + slab]):
-            bad = np.argwhere(got[i : i + slab] != want[i : i + slab])[0]
-            bad[0] += i
-            raise AssertionError(f"{what}: data differ from the source, first at {tuple(bad)}")
+    for sel in blocks(want.shape):
+        if not np.array_equal(got[sel], want[sel]):
+            bad = np.argwhere(got[sel] != want[sel])[0]
+            at = tuple(int(b) + (s.start or 0) for b, s in zip(bad, sel, strict=True))
+            raise AssertionError(f"{what}: data differ from the source, first at {at}")
 
 
 def chunk_selections(shape: Sequence[int], chunks: Sequence[int]) -> list[tuple[slice, ...]]:
@@ -299,24 +345,30 @@ def make_impl(impl: str, layout: Layout) -> Impl:
             vget=lambda a, sel: a.vindex[sel],
             write=write,
         )
-    if impl in ("zarr", "zarrs"):
+    if impl in ZARR_PIPELINES:
+        # zarr-python, on its own codec pipeline or (strict: no silent fallback) zarrs's or
+        # zarrox's; every array it opens or creates is checked to run that pipeline
         import zarr
 
-        if impl == "zarrs":
-            import zarrs  # noqa: F401  (registers the pipeline)
+        pipeline_path, pipeline_class = ZARR_PIPELINES[impl]
+        if pipeline_path is not None:
+            importlib.import_module(pipeline_path.rpartition(".")[0])  # registers the pipeline
+            zarr.config.set({"codec_pipeline.path": pipeline_path, "codec_pipeline.strict": True})
 
-            zarr.config.set(
-                {"codec_pipeline.path": "zarrs.ZarrsCodecPipeline", "codec_pipeline.strict": True}
-            )
+        def checked(a: Any) -> Any:
+            kind = type(a._async_array.codec_pipeline).__name__
+            if kind != pipeline_class:
+                raise AssertionError(f"zarr-python runs {kind}, not {pipeline_class}")
+            return a
 
         def write(path: Path, data: np.ndarray) -> None:
             a = zarr.create_array(
                 store=str(path), shape=data.shape, dtype=data.dtype, **create_kwargs
             )
-            a[...] = data
+            checked(a)[...] = data
 
         return Impl(
-            open=lambda path: zarr.open_array(store=str(path), mode="r"),
+            open=lambda path: checked(zarr.open_array(store=str(path), mode="r")),
             get=lambda a, sel: a[sel],
             vget=lambda a, sel: a.vindex[sel],
             write=write,
@@ -524,10 +576,11 @@ def run_rounds(
 
 
 def reference_and_best(cases: Sequence[Case]) -> tuple[Case | None, Case | None]:
-    """(the zarrox case, the fastest other case) among the successful ``cases`` of one op."""
+    """(the zarrox case, the fastest case that is not zarrox in any form) among the
+    successful ``cases`` of one op."""
     ok = [c for c in cases if c.error is None and c.times]
     ref = next((c for c in ok if c.impl == "zarrox"), None)
-    others = [c for c in ok if c.impl != "zarrox"]
+    others = [c for c in ok if c.impl not in ZARROX_IMPLS]
     return ref, min(others, key=lambda c: c.median) if others else None
 
 
@@ -568,29 +621,72 @@ def scratch_dir(args: argparse.Namespace) -> Iterator[Path]:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def write_reference(
-    work: Path, shape: tuple[int, ...], layout: Layout, seed: int
-) -> tuple[np.ndarray, str]:
-    """Generate the source, save it as ``source.npy`` and write ``reference.zarr`` with
-    zarrox (verified); return the source and a one-line description of the dataset."""
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A generated source, saved as ``work/source.npy``, and its reference copy
+    ``work/reference.zarr`` written (and verified) with zarrox: what every worker reads."""
+
+    work: Path
+    layout: Layout
+    src: np.ndarray
+    stored_bytes: int
+
+    @property
+    def source(self) -> Path:
+        return self.work / "source.npy"
+
+    @property
+    def reference(self) -> Path:
+        return self.work / "reference.zarr"
+
+    def describe(self) -> str:
+        return (
+            f"dataset: {self.src.shape} {self.src.dtype} = {self.src.nbytes / MIB:.1f} MiB,"
+            f" {self.layout.describe()}, {self.stored_bytes / MIB:.1f} MiB on disk"
+            f" (ratio {self.src.nbytes / self.stored_bytes:.2f})"
+        )
+
+    def worker_argv(self, impl: str, op: str, repeat: int) -> list[str]:
+        """The worker-mode arguments (shared by both benchmarks' workers) for one case."""
+        return [
+            "--worker",
+            impl,
+            "--op",
+            op,
+            "--src",
+            str(self.source),
+            "--dataset",
+            str(self.reference),
+            "--repeat",
+            str(repeat),
+            *layout_argv(self.layout),
+        ]
+
+
+def make_dataset(work: Path, shape: tuple[int, ...], layout: Layout, seed: int) -> Dataset:
+    """Generate the source in ``work`` (created if needed) and write the reference copy with
+    zarrox; both are checked (its stored layout, its read-back)."""
+    work.mkdir(parents=True, exist_ok=True)
     src = make_data(shape, seed)
-    np.save(work / "source.npy", src)
-    ref = work / "reference.zarr"
+    ds = Dataset(work, layout, src, 0)
+    np.save(ds.source, src)
     zx = make_impl("zarrox", layout)
-    zx.write(ref, src)
-    check_layout(ref, layout, "zarrox reference")
-    check_equal(zx.read(ref), src, "zarrox reference read-back")
-    stored = dir_size(ref)
-    return src, (
-        f"dataset: {shape} uint16 = {src.nbytes / MIB:.1f} MiB, {layout.describe()},"
-        f" {stored / MIB:.1f} MiB on disk (ratio {src.nbytes / stored:.2f})"
-    )
+    zx.write(ds.reference, src)
+    check_layout(ds.reference, layout, "zarrox reference")
+    check_equal(zx.read(ds.reference), src, "zarrox reference read-back")
+    return Dataset(work, layout, src, dir_size(ds.reference))
 
 
-def add_common_args(p: argparse.ArgumentParser, ops: Sequence[str], chunks_help: str) -> None:
-    """Options both benchmarks share, plus the internal worker-mode ones."""
+def add_common_args(p: argparse.ArgumentParser, ops: Sequence[str]) -> None:
+    """The dataset, scheduling and selection options the benchmarks share."""
     p.add_argument("--size", default="256", help="edge N (N^3) or Z,Y,X; default 256")
-    p.add_argument("--chunks", default=None, help=chunks_help)
+    p.add_argument("--codec", choices=CODECS, default="zstd")
+    p.add_argument(
+        "--chunks", default=None, help="chunk edge or Z,Y,X (inner chunks when sharded); default 32"
+    )
+    p.add_argument(
+        "--shards", default=None, help="shard edge or Z,Y,X for --codec sharded; default 128"
+    )
     p.add_argument("--repeat", type=int, default=5, help="timed repeats per worker; default 5")
     p.add_argument(
         "--rounds", type=int, default=3, help="fresh workers per case, interleaved; default 3"
@@ -600,22 +696,75 @@ def add_common_args(p: argparse.ArgumentParser, ops: Sequence[str], chunks_help:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tmpdir", default=None, help="parent of the scratch directory")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
-    # worker mode (internal)
+
+
+def add_worker_args(p: argparse.ArgumentParser, ops: Sequence[str]) -> None:
+    """The worker-mode options (internal; ``Dataset.worker_argv`` spells them)."""
     p.add_argument("--worker", choices=tuple(IMPLS), help=argparse.SUPPRESS)
     p.add_argument("--op", choices=ops, help=argparse.SUPPRESS)
     p.add_argument("--src", help=argparse.SUPPRESS)
     p.add_argument("--dataset", help=argparse.SUPPRESS)
 
 
-# --------------------------------------------------------------------------- driver
+# --------------------------------------------------------------------------- tables
 
 
-def format_table(cases: list[Case], nbytes: int) -> str:
-    head = (
-        f"{'op':<12}{'implementation':<19}{'median ms':>10}{'min ms':>9}{'MB/s':>8}"
-        f"{'us/call':>9}{'t/zarrox':>10}{'t/best-other':>14}{'peak RSS +MiB':>15}"
-    )
-    rows = [head, "-" * len(head)]
+@dataclass(frozen=True)
+class Column:
+    title: str
+    width: int  # text tables only
+    left: bool = False
+
+
+def render_table(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    notes: Sequence[str] = (),
+    markdown: bool = False,
+) -> str:
+    """A fixed-width text table (or a Markdown one) followed by note lines. A row with fewer
+    cells than ``columns`` ends in free text (a failure message), which runs on past the
+    regular cells before it (Markdown: in the next cell). In text, two spaces separate a
+    left-aligned column from a right-aligned one before it."""
+    if markdown:
+        lines = [
+            "| " + " | ".join(c.title for c in columns) + " |",
+            "|" + "|".join(" --- " if c.left else " ---: " for c in columns) + "|",
+        ]
+        for row in rows:
+            cells = [cell.replace("|", "\\|") for cell in row]
+            lines.append("| " + " | ".join(cells + [""] * (len(columns) - len(row))) + " |")
+        return "\n".join(lines + [f"\n{note}" for note in notes])
+
+    gaps = ["  " if c.left and i and not columns[i - 1].left else "" for i, c in enumerate(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "".join(
+            gap + (f"{text:<{c.width}}" if c.left else f"{text:>{c.width}}")
+            for c, gap, text in zip(columns, gaps, cells, strict=False)
+        )
+
+    head = line([c.title for c in columns])
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        short = len(row) < len(columns)
+        lines.append(line(row[:-1]) + row[-1] if short else line(row))
+    return "\n".join(lines + list(notes))
+
+
+def format_table(cases: list[Case], nbytes: int, markdown: bool = False) -> str:
+    columns = [
+        Column("op", 12, left=True),
+        Column("implementation", 19, left=True),
+        Column("median ms", 10),
+        Column("min ms", 9),
+        Column("MB/s", 8),
+        Column("us/call", 9),
+        Column("t/zarrox", 10),
+        Column("t/best-other", 14),
+        Column("peak RSS +MiB", 15),
+    ]
+    rows: list[list[str]] = []
     notes: list[str] = []
     calls: dict[str, int] = {}
     for op in OPS:
@@ -626,44 +775,60 @@ def format_table(cases: list[Case], nbytes: int) -> str:
         for c in op_cases:
             name = IMPLS[c.impl]
             if c.error is not None:
-                rows.append(f"{op:<12}{name:<19}FAILED  {c.error[:90]}")
+                rows.append([op, name, f"FAILED  {c.error[:90]}"])
                 continue
             r_ref, r_best = ratio_cells(c, ref, best)
             rss = f"{c.rss_delta / MIB:.0f}" if c.rss_delta is not None else "?"
             per_call = f"{c.median / c.calls * 1e6:.0f}" if (c.calls or 1) > 1 else "-"
             if (c.calls or 1) > 1:
-                calls[op] = c.calls
+                calls[op] = c.calls or 1
             rows.append(
-                f"{op:<12}{name:<19}{c.median * 1e3:>10.1f}{min(c.times) * 1e3:>9.1f}"
-                f"{nbytes / MB / c.median:>8.0f}{per_call:>9}{r_ref:>10}{r_best:>14}{rss:>15}"
+                [
+                    op,
+                    name,
+                    f"{c.median * 1e3:.1f}",
+                    f"{min(c.times) * 1e3:.1f}",
+                    f"{nbytes / MB / c.median:.0f}",
+                    per_call,
+                    r_ref,
+                    r_best,
+                    rss,
+                ]
             )
     if notes:
-        rows.append("best-other = fastest non-zarrox implementation: " + ", ".join(notes))
+        notes = ["best-other = fastest implementation that is not zarrox: " + ", ".join(notes)]
     if calls:
-        rows.append(
+        notes.append(
             "us/call = median / calls per sample: "
             + ", ".join(f"{op} {n} calls" for op, n in calls.items())
         )
-    return "\n".join(rows)
+    sizes = [f"{IMPLS[c.impl]} {c.stored_bytes / MIB:.1f}" for c in cases if c.stored_bytes]
+    if sizes:
+        notes.append("written copy sizes (MiB): " + ", ".join(sizes))
+    return render_table(columns, rows, notes, markdown)
 
 
-def run_driver(args: argparse.Namespace) -> int:
-    shape = parse_shape(args.size, 3)
-    layout = layout_from_args(args)
-    impls = parse_choices(args.impls, tuple(IMPLS), "implementation")
-    ops = parse_choices(args.ops, OPS, "op")
-    with scratch_dir(args) as work:
-        src, dataset_line = write_reference(work, shape, layout, args.seed)
-        print(dataset_line)
-        print(host_line())
-        n_chunks = len(chunk_selections(shape, layout.chunks))
-        method = [
-            f"method: per implementation and op, {args.rounds} fresh worker process(es), run"
-            f" round-robin, each with {args.repeat} timed repeats;",
-            f"  median (and min) of the {args.rounds * args.repeat} samples reported.",
+def failure_lines(cases: Sequence[Case], ignore: Sequence[str] = ()) -> list[str]:
+    """One ``FAILED op impl: error`` line per failed case (errors in ``ignore`` excepted)."""
+    return [
+        f"FAILED {c.op} {IMPLS[c.impl]}: {c.error}"
+        for c in cases
+        if c.error is not None and c.error not in ignore
+    ]
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def method_text(rounds: int, repeat: int) -> str:
+    return "\n".join(
+        [
+            f"method: per implementation and op, {rounds} fresh worker process(es), run"
+            f" round-robin, each with {repeat} timed repeats;",
+            f"  median (and min) of the {rounds * repeat} samples reported.",
             "  read = open + read all of the zarrox-written copy in one a[...] call;",
-            f"  read-chunks = open + {n_chunks} separate a[z0:z1, y0:y1, x0:x1] calls, one per"
-            f" {'inner ' if layout.shards else ''}chunk {layout.chunks}, in a Python loop;",
+            "  read-chunks = open + one a[z0:z1, y0:y1, x0:x1] call per chunk (inner chunk when"
+            " sharded), in a Python loop;",
             "  write = create + write all into a new directory"
             " (os.sync() before each repeat, untimed; tensorstore with file_io_sync=false).",
             "  Page cache NOT dropped: every dataset is read once, untimed, before timing (warm).",
@@ -675,64 +840,88 @@ def run_driver(args: argparse.Namespace) -> int:
             " and loading the source",
             "  (reads include the output arrays).",
         ]
-        print("\n".join(method), flush=True)
+    )
 
-        def run_one(case: Case) -> None:
-            argv = [
-                "--worker",
-                case.impl,
-                "--op",
-                case.op,
-                "--src",
-                str(work / "source.npy"),
-                "--dataset",
-                str(work / "reference.zarr"),
-                "--out-dir",
-                str(work / f"written-{case.impl}"),
-                "--repeat",
-                str(args.repeat),
-                *layout_argv(layout),
-            ]
-            res = spawn_worker(__file__, argv)
-            case.merge(res)
-            if case.op == "write":
-                case.stored_bytes = res["stored_bytes"]
-                try:  # interop: zarrox must read every implementation's copy
-                    zx = make_impl("zarrox", layout)
-                    check_equal(zx.read(Path(res["copy"])), src, f"zarrox reading {case.impl}")
-                except Exception as e:  # report, keep going
-                    case.error = f"its written copy fails the zarrox check: {type(e).__name__}: {e}"
 
-        cases = {(op, impl): Case(impl, op) for op in ops for impl in impls}
-        run_rounds(cases, ops, impls, args.rounds, run_one)
-        print(flush=True)
-        print(format_table(list(cases.values()), src.nbytes))
-        sizes = [
-            f"{IMPLS[c.impl]} {c.stored_bytes / MIB:.1f}" for c in cases.values() if c.stored_bytes
-        ]
-        if sizes:
-            print("written copy sizes (MiB): " + ", ".join(sizes))
-        failed = [c for c in cases.values() if c.error]
-        for c in failed:
-            print(f"FAILED {c.op} {IMPLS[c.impl]}: {c.error}")
-        return 1 if failed else 0
+def measure(
+    ds: Dataset, impls: Sequence[str], ops: Sequence[str], rounds: int, repeat: int
+) -> list[Case]:
+    """Run every (op, impl) case on ``ds`` in ``rounds`` fresh workers (this script in worker
+    mode), round-robin; return the cases, failed ones with their ``error`` set."""
+
+    def run_one(case: Case) -> None:
+        out_dir = ds.work / f"written-{case.impl}"
+        argv = [*ds.worker_argv(case.impl, case.op, repeat), "--out-dir", str(out_dir)]
+        res = spawn_worker(__file__, argv)
+        case.merge(res)
+        if case.op == "write":
+            case.stored_bytes = res["stored_bytes"]
+            try:  # interop: zarrox must read every implementation's copy
+                zx = make_impl("zarrox", ds.layout)
+                check_equal(zx.read(Path(res["copy"])), ds.src, f"zarrox reading {case.impl}")
+            except Exception as e:  # report, keep going
+                case.error = f"its written copy fails the zarrox check: {type(e).__name__}: {e}"
+
+    cases = {(op, impl): Case(impl, op) for op in ops for impl in impls}
+    run_rounds(cases, ops, impls, rounds, run_one)
+    return list(cases.values())
+
+
+@contextlib.contextmanager
+def driver_setup(
+    args: argparse.Namespace, all_ops: Sequence[str]
+) -> Iterator[tuple[Dataset, list[str], list[str]]]:
+    """A benchmark driver's start: read the common options, make the dataset in a scratch
+    directory, print its description and the host; yield (dataset, impls, ops)."""
+    shape = parse_shape(args.size, 3)
+    layout = layout_from_args(args)
+    impls = parse_choices(args.impls, tuple(IMPLS), "implementation")
+    ops = parse_choices(args.ops, all_ops, "op")
+    with scratch_dir(args) as work:
+        ds = make_dataset(work, shape, layout, args.seed)
+        print(ds.describe())
+        print(host_line())
+        yield ds, impls, ops
+
+
+def finish(table: str, failed: Sequence[str]) -> int:
+    """A benchmark driver's end: print the table and the failures; the exit status."""
+    print(flush=True)
+    print(table)
+    for line in failed:
+        print(line)
+    return 1 if failed else 0
+
+
+def dispatch(
+    args: argparse.Namespace,
+    worker: Callable[[argparse.Namespace], dict[str, Any]],
+    driver: Callable[[argparse.Namespace], int],
+) -> int:
+    """Worker mode (``--worker``): run ``worker`` and print its result for ``spawn_worker``;
+    otherwise run ``driver``. Returns the exit status."""
+    if args.worker:
+        print(RESULT_TAG + json.dumps(worker(args)), flush=True)
+        return 0
+    return driver(args)
+
+
+def run_driver(args: argparse.Namespace) -> int:
+    with driver_setup(args, OPS) as (ds, impls, ops):
+        print(method_text(args.rounds, args.repeat), flush=True)
+        cases = measure(ds, impls, ops, args.rounds, args.repeat)
+        return finish(format_table(cases, ds.src.nbytes), failure_lines(cases))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_args(p, OPS, "chunk edge or Z,Y,X (inner chunks when sharded); default 64, 32")
-    p.add_argument("--codec", choices=CODECS, default="zstd")
-    p.add_argument(
-        "--shards", default=None, help="shard edge or Z,Y,X for --codec sharded; default 128"
-    )
+    add_common_args(p, OPS)
+    add_worker_args(p, OPS)
     p.add_argument("--out-dir", help=argparse.SUPPRESS)  # worker mode (internal)
     args = p.parse_args(argv)
     if args.repeat < 1 or args.rounds < 1:
         p.error("--repeat and --rounds must be >= 1")
-    if args.worker:
-        print(RESULT_TAG + json.dumps(run_worker(args)), flush=True)
-        return 0
-    return run_driver(args)
+    return dispatch(args, run_worker, run_driver)
 
 
 if __name__ == "__main__":
