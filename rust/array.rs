@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::codec::sharding::ShardingCodec;
+use crate::codec::sharding::{InnerChunks, ShardingCodec};
 use crate::codec::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind, DataType};
@@ -369,23 +369,19 @@ impl ArrayCore {
         let ctx = self.in_chunk(&key);
         let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
         let fetched = sh.fetch(self.store.as_ref(), &key, &wanted).map_err(&ctx)?;
-        let mut encoded: Vec<Option<Vec<u8>>> = match fetched {
-            Some(chunks) => chunks,
-            None => vec![None; members.len()],
-        };
-        let place = |((pos, region), bytes): (&(usize, &Region<'_>), &mut Option<Vec<u8>>)| {
-            place_chunk(sh.inner(), out_shape, region, bytes.take(), out)
+        let chunks = fetched.unwrap_or_else(|| InnerChunks::missing(members.len()));
+        let place = |(i, (pos, region)): (usize, &(usize, &Region<'_>))| {
+            chunks
+                .take(i)
+                .and_then(|bytes| place_chunk(sh.inner(), out_shape, region, bytes, out))
                 .map_err(|e| e.context(format!("inner chunk {pos}")))
                 .map_err(&ctx)
         };
         if members.len() == 1 {
             // Stays on this thread (which may not be a pool thread).
-            return members.iter().zip(encoded.iter_mut()).try_for_each(place);
+            return members.iter().enumerate().try_for_each(place);
         }
-        members
-            .par_iter()
-            .zip(encoded.par_iter_mut())
-            .try_for_each(place)
+        members.par_iter().enumerate().try_for_each(place)
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.

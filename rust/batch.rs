@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::array::{place_chunk, update_chunk, Input, Output, SharedOut};
-use crate::codec::sharding::ShardingCodec;
+use crate::codec::sharding::{InnerChunks, ShardingCodec};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
@@ -531,7 +531,7 @@ fn at(key: &str) -> impl Fn(Error) -> Error + '_ {
 enum Fetched {
     Whole(Option<Vec<u8>>),
     /// The inner chunks a region touches (position, region) and their bytes.
-    Inner(Vec<(usize, ChunkRegion)>, Option<Vec<Option<Vec<u8>>>>),
+    Inner(Vec<(usize, ChunkRegion)>, Option<InnerChunks>),
 }
 
 /// A codec chain for chunks of one shape, data type and fill value, with the
@@ -724,7 +724,7 @@ impl BatchCodec {
                 None => Fetched::Whole(bytes),
                 Some(sh) => {
                     let members = region.split(sh, &self.spec().shape);
-                    let inner = inner_chunks(sh, key, bytes.as_deref(), &members)?;
+                    let inner = inner_chunks(sh, key, bytes, &members)?;
                     Fetched::Inner(members, inner)
                 }
             };
@@ -760,24 +760,22 @@ impl BatchCodec {
             }
             (Fetched::Inner(members, inner), Some(sh)) => {
                 let present = inner.is_some();
-                let mut bytes = inner.unwrap_or_else(|| vec![None; members.len()]);
-                let one =
-                    |((pos, inner_region), b): (&(usize, ChunkRegion), &mut Option<Vec<u8>>)| {
-                        let Some((ir, shape)) = inner_region.region() else {
-                            return Ok(());
-                        };
-                        place_chunk(sh.inner(), shape, &ir, b.take(), out)
-                            .map_err(|e| e.context(format!("inner chunk {pos}")))
-                            .map_err(at(key))
+                let chunks = inner.unwrap_or_else(|| InnerChunks::missing(members.len()));
+                let one = |(i, (pos, inner_region)): (usize, &(usize, ChunkRegion))| {
+                    let Some((ir, shape)) = inner_region.region() else {
+                        return Ok(());
                     };
+                    chunks
+                        .take(i)
+                        .and_then(|bytes| place_chunk(sh.inner(), shape, &ir, bytes, out))
+                        .map_err(|e| e.context(format!("inner chunk {pos}")))
+                        .map_err(at(key))
+                };
                 if members.len() <= 1 {
                     // Stays on this thread (which may not be a pool thread).
-                    members.iter().zip(bytes.iter_mut()).try_for_each(one)?;
+                    members.iter().enumerate().try_for_each(one)?;
                 } else {
-                    members
-                        .par_iter()
-                        .zip(bytes.par_iter_mut())
-                        .try_for_each(one)?;
+                    members.par_iter().enumerate().try_for_each(one)?;
                 }
                 Ok(present)
             }
@@ -931,23 +929,14 @@ impl BatchCodec {
 fn inner_chunks(
     sh: &ShardingCodec,
     key: &str,
-    shard: Option<&[u8]>,
+    shard: Option<Vec<u8>>,
     members: &[(usize, ChunkRegion)],
-) -> Result<Option<Vec<Option<Vec<u8>>>>> {
+) -> Result<Option<InnerChunks>> {
     let Some(shard) = shard else {
         return Ok(None);
     };
-    let index = sh.read_index(shard).map_err(at(key))?;
-    Ok(Some(
-        members
-            .iter()
-            .map(|(pos, _)| {
-                index[*pos]
-                    .clone()
-                    .map(|r| shard[r.start as usize..r.end as usize].to_vec())
-            })
-            .collect(),
-    ))
+    let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
+    sh.inner_chunks(shard, &wanted).map(Some).map_err(at(key))
 }
 
 /// Read into a fixed-size buffer: `out` holds `out.len() / elem` elements.

@@ -27,6 +27,44 @@ const COALESCE_GAP: u64 = 64 * 1024;
 /// Where each inner chunk's encoded bytes are inside a shard.
 pub type ShardIndex = Vec<Option<Range<u64>>>;
 
+/// Inner chunks fetched from one shard: the fetched buffers, and where each
+/// wanted inner chunk's bytes lie in them (`None`: the inner chunk is empty).
+/// A chunk is copied out only when it is decoded (`take`), so a shard's bytes
+/// are held once, not twice, while its inner chunks decode.
+#[derive(Debug)]
+pub struct InnerChunks {
+    buffers: Vec<Vec<u8>>,
+    spans: Vec<Option<(usize, Range<usize>)>>,
+}
+
+impl InnerChunks {
+    /// `n` wanted inner chunks of a shard that does not exist.
+    pub fn missing(n: usize) -> Self {
+        InnerChunks {
+            buffers: Vec::new(),
+            spans: vec![None; n],
+        }
+    }
+
+    /// The encoded bytes of the `i`-th wanted inner chunk (`None`: empty); an
+    /// error when the store returned fewer bytes than the index promised.
+    pub fn take(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        let Some(Some((b, r))) = self.spans.get(i) else {
+            return Ok(None);
+        };
+        self.buffers
+            .get(*b)
+            .and_then(|buf| buf.get(r.clone()))
+            .map(|bytes| Some(bytes.to_vec()))
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "shard truncated: inner chunk bytes {}..{} are missing",
+                    r.start, r.end
+                ))
+            })
+    }
+}
+
 #[derive(Debug)]
 pub struct ShardingCodec {
     shard_spec: ChunkSpec,
@@ -228,32 +266,22 @@ impl ShardingCodec {
         )
     }
 
-    /// The encoded bytes of the inner chunks at index positions `wanted` of the
-    /// shard under `key`: `None` if the shard does not exist, else one entry per
-    /// wanted position (`None` for an empty inner chunk). Reads the whole shard
-    /// when every inner chunk is wanted, else the index and then only the
-    /// needed byte ranges, neighbours coalesced.
+    /// The encoded inner chunks at index positions `wanted` of the shard under
+    /// `key`: `None` if the shard does not exist, else one entry per wanted
+    /// position (empty inner chunks included). Reads the whole shard when
+    /// every inner chunk is wanted, else the index and then only the needed
+    /// byte ranges, neighbours coalesced.
     pub fn fetch(
         &self,
         store: &dyn Store,
         key: &str,
         wanted: &[usize],
-    ) -> Result<Option<Vec<Option<Vec<u8>>>>> {
+    ) -> Result<Option<InnerChunks>> {
         if wanted.len() >= self.num_inner() {
             let Some(shard) = store.get(key)? else {
                 return Ok(None);
             };
-            let index = self.read_index(&shard)?;
-            return Ok(Some(
-                wanted
-                    .iter()
-                    .map(|&p| {
-                        index[p]
-                            .clone()
-                            .map(|r| shard[r.start as usize..r.end as usize].to_vec())
-                    })
-                    .collect(),
-            ));
+            return self.inner_chunks(shard, wanted).map(Some);
         }
         let Some(mut parts) = store.get_ranges(key, &[self.index_range()])? else {
             return Ok(None);
@@ -285,20 +313,38 @@ impl ShardingCodec {
                 length: Some(g.end - g.start),
             })
             .collect();
-        let mut out: Vec<Option<Vec<u8>>> = vec![None; wanted.len()];
+        let mut spans = vec![None; wanted.len()];
         if ranges.is_empty() {
-            return Ok(Some(out));
+            return Ok(Some(InnerChunks {
+                buffers: Vec::new(),
+                spans,
+            }));
         }
-        let fetched = store
+        let buffers = store
             .get_ranges(key, &ranges)?
             .ok_or_else(|| Error::corrupt("shard disappeared while being read"))?;
-        for ((g, members), bytes) in groups.iter().zip(fetched) {
+        for (b, (g, members)) in groups.iter().enumerate() {
             for (i, r) in members {
-                let (s, e) = ((r.start - g.start) as usize, (r.end - g.start) as usize);
-                out[*i] = Some(bytes[s..e].to_vec());
+                spans[*i] = Some((b, (r.start - g.start) as usize..(r.end - g.start) as usize));
             }
         }
-        Ok(Some(out))
+        Ok(Some(InnerChunks { buffers, spans }))
+    }
+
+    /// The inner chunks at index positions `wanted` out of a whole shard's bytes.
+    pub fn inner_chunks(&self, shard: Vec<u8>, wanted: &[usize]) -> Result<InnerChunks> {
+        let index = self.read_index(&shard)?;
+        let spans = wanted
+            .iter()
+            .map(|&p| {
+                let r = index.get(p).cloned().flatten()?;
+                Some((0, r.start as usize..r.end as usize))
+            })
+            .collect();
+        Ok(InnerChunks {
+            buffers: vec![shard],
+            spans,
+        })
     }
 
     /// A shard from the encoded inner chunks (one per index position, `None`
@@ -439,6 +485,25 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
     use serde_json::json;
+
+    #[test]
+    fn inner_chunks_are_copied_out_on_demand_and_short_reads_are_errors() {
+        let chunks = InnerChunks {
+            buffers: vec![vec![1, 2, 3, 4]],
+            spans: vec![Some((0, 1..3)), None, Some((0, 2..9)), Some((1, 0..1))],
+        };
+        assert_eq!(chunks.take(0).unwrap(), Some(vec![2, 3]));
+        assert_eq!(
+            chunks.take(0).unwrap(),
+            Some(vec![2, 3]),
+            "taking twice is fine"
+        );
+        assert_eq!(chunks.take(1).unwrap(), None);
+        assert_eq!(chunks.take(2).unwrap_err().kind, ErrorKind::Corrupt);
+        assert_eq!(chunks.take(3).unwrap_err().kind, ErrorKind::Corrupt);
+        assert_eq!(chunks.take(4).unwrap(), None);
+        assert_eq!(InnerChunks::missing(2).take(1).unwrap(), None);
+    }
 
     fn codec(location: &str, shard: &[usize], inner: &[usize]) -> ShardingCodec {
         let cfg = json!({
