@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     passed_default = {t for t, o in default.items() if o == "passed"}
     regressions = sorted(t for t in passed_default if zarrox.get(t) != "passed")
     unexpected = [t for t in regressions if t not in expected]
+    # A test module that cannot even be collected (a missing test dependency) hides its
+    # tests from both runs: count it as a failure rather than let it pass silently.
+    uncollected = sorted(t for t, o in zarrox.items() if o == "error" and t not in regressions)
     allowed = [t for t in regressions if t in expected]
     stale = sorted(t for t in expected if t in default and t not in regressions)
     improvements = sorted(
@@ -109,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"    expected: {t} ({zarrox.get(t, 'missing')}): {expected[t]}")
     for t in unexpected:
         lines.append(f"    UNEXPECTED: {t} ({zarrox.get(t, 'missing')})")
+    for t in uncollected:
+        lines.append(f"  ERROR in both runs (not collected, so none of its tests ran): {t}")
     for t in stale:
         lines.append(f"    note: expected difference no longer differs: {t}")
     if improvements:
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     # the suite's own xfails), so no failing test goes uncounted.
     z = counts["zarrox"]
     lines.append(
-        f"zarr_suite: {z['passed']} passed, {len(unexpected)} failed, "
+        f"zarr_suite: {z['passed']} passed, {len(unexpected) + len(uncollected)} failed, "
         f"{z['skipped']} skipped, {z['xfailed'] + len(allowed)} xfailed"
     )
     print("\n".join(lines))
@@ -137,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             default,
             zarrox,
         )
-    return 1 if unexpected else 0
+    return 1 if unexpected or uncollected else 0
 
 
 def record(

@@ -62,7 +62,10 @@ run() {  # run NAME [env...]: pytest over the selection, results in $BASE/NAME.x
     DURATIONS+=("$name=$((SECONDS - start))")
 }
 DURATIONS=()
-PYTEST_ARGS=("$@")
+# tests/test_api/test_synchronous.py only compares the docstrings of zarr-python's sync and
+# async functions; it needs numpydoc and its test ids hold memory addresses, which pytest-xdist
+# refuses ("Different tests were collected"). Left out, by name, rather than left to error.
+PYTEST_ARGS=(--ignore=tests/test_api/test_synchronous.py "$@")
 run default ZARR_CODEC_PIPELINE__PATH=zarr.core.codec_pipeline.BatchedCodecPipeline
 run zarrox ZARR_CODEC_PIPELINE__PATH=zarrox.ZarroxCodecPipeline ZARR_CODEC_PIPELINE__STRICT=true
 
