@@ -15,7 +15,7 @@ use crate::dtype::{fill_pattern, DataKind, DataType};
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{Plan, Region, Selection};
-use crate::pool::pool;
+use crate::pool::{self, pool};
 use crate::store::{ReadInto, Store};
 
 /// The normalized array description the Python layer hands over.
@@ -377,11 +377,7 @@ impl ArrayCore {
                 .map_err(|e| e.context(format!("inner chunk {pos}")))
                 .map_err(&ctx)
         };
-        if members.len() == 1 {
-            // Stays on this thread (which may not be a pool thread).
-            return members.iter().enumerate().try_for_each(place);
-        }
-        members.par_iter().enumerate().try_for_each(place)
+        pool::try_for_each_indexed(members, place)
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.

@@ -17,7 +17,7 @@ use crate::codec::sharding::{InnerChunks, ShardingCodec};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
-use crate::pool::pool;
+use crate::pool::{self, pool};
 use crate::store::{ByteRange, Store};
 
 /// One chunk's part of a batch: which elements of the chunk, and where they
@@ -771,12 +771,7 @@ impl BatchCodec {
                         .map_err(|e| e.context(format!("inner chunk {pos}")))
                         .map_err(at(key))
                 };
-                if members.len() <= 1 {
-                    // Stays on this thread (which may not be a pool thread).
-                    members.iter().enumerate().try_for_each(one)?;
-                } else {
-                    members.par_iter().enumerate().try_for_each(one)?;
-                }
+                pool::try_for_each_indexed(&members, one)?;
                 Ok(present)
             }
             (Fetched::Inner(..), None) => Err(Error::value("internal error: not a shard")),

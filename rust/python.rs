@@ -203,21 +203,9 @@ fn plain_basic(
         }
         let n = shape[dims.len()];
         if let Ok(s) = item.cast::<PySlice>() {
-            let ind = s.indices(isize::try_from(n).ok()?).ok()?;
-            if ind.step < 1 {
-                return None;
-            }
-            let (start, stop) = (
-                ind.start.max(0) as u64,
-                ind.stop.max(ind.start).max(0) as u64,
-            );
-            let len = (stop - start).div_ceil(ind.step as u64);
-            dims.push(DimSelection::Slice {
-                start,
-                stop,
-                step: ind.step as u64,
-            });
-            result.push(len as usize);
+            let (start, stop, step) = forward_slice(s, n as usize).ok()??;
+            dims.push(DimSelection::Slice { start, stop, step });
+            result.push((stop - start).div_ceil(step) as usize);
         } else if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
             let i: i64 = item.extract().ok()?;
             let i = if i < 0 {
@@ -298,12 +286,10 @@ impl ArrayHandle {
         let Some((dims, result_shape)) = plain_basic(selection_, self.core.shape()) else {
             return Ok(None);
         };
-        let elements = dims.iter().try_fold(1usize, |acc, d| match d {
-            DimSelection::Slice { start, stop, step } => {
-                acc.checked_mul((stop - start).div_ceil(*step) as usize)
-            }
-            DimSelection::Indices(v) => acc.checked_mul(v.len()),
-        });
+        // integer-indexed dimensions, dropped from the result shape, hold one element
+        let elements = result_shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n));
         let Some(nbytes) = elements.and_then(|n| n.checked_mul(self.core.data_type().size)) else {
             return Err(PyValueError::new_err("the selection is too large"));
         };
@@ -410,6 +396,23 @@ impl ArrayHandle {
     }
 }
 
+/// A slice's `(start, stop, step)` within `extent` as numpy resolves it, with
+/// `stop >= start`; None for a step below 1 (zarrox reads forwards only).
+fn forward_slice(s: &Bound<'_, PySlice>, extent: usize) -> PyResult<Option<(u64, u64, u64)>> {
+    let extent = isize::try_from(extent)
+        .map_err(|_| PyValueError::new_err(format!("dimension of {extent} is too long")))?;
+    let ind = s.indices(extent)?;
+    if ind.step < 1 {
+        return Ok(None);
+    }
+    let start = ind.start.max(0);
+    Ok(Some((
+        start as u64,
+        ind.stop.max(start) as u64,
+        ind.step as u64,
+    )))
+}
+
 /// One dimension of a batch selection within `extent`: `(start, stop, step)`,
 /// a slice (positive step), an integer, or a 1-d integer array (negative
 /// indices count from the end, as in numpy).
@@ -419,21 +422,12 @@ fn batch_dim(item: &Bound<'_, PyAny>, extent: usize) -> PyResult<DimSelection> {
         return Ok(DimSelection::Slice { start, stop, step });
     }
     if let Ok(s) = item.cast::<PySlice>() {
-        let ind = s.indices(extent as isize)?;
-        if ind.step <= 0 {
+        let Some((start, stop, step)) = forward_slice(s, extent)? else {
             return Err(PyIndexError::new_err(
                 "only slices with step >= 1 are supported",
             ));
-        }
-        let (start, stop) = (
-            ind.start.max(0) as u64,
-            ind.stop.max(ind.start).max(0) as u64,
-        );
-        return Ok(DimSelection::Slice {
-            start,
-            stop,
-            step: ind.step as u64,
-        });
+        };
+        return Ok(DimSelection::Slice { start, stop, step });
     }
     if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
         return Ok(DimSelection::Indices(arr.as_array().to_vec()));
@@ -527,10 +521,9 @@ fn chunk_region(
 }
 
 /// The length of `item` if it is a slice of step 1 (or None) within `extent`.
-fn unit_slice_len(item: &Bound<'_, PyAny>, extent: usize) -> Option<isize> {
-    let s = item.cast::<PySlice>().ok()?;
-    let ind = s.indices(extent as isize).ok()?;
-    (ind.step == 1).then(|| (ind.stop - ind.start).max(0))
+fn unit_slice_len(item: &Bound<'_, PyAny>, extent: usize) -> Option<u64> {
+    let (start, stop, step) = forward_slice(item.cast::<PySlice>().ok()?, extent).ok()??;
+    (step == 1).then_some(stop - start)
 }
 
 /// Whether every chunk selection of a batch and its buffer selection are

@@ -35,6 +35,11 @@ impl ZstdCodec {
     }
 }
 
+/// Decompress one frame into `dst` with this thread's context; the decoded length.
+fn decompress<C: zstd_safe::WriteBuf + ?Sized>(dst: &mut C, src: &[u8]) -> Result<usize> {
+    DCTX.with(|d| d.borrow_mut().decompress(dst, src).map_err(zstd_error))
+}
+
 fn zstd_error(code: usize) -> Error {
     Error::corrupt(format!("zstd: {}", zstd_safe::get_error_name(code)))
 }
@@ -67,11 +72,7 @@ impl BytesToBytesCodec for ZstdCodec {
                 // Decoded into the spare capacity: no zeroing of bytes that
                 // zstd overwrites anyway.
                 let mut out = Vec::with_capacity(size as usize);
-                let n = DCTX.with(|d| {
-                    d.borrow_mut()
-                        .decompress(&mut out, &encoded)
-                        .map_err(zstd_error)
-                })?;
+                let n = decompress(&mut out, &encoded)?;
                 check_len(n, size as usize)?;
                 Ok(out)
             }
@@ -82,7 +83,7 @@ impl BytesToBytesCodec for ZstdCodec {
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let n = DCTX.with(|d| d.borrow_mut().decompress(out, &encoded).map_err(zstd_error))?;
+        let n = decompress(out, &encoded)?;
         check_len(n, out.len())
     }
 }
