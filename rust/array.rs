@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::codec::sharding::{InnerChunks, ShardingCodec};
+use crate::codec::sharding::ShardingCodec;
 use crate::codec::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind, DataType};
@@ -17,6 +17,10 @@ use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{Plan, Region, Selection};
 use crate::pool::{self, pool};
 use crate::store::{ReadInto, Store};
+
+/// Encoded bytes of a shard read in one store call by the array's reads: a
+/// few inner chunks, so each thread holds little of a shard at a time.
+const SHARD_READ_BATCH_BYTES: u64 = 256 * 1024;
 
 /// The normalized array description the Python layer hands over.
 #[derive(Debug, Deserialize)]
@@ -368,16 +372,19 @@ impl ArrayCore {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
         let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
-        let fetched = sh.fetch(self.store.as_ref(), &key, &wanted).map_err(&ctx)?;
-        let chunks = fetched.unwrap_or_else(|| InnerChunks::missing(members.len()));
-        let place = |(i, (pos, region)): (usize, &(usize, &Region<'_>))| {
-            chunks
-                .take(i)
-                .and_then(|bytes| place_chunk(sh.inner(), out_shape, region, bytes, out))
+        let place = |i: usize, bytes: Option<Vec<u8>>| {
+            let (pos, region) = &members[i];
+            place_chunk(sh.inner(), out_shape, region, bytes, out)
                 .map_err(|e| e.context(format!("inner chunk {pos}")))
-                .map_err(&ctx)
         };
-        pool::try_for_each_indexed(members, place)
+        let store = self.store.as_ref();
+        let found = sh
+            .read_inner_batched(store, &key, &wanted, SHARD_READ_BATCH_BYTES, place)
+            .map_err(&ctx)?;
+        if found {
+            return Ok(());
+        }
+        pool::try_for_each_indexed(members, |(i, _)| place(i, None)).map_err(&ctx)
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.
@@ -932,7 +939,7 @@ mod tests {
         assert_eq!(as_u16(&out), vec![9]);
     }
 
-    /// A memory store that counts reads and the bytes they return.
+    /// A memory store that counts read calls and the bytes they return.
     #[derive(Debug, Default)]
     struct CountingStore {
         inner: MemoryStore,
@@ -964,7 +971,7 @@ mod tests {
             ranges: &[crate::store::ByteRange],
         ) -> Result<Option<Vec<Vec<u8>>>> {
             let v = self.inner.get_ranges(key, ranges)?;
-            self.count(ranges.len(), v.iter().flatten().map(Vec::len).sum());
+            self.count(1, v.iter().flatten().map(Vec::len).sum());
             Ok(v)
         }
         fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -1061,12 +1068,14 @@ mod tests {
         let index_size = 64 * 16 + 4;
         let chunk_size = 8 * 8 * 2;
         assert_eq!(counting.take(), (2, index_size + chunk_size));
-        // Reading the whole shard is one request.
+        // The whole shard: the index, then every chunk once, in batches.
         let mut whole = vec![0u8; 8192];
         a.read(&all(&[64, 64]), &mut whole).unwrap();
         assert_eq!(whole, value);
-        assert_eq!(counting.take().0, 1);
-        // Two neighbouring inner chunks are coalesced into one range request.
+        let (calls, bytes) = counting.take();
+        assert_eq!(bytes, index_size + 64 * chunk_size);
+        assert!((2..=65).contains(&calls), "{calls} store calls");
+        // Two neighbouring inner chunks: the index and those two.
         let sel = Selection::Orthogonal(vec![
             DimSelection::Slice {
                 start: 0,
@@ -1081,7 +1090,9 @@ mod tests {
         ]);
         let mut two = vec![0u8; 256];
         a.read(&sel, &mut two).unwrap();
-        assert_eq!(counting.take(), (2, index_size + 2 * chunk_size));
+        let (calls, bytes) = counting.take();
+        assert_eq!(bytes, index_size + 2 * chunk_size);
+        assert!((2..=3).contains(&calls), "{calls} store calls");
     }
 
     #[test]

@@ -340,6 +340,38 @@ def test_truncated_zstd_chunk(tmp_path: Path) -> None:
     np.testing.assert_array_equal(a[4:, :], np.arange(64).reshape(8, 8)[4:, :])
 
 
+@pytest.mark.parametrize("zstd", [False, True])
+def test_truncated_shard(tmp_path: Path, zstd: bool) -> None:
+    # Index first, so cutting the file's tail leaves the index intact and the
+    # last inner chunks' ranges pointing past the end.
+    inner: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if zstd:
+        inner.append({"name": "zstd", "configuration": {"level": 1}})
+    sharding = {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": [2, 2],
+            "codecs": inner,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_location": "start",
+        },
+    }
+    make_array(tmp_path, codecs=[sharding])
+    path = tmp_path / NODE / "c" / "0" / "1"
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-3])
+    a = zarrox.open_array(tmp_path, path=NODE, mode="r")
+    err = chunk_error(a, CorruptChunkError, "c/0/1")
+    assert "past the end" in str(err) or "shorter" in str(err), str(err)
+    with pytest.raises(CorruptChunkError, match="c/0/1"):
+        a[2:4, 6:8]  # the last inner chunk alone
+    # The shard's first inner chunk and the other shards still read.
+    want = np.arange(64).reshape(8, 8)
+    np.testing.assert_array_equal(a[0:2, 4:6], want[0:2, 4:6])
+    np.testing.assert_array_equal(a[:, :4], want[:, :4])
+    np.testing.assert_array_equal(a[4:, :], want[4:, :])
+
+
 @pytest.mark.parametrize(
     "compressor",
     [

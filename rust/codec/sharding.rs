@@ -331,6 +331,66 @@ impl ShardingCodec {
         Ok(Some(InnerChunks { buffers, spans }))
     }
 
+    /// Read the inner chunks at index positions `wanted` of the shard under
+    /// `key` from a local store, handing each to `place(i, bytes)` (`i` its
+    /// position in `wanted`; `None`: the chunk is empty) as soon as it has
+    /// arrived. Returns false (and places nothing) if the shard does not exist.
+    ///
+    /// The index is read first, then the chunks in batches of about
+    /// `batch_bytes` encoded bytes, one store call per batch and one buffer
+    /// per chunk, the batches in parallel on the current pool. So a shard is
+    /// never held whole: the bytes in flight are about one batch per thread,
+    /// and no chunk is copied out of a larger buffer.
+    pub fn read_inner_batched<F>(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        wanted: &[usize],
+        batch_bytes: u64,
+        place: F,
+    ) -> Result<bool>
+    where
+        F: Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync + Send,
+    {
+        let Some(mut parts) = store.get_ranges(key, &[self.index_range()])? else {
+            return Ok(false);
+        };
+        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
+        let mut stored: Vec<(usize, Range<u64>)> = Vec::with_capacity(wanted.len());
+        let mut empty: Vec<usize> = Vec::new();
+        for (i, &p) in wanted.iter().enumerate() {
+            match index.get(p).cloned().flatten() {
+                Some(r) => stored.push((i, r)),
+                None => empty.push(i),
+            }
+        }
+        // Positional order: each batch is one pass forward through the file.
+        stored.sort_by_key(|(_, r)| r.start);
+        // Smaller batches when there are too few to keep every thread busy.
+        let total: u64 = stored.iter().map(|(_, r)| r.end - r.start).sum();
+        let per_thread = total / (2 * rayon::current_num_threads() as u64);
+        let batches = batch_by_bytes(&stored, batch_bytes.min(per_thread));
+        let read_batch = |(_, batch): (usize, &&[(usize, Range<u64>)])| -> Result<()> {
+            let ranges: Vec<ByteRange> = batch
+                .iter()
+                .map(|(_, r)| ByteRange::FromStart {
+                    offset: r.start,
+                    length: Some(r.end - r.start),
+                })
+                .collect();
+            let buffers = store
+                .get_ranges(key, &ranges)?
+                .ok_or_else(|| Error::corrupt("shard disappeared while being read"))?;
+            batch
+                .iter()
+                .zip(buffers)
+                .try_for_each(|((i, _), bytes)| place(*i, Some(bytes)))
+        };
+        crate::pool::try_for_each_indexed(&batches, read_batch)?;
+        crate::pool::try_for_each_indexed(&empty, |(_, &i)| place(i, None))?;
+        Ok(true)
+    }
+
     /// The inner chunks at index positions `wanted` out of a whole shard's bytes.
     pub fn inner_chunks(&self, shard: Vec<u8>, wanted: &[usize]) -> Result<InnerChunks> {
         let index = self.read_index(&shard)?;
@@ -479,6 +539,25 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 }
 
+/// `items` (byte ranges in file order) split into consecutive batches of
+/// about `limit` bytes each; a batch holds at least one item.
+fn batch_by_bytes<T>(items: &[(T, Range<u64>)], limit: u64) -> Vec<&[(T, Range<u64>)]> {
+    let mut batches = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (k, (_, r)) in items.iter().enumerate() {
+        let len = r.end - r.start;
+        if k > start && bytes + len > limit {
+            batches.push(&items[start..k]);
+            (start, bytes) = (k, 0);
+        }
+        bytes += len;
+    }
+    if start < items.len() {
+        batches.push(&items[start..]);
+    }
+    batches
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{sample, spec};
@@ -503,6 +582,101 @@ mod tests {
         assert_eq!(chunks.take(3).unwrap_err().kind, ErrorKind::Corrupt);
         assert_eq!(chunks.take(4).unwrap(), None);
         assert_eq!(InnerChunks::missing(2).take(1).unwrap(), None);
+    }
+
+    #[test]
+    fn batches_split_by_bytes_and_hold_at_least_one_range() {
+        let items: Vec<((), Range<u64>)> = [0..10, 10..20, 20..50, 50..55, 55..60]
+            .into_iter()
+            .map(|r| ((), r))
+            .collect();
+        let lens = |limit| -> Vec<usize> {
+            batch_by_bytes(&items, limit)
+                .iter()
+                .map(|b| b.len())
+                .collect()
+        };
+        assert_eq!(
+            lens(20),
+            vec![2, 1, 2],
+            "a range larger than the limit is a batch"
+        );
+        assert_eq!(lens(1000), vec![5]);
+        assert_eq!(lens(0), vec![1, 1, 1, 1, 1]);
+        assert!(batch_by_bytes::<()>(&[], 10).is_empty());
+    }
+
+    /// Every inner chunk `read_inner_batched` places, by position in `wanted`.
+    fn read_batched(
+        c: &ShardingCodec,
+        store: &dyn Store,
+        wanted: &[usize],
+        batch: u64,
+    ) -> Result<Option<Vec<Option<Vec<u8>>>>> {
+        let got = std::sync::Mutex::new(vec![None; wanted.len()]);
+        let found = c.read_inner_batched(store, "s", wanted, batch, |i, bytes| {
+            let decoded = bytes.map(|b| c.inner().decode(b)).transpose()?;
+            got.lock().unwrap()[i] = Some(decoded);
+            Ok(())
+        })?;
+        let got = got.into_inner().unwrap();
+        if !found {
+            assert!(got.iter().all(Option::is_none), "nothing placed");
+            return Ok(None);
+        }
+        assert!(got.iter().all(Option::is_some), "every wanted chunk placed");
+        Ok(Some(got.into_iter().flatten().collect()))
+    }
+
+    #[test]
+    fn batched_reads_return_every_wanted_inner_chunk() {
+        use crate::store::MemoryStore;
+        for location in ["start", "end"] {
+            let c = codec(location, &[8, 8], &[2, 2]);
+            let mut data = sample(8 * 8 * 2);
+            data[4..8].fill(0); // inner chunk 1 (rows 0-1, cols 2-3) is all fill
+            data[20..24].fill(0);
+            let store = MemoryStore::new();
+            store.set("s", &c.encode(data.clone()).unwrap()).unwrap();
+            let whole = c.decode(store.get("s").unwrap().unwrap()).unwrap();
+            assert_eq!(whole, data);
+            let inner_of = |p: usize| -> Vec<u8> {
+                let (r, col) = (p / 4 * 2, p % 4 * 2);
+                (r..r + 2)
+                    .flat_map(|row| data[(row * 8 + col) * 2..(row * 8 + col + 2) * 2].to_vec())
+                    .collect()
+            };
+            for (wanted, batch) in [
+                ((0..16).collect::<Vec<_>>(), 0),
+                ((0..16).collect(), 20),
+                ((0..16).collect(), u64::MAX),
+                (vec![15, 1, 3, 0], 1),
+            ] {
+                let got = read_batched(&c, &store, &wanted, batch).unwrap().unwrap();
+                for (&p, g) in wanted.iter().zip(&got) {
+                    if p == 1 {
+                        assert_eq!(g, &None, "an empty inner chunk is None");
+                    } else {
+                        assert_eq!(g.as_deref(), Some(&inner_of(p)[..]), "chunk {p}");
+                    }
+                }
+            }
+            assert_eq!(
+                read_batched(&c, &MemoryStore::new(), &[0, 1], 64).unwrap(),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn batched_reads_of_a_truncated_shard_are_corrupt_errors() {
+        use crate::store::MemoryStore;
+        let c = codec("start", &[8], &[2]);
+        let shard = c.encode(sample(16)).unwrap();
+        let store = MemoryStore::new();
+        store.set("s", &shard[..shard.len() - 3]).unwrap();
+        let err = read_batched(&c, &store, &[0, 1, 2, 3], 0).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Corrupt, "{}", err.message);
     }
 
     fn codec(location: &str, shard: &[usize], inner: &[usize]) -> ShardingCodec {

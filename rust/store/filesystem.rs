@@ -4,7 +4,7 @@
 //! value and a crash leaves the old value in place.
 
 use std::fs;
-use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,6 +48,31 @@ fn is_missing(e: &std::io::Error) -> bool {
     )
 }
 
+/// Bytes `start..end` of `file`, read into a buffer of exactly that size
+/// (filled by the reads themselves, never zeroed first); `cursor` is where the
+/// file position is, if known, and is moved to `end`.
+fn read_span(
+    file: &mut fs::File,
+    cursor: &mut Option<u64>,
+    start: u64,
+    end: u64,
+) -> io::Result<Vec<u8>> {
+    if *cursor != Some(start) {
+        file.seek(SeekFrom::Start(start))?;
+    }
+    let len = end - start;
+    let mut buf = Vec::with_capacity(len as usize);
+    let got = Read::take(&mut *file, len).read_to_end(&mut buf)?;
+    *cursor = Some(start + got as u64);
+    if got as u64 != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{got} of {len} bytes at offset {start}: the file is shorter"),
+        ));
+    }
+    Ok(buf)
+}
+
 impl Store for FilesystemStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let path = self.path(key)?;
@@ -89,13 +114,15 @@ impl Store for FilesystemStore {
             .map_err(|e| io_error(e, "cannot stat", &path))?
             .len();
         let mut out = Vec::with_capacity(ranges.len());
+        // Where the file cursor is: ranges that follow each other (a shard's
+        // inner chunks, in order) need no seek in between.
+        let mut cursor = None;
         for r in ranges {
             let (s, e) = r.resolve(size)?;
-            let mut buf = vec![0u8; (e - s) as usize];
-            file.seek(SeekFrom::Start(s))
-                .and_then(|_| file.read_exact(&mut buf))
-                .map_err(|e| io_error(e, "cannot read", &path))?;
-            out.push(buf);
+            out.push(
+                read_span(&mut file, &mut cursor, s, e)
+                    .map_err(|e| io_error(e, "cannot read", &path))?,
+            );
         }
         Ok(Some(out))
     }
