@@ -1,8 +1,9 @@
 //! An opened array: chunk grid + codec chain + store, and the batch read and
 //! write that fan out over chunks on the thread pool.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -410,9 +411,27 @@ impl ArrayCore {
         self.write_with(&plan, Input::Var(items))
     }
 
+    /// Write one element to every selected element, as numpy broadcasts a
+    /// scalar: `one` is its bytes (native byte order) for fixed-size data, the
+    /// value's bytes (UTF-8 for strings) for variable-length data.
+    pub fn write_scalar(&self, sel: &Selection, one: &[u8]) -> Result<()> {
+        let dtype = self.chain.spec().dtype;
+        if !dtype.is_var_len() && one.len() != dtype.size {
+            return Err(Error::value(format!(
+                "array '{}': a scalar value has {} bytes, the data type has {}",
+                self.path,
+                one.len(),
+                dtype.size
+            )));
+        }
+        let plan = self.plan(sel)?;
+        self.write_with(&plan, Input::Scalar(one))
+    }
+
     fn write_with(&self, plan: &Plan, value: Input<'_>) -> Result<()> {
         let work = plan.work();
         let out_shape = &plan.out_shape;
+        let memo = OnceLock::new();
         pool()?.install(|| match self.chain.sharding() {
             None => work.par_iter().try_for_each(|(coords, region)| {
                 let key = self.chunk_key(coords);
@@ -422,7 +441,8 @@ impl ArrayCore {
                 } else {
                     self.store.get(&key).map_err(&ctx)?
                 };
-                match update_chunk(
+                match update_chunk_memo(
+                    &memo,
                     &self.chain,
                     out_shape,
                     region,
@@ -431,8 +451,9 @@ impl ArrayCore {
                     self.write_empty_chunks,
                 )
                 .map_err(&ctx)?
+                .as_ref()
                 {
-                    Some(encoded) => self.store.set(&key, &encoded),
+                    Some(encoded) => self.store.set(&key, encoded),
                     None => self.store.delete(&key),
                 }
                 .map_err(&ctx)
@@ -440,7 +461,7 @@ impl ArrayCore {
             Some(sh) => group_by_shard(sh, &work)
                 .par_iter()
                 .try_for_each(|(shard, members)| {
-                    self.write_shard(sh, out_shape, shard, members, value)
+                    self.write_shard(sh, out_shape, shard, members, value, &memo)
                 }),
         })
     }
@@ -466,6 +487,7 @@ impl ArrayCore {
         shard: &[u64],
         members: &ShardMembers<'_, '_>,
         value: Input<'_>,
+        memo: &FullChunkMemo,
     ) -> Result<()> {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
@@ -489,7 +511,8 @@ impl ArrayCore {
                 } else {
                     chunks[*pos].clone()
                 };
-                update_chunk(
+                update_chunk_memo(
+                    memo,
                     sh.inner(),
                     out_shape,
                     region,
@@ -497,7 +520,7 @@ impl ArrayCore {
                     value,
                     self.write_empty_chunks,
                 )
-                .map(|new| (*pos, new))
+                .map(|new| (*pos, new.into_owned()))
                 .map_err(|e| e.context(format!("inner chunk {pos}")))
                 .map_err(&ctx)
             })
@@ -719,6 +742,33 @@ pub(crate) fn update_chunk(
         return Ok(None);
     }
     chain.encode(chunk).map(Some)
+}
+
+/// The new encoded chunk of a scalar write over a whole chunk, once computed:
+/// it is the same for every such chunk of the write.
+type FullChunkMemo = OnceLock<Option<Vec<u8>>>;
+
+/// `update_chunk`, computing the result for a scalar over a whole chunk only
+/// once per write (`memo`), since every such chunk encodes to the same bytes.
+fn update_chunk_memo<'m>(
+    memo: &'m FullChunkMemo,
+    chain: &CodecChain,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    existing: Option<Vec<u8>>,
+    value: Input<'_>,
+    write_empty: bool,
+) -> Result<Cow<'m, Option<Vec<u8>>>> {
+    let whole = matches!(value, Input::Scalar(_)) && region.covers_full_chunk(&chain.spec().shape);
+    if !whole {
+        return update_chunk(chain, out_shape, region, existing, value, write_empty)
+            .map(Cow::Owned);
+    }
+    if let Some(done) = memo.get() {
+        return Ok(Cow::Borrowed(done));
+    }
+    let new = update_chunk(chain, out_shape, region, None, value, write_empty)?;
+    Ok(Cow::Borrowed(memo.get_or_init(|| new)))
 }
 
 /// `update_chunk` for variable-length elements.

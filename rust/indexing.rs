@@ -246,6 +246,18 @@ impl Region<'_> {
         }
     }
 
+    /// Whether the region is every element of a chunk of `chunk_shape`, the
+    /// parts past the array's end included (so not an edge chunk).
+    pub fn covers_full_chunk(&self, chunk_shape: &[usize]) -> bool {
+        match self {
+            Region::Box(parts) => parts
+                .iter()
+                .zip(chunk_shape)
+                .all(|(p, &n)| p.covers_chunk && p.src.len() == n),
+            Region::Points(_) => false,
+        }
+    }
+
     /// Visit runs of elements to copy: `f(from, to, n)` in elements, from the
     /// chunk to the output when `to_output`, else from the output-shaped value
     /// into the chunk.

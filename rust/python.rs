@@ -327,6 +327,24 @@ impl ArrayHandle {
         py.detach(|| self.core.write(&sel, buf)).map_err(to_py_err)
     }
 
+    /// Write one value to every selected element: `bytes` (one element's bytes
+    /// in native byte order, or a variable-length value) or `str` (UTF-8).
+    fn write_scalar(
+        &self,
+        py: Python<'_>,
+        selection_: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let sel = selection(selection_)?;
+        let one = if let Ok(s) = value.cast::<PyString>() {
+            s.to_str()?.as_bytes().to_vec()
+        } else {
+            value.cast::<PyBytes>()?.as_bytes().to_vec()
+        };
+        py.detach(|| self.core.write_scalar(&sel, &one))
+            .map_err(to_py_err)
+    }
+
     /// Read a selection of a variable-length array: a list of str (string
     /// arrays) or bytes (bytes arrays) in selection order.
     fn read_var<'py>(

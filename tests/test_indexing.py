@@ -378,3 +378,93 @@ def test_f_order_and_zero_d_arrays_read_through_the_general_path() -> None:
     np.testing.assert_array_equal(got, ref[0:3, 1:4])
     z = zarrox.create_array(zarrox.MemoryStore(), shape=(), dtype="i8", fill_value=5)
     assert z[()] == 5 and z[...] == 5
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {},
+        {"shards": (4, 6)},
+        {"zarr_format": 2, "compressors": {"id": "zlib", "level": 1}},
+        {"zarr_format": 2, "order": "F"},
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int16", ">f8", "complex64", "bool", "M8[s]"])
+def test_scalar_writes_match_numpy_and_store_the_same_bytes(layout: Any, dtype: str) -> None:
+    shape, chunks = (9, 13), (2, 3)  # edge chunks on both axes
+    rng = np.random.default_rng(5)
+    ref = rng.integers(0, 2, size=shape).astype(dtype)
+    scalar = np.array(1, dtype=dtype)[()]
+    writes: list[tuple[str, Any]] = [
+        ("basic", (Ellipsis,)),
+        ("basic", (slice(1, 8, 3), slice(None))),
+        ("basic", (4, slice(2, None))),
+        ("orthogonal", (np.array([0, 8, 3]), slice(None, None, 2))),
+        ("coordinate", (np.array([0, 8, 8]), np.array([12, 0, 5]))),
+        ("mask", (rng.random(shape) < 0.3,)),
+        ("block", (slice(1, 3), 1)),
+    ]
+    stores = []
+    for as_scalar in (True, False):
+        a = zarrox.create_array(
+            zarrox.MemoryStore(), shape=shape, chunks=chunks, dtype=dtype, fill_value=0, **layout
+        )
+        want = ref.copy()
+        a[...] = want
+        for mode, sel in writes:
+            if mode == "block":
+                view = a.blocks
+                grid = a.shards or a.chunks
+                region = tuple(
+                    slice(s.start * c, min(s.stop * c, n))
+                    if isinstance(s, slice)
+                    else slice(s * c, min((s + 1) * c, n))
+                    for s, c, n in zip(sel, grid, shape, strict=True)
+                )
+            else:
+                view = {
+                    "basic": a,
+                    "orthogonal": a.oindex,
+                    "coordinate": a.vindex,
+                    "mask": a.vindex,
+                }[mode]
+                region = sel
+                if mode == "orthogonal":
+                    region = np.ix_(sel[0], np.arange(shape[1])[sel[1]])
+            target = want[region]
+            value = scalar if as_scalar else np.full(np.shape(target), scalar, dtype=dtype)
+            view[sel] = value
+            want[region] = scalar
+            np.testing.assert_array_equal(a[...], want, err_msg=f"{mode} {sel}")
+        a[...] = 0  # the fill value: every chunk is deleted, edges included
+        metadata = ("zarr.json", ".zarray", ".zattrs", ".zgroup")
+        assert [k for k in a.store.list_prefix("") if not k.endswith(metadata)] == []
+        full = np.full(shape, scalar, dtype=dtype)
+        a[...] = scalar if as_scalar else full
+        np.testing.assert_array_equal(a[...], full)
+        stores.append({k: a.store.get(k) for k in a.store.list_prefix("")})
+    # A scalar (each whole chunk encoded once and reused) stores the same bytes
+    # as the equivalent full array.
+    assert stores[0] == stores[1]
+
+
+def test_scalar_writes_build_no_selection_sized_buffer(monkeypatch: Any) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(10, 10), chunks=(3, 3), dtype="u1")
+    s = zarrox.create_array(zarrox.MemoryStore(), shape=(7,), chunks=(2,), dtype=str)
+
+    def no_broadcast(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a scalar write broadcast its value")
+
+    monkeypatch.setattr(np, "broadcast_to", no_broadcast)
+    a[2:9, 1] = 7
+    a.oindex[[0, 9], :] = np.uint8(3)
+    s[...] = "é"
+    s[1:3] = b"x".decode()
+    monkeypatch.undo()
+    want = np.zeros((10, 10), "u1")
+    want[2:9, 1] = 7
+    want[[0, 9], :] = 3
+    np.testing.assert_array_equal(a[...], want)
+    assert list(s[...]) == ["é", "x", "x", "é", "é", "é", "é"]
+    with pytest.raises(ValueError):
+        a[0, 0] = "not a number"

@@ -452,9 +452,25 @@ class Array(Node):
             ) from None
         self._handle.write_var(sel.dims, arr.reshape(-1).tolist())
 
+    def _write_scalar(self, sel: Selection, value: Any) -> bool:
+        """Write one value to every selected element without building a
+        selection-sized buffer. False (nothing written) when the value is not
+        one element of this array's kind; the general path reports that."""
+        one: Any
+        if self._var_len:
+            one = np.asarray(value, dtype=self.dtype).reshape(-1).tolist()[0]
+            if not isinstance(one, (str, bytes)):
+                return False
+        else:
+            one = np.asarray(value).astype(self.dtype).tobytes()
+        self._handle.write_scalar(sel.dims, one)
+        return True
+
     def _write(self, sel: Selection, value: Any) -> None:
         self._check_writable()
         if math.prod(sel.buffer_shape) == 0:
+            return
+        if np.ndim(value) == 0 and self._write_scalar(sel, value):
             return
         if self._var_len:
             return self._write_var(sel, value)
