@@ -523,16 +523,17 @@ async def _open(store: LocalStore) -> None:
         await store._open()
 
 
-#: A read of at most this many decoded bytes runs on the event loop's own thread (the GIL
-#: released): handing it to a worker thread and back costs ~30 us, more than decoding
-#: 64 KiB. Larger reads go to a worker thread, so that concurrent reads overlap.
-_INLINE_READ_BYTES = 64 * 1024
+#: A Rust call over at most this many decoded bytes (read, write, decode or encode) runs on
+#: the event loop's own thread (the GIL released): handing it to a worker thread and back
+#: costs ~30 us, more than decoding or encoding 64 KiB. Larger ones go to a worker thread,
+#: so that concurrent calls overlap.
+_INLINE_BYTES = 64 * 1024
 
 
-async def _run_read(nbytes: int, func: Any, *args: Any) -> Any:
-    """``func(*args)``: inline when it decodes at most ``_INLINE_READ_BYTES``, else on a
-    worker thread."""
-    if nbytes <= _INLINE_READ_BYTES:
+async def _run_blocking(nbytes: int, func: Any, *args: Any) -> Any:
+    """``func(*args)``: inline when it works on at most ``_INLINE_BYTES`` decoded bytes,
+    else on a worker thread."""
+    if nbytes <= _INLINE_BYTES:
         return func(*args)
     return await asyncio.to_thread(func, *args)
 
@@ -762,13 +763,13 @@ class ZarroxCodecPipeline(CodecPipeline):
             keys = [item[0].path for item in items]
             handle = _handle(store)
             if kind.var is not None:
-                values, present = await _run_read(
+                values, present = await _run_blocking(
                     nbytes, kind.codec.read_var, handle, keys, chunk_sels, out_sels, list(out.shape)
                 )
                 self._place_var(out, values, out_sels, items)
                 return list(present)
             target = self._target(kind, out)
-            present = await _run_read(
+            present = await _run_blocking(
                 nbytes,
                 kind.codec.read,
                 handle,
@@ -787,13 +788,13 @@ class ZarroxCodecPipeline(CodecPipeline):
         fetched = await _gather([item[0].get(prototype=item[1].prototype) for item in items])
         encoded = [_as_bytes(b) for b in fetched]
         if kind.var is not None:
-            values = await _run_read(
+            values = await _run_blocking(
                 nbytes, kind.codec.decode_var, keys, encoded, chunk_sels, out_sels, list(out.shape)
             )
             self._place_var(out, values, out_sels, items)
         else:
             target = self._target(kind, out)
-            await _run_read(
+            await _run_blocking(
                 nbytes,
                 kind.codec.decode,
                 keys,
@@ -837,7 +838,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         else:
             raise RuntimeError("internal error: shard reads did not settle")
         if kind.var is not None:
-            values, present = await _run_read(
+            values, present = await _run_blocking(
                 nbytes,
                 kind.codec.decode_answers_var,
                 keys,
@@ -849,7 +850,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             self._place_var(out, values, out_sels, items)
             return list(present)
         target = self._target(kind, out)
-        present = await _run_read(
+        present = await _run_blocking(
             nbytes,
             kind.codec.decode_answers,
             keys,
@@ -947,7 +948,8 @@ class ZarroxCodecPipeline(CodecPipeline):
             await _open(store)
             store._check_writable()
             keys = [item[0].path for item in items]
-            await asyncio.to_thread(
+            await _run_blocking(
+                len(items) * kind.nbytes,
                 kind.codec.write,
                 _handle(store),
                 keys,
@@ -999,7 +1001,8 @@ class ZarroxCodecPipeline(CodecPipeline):
 
         old = await _gather([existing(item) for item in items])
         keys = [str(getattr(item[0], "path", "")) for item in items]
-        new = await asyncio.to_thread(
+        new = await _run_blocking(
+            len(items) * kind.nbytes,
             kind.codec.encode,
             keys,
             old,
@@ -1040,15 +1043,22 @@ class ZarroxCodecPipeline(CodecPipeline):
             encoded = [_as_bytes(b) for _, b, _ in group]
             keys = [f"#{i}" for i, _, _ in group]
             if kind.var is not None:
-                values = await asyncio.to_thread(
-                    kind.codec.decode_var, keys, encoded, chunk_sels, buf_sels, list(stacked)
+                values = await _run_blocking(
+                    len(group) * kind.nbytes,
+                    kind.codec.decode_var,
+                    keys,
+                    encoded,
+                    chunk_sels,
+                    buf_sels,
+                    list(stacked),
                 )
                 flat = np.empty(len(values), dtype=object)
                 flat[:] = values
                 arrays = flat.reshape(stacked)
             else:
                 arrays = np.empty(stacked, dtype=kind.dtype)
-                await asyncio.to_thread(
+                await _run_blocking(
+                    arrays.nbytes,
                     kind.codec.decode,
                     keys,
                     encoded,
@@ -1095,7 +1105,8 @@ class ZarroxCodecPipeline(CodecPipeline):
                     [np.ascontiguousarray(p, dtype=kind.dtype).reshape(-1) for p in parts]
                 ).view(np.uint8)
             keys = [f"#{i}" for i, _, _ in group]
-            new = await asyncio.to_thread(
+            new = await _run_blocking(
+                len(group) * kind.nbytes,
                 kind.codec.encode,
                 keys,
                 [None] * len(group),
