@@ -15,7 +15,7 @@ use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind, DataType};
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
-use crate::indexing::{Plan, Region, Selection};
+use crate::indexing::{copy_run, extend_run, Plan, Region, Selection};
 use crate::pool::{self, pool};
 use crate::store::{ReadInto, Store};
 
@@ -709,9 +709,16 @@ pub(crate) fn update_chunk(
         return update_var_chunk(chain, out_shape, region, existing, value, write_empty);
     }
     let elem = spec.dtype.size;
-    let mut chunk = match existing {
-        Some(encoded) => chain.decode(encoded)?,
-        None => {
+    let full = match (&existing, value) {
+        (None, Input::Fixed(value)) if region.covers_full_chunk(&spec.shape) => {
+            gather_full_chunk(spec, out_shape, region, value)
+        }
+        _ => None,
+    };
+    let mut chunk = match (full, existing) {
+        (Some(chunk), _) => return finish_chunk(chain, chunk, write_empty),
+        (None, Some(encoded)) => chain.decode(encoded)?,
+        (None, None) => {
             let mut buf = vec![0u8; spec.nbytes()];
             fill_pattern(&mut buf, &spec.fill);
             buf
@@ -719,7 +726,10 @@ pub(crate) fn update_chunk(
     };
     match value {
         Input::Fixed(value) => region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
-            chunk[t * elem..(t + n) * elem].copy_from_slice(&value[f * elem..(f + n) * elem]);
+            copy_run(
+                &mut chunk[t * elem..(t + n) * elem],
+                &value[f * elem..(f + n) * elem],
+            );
         }),
         Input::Scalar(one) => {
             if one.len() != elem {
@@ -738,10 +748,39 @@ pub(crate) fn update_chunk(
             ))
         }
     }
+    finish_chunk(chain, chunk, write_empty)
+}
+
+/// The chunk encoded, or `None` when it is all fill value and empty chunks
+/// are not written.
+fn finish_chunk(chain: &CodecChain, chunk: Vec<u8>, write_empty: bool) -> Result<Option<Vec<u8>>> {
+    let spec = chain.spec();
     if !write_empty && spec.dtype.all_equal_fill(&chunk, &spec.fill) {
         return Ok(None);
     }
     chain.encode(chunk).map(Some)
+}
+
+/// A chunk the write covers entirely, built by appending the value's runs in
+/// chunk order (never filled first); `None` if the runs do not come in that
+/// order, for the general path to do.
+fn gather_full_chunk(
+    spec: &ChunkSpec,
+    out_shape: &[usize],
+    region: &Region<'_>,
+    value: &[u8],
+) -> Option<Vec<u8>> {
+    let elem = spec.dtype.size;
+    let mut chunk = Vec::with_capacity(spec.nbytes());
+    let mut in_order = true;
+    region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
+        if in_order && t * elem == chunk.len() {
+            extend_run(&mut chunk, &value[f * elem..(f + n) * elem]);
+        } else {
+            in_order = false;
+        }
+    });
+    (in_order && chunk.len() == spec.nbytes()).then_some(chunk)
 }
 
 /// The new encoded chunk of a scalar write over a whole chunk, once computed:

@@ -570,8 +570,66 @@ pub fn copy_selected(
     elem: usize,
 ) {
     for_each_run(parts, from_layout, to_layout, |f, t, n| {
-        to[t * elem..(t + n) * elem].copy_from_slice(&from[f * elem..(f + n) * elem]);
+        copy_run(
+            &mut to[t * elem..(t + n) * elem],
+            &from[f * elem..(f + n) * elem],
+        );
     });
+}
+
+/// `dst.extend_from_slice(src)`, with `copy_run`'s fixed-size copies for the
+/// common small lengths.
+#[inline(always)]
+pub fn extend_run(dst: &mut Vec<u8>, src: &[u8]) {
+    #[inline(always)]
+    fn fixed<const N: usize>(dst: &mut Vec<u8>, src: &[u8]) -> bool {
+        match <&[u8; N]>::try_from(src) {
+            Ok(s) => {
+                dst.extend_from_slice(s);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    let done = match src.len() {
+        16 => fixed::<16>(dst, src),
+        32 => fixed::<32>(dst, src),
+        64 => fixed::<64>(dst, src),
+        128 => fixed::<128>(dst, src),
+        256 => fixed::<256>(dst, src),
+        _ => false,
+    };
+    if !done {
+        dst.extend_from_slice(src);
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short runs that chunk copies are made
+/// of: the common small lengths are fixed-size copies the compiler inlines,
+/// instead of a call to `memcpy` per run.
+#[inline(always)]
+pub fn copy_run(dst: &mut [u8], src: &[u8]) {
+    #[inline(always)]
+    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) -> bool {
+        match (<&mut [u8; N]>::try_from(dst), <&[u8; N]>::try_from(src)) {
+            (Ok(d), Ok(s)) => {
+                *d = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match src.len() {
+        16 => fixed::<16>(dst, src),
+        32 => fixed::<32>(dst, src),
+        64 => fixed::<64>(dst, src),
+        128 => fixed::<128>(dst, src),
+        256 => fixed::<256>(dst, src),
+        _ => false,
+    };
+    if !done {
+        dst.copy_from_slice(src);
+    }
 }
 
 #[cfg(test)]
@@ -580,6 +638,42 @@ mod tests {
 
     fn sl(start: u64, stop: u64, step: u64) -> DimSelection {
         DimSelection::Slice { start, stop, step }
+    }
+
+    #[test]
+    fn run_copies_match_copy_from_slice_at_every_length() {
+        let src: Vec<u8> = (0..300u32).map(|i| (i * 31 % 251) as u8).collect();
+        for n in 0..=300 {
+            let mut want = vec![7u8; n];
+            want.copy_from_slice(&src[..n]);
+            let mut got = vec![7u8; n];
+            copy_run(&mut got, &src[..n]);
+            assert_eq!(got, want, "copy_run, {n} bytes");
+            let mut grown = vec![1u8, 2];
+            extend_run(&mut grown, &src[..n]);
+            assert_eq!(&grown[..2], &[1, 2]);
+            assert_eq!(&grown[2..], &want[..], "extend_run, {n} bytes");
+        }
+    }
+
+    #[test]
+    fn full_chunk_cover_excludes_edge_chunks_and_partial_regions() {
+        // Extent 10 in chunks of 4: chunks 0 and 1 are whole, chunk 2 holds 2.
+        let all = project_dim(&sl(0, 10, 1), 10, 4);
+        let covered: Vec<bool> = all
+            .iter()
+            .map(|d| Region::Box(vec![d]).covers_full_chunk(&[4]))
+            .collect();
+        assert_eq!(covered, vec![true, true, false]);
+        assert!(all[2].covers_chunk, "the edge chunk is covered in bounds");
+        let part = project_dim(&sl(1, 10, 1), 10, 4);
+        assert!(!Region::Box(vec![&part[0]]).covers_full_chunk(&[4]));
+        let strided = project_dim(&sl(0, 8, 2), 8, 4);
+        assert!(!Region::Box(vec![&strided[0]]).covers_full_chunk(&[4]));
+        let two_d = Region::Box(vec![&all[0], &all[2]]);
+        assert!(!two_d.covers_full_chunk(&[4, 4]));
+        assert!(Region::Box(vec![&all[0], &all[1]]).covers_full_chunk(&[4, 4]));
+        assert!(!Region::Points(&[(0, 0)]).covers_full_chunk(&[1]));
     }
 
     #[test]
