@@ -785,11 +785,11 @@ fn gather_full_chunk(
 
 /// The new encoded chunk of a scalar write over a whole chunk, once computed:
 /// it is the same for every such chunk of the write.
-type FullChunkMemo = OnceLock<Option<Vec<u8>>>;
+pub(crate) type FullChunkMemo = OnceLock<Option<Vec<u8>>>;
 
 /// `update_chunk`, computing the result for a scalar over a whole chunk only
 /// once per write (`memo`), since every such chunk encodes to the same bytes.
-fn update_chunk_memo<'m>(
+pub(crate) fn update_chunk_memo<'m>(
     memo: &'m FullChunkMemo,
     chain: &CodecChain,
     out_shape: &[usize],

@@ -6,13 +6,14 @@
 //! straight into the buffer where a chunk maps to a contiguous run, read only
 //! the needed inner chunks of a shard, never read a chunk a write covers.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::array::{place_chunk, update_chunk, Input, Output, SharedOut};
+use crate::array::{place_chunk, update_chunk_memo, FullChunkMemo, Input, Output, SharedOut};
 use crate::codec::sharding::{InnerChunks, ShardingCodec};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
@@ -823,11 +824,14 @@ impl BatchCodec {
         self.check_batch(keys.len(), regions.len())?;
         self.check_batch(existing.len(), regions.len())?;
         self.check_input(&value, n)?;
+        let memo = FullChunkMemo::new();
         pool()?.install(|| {
             keys.par_iter()
                 .zip(existing.into_par_iter())
                 .zip(regions.par_iter())
-                .map(|((key, old), region)| self.update(key, old, region, value, write_empty))
+                .map(|((key, old), region)| {
+                    self.update(key, old, region, value, write_empty, &memo)
+                })
                 .collect()
         })
     }
@@ -849,6 +853,7 @@ impl BatchCodec {
         self.check_batch(keys.len(), regions.len())?;
         self.check_batch(complete.len(), regions.len())?;
         self.check_input(&value, n)?;
+        let memo = FullChunkMemo::new();
         pool()?.install(|| {
             keys.par_iter()
                 .zip(complete.par_iter())
@@ -862,7 +867,7 @@ impl BatchCodec {
                     } else {
                         store.get(key).map_err(at(key))?
                     };
-                    match self.update(key, old, region, value, write_empty)? {
+                    match self.update(key, old, region, value, write_empty, &memo)? {
                         Some(bytes) => store.set(key, &bytes),
                         None => store.delete(key),
                     }
@@ -879,13 +884,15 @@ impl BatchCodec {
         region: &ChunkRegion,
         value: Input<'_>,
         write_empty: bool,
+        memo: &FullChunkMemo,
     ) -> Result<Option<Vec<u8>>> {
         let Some((r, buffer_shape)) = region.region() else {
             return Ok(old);
         };
         let Some(sh) = self.chain.sharding() else {
             let old = if region.covers_chunk() { None } else { old };
-            return update_chunk(&self.chain, buffer_shape, &r, old, value, write_empty)
+            return update_chunk_memo(memo, &self.chain, buffer_shape, &r, old, value, write_empty)
+                .map(Cow::into_owned)
                 .map_err(at(key));
         };
         let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
@@ -907,8 +914,8 @@ impl BatchCodec {
                 } else {
                     chunks[*pos].clone()
                 };
-                update_chunk(sh.inner(), shape, &ir, existing, value, write_empty)
-                    .map(|new| (*pos, new))
+                update_chunk_memo(memo, sh.inner(), shape, &ir, existing, value, write_empty)
+                    .map(|new| (*pos, new.into_owned()))
                     .map_err(|e| e.context(format!("inner chunk {pos}")))
                     .map_err(at(key))
             })

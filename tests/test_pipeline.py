@@ -346,6 +346,35 @@ def test_reads_and_writes_match_the_default_pipeline(
         store.close()
 
 
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+@pytest.mark.parametrize("layout", ["v3-zstd", "v3-sharded", "v2-F-delta"])
+def test_scalar_writes_store_what_the_full_value_stores(
+    store_kind: str, layout: str, tmp_path: Path
+) -> None:
+    """A scalar over whole chunks is encoded once and reused: the bytes must be those of
+    writing the broadcast array (edge chunks, whose parts past the array's end hold the
+    fill value, included)."""
+    store = make_store(store_kind, tmp_path)
+    with pipeline("zarrox"):
+        scalar, full = create(store, "scalar", layout), create(store, "full", layout)
+        for sel, value in [((slice(None),), 5), ((slice(1, 13), slice(3, 17)), 8)]:
+            scalar[sel] = value
+            full[sel] = np.full(full[sel].shape, value, dtype="int32")
+        want = np.full(SHAPE, 5, dtype="int32")
+        want[1:13, 3:17] = 8
+        np.testing.assert_array_equal(open_(store, "scalar")[...], want)
+
+    def stored(prefix: str) -> dict[str, bytes]:
+        proto = zarr.core.buffer.default_buffer_prototype()
+        return {
+            k[len(prefix) :]: sync(store.get(k, proto)).to_bytes()
+            for k in stored_keys(store, prefix)
+        }
+
+    assert stored("scalar/") == stored("full/")
+    assert len(stored("scalar/")) > 4
+
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_output_order_and_out_parameter(order: str) -> None:
     store = MemoryStore()
