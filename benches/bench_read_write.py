@@ -534,12 +534,26 @@ class WorkerError(RuntimeError):
     pass
 
 
+def worker_env() -> dict[str, str]:
+    """The environment of a worker: ours, with numpy's BLAS on one thread. OpenBLAS starts
+    a thread per core at ``import numpy`` that spins for a while (~50 ms of CPU in the
+    first half second), which on 2 cores takes time from whichever implementation is being
+    timed; none of the cases calls BLAS. A setting the caller made wins."""
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
+    return env
+
+
 def spawn_worker(script: str, argv: list[str]) -> dict[str, Any]:
     """Run ``script`` (in worker mode, via ``argv``) in a fresh interpreter and return the
     result dict it printed; WorkerError with the last stderr line when it failed."""
     os.sync()
     proc = subprocess.run(
-        [sys.executable, os.path.abspath(script), *argv], capture_output=True, text=True
+        [sys.executable, os.path.abspath(script), *argv],
+        capture_output=True,
+        text=True,
+        env=worker_env(),
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT_TAG)]
     if proc.returncode != 0 or not lines:
@@ -832,6 +846,8 @@ def method_text(rounds: int, repeat: int) -> str:
             "  write = create + write all into a new directory"
             " (os.sync() before each repeat, untimed; tensorstore with file_io_sync=false).",
             "  Page cache NOT dropped: every dataset is read once, untimed, before timing (warm).",
+            "  Workers run with OPENBLAS_NUM_THREADS=1 (numpy's idle BLAS threads would spin"
+            " on the cores being timed).",
             "  Every read is asserted equal to the source; every written copy is read back by its"
             " writer and by zarrox,",
             "  and its stored codec chain checked. Ratios are time ratios (>1 = slower than the"
