@@ -365,9 +365,10 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
         .map(|(&s, &c)| s.div_ceil(c as u64).max(1))
         .collect();
     let strides = c_strides(chunk_shape);
-    // (linear chunk id, flat index in the chunk, point number)
-    let mut keyed: Vec<(u128, usize, usize)> = Vec::with_capacity(flat.len() / ndim);
-    for (k, point) in flat.chunks_exact(ndim).enumerate() {
+    let npoints = flat.len() / ndim;
+    // Per point: (linear chunk id, flat index in the chunk).
+    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(npoints);
+    for point in flat.chunks_exact(ndim) {
         let mut id: u128 = 0;
         let mut inner = 0usize;
         for d in 0..ndim {
@@ -382,12 +383,14 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
             id = id * grid[d] as u128 + (x / c) as u128;
             inner += (x % c) as usize * strides[d];
         }
-        keyed.push((id, inner, k));
+        keyed.push((id, inner));
     }
-    keyed.sort_by_key(|&(id, _, k)| (id, k));
+    // Point numbers ordered by chunk, in selection order within a chunk.
+    let order = order_by_chunk(&keyed, &grid);
     let mut groups: Vec<PointGroup> = Vec::new();
     let mut last: Option<u128> = None;
-    for (id, inner, k) in keyed {
+    for k in order {
+        let (id, inner) = keyed[k];
         if last != Some(id) {
             let point = &flat[k * ndim..(k + 1) * ndim];
             let coords = point
@@ -403,6 +406,40 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
         }
     }
     Ok(groups)
+}
+
+/// The point numbers `0..keyed.len()` ordered by chunk id (`keyed[k].0`), in
+/// ascending point number within a chunk. A counting sort when the grid is
+/// not much larger than the number of points (the common case: many points,
+/// few chunks), else a stable comparison sort.
+fn order_by_chunk(keyed: &[(u128, usize)], grid: &[u64]) -> Vec<usize> {
+    let n = keyed.len();
+    let nchunks = grid
+        .iter()
+        .try_fold(1usize, |acc, &g| acc.checked_mul(usize::try_from(g).ok()?));
+    match nchunks {
+        Some(nchunks) if nchunks <= 2 * n.max(4096) => {
+            let mut start = vec![0usize; nchunks + 1];
+            for &(id, _) in keyed {
+                start[id as usize + 1] += 1;
+            }
+            for i in 1..start.len() {
+                start[i] += start[i - 1];
+            }
+            let mut order = vec![0usize; n];
+            for (k, &(id, _)) in keyed.iter().enumerate() {
+                let slot = &mut start[id as usize];
+                order[*slot] = k;
+                *slot += 1;
+            }
+            order
+        }
+        _ => {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&k| keyed[k].0);
+            order
+        }
+    }
 }
 
 /// C-order strides in elements.
@@ -638,6 +675,28 @@ mod tests {
 
     fn sl(start: u64, stop: u64, step: u64) -> DimSelection {
         DimSelection::Slice { start, stop, step }
+    }
+
+    #[test]
+    fn points_are_ordered_by_chunk_then_selection_order_on_both_paths() {
+        // A small grid takes the counting sort, a huge one the comparison sort.
+        for grid in [vec![3u64, 4], vec![1 << 20, 1 << 20]] {
+            let nchunks: u128 = grid.iter().map(|&g| g as u128).product();
+            let mut state = 12345u64;
+            let keyed: Vec<(u128, usize)> = (0..500)
+                .map(|i| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    // few distinct chunks, so that chunks repeat
+                    let id = ((state >> 33) % 7) as u128 * (nchunks / 7);
+                    (id, i)
+                })
+                .collect();
+            let got = order_by_chunk(&keyed, &grid);
+            let mut want: Vec<usize> = (0..keyed.len()).collect();
+            want.sort_by_key(|&k| (keyed[k].0, k));
+            assert_eq!(got, want, "grid {grid:?}");
+        }
+        assert!(order_by_chunk(&[], &[0]).is_empty());
     }
 
     #[test]

@@ -468,3 +468,20 @@ def test_scalar_writes_build_no_selection_sized_buffer(monkeypatch: Any) -> None
     assert list(s[...]) == ["é", "x", "x", "é", "é", "é", "é"]
     with pytest.raises(ValueError):
         a[0, 0] = "not a number"
+
+
+def test_points_on_a_large_chunk_grid_keep_their_order() -> None:
+    """More chunks than points takes the comparison-sort grouping of points by chunk
+    (fewer chunks than points a counting sort): both keep repeats and selection order."""
+    shape = (300, 300)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=shape, chunks=(2, 2), dtype="int32")
+    rng = np.random.default_rng(3)
+    z, y = rng.integers(0, 300, size=40), rng.integers(0, 300, size=40)
+    z[5], y[5] = z[17], y[17]  # a repeated point: the last write wins, as in numpy
+    values = np.arange(40, dtype="int32") + 1
+    a.vindex[z, y] = values
+    want = np.zeros(shape, dtype="int32")
+    want[z, y] = values
+    np.testing.assert_array_equal(a.vindex[z, y], want[z, y])
+    np.testing.assert_array_equal(a.vindex[z[::-1], y[::-1]], want[z[::-1], y[::-1]])
+    np.testing.assert_array_equal(a[...], want)
