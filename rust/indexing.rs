@@ -614,59 +614,75 @@ pub fn copy_selected(
     });
 }
 
-/// `dst.extend_from_slice(src)`, with `copy_run`'s fixed-size copies for the
-/// common small lengths.
-#[inline(always)]
-pub fn extend_run(dst: &mut Vec<u8>, src: &[u8]) {
+/// Where [`put_run`] puts a run of bytes: over a slice of the same length
+/// (`[u8]`), or appended (`Vec<u8>`).
+trait RunSink {
+    /// Take `src`, whose length is known at compile time; false if it does not fit.
+    fn put_fixed<const N: usize>(&mut self, src: &[u8; N]) -> bool;
+    /// Take `src`, of any length.
+    fn put(&mut self, src: &[u8]);
+}
+
+impl RunSink for [u8] {
     #[inline(always)]
-    fn fixed<const N: usize>(dst: &mut Vec<u8>, src: &[u8]) -> bool {
-        match <&[u8; N]>::try_from(src) {
-            Ok(s) => {
-                dst.extend_from_slice(s);
+    fn put_fixed<const N: usize>(&mut self, src: &[u8; N]) -> bool {
+        match <&mut [u8; N]>::try_from(self) {
+            Ok(d) => {
+                *d = *src;
                 true
             }
             Err(_) => false,
         }
     }
-    let done = match src.len() {
-        16 => fixed::<16>(dst, src),
-        32 => fixed::<32>(dst, src),
-        64 => fixed::<64>(dst, src),
-        128 => fixed::<128>(dst, src),
-        256 => fixed::<256>(dst, src),
-        _ => false,
-    };
-    if !done {
-        dst.extend_from_slice(src);
+    #[inline(always)]
+    fn put(&mut self, src: &[u8]) {
+        self.copy_from_slice(src);
     }
 }
 
-/// `dst.copy_from_slice(src)` for the short runs that chunk copies are made
-/// of: the common small lengths are fixed-size copies the compiler inlines,
-/// instead of a call to `memcpy` per run.
-#[inline(always)]
-pub fn copy_run(dst: &mut [u8], src: &[u8]) {
+impl RunSink for Vec<u8> {
     #[inline(always)]
-    fn fixed<const N: usize>(dst: &mut [u8], src: &[u8]) -> bool {
-        match (<&mut [u8; N]>::try_from(dst), <&[u8; N]>::try_from(src)) {
-            (Ok(d), Ok(s)) => {
-                *d = *s;
-                true
-            }
-            _ => false,
-        }
+    fn put_fixed<const N: usize>(&mut self, src: &[u8; N]) -> bool {
+        self.extend_from_slice(src);
+        true
+    }
+    #[inline(always)]
+    fn put(&mut self, src: &[u8]) {
+        self.extend_from_slice(src);
+    }
+}
+
+/// Put one run of a chunk copy into `sink`: the common small lengths as
+/// fixed-size copies the compiler inlines, instead of a `memcpy` call per run.
+#[inline(always)]
+fn put_run<S: RunSink + ?Sized>(sink: &mut S, src: &[u8]) {
+    #[inline(always)]
+    fn fixed<S: RunSink + ?Sized, const N: usize>(sink: &mut S, src: &[u8]) -> bool {
+        <&[u8; N]>::try_from(src).is_ok_and(|s| sink.put_fixed(s))
     }
     let done = match src.len() {
-        16 => fixed::<16>(dst, src),
-        32 => fixed::<32>(dst, src),
-        64 => fixed::<64>(dst, src),
-        128 => fixed::<128>(dst, src),
-        256 => fixed::<256>(dst, src),
+        16 => fixed::<S, 16>(sink, src),
+        32 => fixed::<S, 32>(sink, src),
+        64 => fixed::<S, 64>(sink, src),
+        128 => fixed::<S, 128>(sink, src),
+        256 => fixed::<S, 256>(sink, src),
         _ => false,
     };
     if !done {
-        dst.copy_from_slice(src);
+        sink.put(src);
     }
+}
+
+/// `dst.copy_from_slice(src)` for the short runs chunk copies are made of.
+#[inline(always)]
+pub fn copy_run(dst: &mut [u8], src: &[u8]) {
+    put_run(dst, src);
+}
+
+/// `dst.extend_from_slice(src)` for the short runs chunk copies are made of.
+#[inline(always)]
+pub fn extend_run(dst: &mut Vec<u8>, src: &[u8]) {
+    put_run(dst, src);
 }
 
 #[cfg(test)]
