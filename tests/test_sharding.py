@@ -294,3 +294,29 @@ def test_partial_writes_match_numpy(
         ref[sel] = value
         np.testing.assert_array_equal(a[...], ref)
     np.testing.assert_array_equal(a[1::3, ::2], ref[1::3, ::2])
+
+
+def test_reading_one_inner_chunk_starts_no_threads(tmp_path: Path) -> None:
+    """One inner chunk is read on the calling thread: neither zarrox's pool nor rayon's
+    global pool (which a stray call outside zarrox's pool would start) gets threads."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    a = zarrox.create_array(tmp_path, shape=(8, 8), chunks=(2, 2), shards=(4, 4), dtype="u2")
+    a[...] = np.arange(64, dtype="u2").reshape(8, 8)
+    script = textwrap.dedent(
+        f"""
+        import os, zarrox
+        a = zarrox.open_array({str(tmp_path)!r}, mode="r")
+        assert a[2:4, 4:6].tolist() == [[20, 21], [28, 29]]
+        assert a[5, 5] == 45
+        print(len(os.listdir("/proc/self/task")))
+        """
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "1", out.stdout + out.stderr

@@ -368,7 +368,9 @@ impl ShardingCodec {
         stored.sort_by_key(|(_, r)| r.start);
         // Smaller batches when there are too few to keep every thread busy.
         let total: u64 = stored.iter().map(|(_, r)| r.end - r.start).sum();
-        let per_thread = total / (2 * rayon::current_num_threads() as u64);
+        // (The configured count, not rayon's: asking rayon outside a pool would
+        // start its global pool.)
+        let per_thread = total / (2 * crate::pool::num_threads() as u64);
         let batches = batch_by_bytes(&stored, batch_bytes.min(per_thread));
         let read_batch = |(_, batch): (usize, &&[(usize, Range<u64>)])| -> Result<()> {
             let ranges: Vec<ByteRange> = batch
