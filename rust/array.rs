@@ -1032,15 +1032,16 @@ mod tests {
     #[derive(Debug, Default)]
     struct CountingStore {
         inner: MemoryStore,
+        counts: Arc<ReadCounts>,
+    }
+
+    #[derive(Debug, Default)]
+    struct ReadCounts {
         requests: std::sync::atomic::AtomicUsize,
         bytes: std::sync::atomic::AtomicUsize,
     }
 
-    impl CountingStore {
-        fn take(&self) -> (usize, usize) {
-            use std::sync::atomic::Ordering::SeqCst;
-            (self.requests.swap(0, SeqCst), self.bytes.swap(0, SeqCst))
-        }
+    impl ReadCounts {
         fn count(&self, requests: usize, bytes: usize) {
             use std::sync::atomic::Ordering::SeqCst;
             self.requests.fetch_add(requests, SeqCst);
@@ -1048,20 +1049,36 @@ mod tests {
         }
     }
 
+    impl CountingStore {
+        fn take(&self) -> (usize, usize) {
+            use std::sync::atomic::Ordering::SeqCst;
+            let c = &self.counts;
+            (c.requests.swap(0, SeqCst), c.bytes.swap(0, SeqCst))
+        }
+    }
+
+    /// An opened value whose range reads are counted.
+    struct CountingValue(Box<dyn crate::store::OpenValue>, Arc<ReadCounts>);
+
+    impl crate::store::OpenValue for CountingValue {
+        fn read_ranges(&self, ranges: &[crate::store::ByteRange]) -> Result<Vec<Vec<u8>>> {
+            let v = self.0.read_ranges(ranges)?;
+            self.1.count(1, v.iter().map(Vec::len).sum());
+            Ok(v)
+        }
+    }
+
     impl Store for CountingStore {
         fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
             let v = self.inner.get(key)?;
-            self.count(1, v.as_ref().map_or(0, Vec::len));
+            self.counts.count(1, v.as_ref().map_or(0, Vec::len));
             Ok(v)
         }
-        fn get_ranges(
-            &self,
-            key: &str,
-            ranges: &[crate::store::ByteRange],
-        ) -> Result<Option<Vec<Vec<u8>>>> {
-            let v = self.inner.get_ranges(key, ranges)?;
-            self.count(1, v.iter().flatten().map(Vec::len).sum());
-            Ok(v)
+        fn open(&self, key: &str) -> Result<Option<Box<dyn crate::store::OpenValue>>> {
+            Ok(self.inner.open(key)?.map(|v| {
+                Box::new(CountingValue(v, Arc::clone(&self.counts)))
+                    as Box<dyn crate::store::OpenValue>
+            }))
         }
         fn set(&self, key: &str, value: &[u8]) -> Result<()> {
             self.inner.set(key, value)

@@ -19,7 +19,7 @@ use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
 use crate::pool::{self, pool};
-use crate::store::{ByteRange, Store};
+use crate::store::{slice_ranges, ByteRange, Store};
 
 /// One chunk's part of a batch: which elements of the chunk, and where they
 /// are in the buffer (the output of a read, the value of a write).
@@ -482,14 +482,7 @@ impl Store for AnsweringStore<'_> {
             return Ok(None);
         }
         if let Some(whole) = self.find(Request::Whole) {
-            return ranges
-                .iter()
-                .map(|r| {
-                    let (s, e) = r.resolve(whole.len() as u64)?;
-                    Ok(whole[s as usize..e as usize].to_vec())
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Some);
+            return slice_ranges(whole, ranges).map(Some);
         }
         let mut parts = Vec::with_capacity(ranges.len());
         for r in ranges {

@@ -336,11 +336,12 @@ impl ShardingCodec {
     /// position in `wanted`; `None`: the chunk is empty) as soon as it has
     /// arrived. Returns false (and places nothing) if the shard does not exist.
     ///
-    /// The index is read first, then the chunks in batches of about
-    /// `batch_bytes` encoded bytes, one store call per batch and one buffer
-    /// per chunk, the batches in parallel on the current pool. So a shard is
-    /// never held whole: the bytes in flight are about one batch per thread,
-    /// and no chunk is copied out of a larger buffer.
+    /// The shard is opened once (so a writer replacing it meanwhile cannot mix
+    /// two versions), its index read, then the chunks in batches of about
+    /// `batch_bytes` encoded bytes, one read call per batch and one buffer per
+    /// chunk, the batches in parallel on the current pool. So a shard is never
+    /// held whole (by a store that reads ranges): the bytes in flight are about
+    /// one batch per thread, and no chunk is copied out of a larger buffer.
     pub fn read_inner_batched<F>(
         &self,
         store: &dyn Store,
@@ -352,9 +353,11 @@ impl ShardingCodec {
     where
         F: Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync + Send,
     {
-        let Some(mut parts) = store.get_ranges(key, &[self.index_range()])? else {
+        // Opened once: the index and the chunks come from one version of the shard.
+        let Some(shard) = store.open(key)? else {
             return Ok(false);
         };
+        let mut parts = shard.read_ranges(&[self.index_range()])?;
         let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
         let mut stored: Vec<(usize, Range<u64>)> = Vec::with_capacity(wanted.len());
         let mut empty: Vec<usize> = Vec::new();
@@ -380,9 +383,7 @@ impl ShardingCodec {
                     length: Some(r.end - r.start),
                 })
                 .collect();
-            let buffers = store
-                .get_ranges(key, &ranges)?
-                .ok_or_else(|| Error::corrupt("shard disappeared while being read"))?;
+            let buffers = shard.read_ranges(&ranges)?;
             batch
                 .iter()
                 .zip(buffers)

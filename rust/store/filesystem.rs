@@ -7,8 +7,9 @@ use std::fs;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-use super::{check_key, ByteRange, ReadInto, Store};
+use super::{check_key, ByteRange, OpenValue, ReadInto, Store};
 use crate::error::{Error, Result};
 
 /// Marks a temporary file; such files are never listed as keys.
@@ -73,6 +74,33 @@ fn read_span(
     Ok(buf)
 }
 
+/// A file opened once for range reads: they all read that file (that version
+/// of the value), even if a writer renames a new one over its key meanwhile.
+struct OpenFile {
+    /// The file and where its cursor is, if known.
+    file: Mutex<(fs::File, Option<u64>)>,
+    size: u64,
+    path: PathBuf,
+}
+
+impl OpenValue for OpenFile {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        let mut guard = self.file.lock().unwrap_or_else(|poisoned| {
+            let mut g = poisoned.into_inner();
+            g.1 = None; // a read was cut short: the cursor is unknown
+            g
+        });
+        let (file, cursor) = &mut *guard;
+        ranges
+            .iter()
+            .map(|r| {
+                let (s, e) = r.resolve(self.size)?;
+                read_span(file, cursor, s, e).map_err(|e| io_error(e, "cannot read", &self.path))
+            })
+            .collect()
+    }
+}
+
 impl Store for FilesystemStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let path = self.path(key)?;
@@ -102,9 +130,9 @@ impl Store for FilesystemStore {
         Ok(ReadInto::Read)
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
         let path = self.path(key)?;
-        let mut file = match fs::File::open(&path) {
+        let file = match fs::File::open(&path) {
             Ok(f) => f,
             Err(e) if is_missing(&e) => return Ok(None),
             Err(e) => return Err(io_error(e, "cannot open", &path)),
@@ -113,18 +141,11 @@ impl Store for FilesystemStore {
             .metadata()
             .map_err(|e| io_error(e, "cannot stat", &path))?
             .len();
-        let mut out = Vec::with_capacity(ranges.len());
-        // Where the file cursor is: ranges that follow each other (a shard's
-        // inner chunks, in order) need no seek in between.
-        let mut cursor = None;
-        for r in ranges {
-            let (s, e) = r.resolve(size)?;
-            out.push(
-                read_span(&mut file, &mut cursor, s, e)
-                    .map_err(|e| io_error(e, "cannot read", &path))?,
-            );
-        }
-        Ok(Some(out))
+        Ok(Some(Box::new(OpenFile {
+            file: Mutex::new((file, Some(0))),
+            size,
+            path,
+        })))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-use super::{check_key, ByteRange, Store};
+use super::{check_key, HeldValue, OpenValue, Store};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Default)]
@@ -28,23 +28,12 @@ impl Store for MemoryStore {
         Ok(map.get(key).map(|v| v.as_ref().clone()))
     }
 
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
         check_key(key)?;
-        let value = {
-            let map = self.map.read().map_err(|_| poisoned())?;
-            match map.get(key) {
-                Some(v) => Arc::clone(v),
-                None => return Ok(None),
-            }
-        };
-        ranges
-            .iter()
-            .map(|r| {
-                let (s, e) = r.resolve(value.len() as u64)?;
-                Ok(value[s as usize..e as usize].to_vec())
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+        let map = self.map.read().map_err(|_| poisoned())?;
+        Ok(map
+            .get(key)
+            .map(|v| Box::new(HeldValue(Arc::clone(v))) as Box<dyn OpenValue>))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

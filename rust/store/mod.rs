@@ -4,6 +4,7 @@ pub mod filesystem;
 pub mod memory;
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -53,23 +54,48 @@ pub enum ReadInto {
     OtherSize,
 }
 
+/// `ranges` of `value`, each copied out; an error if one reaches past its end.
+pub fn slice_ranges(value: &[u8], ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+    ranges
+        .iter()
+        .map(|r| {
+            let (s, e) = r.resolve(value.len() as u64)?;
+            Ok(value[s as usize..e as usize].to_vec())
+        })
+        .collect()
+}
+
+/// One version of a stored value, opened for several range reads: each read
+/// sees that version, even when the key is rewritten in between (a shard's
+/// index and its inner chunks must come from the same shard).
+pub trait OpenValue: Send + Sync {
+    /// Parts of the value; an error if a range reaches past its end.
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>>;
+}
+
+/// A value held in memory, as [`Store::open`] gives by default.
+pub struct HeldValue(pub Arc<Vec<u8>>);
+
+impl OpenValue for HeldValue {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        slice_ranges(&self.0, ranges)
+    }
+}
+
 /// A store of byte values under `/`-separated keys.
 pub trait Store: Send + Sync + Debug {
     /// The value under `key`, or `None` if there is none.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// The value under `key` opened for range reads that all see one version
+    /// of it, or `None` if there is none. By default the whole value, fetched once.
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
+        Ok(self
+            .get(key)?
+            .map(|v| Box::new(HeldValue(Arc::new(v))) as Box<dyn OpenValue>))
+    }
     /// Parts of the value under `key`, or `None` if there is none.
     fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
-        let Some(value) = self.get(key)? else {
-            return Ok(None);
-        };
-        ranges
-            .iter()
-            .map(|r| {
-                let (s, e) = r.resolve(value.len() as u64)?;
-                Ok(value[s as usize..e as usize].to_vec())
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+        self.open(key)?.map(|v| v.read_ranges(ranges)).transpose()
     }
     /// Read the value under `key` straight into `out` when it is exactly
     /// `out.len()` bytes long.
@@ -165,6 +191,23 @@ pub(crate) mod tests {
             store.get_ranges("nope", &[ByteRange::Suffix(1)]).unwrap(),
             None
         );
+        assert!(store.open("nope").unwrap().is_none());
+        // An opened value keeps reading the version it opened, in any order,
+        // while the key is rewritten.
+        let opened = store.open("a/b").unwrap().unwrap();
+        store.set("a/b", b"WORLD?").unwrap();
+        let suffix = opened.read_ranges(&[ByteRange::Suffix(3)]).unwrap();
+        let from_start = ByteRange::FromStart {
+            offset: 0,
+            length: Some(3),
+        };
+        let start = opened.read_ranges(&[from_start, from_start]).unwrap();
+        assert_eq!(suffix, vec![b"ld!".to_vec()]);
+        assert_eq!(start, vec![b"wor".to_vec(), b"wor".to_vec()]);
+        assert!(opened.read_ranges(&[ByteRange::Suffix(7)]).is_err());
+        drop(opened);
+        assert_eq!(store.get("a/b").unwrap().unwrap(), b"WORLD?");
+        store.set("a/b", b"world!").unwrap();
         assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/b", "a/c/d"]);
         assert_eq!(
             store.list_dir("").unwrap(),
