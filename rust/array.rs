@@ -1058,9 +1058,9 @@ mod tests {
     }
 
     /// An opened value whose range reads are counted.
-    struct CountingValue(Box<dyn crate::store::OpenValue>, Arc<ReadCounts>);
+    struct CountingValue<'a>(Box<dyn crate::store::OpenValue + 'a>, Arc<ReadCounts>);
 
-    impl crate::store::OpenValue for CountingValue {
+    impl crate::store::OpenValue for CountingValue<'_> {
         fn read_ranges(&self, ranges: &[crate::store::ByteRange]) -> Result<Vec<Vec<u8>>> {
             let v = self.0.read_ranges(ranges)?;
             self.1.count(1, v.iter().map(Vec::len).sum());
@@ -1074,10 +1074,10 @@ mod tests {
             self.counts.count(1, v.as_ref().map_or(0, Vec::len));
             Ok(v)
         }
-        fn open(&self, key: &str) -> Result<Option<Box<dyn crate::store::OpenValue>>> {
+        fn open(&self, key: &str) -> Result<Option<Box<dyn crate::store::OpenValue + '_>>> {
             Ok(self.inner.open(key)?.map(|v| {
                 Box::new(CountingValue(v, Arc::clone(&self.counts)))
-                    as Box<dyn crate::store::OpenValue>
+                    as Box<dyn crate::store::OpenValue + '_>
             }))
         }
         fn set(&self, key: &str, value: &[u8]) -> Result<()> {

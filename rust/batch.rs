@@ -19,7 +19,7 @@ use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
 use crate::pool::{self, pool};
-use crate::store::{slice_ranges, ByteRange, Store};
+use crate::store::{slice_ranges, ByteRange, OpenValue, Store};
 
 /// One chunk's part of a batch: which elements of the chunk, and where they
 /// are in the buffer (the output of a read, the value of a write).
@@ -494,6 +494,16 @@ impl Store for AnsweringStore<'_> {
         Ok((parts.len() == ranges.len()).then_some(parts))
     }
 
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
+        if self.missing() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(AnsweringValue {
+            store: self,
+            key: key.to_string(),
+        })))
+    }
+
     fn set(&self, _key: &str, _value: &[u8]) -> Result<()> {
         Err(Error::store(
             "internal error: the answering store is read-only",
@@ -512,6 +522,21 @@ impl Store for AnsweringStore<'_> {
 
     fn list_dir(&self, _prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
         Ok((Vec::new(), Vec::new()))
+    }
+}
+
+/// A value of an [`AnsweringStore`]: a range read that was not answered yet
+/// asks for it and fails (the caller, seeing requests, fetches and retries).
+struct AnsweringValue<'s> {
+    store: &'s AnsweringStore<'s>,
+    key: String,
+}
+
+impl OpenValue for AnsweringValue<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+        self.store
+            .get_ranges(&self.key, ranges)?
+            .ok_or_else(|| Error::store("internal error: byte ranges not fetched yet"))
     }
 }
 

@@ -283,9 +283,11 @@ impl ShardingCodec {
             };
             return self.inner_chunks(shard, wanted).map(Some);
         }
-        let Some(mut parts) = store.get_ranges(key, &[self.index_range()])? else {
+        // Opened once: the index and the chunks come from one version of the shard.
+        let Some(shard) = store.open(key)? else {
             return Ok(None);
         };
+        let mut parts = shard.read_ranges(&[self.index_range()])?;
         let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
         // Coalesce the wanted ranges into few requests.
         let mut order: Vec<(usize, Range<u64>)> = wanted
@@ -320,9 +322,7 @@ impl ShardingCodec {
                 spans,
             }));
         }
-        let buffers = store
-            .get_ranges(key, &ranges)?
-            .ok_or_else(|| Error::corrupt("shard disappeared while being read"))?;
+        let buffers = shard.read_ranges(&ranges)?;
         for (b, (g, members)) in groups.iter().enumerate() {
             for (i, r) in members {
                 spans[*i] = Some((b, (r.start - g.start) as usize..(r.end - g.start) as usize));

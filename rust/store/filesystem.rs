@@ -130,7 +130,7 @@ impl Store for FilesystemStore {
         Ok(ReadInto::Read)
     }
 
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
         let path = self.path(key)?;
         let file = match fs::File::open(&path) {
             Ok(f) => f,

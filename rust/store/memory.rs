@@ -28,7 +28,7 @@ impl Store for MemoryStore {
         Ok(map.get(key).map(|v| v.as_ref().clone()))
     }
 
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
         check_key(key)?;
         let map = self.map.read().map_err(|_| poisoned())?;
         Ok(map

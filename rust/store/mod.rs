@@ -88,7 +88,7 @@ pub trait Store: Send + Sync + Debug {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
     /// The value under `key` opened for range reads that all see one version
     /// of it, or `None` if there is none. By default the whole value, fetched once.
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue>>> {
+    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
         Ok(self
             .get(key)?
             .map(|v| Box::new(HeldValue(Arc::new(v))) as Box<dyn OpenValue>))
