@@ -671,6 +671,79 @@ mod tests {
         }
     }
 
+    /// A memory store where a writer replaces "s" with `next` right after the
+    /// first read through an opened value.
+    #[derive(Debug, Default)]
+    struct RacingStore {
+        inner: crate::store::MemoryStore,
+        next: std::sync::Mutex<Option<Vec<u8>>>,
+    }
+
+    struct RacingValue<'a>(Box<dyn crate::store::OpenValue + 'a>, &'a RacingStore);
+
+    impl crate::store::OpenValue for RacingValue<'_> {
+        fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
+            let got = self.0.read_ranges(ranges)?;
+            if let Some(next) = self.1.next.lock().unwrap().take() {
+                self.1.inner.set("s", &next)?;
+            }
+            Ok(got)
+        }
+    }
+
+    impl Store for RacingStore {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+            self.inner.get(key)
+        }
+        fn open(&self, key: &str) -> Result<Option<Box<dyn crate::store::OpenValue + '_>>> {
+            Ok(self
+                .inner
+                .open(key)?
+                .map(|v| Box::new(RacingValue(v, self)) as Box<dyn crate::store::OpenValue + '_>))
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key)
+        }
+        fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+            self.inner.list_prefix(prefix)
+        }
+        fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+            self.inner.list_dir(prefix)
+        }
+    }
+
+    #[test]
+    fn a_shard_rewritten_during_a_read_is_read_as_one_version() {
+        let c = codec("end", &[8], &[2]);
+        let old: Vec<u8> = sample(16);
+        let new: Vec<u8> = old.iter().map(|b| b ^ 0x5a).collect();
+        let decoded = |p: usize| old[p * 4..p * 4 + 4].to_vec();
+        for batched in [false, true] {
+            let store = RacingStore::default();
+            store.set("s", &c.encode(old.clone()).unwrap()).unwrap();
+            *store.next.lock().unwrap() = Some(c.encode(new.clone()).unwrap());
+            let wanted = [3, 1];
+            let got: Vec<Vec<u8>> = if batched {
+                read_batched(&c, &store, &wanted, 0)
+                    .unwrap()
+                    .unwrap()
+                    .into_iter()
+                    .map(Option::unwrap)
+                    .collect()
+            } else {
+                let chunks = c.fetch(&store, "s", &wanted).unwrap().unwrap();
+                (0..2)
+                    .map(|i| c.inner().decode(chunks.take(i).unwrap().unwrap()).unwrap())
+                    .collect()
+            };
+            assert_eq!(got, vec![decoded(3), decoded(1)], "batched: {batched}");
+            assert!(store.next.lock().unwrap().is_none(), "the writer ran");
+        }
+    }
+
     #[test]
     fn batched_reads_of_a_truncated_shard_are_corrupt_errors() {
         use crate::store::MemoryStore;
