@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::codec::sharding::ShardingCodec;
+use crate::codec::sharding::{ShardingCodec, READ_BATCH_BYTES};
 use crate::codec::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind, DataType};
@@ -18,10 +18,6 @@ use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{copy_run, extend_run, Plan, Region, Selection};
 use crate::pool::{self, pool};
 use crate::store::{ReadInto, Store};
-
-/// Encoded bytes of a shard read in one store call by the array's reads: a
-/// few inner chunks, so each thread holds little of a shard at a time.
-const SHARD_READ_BATCH_BYTES: u64 = 256 * 1024;
 
 /// The normalized array description the Python layer hands over.
 #[derive(Debug, Deserialize)]
@@ -380,7 +376,7 @@ impl ArrayCore {
         };
         let store = self.store.as_ref();
         let found = sh
-            .read_inner_batched(store, &key, &wanted, SHARD_READ_BATCH_BYTES, place)
+            .read_inner_batched(store, &key, &wanted, READ_BATCH_BYTES, place)
             .map_err(&ctx)?;
         if found {
             return Ok(());

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::array::{place_chunk, update_chunk_memo, FullChunkMemo, Input, Output, SharedOut};
-use crate::codec::sharding::{InnerChunks, ShardingCodec};
+use crate::codec::sharding::{InnerChunks, ShardingCodec, READ_BATCH_BYTES};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
@@ -619,11 +619,46 @@ impl BatchCodec {
         self.check_batch(keys.len(), regions.len())?;
         self.check_output(regions, &out, n)?;
         let one =
-            |(key, region): (&String, &ChunkRegion)| self.fetch_and_place(store, key, region, out);
+            |(key, region): (&String, &ChunkRegion)| self.read_and_place(store, key, region, out);
         if self.runs_inline(regions) {
             return keys.iter().zip(regions).map(one).collect();
         }
         pool()?.install(|| keys.par_iter().zip(regions.par_iter()).map(one).collect())
+    }
+
+    /// `fetch_and_place` for a store Rust reads itself: a shard's inner chunks
+    /// are read in small batches as they are decoded (see
+    /// `ShardingCodec::read_inner_batched`), never the whole shard at once.
+    fn read_and_place(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        region: &ChunkRegion,
+        out: Output<'_>,
+    ) -> Result<bool> {
+        let Some(sh) = self.chain.sharding() else {
+            return self.fetch_and_place(store, key, region, out);
+        };
+        if region.region().is_none() {
+            return Ok(false);
+        }
+        let members = region.split(sh, &self.spec().shape);
+        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
+        let place = |i: usize, bytes: Option<Vec<u8>>| {
+            let (pos, inner_region) = &members[i];
+            let Some((ir, shape)) = inner_region.region() else {
+                return Ok(());
+            };
+            place_chunk(sh.inner(), shape, &ir, bytes, out)
+                .map_err(|e| e.context(format!("inner chunk {pos}")))
+        };
+        let found = sh
+            .read_inner_batched(store, key, &wanted, READ_BATCH_BYTES, place)
+            .map_err(at(key))?;
+        if !found {
+            pool::try_for_each_indexed(&members, |(i, _)| place(i, None)).map_err(at(key))?;
+        }
+        Ok(found)
     }
 
     /// Fetch what one chunk's region needs from `store` (for a shard: the index,

@@ -24,6 +24,11 @@ const EMPTY: u64 = u64::MAX;
 /// Neighbouring byte ranges closer than this are fetched as one request.
 const COALESCE_GAP: u64 = 64 * 1024;
 
+/// Encoded bytes of a shard that reads from a store Rust reads itself take in
+/// one call (`read_inner_batched`): a few inner chunks, so that each thread
+/// holds little of a shard at a time.
+pub const READ_BATCH_BYTES: u64 = 256 * 1024;
+
 /// Where each inner chunk's encoded bytes are inside a shard.
 pub type ShardIndex = Vec<Option<Range<u64>>>;
 
