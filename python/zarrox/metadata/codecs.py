@@ -29,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import (
     DataType,
     data_type_from_numpy,
@@ -119,10 +120,6 @@ _PACKBITS_PADDING = {
     "start_byte": "first_byte",
     "end_byte": "last_byte",
 }
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 @dataclass(frozen=True)

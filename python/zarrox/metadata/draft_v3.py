@@ -57,6 +57,7 @@ from typing import Any, ClassVar, Literal, NoReturn
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import (
     ArrayMetadataV2,
@@ -128,10 +129,6 @@ _ARRAY_MEMBERS = frozenset(
 
 def _where(key: str) -> str:
     return f"{key}: "
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def _loads(raw: bytes, key: str) -> dict[str, Any]:
@@ -559,18 +556,6 @@ class DraftArrayMetadata:
     @property
     def data_type(self) -> str:
         return self.to_v2().data_type
-
-
-def _int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
-    lowest = 1 if positive else 0
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(_is_int(v) and v >= lowest for v in value)
-    ):
-        kind = "positive" if positive else "non-negative"
-        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
-    return tuple(int(v) for v in value)
 
 
 def _sharding(value: object, ndim: int, where: str) -> tuple[int, ...] | None:

@@ -38,6 +38,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import is_int as _is_int
 
 __all__ = [
     "DataType",
@@ -67,10 +68,6 @@ Category = Literal[
 def _where(path: str | None) -> str:
     """The prefix of every error message: ``"zarr.json at 'a/b': "`` (empty if no path)."""
     return "" if path is None else f"zarr.json at {path!r}: "
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 # --------------------------------------------------------------------------------------------

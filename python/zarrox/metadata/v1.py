@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import int_tuple as _int_tuple
+from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.v2 import ArrayMetadataV2, _parse_dtype
 
 __all__ = [
@@ -71,10 +73,6 @@ def _where(key: str, path: str | None) -> str:
     return "" if path is None else f"{key} at {path!r}: "
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-
-
 def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> Any:
     """Decode a v1 ``meta`` or ``attrs`` document (bare ``NaN``/``Infinity`` accepted, as
     Python's json module wrote them)."""
@@ -82,18 +80,6 @@ def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> An
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise MetadataError(f"{_where(key, path)}invalid JSON: {e}") from None
-
-
-def _int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
-    lowest = 1 if positive else 0
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(_is_int(v) and v >= lowest for v in value)
-    ):
-        kind = "positive" if positive else "non-negative"
-        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
-    return tuple(int(v) for v in value)
 
 
 def _level(opts: object, default: int, lo: int, hi: int, name: str, where: str) -> int:

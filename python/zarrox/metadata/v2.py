@@ -47,6 +47,8 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import int_tuple as _int_tuple
+from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.v3 import load_json_object
 
 __all__ = [
@@ -92,10 +94,6 @@ DEFAULT_FILL: Any = _DefaultFill()
 def _where(key: str, path: str | None) -> str:
     """The prefix of every error message: ``".zarray at 'a/b': "`` (empty if no path)."""
     return "" if path is None else f"{key} at {path!r}: "
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 # --------------------------------------------------------------------------------------------
@@ -839,18 +837,6 @@ def _check_format(doc: Mapping[str, Any], where: str) -> None:
     fmt = doc["zarr_format"]
     if not _is_int(fmt) or fmt != 2:
         raise MetadataError(f"{where}zarr_format: expected 2, got {fmt!r}")
-
-
-def _int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
-    lowest = 1 if positive else 0
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(_is_int(v) and v >= lowest for v in value)
-    ):
-        kind = "positive" if positive else "non-negative"
-        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
-    return tuple(int(v) for v in value)
 
 
 def _parse_attributes(value: object, path: str | None) -> dict[str, Any]:

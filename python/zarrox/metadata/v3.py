@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import int_tuple as _int_list
+from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.codecs import (
     _where,
     build_codecs,
@@ -155,10 +157,6 @@ def _info_for(data_type: object, dtype: object = None) -> DataType:
 # --------------------------------------------------------------------------------------------
 # Fill values
 # --------------------------------------------------------------------------------------------
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def parse_fill_value(
@@ -330,18 +328,6 @@ def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
         raise MetadataError(f"{where}missing member 'node_type'")
     if doc["node_type"] != node_type:
         raise MetadataError(f"{where}node_type: expected {node_type!r}, got {doc['node_type']!r}")
-
-
-def _int_list(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
-    lowest = 1 if positive else 0
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(_is_int(v) and v >= lowest for v in value)
-    ):
-        kind = "positive" if positive else "non-negative"
-        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
-    return tuple(int(v) for v in value)
 
 
 def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
