@@ -60,22 +60,6 @@ fn expand(sel: &DimSelection, extent: usize, what: &str) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-fn consecutive(v: &[usize]) -> bool {
-    v.windows(2).all(|w| w[1] == w[0] + 1)
-}
-
-fn dim_chunk(chunk: u64, src: Vec<usize>, dst: Vec<usize>, chunk_len: usize) -> DimChunk {
-    let unit_stride = consecutive(&src) && consecutive(&dst);
-    let covers_chunk = unit_stride && src.len() == chunk_len && src.first() == Some(&0);
-    DimChunk {
-        chunk,
-        src,
-        dst,
-        unit_stride,
-        covers_chunk,
-    }
-}
-
 impl ChunkRegion {
     /// A box: one selection per chunk dimension, and per chunk dimension the
     /// buffer dimension's selection (buffer dimensions in order) or `None`
@@ -136,7 +120,7 @@ impl ChunkRegion {
             if src.is_empty() {
                 return Ok(ChunkRegion::Empty);
             }
-            parts.push(dim_chunk(0, src, dst, len));
+            parts.push(DimChunk::new(0, src, dst, len));
             shape.push(extent);
         }
         Ok(ChunkRegion::Box {
@@ -231,7 +215,7 @@ impl ChunkRegion {
                         }
                         groups
                             .into_iter()
-                            .map(|(c, (src, dst))| dim_chunk(c as u64, src, dst, n))
+                            .map(|(c, (src, dst))| DimChunk::new(c as u64, src, dst, n))
                             .collect()
                     })
                     .collect();

@@ -84,7 +84,8 @@ fn consecutive(v: &[usize]) -> bool {
 }
 
 impl DimChunk {
-    fn new(chunk: u64, src: Vec<usize>, dst: Vec<usize>, valid_len: usize) -> Self {
+    /// A part whose `src` covers the chunk when it is exactly `0..valid_len`.
+    pub fn new(chunk: u64, src: Vec<usize>, dst: Vec<usize>, valid_len: usize) -> Self {
         let unit_stride = consecutive(&src) && consecutive(&dst);
         let covers_chunk = unit_stride && src.len() == valid_len && src.first() == Some(&0);
         DimChunk {
