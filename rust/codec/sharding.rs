@@ -16,7 +16,7 @@ use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
-use crate::store::{ByteRange, Store};
+use crate::store::{ByteRange, OpenValue, Store};
 
 /// Marks an empty inner chunk in the index.
 const EMPTY: u64 = u64::MAX;
@@ -271,6 +271,22 @@ impl ShardingCodec {
         )
     }
 
+    /// The shard under `key` opened once, so that its index and the inner
+    /// chunks read after it come from one version of it, and its index;
+    /// `None` if the shard does not exist.
+    fn open_with_index<'s>(
+        &self,
+        store: &'s dyn Store,
+        key: &str,
+    ) -> Result<Option<(Box<dyn OpenValue + 's>, ShardIndex)>> {
+        let Some(shard) = store.open(key)? else {
+            return Ok(None);
+        };
+        let mut parts = shard.read_ranges(&[self.index_range()])?;
+        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
+        Ok(Some((shard, index)))
+    }
+
     /// The encoded inner chunks at index positions `wanted` of the shard under
     /// `key`: `None` if the shard does not exist, else one entry per wanted
     /// position (empty inner chunks included). Reads the whole shard when
@@ -288,12 +304,9 @@ impl ShardingCodec {
             };
             return self.inner_chunks(shard, wanted).map(Some);
         }
-        // Opened once: the index and the chunks come from one version of the shard.
-        let Some(shard) = store.open(key)? else {
+        let Some((shard, index)) = self.open_with_index(store, key)? else {
             return Ok(None);
         };
-        let mut parts = shard.read_ranges(&[self.index_range()])?;
-        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
         // Coalesce the wanted ranges into few requests.
         let mut order: Vec<(usize, Range<u64>)> = wanted
             .iter()
@@ -358,12 +371,9 @@ impl ShardingCodec {
     where
         F: Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync + Send,
     {
-        // Opened once: the index and the chunks come from one version of the shard.
-        let Some(shard) = store.open(key)? else {
+        let Some((shard, index)) = self.open_with_index(store, key)? else {
             return Ok(false);
         };
-        let mut parts = shard.read_ranges(&[self.index_range()])?;
-        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
         let mut stored: Vec<(usize, Range<u64>)> = Vec::with_capacity(wanted.len());
         let mut empty: Vec<usize> = Vec::new();
         for (i, &p) in wanted.iter().enumerate() {
