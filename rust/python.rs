@@ -269,9 +269,7 @@ impl ArrayHandle {
         mut out: PyReadwriteArray1<'_, u8>,
     ) -> PyResult<()> {
         let sel = selection(selection_)?;
-        let buf = out
-            .as_slice_mut()
-            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let buf = out_bytes(&mut out)?;
         py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)
     }
 
@@ -301,9 +299,7 @@ impl ArrayHandle {
         let out = unsafe { PyArray1::<u8>::new(py, [nbytes], false) };
         {
             let mut rw = out.readwrite();
-            let buf = rw
-                .as_slice_mut()
-                .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+            let buf = out_bytes(&mut rw)?;
             let sel = Selection::Orthogonal(dims);
             py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)?;
         }
@@ -318,12 +314,7 @@ impl ArrayHandle {
         value: PyReadonlyArray1<'_, u8>,
     ) -> PyResult<()> {
         let sel = selection(selection_)?;
-        if !value.is_c_contiguous() {
-            return Err(PyValueError::new_err("value buffer must be contiguous"));
-        }
-        let buf = value
-            .as_slice()
-            .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))?;
+        let buf = value_bytes(&value)?;
         py.detach(|| self.core.write(&sel, buf)).map_err(to_py_err)
     }
 
@@ -641,9 +632,7 @@ impl<'py> Value<'py> {
             return Ok(Value::Scalar(s.to_str()?.as_bytes().to_vec()));
         }
         if let Ok(arr) = value.extract::<PyReadonlyArray1<'py, u8>>() {
-            if !arr.is_c_contiguous() {
-                return Err(PyValueError::new_err("value buffer must be contiguous"));
-            }
+            value_bytes(&arr)?;
             return Ok(Value::Fixed(arr));
         }
         Ok(Value::Var(var_items(value)?))
@@ -651,10 +640,7 @@ impl<'py> Value<'py> {
 
     fn input(&self) -> PyResult<Input<'_>> {
         Ok(match self {
-            Value::Fixed(arr) => Input::Fixed(
-                arr.as_slice()
-                    .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))?,
-            ),
+            Value::Fixed(arr) => Input::Fixed(value_bytes(arr)?),
             Value::Var(items) => Input::Var(items),
             Value::Scalar(one) => Input::Scalar(one),
         })
@@ -846,10 +832,7 @@ impl ChunkCodec {
     ) -> PyResult<Vec<bool>> {
         let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
         let answers = answers(answers_fetched)?;
-        self.check_elements(&out_shape, out.len())?;
-        let buf = out
-            .as_slice_mut()
-            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let buf = self.out_buffer(&mut out, &out_shape)?;
         py.detach(|| batch::decode_answers_into(&self.inner, &keys, &answers, &regions, buf))
             .map_err(to_py_err)
     }
@@ -889,10 +872,7 @@ impl ChunkCodec {
         out_shape: Vec<usize>,
     ) -> PyResult<Vec<bool>> {
         let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
-        self.check_elements(&out_shape, out.len())?;
-        let buf = out
-            .as_slice_mut()
-            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let buf = self.out_buffer(&mut out, &out_shape)?;
         py.detach(|| batch::read_into(&self.inner, store.inner.as_ref(), &keys, &regions, buf))
             .map_err(to_py_err)
     }
@@ -931,10 +911,7 @@ impl ChunkCodec {
     ) -> PyResult<()> {
         let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
         let encoded = encoded_chunks(encoded)?;
-        self.check_elements(&out_shape, out.len())?;
-        let buf = out
-            .as_slice_mut()
-            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let buf = self.out_buffer(&mut out, &out_shape)?;
         py.detach(|| batch::decode_into(&self.inner, &keys, encoded, &regions, buf))
             .map_err(to_py_err)
     }
@@ -1036,15 +1013,34 @@ impl ChunkCodec {
 }
 
 impl ChunkCodec {
-    fn check_elements(&self, shape: &[usize], len: usize) -> PyResult<()> {
+    /// The bytes of `out`, checked to hold a buffer of `shape` elements.
+    fn out_buffer<'a>(
+        &self,
+        out: &'a mut PyReadwriteArray1<'_, u8>,
+        shape: &[usize],
+    ) -> PyResult<&'a mut [u8]> {
         let want = shape.iter().product::<usize>() * self.inner.spec().dtype.size;
+        let len = out.len();
         if want != len {
             return Err(PyValueError::new_err(format!(
                 "the buffer has {len} bytes, shape {shape:?} needs {want}"
             )));
         }
-        Ok(())
+        out_bytes(out)
     }
+}
+
+/// The bytes of a uint8 output array (a C-contiguous view of the result).
+fn out_bytes<'a>(out: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
+    out.as_slice_mut()
+        .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))
+}
+
+/// The bytes of a uint8 value array (a C-contiguous view of the data to write).
+fn value_bytes<'a>(value: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+    value
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))
 }
 
 /// Set the number of worker threads (0: one per core).
