@@ -768,19 +768,9 @@ class ZarroxCodecPipeline(CodecPipeline):
                 )
                 self._place_var(out, values, out_sels, items)
                 return list(present)
-            target = self._target(kind, out)
-            present = await _run_blocking(
-                nbytes,
-                kind.codec.read,
-                handle,
-                keys,
-                chunk_sels,
-                out_sels,
-                target.reshape(-1).view(np.uint8),
-                list(out.shape),
+            present = await self._decode_into(
+                kind, nbytes, kind.codec.read, (handle, keys), chunk_sels, out_sels, out
             )
-            if target is not out:
-                out[...] = target
             return list(present)
         keys = [str(getattr(item[0], "path", "")) for item in items]
         if kind.sharded:
@@ -793,19 +783,9 @@ class ZarroxCodecPipeline(CodecPipeline):
             )
             self._place_var(out, values, out_sels, items)
         else:
-            target = self._target(kind, out)
-            await _run_blocking(
-                nbytes,
-                kind.codec.decode,
-                keys,
-                encoded,
-                chunk_sels,
-                out_sels,
-                target.reshape(-1).view(np.uint8),
-                list(out.shape),
+            await self._decode_into(
+                kind, nbytes, kind.codec.decode, (keys, encoded), chunk_sels, out_sels, out
             )
-            if target is not out:
-                out[...] = target
         return [b is not None for b in fetched]
 
     async def _read_shards(
@@ -849,12 +829,30 @@ class ZarroxCodecPipeline(CodecPipeline):
             )
             self._place_var(out, values, out_sels, items)
             return list(present)
-        target = self._target(kind, out)
-        present = await _run_blocking(
+        present = await self._decode_into(
+            kind, nbytes, kind.codec.decode_answers, (keys, answers), chunk_sels, out_sels, out
+        )
+        return list(present)
+
+    @classmethod
+    async def _decode_into(
+        cls,
+        kind: _ChunkKind,
+        nbytes: int,
+        func: Any,
+        args: tuple[Any, ...],
+        chunk_sels: list[Any],
+        out_sels: list[Any],
+        out: np.ndarray,
+    ) -> Any:
+        """``func(*args, chunk_sels, out_sels, buffer, shape)``, a Rust call that decodes
+        into ``out`` (through ``_target``'s copy when it cannot write ``out`` itself);
+        returns what ``func`` returned."""
+        target = cls._target(kind, out)
+        result = await _run_blocking(
             nbytes,
-            kind.codec.decode_answers,
-            keys,
-            answers,
+            func,
+            *args,
             chunk_sels,
             out_sels,
             target.reshape(-1).view(np.uint8),
@@ -862,7 +860,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         )
         if target is not out:
             out[...] = target
-        return list(present)
+        return result
 
     @staticmethod
     def _target(kind: _ChunkKind, out: np.ndarray) -> np.ndarray:
