@@ -441,15 +441,19 @@ class Array(Node):
         return a if dtype is None else a.astype(dtype, copy=False)
 
     # -- writing -----------------------------------------------------------
-    def _write_var(self, sel: Selection, value: Any) -> None:
-        arr = np.asarray(value, dtype=self.dtype)
+    @staticmethod
+    def _broadcast(arr: np.ndarray, sel: Selection, value: Any) -> np.ndarray:
+        """``arr`` (the converted ``value``) broadcast to the selection's shape."""
         try:
-            arr = np.broadcast_to(arr, sel.result_shape)
+            return np.broadcast_to(arr, sel.result_shape)
         except ValueError:
             raise ValueError(
                 f"could not broadcast value of shape {np.shape(value)} "
                 f"into selection of shape {sel.result_shape}"
             ) from None
+
+    def _write_var(self, sel: Selection, value: Any) -> None:
+        arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
         self._handle.write_var(sel.dims, arr.reshape(-1).tolist())
 
     def _write_scalar(self, sel: Selection, value: Any) -> bool:
@@ -477,13 +481,7 @@ class Array(Node):
         arr = np.asarray(value)
         if arr.dtype != self.dtype:
             arr = arr.astype(self.dtype)
-        try:
-            arr = np.broadcast_to(arr, sel.result_shape)
-        except ValueError:
-            raise ValueError(
-                f"could not broadcast value of shape {np.shape(value)} "
-                f"into selection of shape {sel.result_shape}"
-            ) from None
+        arr = self._broadcast(arr, sel, value)
         buf = np.ascontiguousarray(arr.reshape(sel.buffer_shape))
         self._handle.write(sel.dims, buf.reshape(-1).view(np.uint8))
 
