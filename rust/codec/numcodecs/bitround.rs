@@ -92,18 +92,14 @@ impl ArrayToArrayCodec for BitRoundCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{build_any, hex};
-    use crate::codec::tests::spec;
-    use crate::codec::{AnyCodec, ArrayToArrayCodec};
+    use super::super::tests::{array_codec, hex};
+    use crate::codec::ArrayToArrayCodec;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
 
     fn codec(config: Value, dtype: &str, n: usize) -> Result<Box<dyn ArrayToArrayCodec>> {
-        match build_any("bitround", config, &spec(&[n], dtype))? {
-            AnyCodec::ArrayToArray(c) => Ok(c),
-            _ => unreachable!(),
-        }
+        array_codec("bitround", config, dtype, n)
     }
 
     /// (keepbits, chunk dtype, x.tobytes().hex(), BitRound(keepbits).encode(x).tobytes().hex())

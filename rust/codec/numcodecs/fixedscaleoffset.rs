@@ -131,18 +131,14 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{build_any, hex};
-    use crate::codec::tests::spec;
-    use crate::codec::{AnyCodec, ArrayToArrayCodec};
+    use super::super::tests::{array_codec, hex};
+    use crate::codec::ArrayToArrayCodec;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
 
     fn codec(config: Value, dtype: &str, n: usize) -> Result<Box<dyn ArrayToArrayCodec>> {
-        match build_any("fixedscaleoffset", config, &spec(&[n], dtype))? {
-            AnyCodec::ArrayToArray(c) => Ok(c),
-            _ => unreachable!(),
-        }
+        array_codec("fixedscaleoffset", config, dtype, n)
     }
 
     /// (config, chunk dtype, x.tobytes().hex(), c.encode(x).tobytes().hex(),

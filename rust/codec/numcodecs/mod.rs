@@ -216,7 +216,7 @@ pub(crate) fn retyped_spec(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::codec::{tests::spec, BytesToBytesCodec, CodecChain};
+    use crate::codec::{tests::spec, ArrayToArrayCodec, BytesToBytesCodec, CodecChain};
     use crate::error::ErrorKind;
     use serde_json::json;
 
@@ -236,6 +236,19 @@ pub(crate) mod tests {
             spec,
         )
         .expect("a numcodecs codec")
+    }
+
+    /// Build an array->array numcodecs codec for 1-d chunks of `n` `dtype` elements.
+    pub fn array_codec(
+        id: &str,
+        config: Value,
+        dtype: &str,
+        n: usize,
+    ) -> Result<Box<dyn ArrayToArrayCodec>> {
+        match build_any(id, config, &spec(&[n], dtype))? {
+            AnyCodec::ArrayToArray(c) => Ok(c),
+            _ => panic!("{id} is not an array->array codec"),
+        }
     }
 
     /// Build a bytes->bytes numcodecs codec (chunk spec: 1000 bytes).

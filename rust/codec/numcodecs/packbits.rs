@@ -77,17 +77,14 @@ impl ArrayToArrayCodec for PackBitsCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{build_any, hex};
+    use super::super::tests::{array_codec, hex};
     use crate::codec::tests::spec;
-    use crate::codec::{AnyCodec, ArrayToArrayCodec, CodecChain};
+    use crate::codec::{ArrayToArrayCodec, CodecChain};
     use crate::error::Result;
     use serde_json::json;
 
     fn codec(n: usize, dtype: &str) -> Result<Box<dyn ArrayToArrayCodec>> {
-        match build_any("packbits", json!({}), &spec(&[n], dtype))? {
-            AnyCodec::ArrayToArray(c) => Ok(c),
-            _ => unreachable!(),
-        }
+        array_codec("packbits", json!({}), dtype, n)
     }
 
     /// (x as bool bytes, PackBits().encode(x).tobytes().hex())
