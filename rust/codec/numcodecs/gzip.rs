@@ -67,15 +67,9 @@ impl BytesToBytesCodec for GzipCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{assert_robust, bytes_codec, hex};
+    use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
     use serde_json::json;
-
-    fn data() -> Vec<u8> {
-        let mut d = sample(300);
-        d.extend_from_slice(&[0; 200]);
-        d
-    }
 
     /// numcodecs.GZip(level).encode(d).hex() with the mtime bytes 4..8 zeroed.
     const REFERENCE: [(i64, &str); 3] = [
@@ -124,27 +118,31 @@ mod tests {
     fn matches_numcodecs_except_mtime() {
         for (level, enc) in REFERENCE {
             let c = bytes_codec("gzip", json!({ "level": level })).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), data());
-            assert_eq!(c.encode(data()).unwrap(), hex(enc), "level {level}");
+            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(
+                c.encode(compressor_input()).unwrap(),
+                hex(enc),
+                "level {level}"
+            );
         }
     }
 
     #[test]
     fn round_trips_and_multi_member() {
         let c = bytes_codec("gzip", json!({})).unwrap();
-        let enc = c.encode(data()).unwrap();
+        let enc = c.encode(compressor_input()).unwrap();
         assert_eq!(enc[8], 4); // default level 1
-        assert_eq!(c.decode(enc.clone()).unwrap(), data());
+        assert_eq!(c.decode(enc.clone()).unwrap(), compressor_input());
         let mut two = enc.clone();
         two.extend(c.encode(sample(10)).unwrap());
-        let mut expected = data();
+        let mut expected = compressor_input();
         expected.extend(sample(10));
         assert_eq!(c.decode(two).unwrap(), expected);
         let empty = c.encode(Vec::new()).unwrap();
         assert_eq!(c.decode(empty).unwrap(), Vec::<u8>::new());
         let mut out = vec![0; 500];
         c.decode_into(enc, &mut out).unwrap();
-        assert_eq!(out, data());
+        assert_eq!(out, compressor_input());
     }
 
     #[test]
@@ -152,7 +150,7 @@ mod tests {
         assert!(bytes_codec("gzip", json!({"level": 10})).is_err());
         assert!(bytes_codec("gzip", json!({"compresslevel": 1})).is_err());
         let c = bytes_codec("gzip", json!({"level": 9})).unwrap();
-        let enc = c.encode(data()).unwrap();
+        let enc = c.encode(compressor_input()).unwrap();
         assert_robust(c.as_ref(), &enc, true);
     }
 }

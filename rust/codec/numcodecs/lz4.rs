@@ -131,15 +131,8 @@ impl BytesToBytesCodec for Lz4Codec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{assert_robust, bytes_codec, hex};
-    use crate::codec::tests::sample;
+    use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use serde_json::json;
-
-    fn data() -> Vec<u8> {
-        let mut d = sample(300);
-        d.extend_from_slice(&[0; 200]);
-        d
-    }
 
     /// numcodecs.LZ4(acceleration).encode(d).hex()
     const REFERENCE: [(i64, &str); 3] = [
@@ -192,19 +185,23 @@ mod tests {
     fn matches_numcodecs() {
         for (acceleration, enc) in REFERENCE {
             let c = bytes_codec("lz4", json!({ "acceleration": acceleration })).unwrap();
-            assert_eq!(c.encode(data()).unwrap(), hex(enc), "{acceleration}");
-            assert_eq!(c.decode(hex(enc)).unwrap(), data());
+            assert_eq!(
+                c.encode(compressor_input()).unwrap(),
+                hex(enc),
+                "{acceleration}"
+            );
+            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
         }
     }
 
     #[test]
     fn framing_and_empty_input() {
         let c = bytes_codec("lz4", json!({})).unwrap();
-        let enc = c.encode(data()).unwrap();
+        let enc = c.encode(compressor_input()).unwrap();
         assert_eq!(&enc[..4], &500u32.to_le_bytes());
         let mut out = vec![0; 500];
         c.decode_into(enc.clone(), &mut out).unwrap();
-        assert_eq!(out, data());
+        assert_eq!(out, compressor_input());
         let mut short = vec![0; 499];
         assert!(c.decode_into(enc, &mut short).is_err());
         let empty = c.encode(Vec::new()).unwrap();
@@ -218,8 +215,11 @@ mod tests {
         // <= 0 means the default, as in numcodecs.
         let c = bytes_codec("lz4", json!({"acceleration": -5})).unwrap();
         let d = bytes_codec("lz4", json!({"acceleration": 1})).unwrap();
-        assert_eq!(c.encode(data()).unwrap(), d.encode(data()).unwrap());
-        let enc = c.encode(data()).unwrap();
+        assert_eq!(
+            c.encode(compressor_input()).unwrap(),
+            d.encode(compressor_input()).unwrap()
+        );
+        let enc = c.encode(compressor_input()).unwrap();
         assert_robust(c.as_ref(), &enc, true);
         // Size header larger than the block could produce.
         let mut bad = enc.clone();

@@ -488,15 +488,9 @@ impl BytesToBytesCodec for LzmaCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{assert_robust, bytes_codec, hex};
+    use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
     use serde_json::{json, Value};
-
-    fn data() -> Vec<u8> {
-        let mut d = sample(300);
-        d.extend_from_slice(&[0; 200]);
-        d
-    }
 
     /// (config, numcodecs.LZMA(**config).encode(d).hex())
     const REFERENCE: [(&str, &str); 13] = [
@@ -655,8 +649,8 @@ mod tests {
         for (config, enc) in REFERENCE {
             let config: Value = serde_json::from_str(config).unwrap();
             let c = bytes_codec("lzma", config.clone()).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), data(), "{config}");
-            assert_eq!(c.encode(data()).unwrap(), hex(enc), "{config}");
+            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input(), "{config}");
+            assert_eq!(c.encode(compressor_input()).unwrap(), hex(enc), "{config}");
         }
     }
 
@@ -665,17 +659,20 @@ mod tests {
         let auto = bytes_codec("lzma", json!({"format": 0})).unwrap();
         for format in [1, 2] {
             let c = bytes_codec("lzma", json!({ "format": format })).unwrap();
-            assert_eq!(auto.decode(c.encode(data()).unwrap()).unwrap(), data());
+            assert_eq!(
+                auto.decode(c.encode(compressor_input()).unwrap()).unwrap(),
+                compressor_input()
+            );
         }
-        assert!(auto.encode(data()).is_err());
+        assert!(auto.encode(compressor_input()).is_err());
     }
 
     #[test]
     fn concatenated_streams_and_trailing_garbage() {
         let c = bytes_codec("lzma", json!({"preset": 1})).unwrap();
-        let mut enc = c.encode(data()).unwrap();
+        let mut enc = c.encode(compressor_input()).unwrap();
         enc.extend(c.encode(sample(9)).unwrap());
-        let mut expected = data();
+        let mut expected = compressor_input();
         expected.extend(sample(9));
         assert_eq!(c.decode(enc.clone()).unwrap(), expected);
         // Data after the streams that is not a stream is ignored...
@@ -717,8 +714,12 @@ mod tests {
             json!({"format": 3, "filters": [{"id": 33, "preset": 1}]}),
         ] {
             let c = bytes_codec("lzma", config.clone()).unwrap();
-            let enc = c.encode(data()).unwrap();
-            assert_eq!(c.decode(enc.clone()).unwrap(), data(), "{config}");
+            let enc = c.encode(compressor_input()).unwrap();
+            assert_eq!(
+                c.decode(enc.clone()).unwrap(),
+                compressor_input(),
+                "{config}"
+            );
             assert_robust(c.as_ref(), &enc, true);
         }
     }

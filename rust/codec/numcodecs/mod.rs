@@ -228,6 +228,14 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// The input of every compressor's reference vectors: numcodecs encoded
+    /// `bytes((i * 7 % 251) for i in range(300)) + bytes(200)`.
+    pub fn compressor_input() -> Vec<u8> {
+        let mut d = crate::codec::tests::sample(300);
+        d.extend_from_slice(&[0; 200]);
+        d
+    }
+
     /// Build a numcodecs codec through the factory.
     pub fn build_any(id: &str, config: Value, spec: &ChunkSpec) -> Result<AnyCodec> {
         build(

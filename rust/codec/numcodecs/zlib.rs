@@ -238,16 +238,8 @@ impl BytesToBytesCodec for ZlibCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{assert_robust, bytes_codec, hex};
-    use crate::codec::tests::sample;
+    use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use serde_json::json;
-
-    // d = bytes((i * 7 % 251) for i in range(300)) + bytes(200)
-    fn data() -> Vec<u8> {
-        let mut d = sample(300);
-        d.extend_from_slice(&[0; 200]);
-        d
-    }
 
     /// numcodecs.Zlib(level).encode(d).hex() for each level.
     const REFERENCE: [(i64, &str); 5] = [
@@ -324,11 +316,15 @@ mod tests {
     fn matches_numcodecs() {
         for (level, enc) in REFERENCE {
             let c = bytes_codec("zlib", json!({ "level": level })).unwrap();
-            assert_eq!(c.encode(data()).unwrap(), hex(enc), "level {level}");
-            assert_eq!(c.decode(hex(enc)).unwrap(), data());
+            assert_eq!(
+                c.encode(compressor_input()).unwrap(),
+                hex(enc),
+                "level {level}"
+            );
+            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
             let mut out = vec![0; 500];
             c.decode_into(hex(enc), &mut out).unwrap();
-            assert_eq!(out, data());
+            assert_eq!(out, compressor_input());
         }
     }
 
@@ -346,10 +342,10 @@ mod tests {
     #[test]
     fn round_trip_default_and_trailing_data() {
         let c = bytes_codec("zlib", json!({})).unwrap();
-        let mut enc = c.encode(data()).unwrap();
+        let mut enc = c.encode(compressor_input()).unwrap();
         assert_eq!(&enc[..2], &[0x78, 0x01]); // default level 1
         enc.extend_from_slice(b"trailing");
-        assert_eq!(c.decode(enc.clone()).unwrap(), data());
+        assert_eq!(c.decode(enc.clone()).unwrap(), compressor_input());
         let mut short = vec![0; 499];
         assert!(c.decode_into(enc.clone(), &mut short).is_err());
         let mut long = vec![0; 501];
@@ -365,7 +361,7 @@ mod tests {
         assert!(bytes_codec("zlib", json!({"level": "1"})).is_err());
         assert!(bytes_codec("zlib", json!({"level": -1})).is_ok());
         let c = bytes_codec("zlib", json!({"level": 6})).unwrap();
-        let enc = c.encode(data()).unwrap();
+        let enc = c.encode(compressor_input()).unwrap();
         assert_robust(c.as_ref(), &enc, true);
     }
 }

@@ -124,15 +124,9 @@ impl BytesToBytesCodec for ZstdCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{assert_robust, bytes_codec, hex};
+    use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
     use serde_json::json;
-
-    fn data() -> Vec<u8> {
-        let mut d = sample(300);
-        d.extend_from_slice(&[0; 200]);
-        d
-    }
 
     /// numcodecs.Zstd(level, checksum).encode(d).hex() (numcodecs bundles
     /// zstd 1.5.6, this build 1.5.7: outputs agree at these levels).
@@ -273,8 +267,12 @@ mod tests {
     fn matches_numcodecs() {
         for (level, checksum, enc) in REFERENCE {
             let c = bytes_codec("zstd", json!({"level": level, "checksum": checksum})).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), data());
-            assert_eq!(c.encode(data()).unwrap(), hex(enc), "level {level}");
+            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(
+                c.encode(compressor_input()).unwrap(),
+                hex(enc),
+                "level {level}"
+            );
         }
     }
 
@@ -292,9 +290,9 @@ mod tests {
                            e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
                            cad1d8dfe6edf4000200449c127bfd919102";
         let c = bytes_codec("zstd", json!({})).unwrap();
-        assert_eq!(c.decode(hex(ENC)).unwrap(), data());
-        let enc = c.encode(data()).unwrap();
-        assert_eq!(c.decode(enc).unwrap(), data());
+        assert_eq!(c.decode(hex(ENC)).unwrap(), compressor_input());
+        let enc = c.encode(compressor_input()).unwrap();
+        assert_eq!(c.decode(enc).unwrap(), compressor_input());
     }
 
     #[test]
@@ -312,13 +310,13 @@ mod tests {
         let mut streamed = Vec::new();
         {
             let mut w = zstd::stream::Encoder::new(&mut streamed, 1).unwrap();
-            std::io::Write::write_all(&mut w, &data()).unwrap();
+            std::io::Write::write_all(&mut w, &compressor_input()).unwrap();
             w.finish().unwrap();
         }
-        assert_eq!(c.decode(streamed.clone()).unwrap(), data());
+        assert_eq!(c.decode(streamed.clone()).unwrap(), compressor_input());
         let mut out = vec![0; 500];
         c.decode_into(streamed, &mut out).unwrap();
-        assert_eq!(out, data());
+        assert_eq!(out, compressor_input());
     }
 
     #[test]
@@ -330,7 +328,7 @@ mod tests {
         assert!(bytes_codec("zstd", json!({"checksum": 1})).is_err());
         assert!(bytes_codec("zstd", json!({"cname": "x"})).is_err());
         let c = bytes_codec("zstd", json!({"level": 3, "checksum": true})).unwrap();
-        let enc = c.encode(data()).unwrap();
+        let enc = c.encode(compressor_input()).unwrap();
         assert_robust(c.as_ref(), &enc, true);
         assert!(c.decode(Vec::new()).is_err());
         // A header declaring a huge size is refused before allocating.
