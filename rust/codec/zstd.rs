@@ -16,10 +16,16 @@ pub struct ZstdCodec {
 }
 
 thread_local! {
-    // Decompression contexts are reused per thread: creating one per chunk costs
-    // an allocation of ~100 KiB.
+    // Contexts are reused per thread. Creating one per chunk costs an allocation
+    // of ~100 KiB (decompression) or several hundred KiB (compression, whose
+    // workspace is then faulted in page by page and its tables cleared); a reused
+    // compression context keeps its workspace and skips most of the clearing.
     static DCTX: RefCell<zstd_safe::DCtx<'static>> = RefCell::new(zstd_safe::DCtx::create());
+    static CCTX: RefCell<zstd_safe::CCtx<'static>> = RefCell::new(zstd_safe::CCtx::create());
 }
+
+/// The largest compression context a thread keeps between chunks.
+const KEPT_CCTX_BYTES: usize = 8 << 20;
 
 impl ZstdCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
@@ -36,7 +42,10 @@ impl ZstdCodec {
 }
 
 /// Decompress one frame into `dst` with this thread's context; the decoded length.
-fn decompress<C: zstd_safe::WriteBuf + ?Sized>(dst: &mut C, src: &[u8]) -> Result<usize> {
+pub(crate) fn decompress<C: zstd_safe::WriteBuf + ?Sized>(
+    dst: &mut C,
+    src: &[u8],
+) -> Result<usize> {
     DCTX.with(|d| d.borrow_mut().decompress(dst, src).map_err(zstd_error))
 }
 
@@ -46,23 +55,26 @@ fn zstd_error(code: usize) -> Error {
 
 impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
-        let mut cctx = zstd_safe::CCtx::create();
-        let set = |cctx: &mut zstd_safe::CCtx, p| {
-            cctx.set_parameter(p)
-                .map(|_| ())
-                .map_err(|c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c))))
-        };
-        set(
-            &mut cctx,
-            zstd_safe::CParameter::CompressionLevel(self.level),
-        )?;
-        set(
-            &mut cctx,
-            zstd_safe::CParameter::ChecksumFlag(self.checksum),
-        )?;
+        let param_error = |c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c)));
         let mut out = Vec::with_capacity(zstd_safe::compress_bound(decoded.len()));
-        cctx.compress2(&mut out, &decoded)
-            .map_err(|c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c))))?;
+        CCTX.with(|c| {
+            let mut cctx = c.borrow_mut();
+            // A reset forgets the previous chunk's parameters (and any frame an
+            // error left half-written); the workspace stays allocated.
+            cctx.reset(zstd_safe::ResetDirective::SessionAndParameters)
+                .map_err(param_error)?;
+            cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(self.level))
+                .map_err(param_error)?;
+            cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(self.checksum))
+                .map_err(param_error)?;
+            let done = cctx.compress2(&mut out, &decoded).map_err(param_error);
+            // High levels on large chunks need workspaces of tens of MiB: those
+            // are not kept past the chunk.
+            if cctx.sizeof() > KEPT_CCTX_BYTES {
+                *cctx = zstd_safe::CCtx::create();
+            }
+            done
+        })?;
         Ok(out)
     }
 
@@ -112,6 +124,46 @@ mod tests {
             assert_eq!(out, data);
             let mut short = vec![0; data.len() - 1];
             assert!(c.decode_into(enc, &mut short).is_err());
+        }
+    }
+
+    /// What a fresh context writes for `data` at these parameters.
+    fn fresh_frame(data: &[u8], level: i32, checksum: bool) -> Vec<u8> {
+        let mut cctx = zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd_safe::CParameter::CompressionLevel(level))
+            .unwrap();
+        cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(checksum))
+            .unwrap();
+        let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+        cctx.compress2(&mut out, data).unwrap();
+        out
+    }
+
+    #[test]
+    fn reused_context_writes_what_a_fresh_one_does() {
+        let small = super::super::tests::sample(70_000);
+        let large = super::super::tests::sample(6 << 20);
+        // Levels and checksums change between chunks on one thread; a reused
+        // context must not carry any of them over.
+        for (data, level, checksum) in [
+            (&small, 1, false),
+            (&small, 19, true),
+            (&small, -5, false),
+            (&large, 19, false),
+            (&small, 3, true),
+            (&small, 3, false),
+        ] {
+            let enc = ZstdCodec::new(level, checksum)
+                .encode(data.clone())
+                .unwrap();
+            assert_eq!(enc, fresh_frame(data, level, checksum), "level {level}");
+            assert_eq!(&ZstdCodec::new(level, false).decode(enc).unwrap(), data);
+            // A level-19 context for megabytes is not kept for the next chunk.
+            let kept = CCTX.with(|c| c.borrow().sizeof());
+            assert!(
+                kept <= KEPT_CCTX_BYTES,
+                "kept {kept} bytes after level {level}"
+            );
         }
     }
 

@@ -5,24 +5,18 @@
 //! follows numcodecs: the decoded size is the sum of the content sizes of all
 //! concatenated frames; frames without one are decoded as a stream.
 
-use std::cell::RefCell;
-
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::check_config;
 use crate::codec::config::{bool_member, int_member};
-use crate::codec::zstd::ZstdCodec as CoreZstd;
+use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
 use crate::codec::{check_len, BytesToBytesCodec};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
 pub struct ZstdCodec {
     inner: CoreZstd,
-}
-
-thread_local! {
-    static DCTX: RefCell<zstd_safe::DCtx<'static>> = RefCell::new(zstd_safe::DCtx::create());
 }
 
 impl ZstdCodec {
@@ -82,7 +76,7 @@ fn total_content_size(src: &[u8]) -> Result<Option<u64>> {
 }
 
 fn decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
-    let n = DCTX.with(|d| d.borrow_mut().decompress(out, src).map_err(zstd_error))?;
+    let n = core_zstd::decompress(out, src)?;
     check_len(n, out.len())
 }
 
