@@ -439,7 +439,7 @@ if __name__ == "__main__":
         (None, None, True),
         ({"id": "zlib", "level": 1}, None, False),
         ({"id": "lz4", "acceleration": 1}, None, False),
-        (None, [{"id": "delta", "dtype": "<i4"}], False),
+        (None, [{"id": "delta", "dtype": ">i4"}], False),
     ],
 )
 @pytest.mark.parametrize("in_place", [False, True])
@@ -547,3 +547,75 @@ def test_numcodecs_codecs_in_v3_arrays(
     np.testing.assert_array_equal(a[...], z[...])
     a[10:] = -np.arange(10)
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path))[...], a[...])
+
+
+@pytest.mark.parametrize(
+    "dtype,filters",
+    [
+        (
+            ">f8",
+            [
+                {
+                    "id": "fixedscaleoffset",
+                    "offset": 3.5,
+                    "scale": 10,
+                    "dtype": ">f8",
+                    "astype": "<i2",
+                }
+            ],
+        ),
+        (
+            "<f4",
+            [{"id": "fixedscaleoffset", "offset": 0, "scale": 4, "dtype": "<f4", "astype": ">i4"}],
+        ),
+        ("<i4", [{"id": "astype", "encode_dtype": ">i4", "decode_dtype": "<i4"}]),
+        ("|u1", [{"id": "astype", "encode_dtype": ">i4", "decode_dtype": "|u1"}]),
+        (">f8", [{"id": "quantize", "digits": 2, "dtype": ">f8", "astype": "<f4"}]),
+        (
+            ">i2",
+            [{"id": "delta", "dtype": ">i2", "astype": "<i4"}, {"id": "shuffle", "elementsize": 4}],
+        ),
+    ],
+)
+def test_value_filter_output_byte_order_matches_numcodecs(
+    tmp_path: Path, dtype: str, filters: list[dict[str, Any]]
+) -> None:
+    """numcodecs stores a value filter's output in the byte order of its output type
+    (astype / encode_dtype), whatever the array's byte order."""
+    import numcodecs
+
+    data = (np.arange(24).reshape(4, 6) % 11).astype(dtype)
+    a = zarrox.create_array(
+        tmp_path,
+        shape=(4, 6),
+        chunks=(4, 6),
+        dtype=dtype,
+        zarr_format=2,
+        compressors=None,
+        filters=filters,
+    )
+    a[...] = data
+    codecs = [numcodecs.get_codec(dict(f)) for f in filters]
+    want: Any = data
+    for c in codecs:
+        want = c.encode(want)
+    assert (tmp_path / "0.0").read_bytes() == np.ascontiguousarray(want).tobytes()
+    # And what numcodecs wrote reads back as numcodecs decodes it.
+    (tmp_path / "0.0").write_bytes(np.ascontiguousarray(want).tobytes())
+    decoded: Any = (tmp_path / "0.0").read_bytes()
+    for c in reversed(codecs):
+        decoded = c.decode(decoded)
+    expected = np.frombuffer(np.ascontiguousarray(decoded).tobytes(), dtype=dtype).reshape(4, 6)
+    np.testing.assert_array_equal(zarrox.open_array(tmp_path, mode="r")[...], expected)
+
+
+def test_value_filter_input_byte_order_mismatch_is_unsupported(tmp_path: Path) -> None:
+    # numcodecs would view the big-endian chunk as '<i4' (garbage values): refuse.
+    with pytest.raises(UnsupportedError, match=r"filters\[0\]: dtype '<i4'.*byte order"):
+        zarrox.create_array(
+            tmp_path,
+            shape=(4,),
+            dtype=">i4",
+            zarr_format=2,
+            filters=[{"id": "delta", "dtype": "i4"}],
+        )

@@ -296,6 +296,42 @@ def _is_big_endian(dt: np.dtype[Any]) -> bool:
     return dt.byteorder == ">" or (dt.byteorder == "=" and sys.byteorder == "big")
 
 
+def _byte_order(dt: np.dtype[Any]) -> str:
+    """``">"`` or ``"<"`` for multi-byte numeric types, ``"|"`` when the order does not matter."""
+    if dt.byteorder == "|":
+        return "|"
+    return ">" if _is_big_endian(dt) else "<"
+
+
+#: value filters: (input type member, output type member), as numcodecs views and casts
+_FILTER_TYPE_MEMBERS = {
+    "delta": ("dtype", "astype"),
+    "fixedscaleoffset": ("dtype", "astype"),
+    "quantize": ("dtype", "astype"),
+    "astype": ("decode_dtype", "encode_dtype"),
+}
+
+
+def _filter_byte_order(codec: Mapping[str, Any], byte_order: str, i: int) -> str:
+    """The byte order of a value filter's output, given its input's (see to_core_json).
+
+    numcodecs views its input as the filter's ``dtype``: a chunk in the other byte order
+    would be reinterpreted, which zarrox does not reproduce."""
+    members = _FILTER_TYPE_MEMBERS.get(str(codec["name"]).removeprefix("numcodecs."))
+    if members is None:
+        return byte_order
+    config = codec["configuration"]
+    in_order = _byte_order(np.dtype(config[members[0]]))
+    if "|" not in (in_order, byte_order) and in_order != byte_order:
+        got = "big" if byte_order == ">" else "little"
+        raise UnsupportedError(
+            f"{_where('.zarray', '')}filters[{i}]: {members[0]} {config[members[0]]!r} has "
+            f"the other byte order than the values it gets ({got}-endian); numcodecs would "
+            "reinterpret their bytes: give the filter the array's byte order"
+        )
+    return _byte_order(np.dtype(config[members[1]]))
+
+
 # --------------------------------------------------------------------------------------------
 # Fill values
 # --------------------------------------------------------------------------------------------
@@ -1056,7 +1092,8 @@ class ArrayMetadataV2:
         ``{"shape", "chunk_shape", "data_type", "codecs", "chunk_key_encoding": {"name": "v2",
         "separator"}}``. The codec chain: ``transpose`` (order reversed) for ``"F"`` order
         with ndim > 1; one ``numcodecs.<id>`` per filter; ``bytes`` (``endian`` "big" for
-        big-endian dtypes, else "little"); ``numcodecs.<id>`` for the compressor. numcodecs
+        big-endian dtypes, else "little"; after value filters, the byte order of the last
+        filter's output type); ``numcodecs.<id>`` for the compressor. numcodecs
         configurations lose ``"id"`` and get numcodecs' defaults filled in (for the codecs
         zarrox knows). Object dtypes raise UnsupportedError.
         """
@@ -1071,7 +1108,11 @@ class ArrayMetadataV2:
             )
         # v2 filters run in order on the chunk; those that work on values come
         # before the bytes serializer, those that work on bytes after it.
+        # numcodecs stores a value filter's output in the byte order of its output
+        # type ("astype", "encode_dtype"), so the last such type decides the stored
+        # byte order, not the array's.
         after_bytes: list[dict[str, Any]] = []
+        byte_order = _byte_order(self.dtype)
         for i, f in enumerate(self.filters or []):
             codec = _core_codec(f, where, f"filters[{i}]")
             if f.get("id") in ARRAY_FILTER_IDS:
@@ -1080,10 +1121,11 @@ class ArrayMetadataV2:
                         f"{_where('.zarray', '')}filter {f.get('id')!r} works on values but "
                         f"follows a filter that works on bytes"
                     )
+                byte_order = _filter_byte_order(codec, byte_order, i)
                 codecs.append(codec)
             else:
                 after_bytes.append(codec)
-        endian = "big" if _is_big_endian(self.dtype) else "little"
+        endian = "big" if byte_order == ">" else "little"
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})
         codecs.extend(after_bytes)
         if self.compressor is not None:
