@@ -619,3 +619,21 @@ def test_value_filter_input_byte_order_mismatch_is_unsupported(tmp_path: Path) -
             zarr_format=2,
             filters=[{"id": "delta", "dtype": "i4"}],
         )
+
+
+def test_array_at_store_root_has_no_zgroup(tmp_path: Path) -> None:
+    """zarr-python writes only .zarray/.zattrs for an array at the root; a .zgroup
+    beside them made the root both a group and an array."""
+    zarr.create_array(str(tmp_path / "ref"), shape=(3,), dtype="i4", zarr_format=2)
+    a = zarrox.create_array(tmp_path / "ours", shape=(3,), dtype="i4", zarr_format=2)
+    a[...] = [1, 2, 3]
+    meta = {p.name for p in (tmp_path / "ours").iterdir() if p.name.startswith(".")}
+    assert meta == {p.name for p in (tmp_path / "ref").iterdir()} == {".zarray", ".zattrs"}
+    with pytest.raises(Exception, match="group"):
+        zarr.open_group(str(tmp_path / "ours"), mode="r")
+    # Below the root, ancestors still get their .zgroup.
+    zarrox.create_array(tmp_path / "nested", name="g/a", shape=(3,), dtype="i4", zarr_format=2)
+    assert (tmp_path / "nested" / ".zgroup").exists() and (
+        tmp_path / "nested" / "g" / ".zgroup"
+    ).exists()
+    assert not (tmp_path / "nested" / "g" / "a" / ".zgroup").exists()

@@ -105,7 +105,9 @@ def _new_group_metadata(zarr_format: int, attributes: dict[str, Any] | None) -> 
 
 def _ensure_parents(store: Store, path: str, zarr_format: int) -> None:
     """Create group metadata for every missing ancestor of ``path``, as zarr-python does."""
-    parts = path.split("/")[:-1] if path else []
+    if not path:
+        return  # the root has no ancestors (a v2 .zgroup there would sit beside the .zarray)
+    parts = path.split("/")[:-1]
     for i in range(len(parts) + 1):
         parent = "/".join(parts[:i])
         meta = read_node(store, parent)
