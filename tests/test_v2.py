@@ -637,3 +637,47 @@ def test_array_at_store_root_has_no_zgroup(tmp_path: Path) -> None:
         tmp_path / "nested" / "g" / ".zgroup"
     ).exists()
     assert not (tmp_path / "nested" / "g" / "a" / ".zgroup").exists()
+
+
+@pytest.mark.parametrize(
+    "dtype,filters",
+    [
+        ("<i4", [{"id": "crc32"}]),
+        ("<i4", [{"id": "shuffle", "elementsize": 4}]),
+        ("<i2", [{"id": "delta", "dtype": "<i2"}, {"id": "adler32"}]),
+        (str, None),
+        (bytes, None),
+    ],
+)
+@pytest.mark.parametrize("shuffle", [-1, 1])
+def test_blosc_after_bytes_filters_uses_typesize_1_like_numcodecs(
+    tmp_path: Path, dtype: Any, filters: Any, shuffle: int
+) -> None:
+    """numcodecs' Blosc takes the item size of what it is given: 1 after a bytes
+    filter or a vlen codec (and with shuffle -1, bit shuffle then)."""
+    import numcodecs
+
+    blosc = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": shuffle, "blocksize": 0}
+    if dtype in (str, bytes):
+        data = np.array(["ab", "cde", "", "x"] * 8, dtype=object)
+        if dtype is bytes:
+            data = np.array([s.encode() for s in data], dtype=object)
+    else:
+        data = (np.arange(32) * 7 % 13).astype(dtype)
+    a = zarrox.create_array(
+        tmp_path,
+        shape=(32,),
+        chunks=(32,),
+        dtype=dtype,
+        zarr_format=2,
+        compressors=blosc,
+        filters=filters,
+    )
+    a[...] = data
+    stored = json.loads((tmp_path / ".zarray").read_text())
+    want: Any = data
+    for f in stored["filters"] or []:
+        want = numcodecs.get_codec(f).encode(want)
+    want = numcodecs.get_codec(stored["compressor"]).encode(want)
+    assert (tmp_path / "0").read_bytes() == bytes(want)
+    assert list(zarrox.open_array(tmp_path)[...]) == list(data)

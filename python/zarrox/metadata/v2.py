@@ -802,6 +802,18 @@ def normalize_v2_codec(
     return out
 
 
+def _blosc_typesize_1(codecs: list[dict[str, Any]], first: int) -> list[dict[str, Any]]:
+    """Blosc takes its typesize from the item size of what it is given (numcodecs'
+    default): the chunk's values for the first codec after the value filters, but
+    plain bytes (typesize 1) after a bytes filter (shuffle, checksums, a compressor)
+    or a vlen codec. Sets ``typesize`` 1 on the blosc codecs from index ``first``."""
+    for codec in codecs[first:]:
+        config = codec["configuration"]
+        if codec["name"] == "numcodecs.blosc" and config.get("typesize") is None:
+            config["typesize"] = 1
+    return codecs
+
+
 def _core_codec(config: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
     full = _complete_codec(config, where, label)
     return {
@@ -1127,9 +1139,9 @@ class ArrayMetadataV2:
                 after_bytes.append(codec)
         endian = "big" if byte_order == ">" else "little"
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})
-        codecs.extend(after_bytes)
         if self.compressor is not None:
-            codecs.append(_core_codec(self.compressor, where, "compressor"))
+            after_bytes.append(_core_codec(self.compressor, where, "compressor"))
+        codecs.extend(_blosc_typesize_1(after_bytes, first=1))
         return {
             "shape": list(self.shape),
             "chunk_shape": list(self.chunks),
@@ -1165,10 +1177,12 @@ class ArrayMetadataV2:
                 f"{_where('.zarray', '')}object arrays in F order are not supported"
             )
         codecs: list[dict[str, Any]] = [{"name": str(filters[pos]["id"])}]
+        after: list[dict[str, Any]] = []
         for i, f in enumerate(filters[pos + 1 :], start=pos + 1):
-            codecs.append(_core_codec(f, "", f"filters[{i}]"))
+            after.append(_core_codec(f, "", f"filters[{i}]"))
         if self.compressor is not None:
-            codecs.append(_core_codec(self.compressor, "", "compressor"))
+            after.append(_core_codec(self.compressor, "", "compressor"))
+        codecs.extend(_blosc_typesize_1(after, first=0))
         return {
             "shape": list(self.shape),
             "chunk_shape": list(self.chunks),
