@@ -317,6 +317,42 @@ def test_integer_index_on_all_dims_like_zarr_python() -> None:
     assert a[np.int64(1), np.int32(2)] == 5
 
 
+def _kind(value: Any) -> tuple[Any, ...]:
+    """What a read returned: numpy scalar or array, its dtype and shape, its values."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype, value.shape, value.tolist())
+    return (type(value), np.asarray(value).dtype, (), np.asarray(value).tolist())
+
+
+@pytest.mark.parametrize("dtype", ["int32", "str"])
+def test_one_element_reads_return_what_zarr_python_returns(dtype: str) -> None:
+    """zarr-python returns a numpy scalar for a *basic* selection of one element and an
+    array for every other selection: 0-d for an orthogonal one (``a[1, 2]`` with Python
+    ints goes through orthogonal indexing), shape (1,) for a coordinate one."""
+    data = np.arange(12).reshape(4, 3).astype(dtype)
+    fill = "" if dtype == "str" else 0
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(4, 3), dtype=dtype, chunks=(2, 2), fill_value=fill
+    )
+    z = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(4, 3), dtype=dtype, chunks=(2, 2), fill_value=fill
+    )
+    a[...] = z[...] = data
+    for sel in [(1, 2), (-1, -1), (np.int64(1), np.int32(2)), (np.uint8(3), 0), (1, Ellipsis, 2)]:
+        assert _kind(a[sel]) == _kind(z[sel]), sel
+        assert _kind(a.get_basic_selection(sel)) == _kind(z.get_basic_selection(sel)), sel
+        assert _kind(a.oindex[sel]) == _kind(z.oindex[sel]), sel
+    for sel in [(1, 2), (np.int64(-1), 0), ([1], 2)]:
+        assert _kind(a.vindex[sel]) == _kind(z.vindex[sel]), sel
+        got = a.get_coordinate_selection(sel)
+        assert _kind(got) == _kind(z.get_coordinate_selection(sel)), sel
+    a0 = zarrox.create_array(zarrox.MemoryStore(), shape=(), dtype="int32", fill_value=5)
+    z0 = zarr.create_array(zarr.storage.MemoryStore(), shape=(), dtype="int32", fill_value=5)
+    for sel in [(), Ellipsis]:
+        assert _kind(a0.oindex[sel]) == _kind(z0.oindex[sel]) == ("array", np.int32, (), 5)
+        assert _kind(a0.get_basic_selection(sel)) == _kind(z0.get_basic_selection(sel))
+
+
 def test_array_protocol() -> None:
     a = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 4), dtype="int16", chunks=(4, 4))
     a[...] = np.arange(24).reshape(6, 4)

@@ -29,6 +29,7 @@ from zarrox.indexing import (
     coordinate_selection,
     is_fancy,
     is_mask,
+    is_orthogonal_basic,
     is_pure_fancy,
     mask_selection,
     orthogonal_selection,
@@ -365,13 +366,16 @@ class Array(Node):
             arr = np.array(items, dtype=self.dtype)
         return arr.reshape(sel.result_shape)
 
-    def _read(self, sel: Selection, out: np.ndarray | None = None) -> Any:
+    def _read(self, sel: Selection, out: np.ndarray | None = None, *, basic: bool = False) -> Any:
+        """The selected values. As in zarr-python, a basic selection of one element
+        (every dimension an integer, or a 0-d array) gives a numpy scalar; every other
+        selection an array, 0-d included."""
         if self._var_len:
             result = self._read_var(sel)
             if out is not None:
                 out[...] = result
                 return out
-            return result[()] if self.ndim == 0 else result
+            return result[()] if basic and not sel.result_shape else result
         if out is not None:
             if out.shape != sel.result_shape or out.dtype != self.dtype:
                 raise ValueError(
@@ -391,7 +395,7 @@ class Array(Node):
         result = buf.reshape(sel.result_shape)
         if self.order == "F" and result.ndim > 1:
             result = np.asfortranarray(result)
-        if self.ndim == 0:
+        if basic and not sel.result_shape:
             return result[()]
         return result
 
@@ -408,10 +412,12 @@ class Array(Node):
         if self._plain_reads:
             result = self._read_plain(selection)
             if result is not None:
+                if not result.shape and not is_orthogonal_basic(selection, self.ndim):
+                    return result[()]  # e.g. a[1, ..., 2]: a basic selection
                 return result
         if is_pure_fancy(selection, self.shape):
             return self.vindex[selection]
-        if is_fancy(selection):
+        if is_fancy(selection) or is_orthogonal_basic(selection, self.ndim):
             return self.get_orthogonal_selection(selection)
         return self.get_basic_selection(selection)
 
@@ -421,8 +427,8 @@ class Array(Node):
         if out is None and self._plain_reads:
             result = self._read_plain(selection)
             if result is not None:
-                return result
-        return self._read(basic_selection(selection, self.shape), out)
+                return result[()] if not result.shape else result
+        return self._read(basic_selection(selection, self.shape), out, basic=True)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         return self._read(orthogonal_selection(selection, self.shape), out)

@@ -213,6 +213,9 @@ def coordinate_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
             )
         if isinstance(s, np.ndarray) and s.dtype == bool:
             raise IndexError("boolean arrays in a coordinate selection: use a mask selection")
+    # As in zarr-python, an integer is a coordinate array of length 1: one element
+    # selected by integers comes back as an array of shape (1,).
+    sel = tuple([s] if _is_integer(s) and not isinstance(s, np.ndarray) else s for s in sel)
     points, result_shape = _points(sel, shape)
     return Selection(points, (points.shape[0],), result_shape)  # type: ignore[arg-type]
 
@@ -284,3 +287,12 @@ def is_pure_fancy(selection: Any, shape: tuple[int, ...]) -> bool:
         elif not _is_integer(s):
             return False
     return arrays > 0
+
+
+def is_orthogonal_basic(selection: Any, ndim: int) -> bool:
+    """zarr-python's rule for ``a[...]`` without index arrays: Python integers and
+    slices (no Ellipsis, no numpy integers) go through orthogonal indexing, whose
+    result is an array (0-d for one element); anything else through basic indexing,
+    whose result for one element is a numpy scalar."""
+    sel = _as_tuple(selection)
+    return ndim > 0 and len(sel) <= ndim and all(isinstance(s, int | slice) for s in sel)
