@@ -290,6 +290,39 @@ def test_dtype_casting_on_write() -> None:
     np.testing.assert_array_equal(c[...], [1 + 2j, 3 + 0j])
 
 
+@pytest.mark.parametrize(
+    ("dtype", "value", "error"),
+    [
+        ("int32", 2**40, OverflowError),
+        ("uint8", -1, OverflowError),
+        ("uint8", 300, OverflowError),
+        ("uint8", [1, 300], OverflowError),
+        ("int16", float("nan"), ValueError),
+        ("int64", 1 + 2j, TypeError),
+        ("float32", 1 + 2j, TypeError),
+    ],
+)
+def test_python_values_out_of_range_raise_like_zarr_python(
+    dtype: str, value: Any, error: type[Exception]
+) -> None:
+    """A Python scalar or list that the dtype cannot hold raises, as in zarr-python and
+    numpy (``np.asarray(value, dtype)``), instead of storing a wrapped value."""
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(4,), dtype=dtype, chunks=(2,))
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), dtype=dtype, chunks=(2,))
+    sel = slice(0, np.size(value)) if isinstance(value, list) else 0
+    with pytest.raises(error):
+        z[sel] = value
+    with pytest.raises(error):
+        a[sel] = value
+    with pytest.raises(error):
+        a.oindex[[0, 1][: np.size(value)]] = value
+    np.testing.assert_array_equal(a[...], np.zeros(4, dtype=dtype))
+    assert a.store.list_prefix("c/") == []
+    # Arrays are cast as numpy's astype does (wrapping), as zarr-python does.
+    a[:2] = z[:2] = np.array([300, -1])
+    np.testing.assert_array_equal(a[:2], z[:2])
+
+
 def test_zero_dimensional_like_zarr_python() -> None:
     a = zarrox.create_array(zarrox.MemoryStore(), shape=(), dtype="int32", fill_value=5)
     z = zarr.create_array(zarr.storage.MemoryStore(), shape=(), dtype="int32", fill_value=5)

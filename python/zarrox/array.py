@@ -462,6 +462,17 @@ class Array(Node):
         arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
         self._handle.write_var(sel.dims, arr.reshape(-1).tolist())
 
+    def _values(self, value: Any) -> np.ndarray:
+        """``value`` as an array of this array's dtype, converted as zarr-python does:
+        arrays are cast (``astype``, which wraps out-of-range integers as numpy does);
+        Python scalars, lists and tuples are converted by ``np.asarray(value, dtype)``,
+        which raises OverflowError for an integer out of range, ValueError for NaN into
+        an integer type and TypeError for a complex into a real type, as numpy's
+        ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
+        if isinstance(value, np.ndarray | np.generic):
+            return np.asarray(value if value.dtype == self.dtype else value.astype(self.dtype))
+        return np.asarray(value, dtype=self.dtype)
+
     def _write_scalar(self, sel: Selection, value: Any) -> bool:
         """Write one value to every selected element without building a
         selection-sized buffer. False (nothing written) when the value is not
@@ -472,7 +483,7 @@ class Array(Node):
             if not isinstance(one, (str, bytes)):
                 return False
         else:
-            one = np.asarray(value).astype(self.dtype).tobytes()
+            one = self._values(value).tobytes()
         self._handle.write_scalar(sel.dims, one)
         return True
 
@@ -484,10 +495,7 @@ class Array(Node):
             return
         if self._var_len:
             return self._write_var(sel, value)
-        arr = np.asarray(value)
-        if arr.dtype != self.dtype:
-            arr = arr.astype(self.dtype)
-        arr = self._broadcast(arr, sel, value)
+        arr = self._broadcast(self._values(value), sel, value)
         buf = np.ascontiguousarray(arr.reshape(sel.buffer_shape))
         self._handle.write(sel.dims, buf.reshape(-1).view(np.uint8))
 
