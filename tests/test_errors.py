@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import zarr
 
 import zarrox
 from zarrox.errors import (
@@ -472,7 +473,6 @@ def arr() -> zarrox.Array:
         (-11, "index -11 is out of bounds for axis 0 with size 10"),
         ((0, 6), "index 6 is out of bounds for axis 1 with size 6"),
         ((slice(None), -7), "index -7 is out of bounds for axis 1 with size 6"),
-        (slice(None, None, 0), "step"),
         (slice(None, None, -1), "step"),
         ((slice(None), slice(5, 1, -2)), "step"),
         ((1, 2, 3), "too many indices"),
@@ -512,6 +512,21 @@ def test_bad_orthogonal_selection(arr: zarrox.Array, selection: Any, match: str)
         arr.oindex[selection]
     with pytest.raises(IndexError, match=match):
         arr.oindex[selection] = 0.0
+    np.testing.assert_array_equal(arr[...], np.arange(60.0).reshape(10, 6))
+
+
+@pytest.mark.parametrize("selection", [slice(None, None, 0), (slice(None), slice(1, 4, 0))])
+def test_zero_step_is_a_value_error_like_zarr_python(arr: zarrox.Array, selection: Any) -> None:
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(10, 6), dtype="f8", chunks=(3, 4))
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        z[selection]
+    for read in (arr.__getitem__, arr.get_basic_selection, arr.oindex.__getitem__):
+        with pytest.raises(ValueError, match="slice step cannot be zero"):
+            read(selection)
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        arr[selection] = 0.0
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        arr.blocks[selection]
     np.testing.assert_array_equal(arr[...], np.arange(60.0).reshape(10, 6))
 
 

@@ -73,6 +73,8 @@ def _integer(s: Any, n: int, dim: int) -> int:
 
 
 def _slice(s: slice, n: int) -> tuple[int, int, int]:
+    if s.step is not None and operator.index(s.step) == 0:
+        raise ValueError("slice step cannot be zero")  # as numpy and zarr-python say
     if s.step is not None and operator.index(s.step) < 1:
         raise IndexError("only slices with step >= 1 are supported")
     start, stop, step = s.indices(n)
@@ -260,6 +262,8 @@ def block_selection(selection: Any, shape: tuple[int, ...], chunks: tuple[int, .
                 )
             slices.append(slice(b * c, min((b + 1) * c, n)))
         elif isinstance(s, slice):
+            if s.step == 0:
+                raise ValueError("slice step cannot be zero")
             if s.step not in (None, 1):
                 raise IndexError("block selections support slices with step 1 only")
             start, stop, _ = s.indices(n_blocks)
