@@ -128,6 +128,23 @@ def test_array_properties() -> None:
     assert np.isnan(a[0, 0, 0])
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"chunks": (3, 4)},
+        {"chunks": (2, 2), "shards": (4, 4)},
+        {"chunks": (3, 4), "zarr_format": 2, "attributes": {"a": 1}},
+    ],
+)
+def test_nbytes_stored_is_a_method_like_zarr_python(tmp_path: Path, kwargs: Any) -> None:
+    z = zarr.create_array(tmp_path / "z", name="g/a", shape=(10, 11), dtype="i4", **kwargs)
+    a = zarrox.create_array(tmp_path / "x", name="g/a", shape=(10, 11), dtype="i4", **kwargs)
+    assert a.nbytes_stored() == z.nbytes_stored()
+    a[...] = z[...] = 1
+    assert a.nbytes_stored() == z.nbytes_stored()
+    assert a.info.nbytes_stored == z.nbytes_stored()
+
+
 def test_root_array_names() -> None:
     a = zarrox.create_array(zarrox.MemoryStore(), shape=(2,), dtype="int8")
     z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), dtype="int8")

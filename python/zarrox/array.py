@@ -260,9 +260,9 @@ class Array(Node):
         """Number of stored objects (shards when sharded, else chunks)."""
         return len(self._handle.stored_chunks())
 
-    @property
     def nbytes_stored(self) -> int:
-        """Bytes the array's chunks (and metadata) take in the store."""
+        """Bytes the array's chunks (and metadata) take in the store (a method, as in
+        zarr-python)."""
         total = 0
         for key, _ in self._handle.stored_chunks():
             value = self._store.get(key)
@@ -544,7 +544,7 @@ class ArrayInfo:
         # The chain the core runs, whatever the format described it as.
         self.codecs = [str(c["name"]) for c in a._core["codecs"]]
         self.nbytes = a.nbytes
-        self.nbytes_stored = a.nbytes_stored
+        self.nbytes_stored = a.nbytes_stored()
         self.nobjects_initialized = a.nshards_initialized
         self.nobjects = a.nshards
         self.attributes = len(a.attrs)
