@@ -760,6 +760,33 @@ def test_config_order_f() -> None:
     assert f.order == "F" and f[...].flags.f_contiguous
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("config_order", [None, "C", "F"])
+def test_v2_arrays_read_in_their_metadata_order_like_zarr_python(
+    tmp_path: Path, order: str, config_order: str | None
+) -> None:
+    """zarr-python 3.1 reports a v2 array's ``order`` from its metadata and returns reads
+    in that memory layout, whatever ``config={"order": ...}`` says."""
+    config = {"order": config_order} if config_order else None
+    ref = np.arange(20, dtype="i4").reshape(4, 5)
+    z = zarr.create_array(
+        tmp_path / "z", shape=(4, 5), chunks=(2, 2), dtype="i4", zarr_format=2, order=order
+    )
+    z[...] = ref
+    a = zarrox.create_array(
+        tmp_path / "x", shape=(4, 5), chunks=(2, 2), dtype="i4", zarr_format=2, order=order
+    )
+    a[...] = ref
+    z = zarr.open_array(tmp_path / "z", config=config)
+    a = zarrox.open_array(tmp_path / "x", config=config)
+    assert a.order == z.order == order
+    for sel in (Ellipsis, (slice(1, 3), slice(0, 4))):
+        ours, theirs = a[sel], z[sel]
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.flags.f_contiguous == theirs.flags.f_contiguous
+        assert ours.flags.c_contiguous == theirs.flags.c_contiguous
+
+
 @pytest.mark.usefixtures("clean_config")
 def test_config_validation_and_plain_set() -> None:
     with pytest.raises(KeyError):

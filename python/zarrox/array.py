@@ -35,6 +35,7 @@ from zarrox.indexing import (
     orthogonal_selection,
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
+from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
 
 
@@ -107,6 +108,10 @@ class Array(Node):
         if unknown:
             raise ValueError(f"unknown array config keys {sorted(unknown)}")
         self._order = str(given.get("order", global_config["array.order"]))
+        if isinstance(metadata, ArrayMetadataV2):
+            # zarr-python 3.1 reads a v2 array in the order of its metadata, whatever
+            # the configuration says, and reports that order.
+            self._order = metadata.order
         if self._order not in ("C", "F"):
             raise ValueError(f"order must be 'C' or 'F', got {self._order!r}")
         self._write_empty_chunks = bool(
