@@ -77,6 +77,20 @@ def test_create_array_store_forms(tmp_path: Path, kind: str) -> None:
         assert again.store is store
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_root_array_gets_no_group_beside_it(tmp_path: Path, zarr_format: int) -> None:
+    """A v2 array at the root is ``.zarray`` + ``.zattrs``, as zarr-python writes it: a
+    ``.zgroup`` beside them made zarr-python's open_group open the array as a group."""
+    zarr.create_array(tmp_path / "z", shape=(4,), dtype="i4", zarr_format=zarr_format)
+    zarrox.create_array(tmp_path / "x", shape=(4,), dtype="i4", zarr_format=zarr_format)
+    names = {p.name for p in (tmp_path / "z").iterdir()}
+    assert {p.name for p in (tmp_path / "x").iterdir()} == names
+    assert ".zgroup" not in names
+    with pytest.raises((zarr.errors.GroupNotFoundError, zarr.errors.ContainsArrayError)):
+        zarr.open_group(tmp_path / "x", mode="r")
+    assert isinstance(zarr.open(tmp_path / "x", mode="r"), zarr.Array)
+
+
 def test_nested_name_creates_parent_groups(tmp_path: Path) -> None:
     a = zarrox.create_array(tmp_path, name="x/y/z", shape=(3,), dtype="uint8")
     for node in ("", "x", "x/y"):
