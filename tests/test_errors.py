@@ -20,6 +20,8 @@ from zarrox.errors import (
     ArrayNotFoundError,
     ChecksumError,
     CodecError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     CorruptChunkError,
     GroupNotFoundError,
@@ -45,7 +47,14 @@ NODE = "grp/arr"
         (NodeNotFoundError, FileNotFoundError),
         (ArrayNotFoundError, FileNotFoundError),
         (GroupNotFoundError, FileNotFoundError),
+        (NodeNotFoundError, ValueError),
+        (ArrayNotFoundError, ValueError),
+        (GroupNotFoundError, ValueError),
         (ContainsNodeError, FileExistsError),
+        (ContainsNodeError, ValueError),
+        (ContainsArrayError, ContainsNodeError),
+        (ContainsGroupError, ContainsNodeError),
+        (ReadOnlyError, ValueError),
         (CodecError, ValueError),
         (CorruptChunkError, ValueError),
         (ChecksumError, ValueError),
@@ -286,6 +295,34 @@ def test_contains_node(tmp_path: Path) -> None:
     np.testing.assert_array_equal(
         zarrox.open_array(tmp_path, path=NODE, mode="r")[...], np.arange(64).reshape(8, 8)
     )
+
+
+@pytest.mark.parametrize("lib", [zarr, zarrox], ids=["zarr", "zarrox"])
+def test_node_errors_are_value_errors_like_zarr_python(tmp_path: Path, lib: Any) -> None:
+    """zarr-python's node errors (not found, contains array/group, writes to a read-only
+    array) are ValueErrors; code catching ValueError for zarr-python catches zarrox's."""
+    root = tmp_path / "x"
+    lib.create_array(root, name="g/a", shape=(2,), dtype="i1")
+    cases = [
+        (lambda: lib.create_array(root, name="g/a", shape=(2,), dtype="i1"), "ContainsArray"),
+        (lambda: lib.create_group(root, path="g"), "ContainsGroup"),
+        (lambda: lib.open_array(root, path="g/b", mode="r"), "ArrayNotFound"),
+        (lambda: lib.open_group(root, path="h", mode="r"), "GroupNotFound"),
+        (lambda: lib.open_array(root, path="g/a", mode="r").__setitem__(0, 1), ""),
+        (lambda: lib.create_array(root, name="g/a/c", shape=(2,), dtype="i1"), ""),
+    ]
+    for call, name in cases:
+        with pytest.raises(ValueError) as info:
+            call()
+        assert type(info.value).__name__.startswith(name), info.value
+    if lib is zarr:
+        return
+    with pytest.raises(ContainsArrayError, match="array already exists at 'g/a'"):
+        zarrox.create_group(root, path="g/a")
+    with pytest.raises(ContainsGroupError, match="group already exists at 'g'"):
+        zarrox.create_array(root, name="g", shape=(2,), dtype="i1")
+    with pytest.raises(ContainsArrayError, match="below the array at 'g/a'"):
+        zarrox.create_group(root, path="g/a/c")
 
 
 def test_read_only(tmp_path: Path) -> None:

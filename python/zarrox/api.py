@@ -20,11 +20,14 @@ from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.errors import (
     ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
     ContainsNodeError,
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
     UnsupportedError,
+    ZarroxError,
 )
 from zarrox.group import Group
 from zarrox.metadata import (
@@ -114,12 +117,23 @@ def _ensure_parents(store: Store, path: str, zarr_format: int) -> None:
         if meta is None:
             write_node(store, parent, _new_group_metadata(zarr_format, None))
         elif is_array(meta):
-            raise ContainsNodeError(f"cannot create a node below the array at '{parent}'")
+            raise ContainsArrayError(f"cannot create a node below the array at '{parent}'")
 
 
 def _prepare_node_path(store: Store, path: str, overwrite: bool, zarr_format: int) -> None:
-    if node_exists(store, path) and not overwrite:
-        raise ContainsNodeError(f"a node already exists at '{path}' in {store!r}")
+    if not overwrite and node_exists(store, path):
+        try:
+            meta = read_node(store, path)
+        except ZarroxError:  # unreadable metadata: still a node in the way
+            meta = None
+        kind, error = (
+            ("array", ContainsArrayError)
+            if meta is not None and is_array(meta)
+            else ("group", ContainsGroupError)
+            if meta is not None
+            else ("node", ContainsNodeError)
+        )
+        raise error(f"a {kind} already exists at '{path}' in {store!r}")
     if overwrite:
         store.delete_prefix(path + "/" if path else "")
     _ensure_parents(store, path, zarr_format)

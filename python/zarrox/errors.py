@@ -20,8 +20,9 @@ class UnsupportedError(ZarroxError, NotImplementedError):
     """A codec, data type, extension or feature that zarrox does not support."""
 
 
-class NodeNotFoundError(ZarroxError, FileNotFoundError):
-    """No array or group exists at the path."""
+class NodeNotFoundError(ZarroxError, FileNotFoundError, ValueError):
+    """No array or group exists at the path. Also a ValueError, as zarr-python's
+    ``NodeNotFoundError`` is."""
 
 
 class ArrayNotFoundError(NodeNotFoundError):
@@ -32,8 +33,18 @@ class GroupNotFoundError(NodeNotFoundError):
     """No group exists at the path."""
 
 
-class ContainsNodeError(ZarroxError, FileExistsError):
-    """A node already exists where one is being created without ``overwrite=True``."""
+class ContainsNodeError(ZarroxError, FileExistsError, ValueError):
+    """A node already exists where one is being created without ``overwrite=True``
+    (or an array is where a parent group would be). Also a ValueError, as zarr-python's
+    ``ContainsArrayError`` and ``ContainsGroupError`` are."""
+
+
+class ContainsArrayError(ContainsNodeError):
+    """An array is in the way (zarr-python's name)."""
+
+
+class ContainsGroupError(ContainsNodeError):
+    """A group is in the way (zarr-python's name)."""
 
 
 class CodecError(ZarroxError, ValueError):
@@ -52,14 +63,17 @@ class StoreError(ZarroxError, OSError):
     """The store failed to read or write."""
 
 
-class ReadOnlyError(ZarroxError, PermissionError):
-    """A write was attempted on a node opened read-only."""
+class ReadOnlyError(ZarroxError, PermissionError, ValueError):
+    """A write was attempted on a node opened read-only. Also a ValueError, which is
+    what zarr-python raises then."""
 
 
 __all__ = [
     "ArrayNotFoundError",
     "ChecksumError",
     "CodecError",
+    "ContainsArrayError",
+    "ContainsGroupError",
     "ContainsNodeError",
     "CorruptChunkError",
     "GroupNotFoundError",
