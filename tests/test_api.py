@@ -692,6 +692,34 @@ def test_group_create_and_require(tmp_path: Path) -> None:
     assert len(replaced) == 0 and "x/y" not in g
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_group_delitem_like_zarr_python(
+    tmp_path: Path, zarr_format: int, consolidated: bool
+) -> None:
+    root = zarrox.create_group(tmp_path, zarr_format=zarr_format)
+    root.create_array("a", shape=(4,), dtype="i4", chunks=(2,))[...] = 1
+    sub = root.create_group("sub")
+    sub.create_array("x", shape=(2,), dtype="i4")[...] = 2
+    sub.create_group("deep")
+    if consolidated:
+        root = zarrox.consolidate_metadata(tmp_path)
+    del root["a"]  # an array: metadata and chunks
+    del root["sub/deep"]  # a nested path
+    del root["missing"]  # nothing there: nothing happens, as in zarr-python
+    assert root.keys() == ["sub"] and "a" not in root and "sub/deep" not in root
+    assert [n for n, _ in root.members(max_depth=None)] == ["sub", "sub/x"]
+    assert not any(p.name == "a" for p in tmp_path.iterdir())
+    reopened = zarr.open_group(tmp_path, mode="r")
+    assert sorted(n for n, _ in reopened.members(max_depth=None)) == ["sub", "sub/x"]
+    again = zarrox.open_group(tmp_path, mode="r")
+    assert [n for n, _ in again.members(max_depth=None)] == ["sub", "sub/x"]
+    np.testing.assert_array_equal(again["sub/x"][...], [2, 2])
+    with pytest.raises(ReadOnlyError):
+        del again["sub"]
+    assert "sub" in zarrox.open_group(tmp_path, mode="r")
+
+
 def test_tree(hierarchy: zarrox.Group) -> None:
     expected = "\n".join(
         [

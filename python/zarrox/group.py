@@ -114,6 +114,22 @@ class Group(Node):
         except NodeNotFoundError:
             raise KeyError(name) from None
 
+    def __delitem__(self, name: str) -> None:
+        """Delete the child (or descendant, by path) ``name`` with everything below it:
+        metadata and chunks. As in zarr-python, deleting a name that is not there does
+        nothing."""
+        self._check_writable()
+        rel = normalize_path(name)
+        if not rel:
+            raise ValueError(f"cannot delete group {self.name} from itself")
+        self._store.delete_prefix(self._child_path(rel) + "/")
+        if self._consolidated is not None:
+            # The consolidated metadata must not list the deleted nodes any more.
+            from zarrox.api import consolidate_metadata
+
+            again = consolidate_metadata(self._store, path=self._path)
+            self._metadata, self._consolidated = again._metadata, again._consolidated
+
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
