@@ -432,3 +432,50 @@ def test_mask_selection_equals_numpy(spec: dict[str, Any], data: st.DataObject) 
     a.vindex[mask] = value
     ref[mask] = value
     assert_same(a[...], ref)
+
+
+@SETTINGS
+@given(spec=array_specs(max_ndim=3), data=st.data())
+def test_broadcast_and_strided_values_write_equals_numpy(
+    spec: dict[str, Any], data: st.DataObject
+) -> None:
+    """Values that are not the selection's C-contiguous shape: a scalar, a trailing
+    part of the shape (broadcast), an F-ordered copy, a reversed (negative-stride) view."""
+    a, ref = make(spec)
+    sel = data.draw(basic_selections(spec["shape"]), label="selection")
+    shape = ref[sel].shape
+    kind = data.draw(st.sampled_from(["scalar", "broadcast", "fortran", "reversed"]), label="kind")
+    full = random_values(shape, spec["dtype"], spec["seed"] + 3)
+    value: Any
+    if kind == "scalar":
+        value = full.reshape(-1)[0] if full.size else random_values((1,), spec["dtype"], 1)[0]
+    elif kind == "broadcast":
+        keep = data.draw(st.integers(0, len(shape)), label="trailing dims")
+        value = full[(0,) * (len(shape) - keep)] if full.size else full
+    elif kind == "fortran":
+        value = np.asfortranarray(full) if full.ndim else full  # (asfortranarray makes 0-d 1-d)
+    else:
+        value = full[tuple(slice(None, None, -1) for _ in shape)]
+    a[sel] = value
+    ref[sel] = value
+    assert_same(a[...], ref)
+
+
+@SETTINGS
+@given(spec=array_specs(max_ndim=3), data=st.data())
+def test_resize_sequence_equals_numpy_model(spec: dict[str, Any], data: st.DataObject) -> None:
+    """Shrinking and growing: the overlap keeps its values, everything else reads as the
+    fill value (also where a shrink cut a chunk and a later grow uncovered it again)."""
+    if not spec["shape"]:
+        return
+    a, ref = make(spec)
+    fill = np.asarray(a.fill_value, dtype=ref.dtype)
+    for _ in range(data.draw(st.integers(1, 3), label="resizes")):
+        new_shape = tuple(data.draw(st.integers(0, 2 * n + 3), label="dim") for n in spec["shape"])
+        a.resize(new_shape)
+        model = np.full(new_shape, fill, dtype=ref.dtype)
+        overlap = tuple(slice(0, min(o, n)) for o, n in zip(ref.shape, new_shape, strict=True))
+        model[overlap] = ref[overlap]
+        ref = model
+        assert a.shape == new_shape
+        assert_same(a[...], ref)
