@@ -1363,3 +1363,51 @@ def test_tensorstore_documents(tmp_path: Path, metadata: dict[str, Any]) -> None
         if key != "chunk_key_encoding":
             assert out[key] == value, key
     assert all(set(c) == {"name", "configuration"} for c in meta.to_core_json()["codecs"])
+
+
+_LE = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@pytest.mark.parametrize(
+    ("chunk_shape", "codecs"),
+    [
+        ([2**40, 2**40], [_LE]),  # 2**81 bytes: the size wraps around in usize
+        ([2**62], [_LE]),  # 2**63 bytes: fits in u64, not in one buffer
+        ([2**64 - 1], [_LE]),
+        (
+            [2**31, 2**30],  # 2**61 inner chunks: an index of 2**65 bytes
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [1, 1],
+                        "codecs": [_LE],
+                        "index_codecs": [_LE, {"name": "crc32c"}],
+                    },
+                }
+            ],
+        ),
+    ],
+    ids=["wraps", "over-isize", "u64-max", "shard-index"],
+)
+def test_chunks_too_large_for_a_buffer_are_refused(
+    tmp_path: Path, chunk_shape: list[int], codecs: list[dict[str, Any]]
+) -> None:
+    """zarrox wrapped the byte size around or panicked ("capacity overflow", "range end
+    index out of range") on writes; tensorstore refuses such metadata at open."""
+    import zarrox
+
+    shape = [4] * len(chunk_shape)
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": "uint16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": codecs,
+    }
+    (tmp_path / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(UnsupportedError, match=r"larger than the \d+ bytes a buffer can hold"):
+        zarrox.open_array(tmp_path, mode="r+")

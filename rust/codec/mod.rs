@@ -174,6 +174,22 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
 impl CodecChain {
     /// Build and validate a chain from the `codecs` JSON list for chunks of `spec`.
     pub fn from_json(codecs: &Value, spec: ChunkSpec) -> Result<CodecChain> {
+        // Every size below is computed with plain usize arithmetic, and a buffer can hold
+        // at most isize::MAX bytes: refuse larger chunks here rather than wrap or panic.
+        let fits = spec
+            .shape
+            .iter()
+            .try_fold(spec.dtype.size, |n, &s| n.checked_mul(s))
+            .is_some_and(|n| n <= isize::MAX as usize);
+        if !fits {
+            return Err(Error::unsupported(format!(
+                "chunks of shape {:?} with {} byte(s) per element are larger than the \
+                 {} bytes a buffer can hold",
+                spec.shape,
+                spec.dtype.size,
+                isize::MAX
+            )));
+        }
         let list = codecs
             .as_array()
             .ok_or_else(|| Error::metadata("codecs must be a list"))?;
