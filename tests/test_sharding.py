@@ -320,3 +320,36 @@ def test_reading_one_inner_chunk_starts_no_threads(tmp_path: Path) -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "1", out.stdout + out.stderr
+
+
+def test_opening_a_shard_of_many_inner_chunks_allocates_no_index(tmp_path: Path) -> None:
+    """zarrox encoded a whole empty shard index when opening the array, to learn its size:
+    with 2**40 inner chunks per shard (a 16 TiB index) the process aborted ("memory
+    allocation failed") on open. The index size is now computed; reading a missing shard
+    needs no index, as with zarr-python."""
+    import subprocess
+    import sys
+
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [2**21, 2**21],
+        "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2**20, 2**20]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 7,
+        "codecs": [sharding([1, 1], [BYTES_LE])],
+    }
+    (tmp_path / "zarr.json").write_text(json.dumps(doc))
+    script = (
+        "import resource, sys, zarrox\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))\n"
+        "a = zarrox.open_array(sys.argv[1])\n"
+        "print(a[5, 2**21 - 1], a[:2, :3].tolist())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[0] == "7 [[7, 7, 7], [7, 7, 7]]"
+    assert zarr.open_array(tmp_path, mode="r")[5, 2**21 - 1] == 7

@@ -139,6 +139,7 @@ impl ShardingCodec {
             .map_err(|e| e.context(format!("codec '{C}' inner codecs")))?;
         let default_index = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
         let index_codecs = config.get("index_codecs").unwrap_or(&default_index);
+        let mut checksums = 0;
         for c in index_codecs.as_array().into_iter().flatten() {
             let (name, _) = name_and_config(c)?;
             if !FIXED_SIZE_INDEX_CODECS.contains(&name) {
@@ -146,6 +147,7 @@ impl ShardingCodec {
                     "codec '{C}': index codec '{name}' does not have a fixed encoded size"
                 )));
             }
+            checksums += usize::from(name == "crc32c");
         }
         let mut index_shape = chunks_per_shard.clone();
         index_shape.push(2);
@@ -159,8 +161,10 @@ impl ShardingCodec {
         let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
             .unwrap_or("end")
             == "end";
+        // bytes and transpose keep the index's 16 bytes per inner chunk, crc32c adds 4 (the
+        // chain above checked that this size fits in a buffer; nothing is allocated here).
         let n: usize = chunks_per_shard.iter().product();
-        let index_size = index_chain.encode(vec![0xff; n * 16])?.len();
+        let index_size = n * 16 + 4 * checksums;
         Ok(ShardingCodec {
             shard_spec: spec.clone(),
             inner,
@@ -778,6 +782,27 @@ mod tests {
             "index_location": location
         });
         ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(shard, "uint16")).unwrap()
+    }
+
+    #[test]
+    fn index_size_is_the_encoded_index_length() {
+        let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
+        let be = json!({"name": "bytes", "configuration": {"endian": "big"}});
+        let tr = json!({"name": "transpose", "configuration": {"order": [2, 0, 1]}});
+        for index_codecs in [
+            json!([le]),
+            json!([be, "crc32c"]),
+            json!([tr, le, "crc32c", {"name": "crc32c"}]),
+        ] {
+            let cfg = json!({"chunk_shape": [2, 3], "codecs": [le], "index_codecs": index_codecs});
+            let c = ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 6], "uint16"))
+                .unwrap();
+            let encoded = c
+                .index_chain
+                .encode(vec![0xff; c.num_inner() * 16])
+                .unwrap();
+            assert_eq!(c.index_size, encoded.len(), "{index_codecs}");
+        }
     }
 
     #[test]
