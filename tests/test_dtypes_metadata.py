@@ -19,6 +19,7 @@ import zarr
 from hypothesis import given
 from hypothesis import strategies as st
 
+import zarrox
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import dtypes
 from zarrox.metadata.codecs import build_codecs, normalize_codecs, validate_codecs
@@ -852,6 +853,25 @@ def test_defaults_and_casts() -> None:
     assert fill_value_bytes(nan, ml("bfloat16")) == b"\xc1\xff"
     assert fill_value_bytes("é", np.dtype(object)) == "é".encode()
     assert fill_value_bytes(b"\x00", np.dtype(object)) == b"\x00"
+
+
+def test_str_fill_value_of_a_byte_string_type_is_its_text(tmp_path: Path) -> None:
+    """A str fill value for numpy S types was decoded as base64: "abcd" gave b"i\xb7\x1d"
+    and "YWI=" gave b"ab". zarr-python 3.1 (and zarrox's own v2 path) take the text."""
+    for fill in ("abcd", "YWI=", "ab"):
+        ref = zarr.create_array(tmp_path / f"zp-{fill}", shape=(2,), dtype="S4", fill_value=fill)
+        got = zarrox.create_array(tmp_path / f"zx-{fill}", shape=(2,), dtype="S4", fill_value=fill)
+        assert got.fill_value == ref.fill_value == fill.encode()
+        assert got[...].tolist() == ref[...].tolist() == [fill.encode()] * 2
+        doc = json.loads((tmp_path / f"zx-{fill}" / "zarr.json").read_text())
+        assert doc["fill_value"] == ref.metadata.to_dict()["fill_value"]
+    assert cast_fill_value("ab", data_type_name("S3")) == b"ab"
+    with pytest.raises(MetadataError, match="longer than 3 bytes"):
+        cast_fill_value("abcd", data_type_name("S3"))
+    with pytest.raises(MetadataError, match="not ASCII"):
+        cast_fill_value("é", data_type_name("S3"))
+    # the JSON form is still base64
+    assert parse_fill_value("YWI=", data_type_name("S3")) == b"ab"
 
 
 BAD_FILLS: list[tuple[Any, Any, str]] = [

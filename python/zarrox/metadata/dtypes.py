@@ -673,6 +673,15 @@ class DataType:
         if c == "fixed_length_utf32":
             return self.parse_fill(value, where)
         if c == "null_terminated_bytes":
+            if isinstance(value, str):
+                # a str is the text, encoded as numpy (and zarr-python) do; never base64
+                try:
+                    value = value.encode("ascii")
+                except UnicodeEncodeError:
+                    raise MetadataError(
+                        f"{where}{label}: {value!r} is not ASCII; {self.name} (numpy "
+                        f"{dt.str}) takes bytes"
+                    ) from None
             if isinstance(value, bytes | bytearray):
                 if len(value) > dt.itemsize:
                     raise MetadataError(
