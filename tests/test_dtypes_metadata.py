@@ -874,6 +874,23 @@ def test_str_fill_value_of_a_byte_string_type_is_its_text(tmp_path: Path) -> Non
     assert parse_fill_value("YWI=", data_type_name("S3")) == b"ab"
 
 
+def test_str_fill_value_of_the_bytes_type_is_its_text(tmp_path: Path) -> None:
+    """A str fill value for the variable-length bytes type was decoded as base64: "abcd"
+    gave b"i\xb7\x1d". zarr-python 3.1 takes the UTF-8 of the text."""
+    vlen_bytes = zarr.core.dtype.VariableLengthBytes()
+    for fill in ("abcd", "YWI=", "é"):
+        ref = zarr.create_array(
+            tmp_path / f"zp-{fill}", shape=(2,), dtype=vlen_bytes, fill_value=fill
+        )
+        got = zarrox.create_array(tmp_path / f"zx-{fill}", shape=(2,), dtype=bytes, fill_value=fill)
+        assert got.fill_value == ref.fill_value == fill.encode()
+        assert got[...].tolist() == ref[...].tolist() == [fill.encode()] * 2
+        doc = json.loads((tmp_path / f"zx-{fill}" / "zarr.json").read_text())
+        assert doc["fill_value"] == ref.metadata.to_dict()["fill_value"]
+    assert cast_fill_value([97, 98], "bytes") == b"ab"
+    assert parse_fill_value("YWI=", "bytes") == b"ab"  # the JSON form is still base64
+
+
 BAD_FILLS: list[tuple[Any, Any, str]] = [
     ("bfloat16", "0x7fc", "exactly 4 hex digits"),
     ("bfloat16", "nan", "not a valid float"),

@@ -663,7 +663,9 @@ class DataType:
                 return str(value)
             if c == "bytes" and isinstance(value, bytes | bytearray):
                 return bytes(value)
-            if c == "bytes" and isinstance(value, str | list | tuple):
+            if c == "bytes" and isinstance(value, str):
+                return value.encode("utf-8")  # the text, as zarr-python; never base64
+            if c == "bytes" and isinstance(value, list | tuple):
                 return self.parse_fill(value, where)
             raise MetadataError(f"{where}{label}: cannot use {value!r} for data type {self.name}")
         if c == "struct":

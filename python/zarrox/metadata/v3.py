@@ -216,7 +216,8 @@ def cast_fill_value(
     of :func:`parse_fill_value` (``"NaN"``, hex strings, ``[re, im]``, lists of bytes, base64)
     and, for raw and byte-string types, a ``bytes`` object. For ``null_terminated_bytes``
     (numpy ``S``) a ``str`` is the text itself, ASCII-encoded as numpy and zarr-python do, not
-    base64. A numpy scalar already of the dtype is returned unchanged (bit-exact).
+    base64; for ``bytes`` it is UTF-8-encoded, as zarr-python does. A numpy scalar already of
+    the dtype is returned unchanged (bit-exact).
     """
     return _info_for(data_type, dtype).cast_fill(value, _where(path))
 
