@@ -469,6 +469,10 @@ class DataType:
                 return np.bool_(value)
             raise MetadataError(f"{where}{label}: expected true or false for bool, got {value!r}")
         if c in ("int", "small_int"):
+            if isinstance(value, float) and value.is_integer():
+                # The spec asks for an integer; zarr-python and tensorstore also read
+                # 1.0 as 1, and so does zarrox (1.5 stays an error).
+                value = int(value)
             if not _is_int(value):
                 raise MetadataError(
                     f"{where}{label}: expected an integer for {self.name}, got {value!r}"
