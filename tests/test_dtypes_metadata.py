@@ -732,6 +732,43 @@ def test_create_accepts_v3_names_and_objects() -> None:
     assert meta.to_json()["codecs"][0] == {"name": "vlen-bytes", "configuration": {}}
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_create_accepts_zarr_python_data_type_objects(zarr_format: int) -> None:
+    """zarr-python 3.1 users pass ``zarr.dtype`` objects; zarrox refused every one. The
+    metadata written must be what zarr-python writes for the same object."""
+    zd = zarr.core.dtype
+    objects = [
+        zd.Int16(),
+        zd.Float64(endianness="big"),
+        zd.Bool(),
+        zd.Complex64(),
+        zd.VariableLengthUTF8(),
+        zd.FixedLengthUTF32(length=3),
+        zd.NullTerminatedBytes(length=4),
+        zd.DateTime64(unit="s", scale_factor=1),
+        zd.Structured(fields=(("a", zd.Int8()), ("b", zd.Float32()))),
+    ]
+    if zarr_format == 3:
+        objects.append(zd.VariableLengthBytes())
+    key = "zarr.json" if zarr_format == 3 else ".zarray"
+    members = (
+        ["data_type", "fill_value", "codecs"]
+        if zarr_format == 3
+        else ["dtype", "fill_value", "filters", "compressor"]
+    )
+    for obj in objects:
+        ours, theirs = zarrox.MemoryStore(), zarr.storage.MemoryStore()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zarr-python's "unstable specification" warnings
+            got = zarrox.create_array(ours, shape=(2,), dtype=obj, zarr_format=zarr_format)
+            ref = zarr.create_array(theirs, shape=(2,), dtype=obj, zarr_format=zarr_format)
+        mine = json.loads(ours.get(key))
+        want = json.loads(theirs._store_dict[key].to_bytes())
+        assert {m: mine.get(m) for m in members} == {m: want.get(m) for m in members}, obj
+        if ref.dtype.kind not in "OT":  # zarrox reads in native byte order
+            assert got.dtype == ref.dtype.newbyteorder("="), obj
+
+
 # ------------------------------------------------------------------------------------------
 # fill values
 # ------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -47,6 +47,7 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
     zmetadata_nodes,
 )
+from zarrox.metadata.dtypes import from_zarr_python_dtype
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node
 from zarrox.storage import Store, resolve_store
@@ -84,12 +85,14 @@ def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
 
 
 def _resolve_dtype(dtype: Any, path: str) -> tuple[str, np.dtype[Any]]:
-    """(v3 data type name, numpy dtype) of what a user passes as ``dtype``."""
-    if isinstance(dtype, str):
+    """(v3 data type name, numpy dtype) of what a user passes as ``dtype``: a v3 data type
+    (name or object), a zarr-python data type object, or anything ``np.dtype`` takes."""
+    dtype = from_zarr_python_dtype(dtype, zarr_format=3)
+    if isinstance(dtype, str | Mapping):
         try:
             return parse_data_type(dtype, path=path)
-        except UnsupportedError:
-            pass  # maybe a numpy type string ("<u2", "f8", "V4")
+        except (UnsupportedError, MetadataError):
+            pass  # maybe a numpy type string ("<u2", "f8", "V4") or dict
     try:
         dt = np.dtype(dtype)
     except TypeError:

@@ -1010,6 +1010,23 @@ def _configured(name: str, cfg: Mapping[str, Any], where: str, label: str) -> Da
 # --------------------------------------------------------------------------------------------
 
 
+def from_zarr_python_dtype(dtype: object, zarr_format: int) -> object:
+    """A zarr-python data type object (``zarr.dtype.Int16()``, ``VariableLengthUTF8()``, ...)
+    -> what zarrox's ``create`` takes for that format: the v3 data type JSON, or for v2 the
+    numpy dtype (``str`` / ``bytes`` for the object types with a vlen codec). Anything else
+    is returned unchanged. Recognised by its methods, so zarr need not be imported."""
+    to_json = getattr(dtype, "to_json", None)
+    if not (callable(to_json) and callable(getattr(dtype, "to_native_dtype", None))):
+        return dtype
+    if zarr_format == 3:
+        return to_json(zarr_format=3)
+    doc = to_json(zarr_format=2)
+    codec = doc.get("object_codec_id") if isinstance(doc, Mapping) else None
+    if codec is not None:
+        return {"vlen-utf8": str, "vlen-bytes": bytes}.get(codec, dtype)
+    return dtype.to_native_dtype()  # type: ignore[attr-defined]
+
+
 def data_type_from_numpy(dtype: object, *, path: str | None = None) -> DataType:
     """A numpy dtype (anything ``np.dtype()`` accepts, any byte order) -> the :class:`DataType`
     zarr-python 3.1 writes for it; ml_dtypes types get their registry names.

@@ -49,6 +49,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata.dtypes import from_zarr_python_dtype
 from zarrox.metadata.v3 import load_json_object
 
 __all__ = [
@@ -1028,6 +1029,7 @@ class ArrayMetadataV2:
         - ``order``: ``"C"`` or ``"F"``; ``dimension_separator``: ``"."`` or ``"/"``.
         """
         where = _where(".zarray", path)
+        dtype = from_zarr_python_dtype(dtype, zarr_format=2)
         dt = _user_dtype(dtype, where)
         vlen = _vlen_kind(dtype)
         if vlen is not None:

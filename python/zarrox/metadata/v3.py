@@ -35,6 +35,7 @@ from zarrox.metadata.dtypes import (
     DataType,
     copy_json,
     data_type_from_numpy,
+    from_zarr_python_dtype,
     native_dtype,
     parse_data_type_json,
 )
@@ -471,7 +472,8 @@ def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> di
 
 def _resolve_data_type(dtype: object, path: str) -> DataType:
     """What ``create`` is given as ``dtype`` -> its data type: a v3 data type (a name or an
-    object), else a numpy dtype."""
+    object), else a numpy dtype; zarr-python's data type objects too."""
+    dtype = from_zarr_python_dtype(dtype, zarr_format=3)
     if isinstance(dtype, Mapping):
         return parse_data_type_json(dtype, path=path)
     if isinstance(dtype, str):
