@@ -323,7 +323,7 @@ BAD_FILLS: list[tuple[str, Any, str]] = [
     ("uint8", -1, "out of range"),
     ("uint64", 2**64, "out of range"),
     ("int64", 2**63, "out of range"),
-    ("int32", 1.0, "expected an integer"),
+    ("int32", 1.5, "expected an integer"),
     ("int32", 1.5, "expected an integer"),
     ("int32", "1", "expected an integer"),
     ("int32", True, "expected an integer"),
