@@ -88,11 +88,13 @@ def _resolve_dtype(dtype: Any, path: str) -> tuple[str, np.dtype[Any]]:
     """(v3 data type name, numpy dtype) of what a user passes as ``dtype``: a v3 data type
     (name or object), a zarr-python data type object, or anything ``np.dtype`` takes."""
     dtype = from_zarr_python_dtype(dtype, zarr_format=3)
-    if isinstance(dtype, str | Mapping):
+    if isinstance(dtype, Mapping) and "name" in dtype:
+        return parse_data_type(dtype, path=path)  # else a numpy dict ("names", "formats")
+    if isinstance(dtype, str):
         try:
             return parse_data_type(dtype, path=path)
-        except (UnsupportedError, MetadataError):
-            pass  # maybe a numpy type string ("<u2", "f8", "V4") or dict
+        except UnsupportedError:
+            pass  # maybe a numpy type string ("<u2", "f8", "V4")
     try:
         dt = np.dtype(dtype)
     except TypeError:
