@@ -213,6 +213,30 @@ def test_fill_value_none_is_zero(dtype: str, expected: Any) -> None:
     np.testing.assert_array_equal(a[...], np.zeros(3, dtype=dtype))
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("dtype", ["int32", "float64", "bool", "<U3"])
+@pytest.mark.parametrize("given", [{}, {"fill_value": None}])
+def test_fill_value_left_out_or_none_like_zarr_python(
+    tmp_path: Path, zarr_format: int, dtype: str, given: dict[str, Any]
+) -> None:
+    # zarr-python tells "not given" (the type's default) from an explicit None, which
+    # a v2 array stores as null; for v3 both are the type's default.
+    kw: dict[str, Any] = dict(shape=(4,), chunks=(2,), dtype=dtype, zarr_format=zarr_format)
+    zarr.create_array(tmp_path / "z", **kw, **given)
+    a = zarrox.create_array(tmp_path / "x", **kw, **given)
+    key = ".zarray" if zarr_format == 2 else "zarr.json"
+    theirs = json.loads((tmp_path / "z" / key).read_text())
+    ours = json.loads((tmp_path / "x" / key).read_text())
+    assert ours["fill_value"] == theirs["fill_value"]
+    for where in ("z", "x"):  # no chunk written: both read the same values back
+        z = zarr.open_array(tmp_path / where)
+        x = zarrox.open_array(tmp_path / where)
+        np.testing.assert_array_equal(x[...], z[...])
+        assert x[...].dtype == z[...].dtype
+        assert repr(x.fill_value) == repr(z.fill_value)
+    assert repr(a.fill_value) == repr(zarr.open_array(tmp_path / "z").fill_value)
+
+
 def test_raw_data_type_round_trip() -> None:
     # "r16" by name is the core raw type; a numpy void dtype is written as
     # zarr-python writes it (raw_bytes), which zarr-python can read.

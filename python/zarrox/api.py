@@ -151,7 +151,7 @@ def create_array(
     shape: int | Sequence[int],
     dtype: Any,
     chunks: int | Sequence[int] | Literal["auto"] | None = "auto",
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL,
     compressors: Any = "auto",
     serializer: Any = "auto",
     filters: Any = None,
@@ -171,6 +171,9 @@ def create_array(
     With ``shards`` (a shape, or ``{"shape": ..., "index_location": "start"|"end"}``),
     each stored object is a shard of that shape holding inner chunks of ``chunks``,
     encoded with ``filters``, ``serializer`` and ``compressors``.
+
+    ``fill_value`` left out is the data type's default; an explicit None is the same
+    for zarr_format=3, but ``null`` in a v2 array's ``.zarray``, as zarr-python writes.
     """
     if zarr_format not in (2, 3):
         raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
@@ -218,7 +221,7 @@ def create_array(
         dtype=dt,
         data_type=data_type,
         chunk_shape=grid_shape,
-        fill_value=fill_value,
+        fill_value=None if fill_value is DEFAULT_FILL else fill_value,
         filters=filters,
         serializer=serializer,
         compressors=compressors,
@@ -263,7 +266,7 @@ def _create_array_v2(
         shape,
         dtype,
         chunk_shape,
-        fill_value=DEFAULT_FILL if fill_value is None else fill_value,
+        fill_value=fill_value,
         compressor=compressors,
         filters=filters,
         order=order or "C",
