@@ -606,6 +606,18 @@ def test_open_group_modes(tmp_path: Path) -> None:
     assert "arr" not in zarrox.open_group(tmp_path, path="g", mode="r")
 
 
+def test_open_group_a_on_an_array_is_contains_array_like_zarr_python(tmp_path: Path) -> None:
+    # Mode "a" would create the group, but an array is in the way.
+    zarrox.create_array(tmp_path, name="a", shape=(2,), dtype="i1")
+    with pytest.raises(zarr.errors.ContainsArrayError):
+        zarr.open_group(tmp_path, path="a", mode="a")
+    with pytest.raises(zarrox.errors.ContainsArrayError, match="array already exists at 'a'"):
+        zarrox.open_group(tmp_path, path="a", mode="a")
+    with pytest.raises(GroupNotFoundError):
+        zarrox.open_group(tmp_path, path="a", mode="r")
+    assert zarr.open_array(tmp_path, path="a", mode="r").shape == (2,)
+
+
 def test_open_dispatches_on_node_type(tmp_path: Path) -> None:
     zarrox.create_array(tmp_path, name="g/a", shape=(3,), dtype="float32")
     assert isinstance(zarrox.open(tmp_path, path="g/a", mode="r"), zarrox.Array)

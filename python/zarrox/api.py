@@ -422,6 +422,8 @@ def open_group(
             )
         raise GroupNotFoundError(f"no group found at '{path}' in {store!r}")
     if is_array(meta):
+        if mode == "a":  # creating the group: the array is in the way, as zarr-python says
+            raise ContainsArrayError(f"an array already exists at '{path}' in {store!r}")
         raise GroupNotFoundError(f"the node at '{path}' in {store!r} is an array, not a group")
     consolidated = None if use_consolidated is False else _consolidated(store, path, meta)
     if use_consolidated and consolidated is None:
