@@ -929,3 +929,501 @@ def test_concurrent_writes_to_distinct_chunks() -> None:
         t.join()
     expected = np.repeat(np.arange(8.0), 8)[:, None] * np.ones((1, 64))
     np.testing.assert_array_equal(a[...], expected)
+
+
+# -- zarr-python's legacy-style creation and convenience functions ------------------------------
+
+
+def stored_docs(root: Path) -> dict[str, Any]:
+    """Every metadata document below ``root``, by relative path."""
+    names = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+    return {
+        str(p.relative_to(root)): json.loads(p.read_text())
+        for p in sorted(root.rglob("*"))
+        if p.name in names
+    }
+
+
+def outcome(value: Any) -> Any:
+    """What a call gave, comparable between zarr-python and zarrox."""
+    if hasattr(value, "metadata") and hasattr(value, "shape"):  # an array
+        data = np.asarray(value[...])
+        return (
+            "array",
+            value.shape,
+            value.chunks,
+            str(value.dtype),
+            repr(value.fill_value),
+            value.order,
+            data.tolist(),
+        )
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.tolist())
+    return value
+
+
+def same_as_zarr(tmp_path: Path, call: Any) -> Any:
+    """Run ``call(module, root)`` with zarr-python and zarrox on fresh directories;
+    assert the same result, the same stored metadata, or errors of the same builtin
+    kind (zarrox's being subclasses of zarr-python's builtin bases). Returns zarrox's result."""
+    results = []
+    for module in (zarr, zarrox):
+        root = tmp_path / module.__name__
+        root.mkdir()
+        try:
+            got: Any = outcome(call(module, root))
+        except Exception as e:  # noqa: BLE001 - compared below
+            got = e
+        results.append((got, stored_docs(root)))
+    (theirs, their_docs), (ours, our_docs) = results
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, Exception), f"zarr-python raised {theirs!r}, zarrox gave {ours!r}"
+        for base in (ValueError, TypeError, FileExistsError, FileNotFoundError, KeyError):
+            if isinstance(theirs, base):
+                assert isinstance(ours, base), f"{ours!r} is not a {base} like {theirs!r}"
+    else:
+        assert not isinstance(ours, Exception), f"zarrox raised {ours!r}, zarr-python {theirs!r}"
+        assert repr(ours) == repr(theirs)
+    assert our_docs == their_docs
+    return ours
+
+
+CREATE_CASES: list[tuple[Any, dict[str, Any]]] = [
+    ((10,), {}),
+    ((1000, 1000), {"dtype": "i4"}),
+    ((1000, 1000), {"dtype": "i4", "chunks": True}),
+    ((1000, 1000), {"dtype": "i4", "chunks": False}),  # falsy: guessed, as in zarr-python
+    ((1000, 1000), {"dtype": "i4", "chunks": (10,)}),
+    ((1000, 1000), {"dtype": "i4", "chunks": (10, -1)}),
+    ((1000, 1000), {"dtype": "i4", "chunks": (10, None)}),
+    ((100, 100), {"dtype": "u1", "chunks": ((40, 40, 20), (50, 50))}),
+    ((10, 10), {"dtype": "i4", "chunk_shape": 3}),
+    ((10, 10), {"dtype": "i4", "chunk_shape": (3, 4), "zarr_format": 2}),
+    ((10,), {"dtype": str}),
+    ((3000,), {"dtype": str}),
+    ((10,), {"dtype": "<U3"}),
+    ((10,), {"dtype": "|S3", "zarr_format": 2}),
+    ((), {"dtype": "i4"}),
+    ((0, 5), {"dtype": "i4"}),
+    (7, {"dtype": "i4", "path": "a/b"}),
+    ((10,), {"dtype": "i4", "path": "a/b", "zarr_format": 2}),
+    ((10,), {"dtype": "i4", "fill_value": None}),
+    ((10,), {"dtype": "i4", "fill_value": None, "zarr_format": 2}),
+    ((10,), {"dtype": "f4", "fill_value": "NaN"}),
+    ((10,), {"dtype": "i4", "data": np.arange(10)}),
+    ((10,), {"dtype": "i4", "order": "F"}),  # no effect in v3, with a warning
+    ((10,), {"dtype": "i4", "dimension_names": []}),
+    ((10,), {"dtype": "i4", "config": {"order": "F"}, "zarr_format": 2}),
+    ((10,), {"dtype": "i4", "zarr_version": 2}),
+    ((10,), {"dtype": "i4", "mode": "w"}),
+    (
+        (10,),
+        {
+            "dtype": "i4",
+            "zarr_format": 2,
+            "compressor": None,
+            "order": "F",
+            "dimension_separator": "/",
+            "attributes": {"a": 1},
+        },
+    ),
+    (
+        (10,),
+        {
+            "dtype": "i4",
+            "zarr_format": 2,
+            "compressor": {"id": "zlib", "level": 2},
+            "filters": [{"id": "delta", "dtype": "<i4"}],
+        },
+    ),
+    (
+        (10,),
+        {
+            "dtype": "i4",
+            "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}],
+            "chunk_key_encoding": ("v2", "."),
+            "dimension_names": ["x"],
+            "attributes": {"a": 1},
+            "fill_value": 5,
+        },
+    ),
+    ((10,), {"dtype": "i4", "chunk_key_encoding": {"name": "default", "separator": "."}}),
+    # errors
+    ((10,), {"dtype": "i4", "chunks": (1.5,)}),
+    ((10,), {"dtype": "i4", "chunks": (1, 2)}),
+    ((10, 10), {"dtype": "i4", "chunks": ((4, 5, 1), (5, 5))}),
+    ((10,), {"dtype": "i4", "chunks": 2, "chunk_shape": 2}),
+    ((10,), {"dtype": "i4", "compressor": None}),
+    ((10,), {"dtype": "i4", "filters": []}),
+    ((10,), {"dtype": "i4", "dimension_separator": "."}),
+    ((10,), {"dtype": "i4", "codecs": [], "zarr_format": 2}),
+    ((10,), {"dtype": "i4", "chunk_key_encoding": ("v2", "."), "zarr_format": 2}),
+    ((10,), {"dtype": "i4", "dimension_names": ["x"], "zarr_format": 2}),
+    ((10,), {"dtype": "i4", "bogus": 1}),
+    ((10,), {"dtype": "i4", "shards": (10,)}),
+    ((10,), {"dtype": "i4", "zarr_format": 4}),
+    ((10,), {"dtype": "i4", "zarr_version": 2, "zarr_format": 3}),
+    ((-1,), {"dtype": "i4"}),
+    ((10,), {"dtype": "i4", "storage_options": {"a": 1}}),
+    ((10,), {"dtype": "i4", "mode": "r"}),
+]
+
+
+@pytest.mark.parametrize(("shape", "kwargs"), CREATE_CASES)
+def test_create_like_zarr_python(tmp_path: Path, shape: Any, kwargs: dict[str, Any]) -> None:
+    same_as_zarr(tmp_path, lambda m, root: m.create(shape, store=root, **kwargs))
+
+
+@pytest.mark.parametrize("kw", [{}, {"overwrite": True}, {"mode": "w"}, {"mode": "w-"}])
+def test_create_in_the_way_and_overwrite(tmp_path: Path, kw: dict[str, Any]) -> None:
+    def twice(m: Any, root: Path) -> Any:
+        m.create((3,), dtype="u1", store=root, path="p")
+        return m.create((4,), dtype="i2", store=root, path="p", **kw)
+
+    got = same_as_zarr(tmp_path, twice)
+    if not kw:
+        assert isinstance(got, zarrox.errors.ContainsArrayError)
+
+
+def test_create_warns_and_ignores_what_zarr_python_ignores(tmp_path: Path) -> None:
+    ignored = dict(
+        synchronizer=object(),
+        chunk_store=zarrox.MemoryStore(),
+        cache_metadata=True,
+        cache_attrs=True,
+        object_codec=object(),
+        read_only=True,
+        meta_array=np.empty(()),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = zarrox.create(
+            (4,),
+            dtype="i2",
+            store=tmp_path,
+            order="F",
+            write_empty_chunks=True,
+            config={"write_empty_chunks": False},
+            **ignored,
+        )
+    got = [(w.category, str(w.message)) for w in caught]
+    assert got[:7] == [(RuntimeWarning, f"{n} is not yet implemented") for n in ignored]
+    assert [c for c, _ in got[7:]] == [RuntimeWarning, UserWarning, RuntimeWarning]
+    assert "write_empty_chunks" in got[7][1] and "order" in got[9][1]
+    assert a.write_empty_chunks is True and a.order == "C"
+    a[...] = 0
+    assert (tmp_path / "c" / "0").exists()  # empty chunks are written
+    assert zarr.open_array(tmp_path).metadata.to_dict()["shape"] == (4,)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("zeros", ((4, 3),), {"dtype": "i2", "chunks": 2}),
+        ("ones", ((4,),), {"dtype": "f4"}),
+        ("ones", ((4,),), {}),
+        ("full", ((4,), 7), {"dtype": "u8"}),
+        ("full", ((4,), None), {"dtype": "i2"}),
+        ("full", ((4,), "ab"), {"dtype": str}),
+        ("empty", ((4,),), {"dtype": "f8"}),
+        ("empty", ((4,),), {"dtype": "f8", "fill_value": 3.5}),
+        ("zeros", ((4,),), {"fill_value": 3}),  # TypeError: given twice
+        ("full", ((4,),), {}),  # TypeError: no fill value
+    ],
+)
+def test_zeros_ones_full_empty_like_zarr_python(
+    tmp_path: Path, zarr_format: int, name: str, args: Any, kwargs: dict[str, Any]
+) -> None:
+    if zarr_format == 2 and kwargs.get("dtype") is str:
+        pytest.skip("v2 strings read back as object arrays; zarr-python gives StringDType")
+    same_as_zarr(
+        tmp_path,
+        lambda m, root: getattr(m, name)(*args, store=root, zarr_format=zarr_format, **kwargs),
+    )
+
+
+def _like_source(m: Any, root: Path, fmt: int) -> Any:
+    if fmt == 2:
+        return m.create(
+            (10, 10),
+            chunks=(3, 4),
+            dtype="i2",
+            zarr_format=2,
+            fill_value=7,
+            order="F",
+            compressor={"id": "zlib", "level": 1},
+            attributes={"x": 1},
+            store=root,
+            path="src",
+        )
+    codecs = [
+        {"name": "bytes", "configuration": {"endian": "big"}},
+        {"name": "gzip", "configuration": {"level": 2}},
+    ]
+    return m.create(
+        (10, 10),
+        chunks=(3, 4),
+        dtype="i2",
+        fill_value=7,
+        codecs=codecs,
+        attributes={"x": 1},
+        dimension_names=["a", "b"],
+        store=root,
+        path="src",
+    )
+
+
+@pytest.mark.parametrize("source_format", [2, 3])
+@pytest.mark.parametrize("zarr_format", [None, 2, 3])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_like_zarr_python(
+    tmp_path: Path, source_format: int, zarr_format: int | None, name: str
+) -> None:
+    # They copy shape, chunks, dtype and the encoding (v2: order, compressor, filters; v3:
+    # codecs), not attributes nor names, so a v2 source needs zarr_format=2 (else ValueError).
+    kw = {} if zarr_format is None else {"zarr_format": zarr_format}
+    same_as_zarr(
+        tmp_path,
+        lambda m, r: getattr(m, name)(_like_source(m, r, source_format), store=r, path="d", **kw),
+    )
+
+
+def test_like_functions_of_numpy_arrays(tmp_path: Path) -> None:
+    src = np.ones((2, 3), dtype="f4")
+    for i, call in enumerate(
+        [
+            lambda m, r: m.zeros_like(src, store=r),
+            lambda m, r: m.ones_like(src, store=r, zarr_format=2),
+            lambda m, r: m.empty_like(src, store=r, chunks=1),
+            lambda m, r: m.full_like(src, store=r, fill_value=2),
+            lambda m, r: m.full_like(src, store=r),  # TypeError: no fill value
+            lambda m, r: m.zeros_like([1, 2], store=r),  # TypeError: no shape
+            lambda m, r: m.full_like(_like_source(m, r, 3), fill_value=3, store=r, path="d"),
+            lambda m, r: m.zeros_like(_like_source(m, r, 3), chunks=5, store=r, path="d"),
+        ]
+    ):
+        (tmp_path / str(i)).mkdir()
+        same_as_zarr(tmp_path / str(i), call)
+
+
+@pytest.mark.parametrize("source_format", [2, 3])
+@pytest.mark.parametrize("mode", [None, "r", "r+", "a", "w", "w-"])
+@pytest.mark.parametrize("there", ["nothing", "array", "group"])
+def test_open_like_like_zarr_python(
+    tmp_path: Path, source_format: int, mode: str | None, there: str
+) -> None:
+    def call(m: Any, root: Path) -> Any:
+        src = _like_source(m, root, source_format)
+        if there == "array":
+            m.create((3,), dtype="u1", store=root, path="dst", zarr_format=source_format)
+        elif there == "group":
+            m.create_group(store=root, path="dst", zarr_format=source_format)
+        kw = {} if mode is None else {"mode": mode}
+        return m.open_like(src, "dst", store=root, zarr_format=source_format, **kw)
+
+    same_as_zarr(tmp_path, call)
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs"),
+    [
+        ([1, 2, 3], {}),
+        ([[1, 2], [3, 4]], {"chunks": (1, 1), "zarr_format": 2}),
+        (5, {}),
+        ([1.5, 2.5], {"dtype": "f4", "shape": (7,)}),  # shape: taken from the data
+        (np.arange(10), {"chunks": 4, "fill_value": 3, "path": "a/b"}),
+        (np.array(["a", "bc"]), {}),
+        (np.array(["a", "bc"], dtype=object), {"dtype": str}),
+        (np.asfortranarray(np.arange(6).reshape(2, 3)), {"zarr_format": 2, "order": "F"}),
+        ([1, 2], {"read_only": False}),
+        ([1, 2], {"read_only": True}),  # ValueError
+        ([1, 2], {"bogus": True}),  # TypeError
+    ],
+)
+def test_array_like_zarr_python(tmp_path: Path, data: Any, kwargs: dict[str, Any]) -> None:
+    same_as_zarr(tmp_path, lambda m, root: m.array(data, store=root, **kwargs))
+
+
+def test_array_of_a_zarrox_array_copies_its_data(tmp_path: Path) -> None:
+    # zarr-python hands its own arrays to from_array; zarrox reads a zarrox array like any
+    # array-like: shape, dtype and chunks from it, values copied, the rest from kwargs.
+    src = zarrox.create((10, 10), chunks=(3, 4), dtype="i2", fill_value=7, store=tmp_path / "s")
+    src[:2] = 1
+    copy = zarrox.array(src, store=tmp_path / "d", zarr_format=2)
+    assert (copy.shape, copy.chunks, copy.dtype, copy.fill_value) == ((10, 10), (3, 4), "i2", 0)
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "d")[...], src[...])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, r: m.group(r, attributes={"a": 1}).attrs.asdict(),
+        lambda m, r: m.group(r, zarr_format=2, path="x/y").attrs.asdict(),
+        lambda m, r: (m.group(r, attributes={"a": 1}), m.group(r, attributes={"b": 1}))[
+            1
+        ].attrs.asdict(),  # opened as it is: attributes only for a new group
+        lambda m, r: (m.group(r, zarr_format=2), m.group(r).metadata.zarr_format)[1],
+        lambda m, r: (
+            m.group(r, attributes={"a": 1}),
+            m.create(3, store=r, path="k"),
+            m.group(r, attributes={"b": 1}, overwrite=True),
+        )[2].attrs.asdict(),
+        lambda m, r: (m.create(3, store=r), m.group(r))[1],  # ContainsArrayError
+        lambda m, r: (m.create(3, store=r), m.group(r, overwrite=True))[1].attrs.asdict(),
+        lambda m, r: m.group(
+            r, chunk_store=r, cache_attrs=True, synchronizer=1, meta_array=1
+        ).attrs.asdict(),
+        lambda m, r: m.group(r, zarr_version=2).metadata.zarr_format,
+        lambda m, r: m.group(r, storage_options={"a": 1}),  # TypeError
+        lambda m, r: m.group(r, bogus=1),  # TypeError
+    ],
+)
+def test_group_like_zarr_python(tmp_path: Path, call: Any) -> None:
+    same_as_zarr(tmp_path, call)
+
+
+def test_group_returns_a_group(tmp_path: Path) -> None:
+    g = zarrox.group(tmp_path, path="g", attributes={"a": 1})
+    assert isinstance(g, zarrox.Group) and g.attrs.asdict() == {"a": 1}
+    assert zarr.open_group(tmp_path, path="g", mode="r").attrs.asdict() == {"a": 1}
+
+
+@pytest.mark.parametrize("zarr_format", [None, 2, 3])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, r, f: (m.save(r, np.arange(5), zarr_format=f), m.load(r))[1],
+        lambda m, r, f: (m.save(r, np.arange(5), zarr_format=f, path="p/q"), m.load(r, path="p/q"))[
+            1
+        ],
+        lambda m, r, f: (
+            m.save(r, np.arange(5), np.ones((2, 2)), b=np.array([True]), zarr_format=f),
+            sorted(m.open_group(r).keys()),
+        )[1],
+        lambda m, r, f: (
+            m.save_group(r, np.arange(5), x=np.zeros(2, "u1"), zarr_format=f, path="g"),
+            sorted(m.open_group(r, path="g").keys()),
+        )[1],
+        lambda m, r, f: (m.save_array(r, np.arange(12).reshape(3, 4), zarr_format=f), m.load(r))[1],
+        lambda m, r, f: (m.save_array(r, np.array(["a", "bcd"]), zarr_format=f), m.load(r))[1],
+        lambda m, r, f: (m.save(r, np.arange(3), zarr_version=f), m.load(r))[1],
+    ],
+)
+def test_save_and_load_like_zarr_python(tmp_path: Path, zarr_format: int | None, call: Any) -> None:
+    same_as_zarr(tmp_path, lambda m, root: call(m, root, zarr_format))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, r: m.save(r),  # ValueError
+        lambda m, r: m.save(r, [1, 2]),  # TypeError: not an ndarray
+        lambda m, r: m.save_array(r, np.float32(3)),  # TypeError: a numpy scalar
+        lambda m, r: (m.save_array(r, np.arange(5)), m.save_array(r, np.arange(3))),
+        lambda m, r: (m.save_array(r, np.arange(5)), m.save_array(r, np.arange(3), mode="w-")),
+        lambda m, r: (
+            m.save_array(r, np.arange(5)),
+            m.save_array(r, np.arange(3), mode="w"),
+            m.load(r),
+        )[2],
+        lambda m, r: (
+            m.save_array(r, np.arange(5)),
+            m.save_array(r, np.arange(3), overwrite=True),
+            m.load(r),
+        )[2],
+        lambda m, r: (
+            m.save_array(
+                r,
+                np.arange(5),
+                zarr_format=2,
+                compressor=None,
+                fill_value=None,
+                order="F",
+                attributes={"k": 2},
+            ),
+            m.load(r),
+        )[1],
+        lambda m, r: (
+            m.save_array(
+                r,
+                np.arange(5),
+                chunk_shape=(2,),
+                dimension_names=["t"],
+                codecs=[{"name": "bytes", "configuration": {"endian": "big"}}],
+            ),
+            m.load(r),
+        )[1],
+        lambda m, r: m.save_array(r, np.arange(5), chunks=2),  # TypeError
+        lambda m, r: m.save_array(r, np.arange(5), bogus=2),  # TypeError
+        lambda m, r: m.save_array(r, np.arange(5), write_empty_chunks=True),  # TypeError
+        lambda m, r: (
+            m.save_group(r, np.arange(5), y=np.ones(1)),
+            m.save_group(r, x=np.zeros(2)),
+            sorted(m.open_group(r).keys()),
+        )[2],
+        lambda m, r: (
+            m.save_array(r, np.arange(5)),
+            m.save_group(r, x=np.zeros(2)),
+            sorted(m.open_group(r).keys()),
+        )[2],
+        lambda m, r: m.save_group(r, [1]),  # TypeError
+        lambda m, r: m.save_group(r, x=[1]),  # TypeError
+        lambda m, r: m.save_group(r),  # ValueError
+        lambda m, r: m.save(r, np.arange(3), storage_options={"a": 1}),  # TypeError
+    ],
+)
+def test_save_cases_like_zarr_python(tmp_path: Path, call: Any) -> None:
+    same_as_zarr(tmp_path, call)
+
+
+def test_load_a_group_is_a_lazy_mapping_of_its_arrays(tmp_path: Path) -> None:
+    # zarr-python 3.1 documents this but raises NotImplementedError; zarr 2 returned it.
+    zarrox.save(tmp_path, np.arange(3), b=np.ones((2, 2), "f4"))
+    zarrox.create_group(tmp_path, path="sub")
+    loaded = zarrox.load(tmp_path)
+    assert sorted(loaded) == ["arr_0", "b"] and len(loaded) == 2 and "sub" not in loaded
+    np.testing.assert_array_equal(loaded["b"], zarr.open_array(tmp_path / "b")[...])
+    assert isinstance(loaded["arr_0"], np.ndarray)
+    with pytest.raises(KeyError):
+        loaded["sub"]
+    assert repr(loaded) == "<LazyLoader: arr_0, b>"
+    # A 0-d array loads (zarr-python's slice(None) raises IndexError there).
+    zarrox.save_array(tmp_path / "s", np.array(2.5))
+    assert zarrox.load(tmp_path / "s") == np.array(2.5)
+    # Nothing there: an error, and nothing written (zarr-python creates a group, then raises).
+    with pytest.raises(NodeNotFoundError):
+        zarrox.load(tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+
+
+def test_module_tree_like_zarr_python(hierarchy: zarrox.Group, tmp_path: Path) -> None:
+    theirs = zarr.open_group(tmp_path, mode="r")
+    for level in (None, 0, 1):
+        with pytest.warns(DeprecationWarning, match="Use Group.tree instead"):
+            ours = str(zarrox.tree(hierarchy, level=level))
+        assert ours + "\n" == str(theirs.tree(level=level, plain=True))
+    with pytest.raises(NotImplementedError, match="'expand' is not yet implemented"):
+        hierarchy.tree(expand=True)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "shape", "expected"),
+    [
+        (None, (1000, 1000), (250, 500)),
+        (True, (1000, 1000), (250, 500)),
+        (False, (10, 20), (10, 20)),
+        (5, (10, 20), (5, 5)),
+        ((5,), (10, 20), (5, 20)),
+        ((5, -1), (10, 20), (5, 20)),
+        ([[4, 4, 2], [20]], (10, 20), (4, 20)),
+    ],
+)
+def test_normalize_chunks_like_zarr_python(
+    chunks: Any, shape: tuple[int, ...], expected: tuple[int, ...]
+) -> None:
+    from zarr.core.chunk_grids import normalize_chunks
+
+    from zarrox.api import normalize_chunks as ours
+
+    assert ours(chunks, shape, 4) == normalize_chunks(chunks, shape, 4) == expected

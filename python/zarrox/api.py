@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+import numbers
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -11,6 +14,7 @@ import numpy as np
 from zarrox._nodes import (
     NodeMetadata,
     is_array,
+    join,
     node_exists,
     normalize_path,
     read_node,
@@ -18,6 +22,7 @@ from zarrox._nodes import (
 )
 from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
+from zarrox.config import config as global_config
 from zarrox.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -26,6 +31,7 @@ from zarrox.errors import (
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
+    ReadOnlyError,
     UnsupportedError,
     ZarroxError,
 )
@@ -494,3 +500,615 @@ def open(  # noqa: A001 - zarr-python's name
     if is_array(meta):
         return open_array(store, path=path, mode=mode, zarr_format=zarr_format)
     return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+
+
+# -- zarr-python's legacy-style creation and convenience functions ------------------------------
+
+_NOT_USED = (  # accepted by zarr-python's create, warned about and ignored, in its order
+    "synchronizer",
+    "chunk_store",
+    "cache_metadata",
+    "cache_attrs",
+    "object_codec",
+    "read_only",
+    "meta_array",
+)
+
+
+def _zarr_format_arg(zarr_version: int | None, zarr_format: int | None) -> int | None:
+    """``zarr_format``, or the deprecated ``zarr_version``, as zarr-python reads them."""
+    if zarr_format is not None and zarr_version is not None and zarr_format != zarr_version:
+        raise ValueError(
+            f"zarr_format {zarr_format} does not match zarr_version {zarr_version}, "
+            "please only set one"
+        )
+    if zarr_version is not None:
+        warnings.warn("zarr_version is deprecated, use zarr_format", DeprecationWarning, 3)
+        return zarr_version
+    return zarr_format
+
+
+def _no_storage_options(storage_options: dict[str, Any] | None) -> None:
+    # zarr-python uses them only for fsspec URLs, which zarrox does not open.
+    if storage_options:
+        raise TypeError(
+            "'storage_options' was provided but unused. 'storage_options' is only used "
+            "when the store is passed as an FSSpec URI string."
+        )
+
+
+def _apply_mode(store: Store, path: str, mode: str) -> None:
+    """What zarr-python does to the store when it opens ``path`` in ``mode`` to write
+    there: ``w`` empties it, ``w-`` refuses a path holding anything, ``r`` refuses to write."""
+    _check_mode(mode)
+    prefix = f"{path}/" if path else ""
+    if mode == "r":
+        raise ReadOnlyError("store was opened in read-only mode and does not support writing")
+    if mode == "w-" and store.list_prefix(prefix):
+        raise ContainsNodeError(
+            f"Cannot create '{path}' with mode 'w-' because it already contains data. "
+            "Use mode 'w' to overwrite or 'a' to append."
+        )
+    if mode == "w":
+        store.delete_prefix(prefix)
+
+
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
+    """zarr-python's ``normalize_chunks``: None or True guess a chunk shape, False is
+    one chunk, an int is repeated, missing trailing dimensions and -1/None take the
+    array's extent, dask-style chunks (a tuple per dimension) must be regular."""
+    if chunks is None or chunks is True:
+        return guess_chunks(shape, typesize)
+    if chunks is False:
+        return shape
+    if isinstance(chunks, numbers.Integral):
+        chunks = tuple(int(chunks) for _ in shape)
+    if all(isinstance(c, tuple | list) for c in chunks):
+        for i, c in enumerate(chunks):
+            if any(x != y for x, y in itertools.pairwise(c[:-1])) or (len(c) > 1 and c[-1] > c[0]):
+                raise ValueError(
+                    f"Irregular chunk sizes in dimension {i}: {tuple(c)}. "
+                    "Only uniform chunks (with an optional smaller final chunk) are supported."
+                )
+        chunks = tuple(c[0] for c in chunks)
+    chunks = tuple(chunks)
+    if len(chunks) > len(shape):
+        raise ValueError("too many dimensions in chunks")
+    if len(chunks) < len(shape):
+        chunks += shape[len(chunks) :]
+    chunks = tuple(s if c is None or c == -1 else c for s, c in zip(shape, chunks, strict=True))
+    if not all(isinstance(c, numbers.Integral) for c in chunks):
+        raise TypeError("non integer value in chunks")
+    return tuple(int(c) for c in chunks)
+
+
+def _parse_shape(shape: Any) -> tuple[int, ...]:
+    shape_t = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    for s in shape_t:
+        if not isinstance(s, numbers.Integral) or s < 0:
+            raise ValueError(f"Expected a non-negative integer. Got {s} instead")
+    return tuple(int(s) for s in shape_t)
+
+
+def _item_size(dtype: Any, zarr_format: int) -> int:
+    """The element size zarr-python guesses chunks with: 1 for variable-length types."""
+    if zarr_format == 2 and not isinstance(dtype, str) and dtype is not None:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt is not None and dt.kind == "O":
+            return 1
+    name, dt = _resolve_dtype("float64" if dtype is None else dtype, "")
+    if name in ("string", "bytes") or dt.kind in "OT":
+        return 1
+    return max(dt.itemsize, 1)
+
+
+def create(
+    shape: tuple[int, ...] | int,
+    *,
+    chunks: tuple[int, ...] | int | bool | None = None,
+    dtype: Any = None,
+    compressor: Any = "auto",
+    fill_value: Any = DEFAULT_FILL,
+    order: Literal["C", "F"] | None = None,
+    store: Any = None,
+    synchronizer: Any = None,
+    overwrite: bool = False,
+    path: str | None = None,
+    chunk_store: Any = None,
+    filters: Any = None,
+    cache_metadata: bool | None = None,
+    cache_attrs: bool | None = None,
+    read_only: bool | None = None,
+    object_codec: Any = None,
+    dimension_separator: Literal[".", "/"] | None = None,
+    write_empty_chunks: bool | None = None,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    meta_array: Any = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_shape: tuple[int, ...] | int | None = None,
+    chunk_key_encoding: Any = None,
+    codecs: Any = None,
+    dimension_names: Sequence[str | None] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    mode: Mode | None = None,
+    data: Any = None,
+) -> Array:
+    """Create an array (zarr-python's legacy-style ``create``).
+
+    ``chunks`` (or ``chunk_shape``, not both) is normalized as by :func:`normalize_chunks`
+    (a false value guesses, as in zarr-python). Zarr format 2 takes ``compressor``
+    (``"auto"``: zstd level 0), ``filters``, ``order`` and ``dimension_separator``;
+    format 3 takes ``codecs``, ``chunk_key_encoding`` (a dict or a ``(name, separator)``
+    tuple) and ``dimension_names``; giving one format's arguments to the other is a
+    ValueError. ``fill_value`` left out is the data type's default; None is too, except
+    in format 2, where it is stored as ``null``. The arguments zarr-python ignores
+    (``synchronizer``, ``chunk_store``, ``cache_metadata``, ``cache_attrs``,
+    ``object_codec``, ``read_only``, ``meta_array``) are ignored with its warning;
+    ``write_empty_chunks`` is deprecated for ``config``. ``data`` is written to the new array.
+    """
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format) or 3
+    given = locals()
+    for name in _NOT_USED:
+        if given[name] is not None:
+            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, 2)
+    if write_empty_chunks is not None:
+        _warn_write_empty_chunks_kwarg()
+    _no_storage_options(storage_options)
+    store = resolve_store(store)
+    path = normalize_path(path)
+    _apply_mode(store, path, "a" if mode is None else mode)
+    array_config = dict(config or {})
+    if write_empty_chunks is not None:
+        if config is not None:
+            warnings.warn(
+                "Both write_empty_chunks and config keyword arguments are set. This is "
+                "redundant. When both are set, write_empty_chunks will be used instead of "
+                "the value in config.",
+                UserWarning,
+                2,
+            )
+        array_config["write_empty_chunks"] = write_empty_chunks
+    shape_t = _parse_shape(shape)
+    if chunks is not None and chunk_shape is not None:
+        raise ValueError("Only one of chunk_shape or chunks can be provided.")
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format}")
+    itemsize = _item_size(dtype, zarr_format)
+    chunk_grid = normalize_chunks(chunks if chunks else chunk_shape, shape_t, itemsize)
+    dtype = "float64" if dtype is None else dtype
+    common: dict[str, Any] = dict(
+        name=path,
+        shape=shape_t,
+        dtype=dtype,
+        chunks=chunk_grid,
+        fill_value=fill_value,
+        zarr_format=zarr_format,
+        attributes=attributes,
+        overwrite=overwrite,
+        config=array_config,
+    )
+    if zarr_format == 3:
+        if dimension_separator is not None:
+            raise ValueError(
+                "dimension_separator cannot be used for arrays with zarr_format 3. "
+                "Use chunk_key_encoding instead."
+            )
+        if filters is not None:
+            raise ValueError(
+                "filters cannot be used for arrays with zarr_format 3. "
+                "Use array-to-array codecs instead."
+            )
+        if not (isinstance(compressor, str) and compressor == "auto"):
+            raise ValueError(
+                "compressor cannot be used for arrays with zarr_format 3. "
+                "Use bytes-to-bytes codecs instead."
+            )
+        if order is not None:
+            _warn_order_kwarg()
+        if isinstance(chunk_key_encoding, tuple):
+            chunk_key_encoding = {"name": chunk_key_encoding[0], "separator": chunk_key_encoding[1]}
+        array = create_array(
+            store,
+            codecs=None if codecs is None else list(codecs),
+            chunk_key_encoding=chunk_key_encoding,
+            dimension_names=list(dimension_names) if dimension_names else None,
+            **common,
+        )
+    else:
+        if codecs is not None:
+            raise ValueError(
+                "codecs cannot be used for arrays with zarr_format 2. "
+                "Use filters and compressor instead."
+            )
+        if chunk_key_encoding is not None:
+            raise ValueError(
+                "chunk_key_encoding cannot be used for arrays with zarr_format 2. "
+                "Use dimension_separator instead."
+            )
+        if dimension_names is not None:
+            raise ValueError("dimension_names cannot be used for arrays with zarr_format 2.")
+        if order is None:
+            order = array_config.get("order", global_config["array.order"])
+        else:
+            array_config["order"] = order
+        array = create_array(
+            store,
+            compressors=compressor,
+            filters=filters,
+            order=order,
+            dimension_separator=dimension_separator,
+            **common,
+        )
+    if data is not None:
+        array[...] = data
+    return array
+
+
+def _warn_write_empty_chunks_kwarg() -> None:
+    warnings.warn(
+        "The `write_empty_chunks` keyword argument is deprecated and will be removed in "
+        "future versions. To control whether empty chunks are written to storage, either use "
+        "the `config` keyword argument, as in `config={'write_empty_chunks': True}`,or change "
+        "the global 'array.write_empty_chunks' configuration variable.",
+        RuntimeWarning,
+        3,
+    )
+
+
+def _warn_order_kwarg() -> None:
+    warnings.warn(
+        "The `order` keyword argument has no effect for Zarr format 3 arrays. To control the "
+        "memory layout of the array, either use the `config` keyword argument, as in "
+        "`config={'order': 'C'}`,or change the global 'array.order' configuration variable.",
+        RuntimeWarning,
+        3,
+    )
+
+
+def empty(shape: tuple[int, ...] | int, **kwargs: Any) -> Array:
+    """An array whose unwritten elements read as its fill value (the type's default
+    unless given); ``kwargs`` go to :func:`create`."""
+    return create(shape=shape, **kwargs)
+
+
+def zeros(shape: tuple[int, ...] | int, **kwargs: Any) -> Array:
+    """An array with fill value 0; ``kwargs`` go to :func:`create`."""
+    return create(shape=shape, fill_value=0, **kwargs)
+
+
+def ones(shape: tuple[int, ...] | int, **kwargs: Any) -> Array:
+    """An array with fill value 1; ``kwargs`` go to :func:`create`."""
+    return create(shape=shape, fill_value=1, **kwargs)
+
+
+def full(shape: tuple[int, ...] | int, fill_value: Any, **kwargs: Any) -> Array:
+    """An array with fill value ``fill_value``; ``kwargs`` go to :func:`create`."""
+    return create(shape=shape, fill_value=fill_value, **kwargs)
+
+
+def _shape_chunks(a: Any) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    shape = chunks = None
+    if hasattr(a, "shape") and isinstance(a.shape, tuple):
+        shape = a.shape
+        if hasattr(a, "chunks") and isinstance(a.chunks, tuple) and len(a.chunks) == len(shape):
+            chunks = a.chunks
+        elif hasattr(a, "chunklen"):  # bcolz carray
+            chunks = (a.chunklen,) + a.shape[1:]
+    return shape, chunks
+
+
+def _like_args(a: Any) -> dict[str, Any]:
+    """The arguments of :func:`create` that make an array like ``a``, as zarr-python
+    takes them: shape, chunks and dtype, and for a zarrox array its encoding
+    (v2: order, compressor, filters; v3: codecs), not its attributes or names."""
+    new: dict[str, Any] = {}
+    shape, chunks = _shape_chunks(a)
+    if shape is not None:
+        new["shape"] = shape
+    if chunks is not None:
+        new["chunks"] = chunks
+    if hasattr(a, "dtype"):
+        new["dtype"] = a.dtype
+    if isinstance(a, Array):
+        meta = a.metadata
+        if isinstance(meta, ArrayMetadataV2):
+            new["order"] = a.order
+            new["compressor"] = meta.compressor
+            new["filters"] = meta.filters
+        else:
+            new["codecs"] = meta.codecs  # type: ignore[union-attr]
+    return new
+
+
+def empty_like(a: Any, **kwargs: Any) -> Array:
+    """An empty array like ``a`` (with its fill value when ``a`` is a zarrox array)."""
+    like = _like_args(a) | kwargs
+    if isinstance(a, Array):
+        like.setdefault("fill_value", a.metadata.fill_value)
+    return empty(**like)
+
+
+def zeros_like(a: Any, **kwargs: Any) -> Array:
+    """An array of zeros like ``a``."""
+    return zeros(**(_like_args(a) | kwargs))
+
+
+def ones_like(a: Any, **kwargs: Any) -> Array:
+    """An array of ones like ``a``."""
+    return ones(**(_like_args(a) | kwargs))
+
+
+def full_like(a: Any, **kwargs: Any) -> Array:
+    """An array like ``a`` filled with ``fill_value`` (by default ``a``'s, when it is a
+    zarrox array)."""
+    like = _like_args(a) | kwargs
+    if isinstance(a, Array):
+        like.setdefault("fill_value", a.metadata.fill_value)
+    return full(**like)
+
+
+def open_like(a: Any, path: str, **kwargs: Any) -> Array:
+    """Open the array at ``path``, or in modes ``a``/``w``/``w-`` create it like ``a``
+    (zarr-python's ``open_like``: ``mode`` left out only opens an existing array)."""
+    like = _like_args(a) | kwargs
+    if isinstance(a, Array):
+        like.setdefault("fill_value", a.metadata.fill_value)
+    mode = like.pop("mode", None)
+    zarr_format = _zarr_format_arg(like.pop("zarr_version", None), like.pop("zarr_format", None))
+    _no_storage_options(like.pop("storage_options", None))
+    store = resolve_store(like.pop("store", None))
+    path = normalize_path(path)
+    if mode not in ("w", "w-"):
+        try:
+            return open_array(
+                store, path=path, mode="r" if mode == "r" else "r+", zarr_format=zarr_format
+            )
+        except ArrayNotFoundError:
+            if mode != "a":
+                raise
+    return create(
+        store=store,
+        path=path,
+        mode=mode,
+        zarr_format=zarr_format or 3,
+        overwrite=mode == "w",
+        **like,
+    )
+
+
+def array(data: Any, **kwargs: Any) -> Array:
+    """A new array holding ``data`` (shape, dtype and, when it has them, chunks taken from
+    it unless given); ``kwargs`` go to :func:`create`, ``shape`` among them being ignored."""
+    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
+        data = np.asanyarray(data)
+    if kwargs.get("dtype") is None:
+        kwargs["dtype"] = data.dtype
+    shape, chunks = _shape_chunks(data)
+    kwargs["shape"] = shape
+    if kwargs.get("chunks") is None:
+        kwargs["chunks"] = chunks
+    if kwargs.pop("read_only", False):
+        raise ValueError("read_only=True is no longer supported when creating new arrays")
+    z = create(**kwargs)
+    z[...] = data
+    return z
+
+
+def group(
+    store: Any = None,
+    *,
+    overwrite: bool = False,
+    chunk_store: Any = None,
+    cache_attrs: bool | None = None,
+    synchronizer: Any = None,
+    path: str | None = None,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    meta_array: Any = None,
+    attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Open the group at ``path``, creating it (with ``attributes``) when missing, or
+    anew with ``overwrite=True`` (zarr-python's ``group``). ``chunk_store``,
+    ``cache_attrs``, ``synchronizer`` and ``meta_array`` are ignored with a warning."""
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format)
+    for name, value in (
+        ("cache_attrs", cache_attrs),
+        ("synchronizer", synchronizer),
+        ("meta_array", meta_array),
+        ("chunk_store", chunk_store),
+    ):
+        if value is not None:
+            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, 2)
+    _no_storage_options(storage_options)
+    return open_group(
+        store,
+        path=path,
+        mode="w" if overwrite else "a",
+        attributes=attributes,
+        zarr_format=zarr_format,
+    )
+
+
+#: the keywords zarr-python's save_array passes on to the array it creates
+_SAVE_ARRAY_KWARGS = frozenset(
+    {
+        "fill_value",
+        "attributes",
+        "chunk_shape",
+        "chunk_key_encoding",
+        "codecs",
+        "dimension_names",
+        "dimension_separator",
+        "order",
+        "filters",
+        "compressor",
+        "config",
+    }
+)
+
+_NDARRAY_LIKE = (
+    "dtype",
+    "ndim",
+    "size",
+    "shape",
+    "__len__",
+    "__getitem__",
+    "__setitem__",
+    "__array__",
+    "reshape",
+    "view",
+    "astype",
+    "fill",
+    "copy",
+    "transpose",
+    "ravel",
+    "all",
+)
+
+
+def _is_ndarray_like(value: Any) -> bool:
+    """zarr-python's ``NDArrayLike`` check (numpy arrays pass, numpy scalars do not)."""
+    return all(hasattr(value, name) for name in _NDARRAY_LIKE)
+
+
+def save_array(
+    store: Any,
+    arr: Any,
+    *,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    path: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Save a numpy array as a new array at ``path`` (zarr-python's ``save_array``).
+    ``mode`` (default ``a``: fail if a node is there) and ``overwrite`` control what
+    happens to existing data; the other ``kwargs`` are those of :func:`create` that
+    describe the array (``compressor``, ``codecs``, ``fill_value``, ...)."""
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format) or 3
+    if not _is_ndarray_like(arr):
+        raise TypeError("arr argument must be numpy or other NDArrayLike array")
+    mode = kwargs.pop("mode", "a")
+    overwrite = kwargs.pop("overwrite", None) or mode == "w"
+    for key in kwargs:
+        if key not in _SAVE_ARRAY_KWARGS:
+            raise TypeError(f"save_array() got an unexpected keyword argument {key!r}")
+    _no_storage_options(storage_options)
+    store = resolve_store(store)
+    path = normalize_path(path)
+    _apply_mode(store, path, mode)
+    new = create(
+        store=store,
+        path=path,
+        zarr_format=zarr_format,
+        shape=arr.shape,
+        dtype=arr.dtype,
+        chunks=getattr(arr, "chunks", None),
+        overwrite=overwrite,
+        **kwargs,
+    )
+    new[...] = arr
+
+
+def save_group(
+    store: Any,
+    *args: Any,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    path: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Save numpy arrays into the group at ``path``, which is emptied first: positional
+    ones as ``arr_0``, ``arr_1``, ..., keyword ones under their names (zarr-python's
+    ``save_group``)."""
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format) or 3
+    for arg in args:
+        if not _is_ndarray_like(arg):
+            raise TypeError(
+                "All arguments must be numpy or other NDArrayLike arrays (except store, "
+                "path, storage_options, and zarr_format)"
+            )
+    for k, v in kwargs.items():
+        if not _is_ndarray_like(v):
+            raise TypeError(f"Keyword argument '{k}' must be a numpy or other NDArrayLike array")
+    if not args and not kwargs:
+        raise ValueError("at least one array must be provided")
+    _no_storage_options(storage_options)
+    store = resolve_store(store)
+    path = normalize_path(path)
+    _apply_mode(store, path, "w")
+    named = {f"arr_{i}": arr for i, arr in enumerate(args)} | kwargs
+    for name, arr in named.items():
+        save_array(store, arr, zarr_format=zarr_format, path=join(path, name))
+
+
+def save(
+    store: Any,
+    *args: Any,
+    zarr_version: int | None = None,
+    zarr_format: int | None = None,
+    path: str | None = None,
+    **kwargs: Any,
+) -> None:
+    """Save one numpy array (:func:`save_array`) or several (:func:`save_group`)."""
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format)
+    if not args and not kwargs:
+        raise ValueError("at least one array must be provided")
+    if len(args) == 1 and not kwargs:
+        save_array(store, args[0], zarr_format=zarr_format, path=path)
+    else:
+        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+
+
+class LazyLoader(Mapping[str, Any]):
+    """The arrays of a group by name, each read into memory when it is looked up
+    (what :func:`load` returns for a group)."""
+
+    def __init__(self, group: Group) -> None:
+        self._group = group
+        self._names = group.array_keys()
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._group[name][...]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __repr__(self) -> str:
+        return f"<LazyLoader: {', '.join(self._names)}>"
+
+
+def load(
+    store: Any,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    zarr_version: int | None = None,
+) -> Any:
+    """Read the array at ``path`` into a numpy array; for a group, a read-only mapping
+    of its arrays' names to their data, each read when looked up."""
+    zarr_format = _zarr_format_arg(zarr_version, zarr_format)
+    node = open(store, path=path, mode="r", zarr_format=zarr_format)
+    if isinstance(node, Array):
+        return node[...]
+    return LazyLoader(node)
+
+
+def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> Any:
+    """The hierarchy below ``grp`` (deprecated, as in zarr-python: use ``grp.tree()``)."""
+    warnings.warn("Use Group.tree instead.", DeprecationWarning, 2)
+    return grp.tree(expand=expand, level=level)

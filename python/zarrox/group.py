@@ -215,17 +215,22 @@ class Group(Node):
         if self._read_only:
             raise ReadOnlyError(read_only_message("group", self._path, self._metadata))
 
-    def tree(self) -> TreeView:
-        return TreeView(self)
+    def tree(self, expand: bool | None = None, level: int | None = None) -> TreeView:
+        """The hierarchy below this group, down to ``level`` groups deep (0: the
+        children only; None: all). ``expand`` is not supported, as in zarr-python."""
+        if expand is not None:
+            raise NotImplementedError("'expand' is not yet implemented.")
+        return TreeView(self, level)
 
 
 class TreeView:
     """A text rendering of a group's hierarchy (``print(group.tree())``)."""
 
-    def __init__(self, group: Group) -> None:
+    def __init__(self, group: Group, level: int | None = None) -> None:
         self._group = group
+        self._level = level
 
-    def _lines(self, group: Group, indent: str) -> list[str]:
+    def _lines(self, group: Group, indent: str, depth: int = 0) -> list[str]:
         lines = []
         members = group.members()
         for i, (name, node) in enumerate(members):
@@ -235,7 +240,9 @@ class TreeView:
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
             else:
                 lines.append(f"{indent}{branch}{name}")
-                lines.extend(self._lines(node, indent + ("    " if last else "│   ")))
+                if self._level is None or depth < self._level:
+                    pad = "    " if last else "│   "
+                    lines.extend(self._lines(node, indent + pad, depth + 1))
         return lines
 
     def __str__(self) -> str:
