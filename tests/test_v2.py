@@ -314,7 +314,14 @@ def test_zarrox_writes_zarr2_reads(stores: dict[str, Path], cid: str) -> None:
 def test_zarr_python_3_reads_zarrox_v2(stores: dict[str, Path], cid: str) -> None:
     root = stores["root"]
     z = zarr.open_array(str(root / "b"), path=cid, mode="r")
-    assert_same(np.asarray(z[...]), load(root / f"ref-b-{cid}.npy"))
+    want = load(root / f"ref-b-{cid}.npy")
+    if want.dtype == object:
+        # a null fill (as zarr 2.18's own "a" copy has): zarr 2.18 reads missing chunks of
+        # object arrays as None, zarr-python 3 as "", so only the written region compares
+        assert_same(np.asarray(z[: REGION[0]]), want[: REGION[0]])
+        assert all(v == "" for v in np.asarray(z[REGION[0] :]).ravel())
+        return
+    assert_same(np.asarray(z[...]), want)
 
 
 @pytest.mark.parametrize(
