@@ -1427,3 +1427,38 @@ def test_normalize_chunks_like_zarr_python(
     from zarrox.api import normalize_chunks as ours
 
     assert ours(chunks, shape, 4) == normalize_chunks(chunks, shape, 4) == expected
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"compressor": {"id": "zstd", "level": 1}, "zarr_format": 2, "chunks": (2, 3)},
+        {"compressor": None, "zarr_format": 2, "order": "F"},
+        {"chunk_shape": (2, 2)},
+        {"codecs": [{"name": "bytes", "configuration": {"endian": "big"}}], "chunks": (4, 1)},
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_open_array_creates_with_zarr_pythons_create_keywords(
+    tmp_path: Path, kwargs: dict[str, Any], mode: str
+) -> None:
+    """zarr-python's open_array creates through its legacy ``create`` (``compressor``,
+    ``chunk_shape``); zarrox's refused those keywords with a TypeError."""
+    import numcodecs
+
+    kw = dict(kwargs)
+    if isinstance(kw.get("compressor"), dict):
+        kw["compressor"] = numcodecs.get_codec(kw["compressor"])
+    values = np.arange(20, dtype="i4").reshape(4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = zarr.open_array(str(tmp_path / "zp"), mode=mode, shape=(4, 5), dtype="i4", **kw)
+        got = zarrox.open_array(tmp_path / "zx", mode=mode, shape=(4, 5), dtype="i4", **kw)
+    ref[...] = values
+    got[...] = values
+    key = ".zarray" if kw.get("zarr_format") == 2 else "zarr.json"
+    assert json.loads((tmp_path / "zx" / key).read_text()) == json.loads(
+        (tmp_path / "zp" / key).read_text()
+    )
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "zx"), mode="r")[...], values)

@@ -329,6 +329,36 @@ def _sharding_codecs(
     return shape, [sharding]
 
 
+#: keywords only zarr-python's legacy ``create`` takes, which its ``open_array`` uses
+_LEGACY_CREATE_ONLY = frozenset(
+    {
+        "compressor",
+        "chunk_shape",
+        "object_codec",
+        "write_empty_chunks",
+        "synchronizer",
+        "chunk_store",
+        "cache_metadata",
+        "cache_attrs",
+        "meta_array",
+        "read_only",
+        "zarr_version",
+        "storage_options",
+    }
+)
+
+
+def _create_for_open(
+    store: Store, path: str, overwrite: bool, config: dict[str, Any] | None, kwargs: dict[str, Any]
+) -> Array:
+    """The array ``open_array`` creates: through :func:`create` (as zarr-python does) when
+    ``kwargs`` use its keywords (``compressor``, ``chunk_shape``, ...), else through
+    :func:`create_array`, whose keywords (``compressors``, ``shards``, ...) zarrox also takes."""
+    if _LEGACY_CREATE_ONLY.intersection(kwargs):
+        return create(store=store, path=path, overwrite=overwrite, config=config, **kwargs)
+    return create_array(store, name=path, overwrite=overwrite, config=config, **kwargs)
+
+
 def open_array(
     store: Any = None,
     *,
@@ -343,16 +373,14 @@ def open_array(
     _check_mode(mode)
     store = resolve_store(store)
     path = normalize_path(path)
+    if zarr_format is not None:
+        kwargs["zarr_format"] = zarr_format
     if mode in ("w", "w-"):
-        if zarr_format is not None:
-            kwargs["zarr_format"] = zarr_format
-        return create_array(store, name=path, overwrite=mode == "w", config=config, **kwargs)
+        return _create_for_open(store, path, mode == "w", config, kwargs)
     meta = read_node(store, path, zarr_format)
     if meta is None:
         if mode == "a" and "shape" in kwargs:
-            if zarr_format is not None:
-                kwargs["zarr_format"] = zarr_format
-            return create_array(store, name=path, config=config, **kwargs)
+            return _create_for_open(store, path, False, config, kwargs)
         raise ArrayNotFoundError(f"no array found at '{path}' in {store!r}")
     if not is_array(meta):
         raise ArrayNotFoundError(f"the node at '{path}' in {store!r} is a group, not an array")
