@@ -1109,7 +1109,8 @@ class ArrayMetadataV2:
         big-endian dtypes, else "little"; after value filters, the byte order of the last
         filter's output type); ``numcodecs.<id>`` for the compressor. numcodecs
         configurations lose ``"id"`` and get numcodecs' defaults filled in (for the codecs
-        zarrox knows). Object dtypes raise UnsupportedError.
+        zarrox knows). Object arrays: ``transpose`` for ``"F"`` order as above, the
+        ``vlen-utf8`` / ``vlen-bytes`` filter, the filters after it and the compressor.
         """
         where = ""  # the configurations were validated when the metadata was made
         if self.dtype.hasobject:
@@ -1174,11 +1175,14 @@ class ArrayMetadataV2:
                 f"{_where('.zarray', '')}filters before {filters[pos]['id']!r} in an object "
                 "array are not supported"
             )
+        codecs: list[dict[str, Any]] = []
         if self.order == "F" and self.ndim > 1:
-            raise UnsupportedError(
-                f"{_where('.zarray', '')}object arrays in F order are not supported"
+            # The vlen codec serializes the chunk's elements in Fortran order
+            # (zarr-python 2.18 and 3.1): the transpose codec reorders them first.
+            codecs.append(
+                {"name": "transpose", "configuration": {"order": list(range(self.ndim))[::-1]}}
             )
-        codecs: list[dict[str, Any]] = [{"name": str(filters[pos]["id"])}]
+        codecs.append({"name": str(filters[pos]["id"])})
         after: list[dict[str, Any]] = []
         for i, f in enumerate(filters[pos + 1 :], start=pos + 1):
             after.append(_core_codec(f, "", f"filters[{i}]"))
