@@ -79,30 +79,34 @@ fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
-/// For each element of the permuted array (see [`permute`]), in C order, the
-/// index of the element of `src` it comes from.
-fn permutation(src_shape: &[usize], perm: &[usize]) -> Vec<usize> {
+/// Calls `visit` with, for each element of the permuted array (see [`permute`]) in
+/// C order, the index of the element of `src` it comes from.
+fn walk_permuted(src_shape: &[usize], perm: &[usize], mut visit: impl FnMut(usize)) {
     let n = src_shape.len();
     let src_strides = strides(src_shape);
     let dst_shape: Vec<usize> = perm.iter().map(|&d| src_shape[d]).collect();
+    // Stride in src (elements) of each dst dimension.
     let walk: Vec<usize> = perm.iter().map(|&d| src_strides[d]).collect();
-    let total: usize = dst_shape.iter().product();
-    let mut out = Vec::with_capacity(total);
-    if total == 0 {
-        return out;
+    if dst_shape.contains(&0) {
+        return;
     }
     if n == 0 {
-        out.push(0);
-        return out;
+        visit(0);
+        return;
     }
+    let inner = dst_shape[n - 1];
+    let inner_walk = walk[n - 1];
     let mut idx = vec![0usize; n - 1];
     loop {
         let base: usize = idx.iter().zip(&walk).map(|(i, w)| i * w).sum();
-        out.extend((0..dst_shape[n - 1]).map(|k| base + k * walk[n - 1]));
+        for k in 0..inner {
+            visit(base + k * inner_walk);
+        }
+        // Advance the odometer over the outer dimensions.
         let mut d = n - 1;
         loop {
             if d == 0 {
-                return out;
+                return;
             }
             d -= 1;
             idx[d] += 1;
@@ -118,52 +122,23 @@ fn permutation(src_shape: &[usize], perm: &[usize]) -> Vec<usize> {
 fn permute_frame(frame: &[u8], src_shape: &[usize], perm: &[usize]) -> Result<Vec<u8>> {
     let n: usize = src_shape.iter().product();
     let ranges = split_frame(frame, n, false).map_err(|e| e.context("transpose"))?;
-    let order = permutation(src_shape, perm);
+    let mut order = Vec::with_capacity(n);
+    walk_permuted(src_shape, perm, |i| order.push(i));
     build_frame(order.iter().map(|&i| &frame[ranges[i].clone()]))
 }
 
 /// Write `dst` (shape `dst_shape`, C order) where `dst[i_0..i_n] = src[j]` with
 /// `j[perm[k]] = i_k`, i.e. dimension `k` of `dst` walks dimension `perm[k]` of `src`.
 fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Vec<u8> {
-    let n = src_shape.len();
-    let src_strides = strides(src_shape);
-    let dst_shape: Vec<usize> = perm.iter().map(|&d| src_shape[d]).collect();
-    // Stride in src (elements) of each dst dimension.
-    let walk: Vec<usize> = perm.iter().map(|&d| src_strides[d]).collect();
-    let total: usize = dst_shape.iter().product();
+    let total: usize = src_shape.iter().product();
     let mut dst = vec![0u8; total * elem];
-    if total == 0 {
-        return dst;
-    }
-    if n == 0 {
-        dst.copy_from_slice(&src[..elem]);
-        return dst;
-    }
-    let inner = dst_shape[n - 1];
-    let inner_walk = walk[n - 1];
-    let mut idx = vec![0usize; n - 1];
     let mut out = 0usize;
-    loop {
-        let base: usize = idx.iter().zip(&walk).map(|(i, w)| i * w).sum();
-        for k in 0..inner {
-            let s = (base + k * inner_walk) * elem;
-            dst[out..out + elem].copy_from_slice(&src[s..s + elem]);
-            out += elem;
-        }
-        // Advance the odometer over the outer dimensions.
-        let mut d = n - 1;
-        loop {
-            if d == 0 {
-                return dst;
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < dst_shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
+    walk_permuted(src_shape, perm, |i| {
+        let s = i * elem;
+        dst[out..out + elem].copy_from_slice(&src[s..s + elem]);
+        out += elem;
+    });
+    dst
 }
 
 impl ArrayToArrayCodec for TransposeCodec {
