@@ -9,14 +9,14 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::codec::sharding::{ShardingCodec, READ_BATCH_BYTES};
+use crate::codec::sharding::ShardingCodec;
 use crate::codec::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind, DataType};
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
 use crate::indexing::{copy_run, extend_run, Plan, Region, Selection};
-use crate::pool::{self, pool};
+use crate::pool::pool;
 use crate::store::{ReadInto, Store};
 
 /// The normalized array description the Python layer hands over.
@@ -367,21 +367,11 @@ impl ArrayCore {
         out: Output<'_>,
     ) -> Result<()> {
         let key = self.chunk_key(shard);
-        let ctx = self.in_chunk(&key);
-        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
-        let place = |i: usize, bytes: Option<Vec<u8>>| {
-            let (pos, region) = &members[i];
+        sh.read_members(self.store.as_ref(), &key, members, |region, bytes| {
             place_chunk(sh.inner(), out_shape, region, bytes, out)
-                .map_err(|e| e.context(format!("inner chunk {pos}")))
-        };
-        let store = self.store.as_ref();
-        let found = sh
-            .read_inner_batched(store, &key, &wanted, READ_BATCH_BYTES, place)
-            .map_err(&ctx)?;
-        if found {
-            return Ok(());
-        }
-        pool::try_for_each_indexed(members, |(i, _)| place(i, None)).map_err(&ctx)
+        })
+        .map_err(self.in_chunk(&key))?;
+        Ok(())
     }
 
     /// Write `value` (C order, selection shape, native byte order) to the selection.

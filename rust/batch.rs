@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::array::{place_chunk, update_chunk_memo, FullChunkMemo, Input, Output, SharedOut};
-use crate::codec::sharding::{InnerChunks, ShardingCodec, READ_BATCH_BYTES};
+use crate::codec::sharding::{InnerChunks, ShardingCodec};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, DimChunk, DimSelection, Region};
@@ -627,22 +627,13 @@ impl BatchCodec {
             return Ok(false);
         }
         let members = region.split(sh, &self.spec().shape);
-        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
-        let place = |i: usize, bytes: Option<Vec<u8>>| {
-            let (pos, inner_region) = &members[i];
+        sh.read_members(store, key, &members, |inner_region, bytes| {
             let Some((ir, shape)) = inner_region.region() else {
                 return Ok(());
             };
             place_chunk(sh.inner(), shape, &ir, bytes, out)
-                .map_err(|e| e.context(format!("inner chunk {pos}")))
-        };
-        let found = sh
-            .read_inner_batched(store, key, &wanted, READ_BATCH_BYTES, place)
-            .map_err(at(key))?;
-        if !found {
-            pool::try_for_each_indexed(&members, |(i, _)| place(i, None)).map_err(at(key))?;
-        }
-        Ok(found)
+        })
+        .map_err(at(key))
     }
 
     /// Fetch what one chunk's region needs from `store` (for a shard: the index,

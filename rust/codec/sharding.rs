@@ -353,6 +353,34 @@ impl ShardingCodec {
         Ok(Some(InnerChunks { buffers, spans }))
     }
 
+    /// Read the inner chunks `members` name (each an index position and what its
+    /// caller needs to place it) from the shard under `key`, in batches of about
+    /// [`READ_BATCH_BYTES`] (see [`Self::read_inner_batched`]), handing each to
+    /// `place(member, bytes)`; errors name the inner chunk. A missing shard places
+    /// every member with `None` (all fill). Returns whether the shard exists.
+    pub fn read_members<M, F>(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        members: &[(usize, M)],
+        place: F,
+    ) -> Result<bool>
+    where
+        M: Sync,
+        F: Fn(&M, Option<Vec<u8>>) -> Result<()> + Sync + Send,
+    {
+        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
+        let place_one = |i: usize, bytes: Option<Vec<u8>>| {
+            let (pos, member) = &members[i];
+            place(member, bytes).map_err(|e| e.context(format!("inner chunk {pos}")))
+        };
+        let found = self.read_inner_batched(store, key, &wanted, READ_BATCH_BYTES, place_one)?;
+        if !found {
+            crate::pool::try_for_each_indexed(members, |(i, _)| place_one(i, None))?;
+        }
+        Ok(found)
+    }
+
     /// Read the inner chunks at index positions `wanted` of the shard under
     /// `key` from a local store, handing each to `place(i, bytes)` (`i` its
     /// position in `wanted`; `None`: the chunk is empty) as soon as it has
