@@ -40,8 +40,6 @@ from zarrox.metadata import (
     ArrayMetadataV3,
     GroupMetadataV3,
     build_codecs,
-    data_type_name,
-    parse_data_type,
 )
 from zarrox.metadata.consolidated import (
     ZMETADATA_KEY,
@@ -53,9 +51,9 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
     zmetadata_nodes,
 )
-from zarrox.metadata.dtypes import from_zarr_python_dtype
+from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
-from zarrox.metadata.v3 import parse_node
+from zarrox.metadata.v3 import parse_node, resolve_data_type
 from zarrox.storage import Store, resolve_store
 
 Mode = Literal["r", "r+", "a", "w", "w-"]
@@ -90,23 +88,11 @@ def guess_chunks(shape: Sequence[int], itemsize: int) -> tuple[int, ...]:
     return tuple(int(c) for c in chunks)
 
 
-def _resolve_dtype(dtype: Any, path: str) -> tuple[str, np.dtype[Any]]:
-    """(v3 data type name, numpy dtype) of what a user passes as ``dtype``: a v3 data type
-    (name or object), a zarr-python data type object, or anything ``np.dtype`` takes."""
-    dtype = from_zarr_python_dtype(dtype, zarr_format=3)
-    if isinstance(dtype, Mapping) and "name" in dtype:
-        return parse_data_type(dtype, path=path)  # else a numpy dict ("names", "formats")
-    if isinstance(dtype, str):
-        try:
-            return parse_data_type(dtype, path=path)
-        except UnsupportedError:
-            pass  # maybe a numpy type string ("<u2", "f8", "V4")
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise UnsupportedError(f"array at '{path}': unsupported data type {dtype!r}") from None
-    name = data_type_name(dt, path=path)
-    return name, parse_data_type(name, path=path)[1]
+def _resolve_dtype(dtype: Any, path: str) -> tuple[Any, np.dtype[Any]]:
+    """(v3 data type JSON, numpy dtype) of what a user passes as ``dtype`` (see
+    :func:`resolve_data_type`)."""
+    info = resolve_data_type(dtype, path)
+    return copy_json(info.json), info.dtype
 
 
 def _new_group_metadata(zarr_format: int, attributes: dict[str, Any] | None) -> NodeMetadata:

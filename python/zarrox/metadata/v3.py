@@ -470,11 +470,12 @@ def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> di
 # --------------------------------------------------------------------------------------------
 
 
-def _resolve_data_type(dtype: object, path: str) -> DataType:
-    """What ``create`` is given as ``dtype`` -> its data type: a v3 data type (a name or an
-    object), else a numpy dtype; zarr-python's data type objects too."""
+def resolve_data_type(dtype: object, path: str) -> DataType:
+    """What a user gives as ``dtype`` -> its data type: a v3 data type (a name or an
+    ``{"name", ...}`` object), a zarr-python data type object, else anything ``np.dtype``
+    takes (a dict with ``names`` and ``formats`` included)."""
     dtype = from_zarr_python_dtype(dtype, zarr_format=3)
-    if isinstance(dtype, Mapping):
+    if isinstance(dtype, Mapping) and "name" in dtype:
         return parse_data_type_json(dtype, path=path)
     if isinstance(dtype, str):
         try:
@@ -622,7 +623,7 @@ class ArrayMetadataV3:
         ``data_type``, when given, is the v3 data type and wins over ``dtype``.
         """
         where = _where(path)
-        info = _resolve_data_type(dtype if data_type is None else data_type, path)
+        info = resolve_data_type(dtype if data_type is None else data_type, path)
         name = copy_json(info.json)
         dt = info.dtype
         shape_t = _int_list(shape, "shape", where, positive=False)
