@@ -60,7 +60,16 @@ class ChecksumError(CorruptChunkError):
 
 
 class StoreError(ZarroxError, OSError):
-    """The store failed to read or write."""
+    """The store failed to read or write. Messages name the array, the chunk key and the
+    store's URL or path."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refused access (HTTP 401/403: credentials, permissions)."""
+
+
+class StoreTimeoutError(StoreError, TimeoutError):
+    """A store request timed out (after its retries)."""
 
 
 class ReadOnlyError(ZarroxError, PermissionError, ValueError):
@@ -81,6 +90,8 @@ __all__ = [
     "NodeNotFoundError",
     "ReadOnlyError",
     "StoreError",
+    "StorePermissionError",
+    "StoreTimeoutError",
     "UnsupportedError",
     "ZarroxError",
 ]
