@@ -144,9 +144,11 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         read_only=read_only,
         write_empty_chunks=parsed.store_data_equal_to_fill_value,
     )
+    kvstore = copy.copy(parsed.kvstore)
+    kvstore.bound, kvstore.bound_path = store, path  # spec() reopens this very store
     settings = Settings(
         driver=driver,
-        kvstore=parsed.kvstore,
+        kvstore=kvstore,
         recheck_cached_metadata=parsed.recheck_cached_metadata,
         recheck_cached_data=parsed.recheck_cached_data,
         threads=_threads(parsed),

@@ -185,6 +185,8 @@ def parse_spec(value: object) -> ParsedSpec:
     if isinstance(value, str):
         obj: dict[str, Any] = _parse_url_spec(value)
     else:
+        if not isinstance(value, Mapping) and callable(getattr(value, "to_json", None)):
+            value = value.to_json()  # type: ignore[union-attr]  # e.g. a tensorstore.Spec
         raw = dict(expect_object(value, "spec"))
         kv = raw.pop("kvstore", None)
         obj = expect_object(as_json(raw), "spec")

@@ -21,7 +21,12 @@ import numpy as np
 
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
-from zarrox.metadata.v3 import fill_value_to_json, parse_fill_value, resolve_data_type
+from zarrox.metadata.v3 import (
+    default_fill_value,
+    fill_value_to_json,
+    parse_fill_value,
+    resolve_data_type,
+)
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_int,
@@ -259,7 +264,7 @@ def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
             "read_chunk": {"shape": read_chunk_shape_of(meta)},
             "write_chunk": {"shape": list(meta.chunk_shape)},
         },
-        "codec": {"codecs": copy.deepcopy(meta.codecs_json), "driver": "zarr3"},
+        "codec": {"codecs": _resolved_spec_json(meta.codecs_json), "driver": "zarr3"},
         "domain": domain_of(meta).to_json(),
         "dtype": ts_dtype_name(meta),
         "fill_value": fill_value_to_json(meta.fill_value, meta.data_type),
@@ -267,6 +272,18 @@ def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
     }
     if meta.dimension_units is not None and any(u is not None for u in meta.dimension_units):
         out["dimension_units"] = [None if u is None else u.to_json() for u in meta.dimension_units]
+    return out
+
+
+def _resolved_spec_json(codecs: Any) -> Any:
+    """Stored codecs as TensorStore reports them in a schema: a sharding codec states its
+    (default) ``index_location``."""
+    out = copy.deepcopy(codecs)
+    for codec in out or []:
+        if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
+            config = codec.setdefault("configuration", {})
+            config.setdefault("index_location", "end")
+            config["codecs"] = _resolved_spec_json(config.get("codecs"))
     return out
 
 
@@ -356,7 +373,7 @@ def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
     elif schema.fill_value is not None:
         fill = _cast_schema_fill(schema.fill_value, data_type, dtype, "schema.fill_value")
     else:
-        fill = parse_fill_value(0 if dtype.kind != "b" else False, data_type, dtype)
+        fill = default_fill_value(dtype, data_type=data_type)
     # dimension units
     units = merge_units(meta.dimension_units, schema.dimension_units, "schema.dimension_units")
     if units is not None and len(units) != rank:
