@@ -740,3 +740,91 @@ def test_cloud_kvstores_fail_clearly_until_their_stores_exist() -> None:
         pytest.skip("s3 stores are available")
     with pytest.raises(UnsupportedError, match="s3"):
         zarrox.open({"driver": "zarr3", "kvstore": "s3://bucket/prefix/"})
+
+
+# -- schema constraints with a transform: JSON in the array's space, options in the view's -----
+
+
+def test_schema_with_a_transform_as_tensorstore(tmp_path: Path) -> None:
+    base = file_spec(tmp_path)
+    t = ts.open(
+        base,
+        create=True,
+        dtype=ts.int32,
+        shape=[10, 20],
+        chunk_layout=ts.ChunkLayout(write_chunk_shape=[4, 6]),
+        dimension_units=["nm", "s"],
+    ).result()
+    transform = t.T.translate_by[3, 0].spec().to_json()["transform"]
+    spec = {**base, "transform": transform}
+    cases: list[tuple[dict[str, Any], dict[str, Any], bool]] = [
+        ({"schema": {"chunk_layout": {"write_chunk": {"shape": [4, 6]}}}}, {}, True),
+        ({"schema": {"chunk_layout": {"write_chunk": {"shape": [6, 4]}}}}, {}, False),
+        ({}, {"chunk_layout": {"write_chunk": {"shape": [6, 4]}}}, True),
+        ({}, {"chunk_layout": {"write_chunk": {"shape": [4, 6]}}}, False),
+        ({"schema": {"dimension_units": ["nm", "s"]}}, {}, True),
+        ({"schema": {"dimension_units": ["s", "nm"]}}, {}, False),
+        ({}, {"dimension_units": ["s", "nm"]}, True),
+        ({}, {"dimension_units": ["nm", "s"]}, False),
+        ({"schema": {"domain": {"shape": [10, 20]}}}, {}, True),
+        ({"schema": {"domain": {"shape": [20, 10]}}}, {}, False),
+        ({"rank": 2}, {"rank": 2}, True),
+    ]
+    for extra, options, opens in cases:
+        ts_options = dict(options)
+        if "chunk_layout" in ts_options:
+            ts_options["chunk_layout"] = ts.ChunkLayout(ts_options["chunk_layout"])
+        if opens:
+            assert zarrox.open({**spec, **extra}, **options).domain == zarrox.open(spec).domain
+            ts.open({**spec, **extra}, **ts_options).result()
+        else:
+            with pytest.raises(SpecError):
+                zarrox.open({**spec, **extra}, **options)
+            with pytest.raises(ValueError):
+                ts.open({**spec, **extra}, **ts_options).result()
+
+
+def test_zarr2_resize_matches_tensorstore(tmp_path: Path) -> None:
+    spec = {"driver": "zarr", "metadata": {"chunks": [3, 3]}}
+    zx = zarrox.open(
+        {**spec, "kvstore": f"file://{tmp_path}/zx/"}, create=True, dtype="int16", shape=[7, 7]
+    )
+    t = ts.open(
+        {**spec, "kvstore": f"file://{tmp_path}/ts/"}, create=True, dtype=ts.int16, shape=[7, 7]
+    ).result()
+    values = np.arange(49, dtype=np.int16).reshape(7, 7)
+    zx.write(values)
+    t.write(values).result()
+    for step in ({"exclusive_max": [4, None]}, {"exclusive_max": [9, 8]}):
+        zx = zx.resize(**step)
+        t = t.resize(**step).result()
+        assert sorted(os.listdir(tmp_path / "zx")) == sorted(os.listdir(tmp_path / "ts"))
+        assert (tmp_path / "zx" / ".zarray").read_bytes() == (
+            tmp_path / "ts" / ".zarray"
+        ).read_bytes()
+        np.testing.assert_array_equal(zx.read(), t.read().result())
+
+
+def test_spec_properties_and_update() -> None:
+    spec = zarrox.Spec({"driver": "zarr3", "kvstore": "memory://", "dtype": "uint16", "rank": 2})
+    assert spec.driver == "zarr3" and spec.rank == 2 and spec.dtype == np.dtype("uint16")
+    assert spec.kvstore == {"driver": "memory"}
+    updated = spec.update(shape=[3, 4], create=True)
+    assert updated.domain is not None and updated.domain.shape == (3, 4)
+    assert updated.open_mode == {"create": True}
+    assert spec.domain is None  # specs are immutable
+    view = zarrox.open(updated)
+    assert view.shape == (3, 4) and view.dtype == np.dtype("uint16")
+    assert "zarrox.ArrayView" in repr(view) and "Spec(" in repr(spec)
+
+
+def test_kvstore_option_replaces_the_spec_kvstore(tmp_path: Path) -> None:
+    view = zarrox.open(
+        {"driver": "zarr3", "kvstore": "memory://"},
+        kvstore=f"file://{tmp_path}/k/",
+        create=True,
+        dtype="uint8",
+        shape=[2],
+    )
+    view[...] = 9
+    assert ts.open(f"file://{tmp_path}/k/|zarr3:").result().read().result().tolist() == [9, 9]

@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrox.array import Array
-from zarrox.errors import ArrayNotFoundError, ContainsArrayError, SpecError
+from zarrox.errors import ArrayNotFoundError, ContainsArrayError
 from zarrox.tensorstore_spec import store_io, zarr2, zarr3
 from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
-from zarrox.tensorstore_spec.index_space import IndexTransform, merge_domains, permutation
+from zarrox.tensorstore_spec.index_space import IndexTransform
 from zarrox.tensorstore_spec.kvstore import kvstore_of, open_kvstore
 from zarrox.tensorstore_spec.spec import ParsedSpec, Spec, apply_options, parse_spec
 from zarrox.tensorstore_spec.view import ArrayView, Settings, _base_domain
@@ -96,9 +96,7 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
     constraints = parsed.metadata
     if constraints is None:
         constraints = zarr3.Zarr3Metadata() if driver == "zarr3" else zarr2.Zarr2Metadata()
-    schema = copy.deepcopy(parsed.schema)
-    if parsed.transform is not None:
-        schema = _schema_without_transform(parsed, schema)
+    schema = parsed.schema
 
     def new_document() -> dict[str, Any]:
         if isinstance(constraints, zarr3.Zarr3Metadata):
@@ -170,39 +168,6 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         settings=settings,
         document=doc,
     )
-
-
-def _schema_without_transform(parsed: ParsedSpec, schema: Any) -> Any:
-    """With a transform, the schema's dimension-wise constraints are in the transform's input
-    space: its domain must agree with the transform's domain; the rest applies to the array
-    through the transform when that is a permutation (plus translations)."""
-    assert parsed.transform is not None
-    t = parsed.transform
-    if schema.domain is not None:
-        merge_domains(t.domain, schema.domain, "schema.domain")
-        schema.domain = None
-    schema.rank = None
-    perm = permutation(t)
-    if schema.chunk_layout is not None or schema.dimension_units is not None:
-        if perm is None:
-            raise SpecError(
-                "schema: chunk_layout and dimension_units constraints need a transform that maps "
-                "each dimension to one array dimension with a unit stride"
-            )
-        inv = {j: k for k, j in enumerate(perm)}
-        if schema.dimension_units is not None:
-            schema.dimension_units = [schema.dimension_units[inv[j]] for j in range(len(perm))]
-        layout = schema.chunk_layout
-        if layout is not None:
-            for grid in (layout.write_chunk, layout.read_chunk, layout.codec_chunk):
-                for attr in ("shape", "shape_hard", "aspect_ratio", "aspect_ratio_hard"):
-                    values = getattr(grid, attr)
-                    if values is not None:
-                        setattr(grid, attr, [values[inv[j]] for j in range(len(perm))])
-            if layout.inner_order is not None:
-                layout.inner_order = [perm[k] for k in layout.inner_order]
-            layout.grid_origin = layout.grid_origin_hard = None
-    return schema
 
 
 def array_spec(array: Array, *, minimal_spec: bool = False) -> Spec:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from zarrox.tensorstore_spec._json import (
     member,
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout
-from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
+from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform, permutation
 from zarrox.tensorstore_spec.kvstore import KvStore, parse_kvstore, parse_kvstore_url
 from zarrox.tensorstore_spec.schema import Schema, dtype_name
 from zarrox.tensorstore_spec.units import parse_units
@@ -257,14 +257,66 @@ def parse_spec(value: object) -> ParsedSpec:
 
 
 def _check_schema_rank(parsed: ParsedSpec) -> None:
+    """The JSON ``schema`` describes the array (the transform's output space)."""
     assert parsed.transform is not None
     schema = parsed.schema
-    if schema.rank is not None and schema.rank != parsed.transform.input_rank:
+    if schema.rank is not None and schema.rank != parsed.transform.output_rank:
         raise fail(
             "schema.rank",
-            f"{schema.rank} does not match the transform's input rank "
-            f"{parsed.transform.input_rank}",
+            f"{schema.rank} does not match the transform's output rank "
+            f"{parsed.transform.output_rank}",
         )
+
+
+def _to_array_space(schema: Schema, transform: IndexTransform, where: str) -> Schema:
+    """Schema constraints given as ``open`` options, which describe the view (the transform's
+    input space), in the array's coordinates (the output space). Only transforms that map
+    each dimension to one array dimension with a unit stride (permutations, translations)
+    can carry dimension-wise constraints."""
+    if schema.domain is None and schema.chunk_layout is None and schema.dimension_units is None:
+        return schema
+    perm = permutation(transform)
+    if perm is None:
+        raise fail(
+            where,
+            "domain, chunk_layout and dimension_units options need a transform that maps each "
+            "dimension to one array dimension with a unit stride",
+        )
+    inv = {j: k for k, j in enumerate(perm)}
+    out = copy.deepcopy(schema)
+    out.rank = None
+    if schema.domain is not None:
+        dims = []
+        for j in range(len(perm)):
+            d = schema.domain.dims[inv[j]]
+            offset = transform.output[j].offset
+            dims.append(
+                replace(
+                    d,
+                    inclusive_min=d.inclusive_min
+                    if d.inclusive_min == -INF
+                    else d.inclusive_min + offset,
+                    inclusive_max=d.inclusive_max
+                    if d.inclusive_max == INF
+                    else d.inclusive_max + offset,
+                )
+            )
+        out.domain = IndexDomain(dims)
+    if schema.dimension_units is not None:
+        out.dimension_units = [schema.dimension_units[inv[j]] for j in range(len(perm))]
+    layout = out.chunk_layout
+    if layout is not None:
+        for grid in (layout.write_chunk, layout.read_chunk, layout.codec_chunk):
+            for attr in ("shape", "shape_hard", "aspect_ratio", "aspect_ratio_hard"):
+                values = getattr(grid, attr)
+                if values is not None:
+                    setattr(grid, attr, [values[inv[j]] for j in range(len(perm))])
+        if layout.inner_order is not None:
+            layout.inner_order = [perm[k] for k in layout.inner_order]
+        if layout.grid_origin is not None and layout.grid_origin_hard is not None:
+            layout.grid_origin = [layout.grid_origin[inv[j]] for j in range(len(perm))]
+            layout.grid_origin_hard = [layout.grid_origin_hard[inv[j]] for j in range(len(perm))]
+    return out
 
 
 def _check_metadata_rank(parsed: ParsedSpec) -> None:
@@ -281,8 +333,10 @@ def _check_metadata_rank(parsed: ParsedSpec) -> None:
 
 
 def apply_options(parsed: ParsedSpec, options: Mapping[str, Any]) -> ParsedSpec:
-    """Merge ``open`` keyword options into a parsed spec (a copy)."""
+    """Merge ``open`` keyword options into a parsed spec (a copy). Schema options describe
+    the view: with a transform they are mapped to the array's coordinates."""
     out = parsed.copy()
+    given = Schema()
     for key, value in options.items():
         where = f"option {key}"
         if key not in OPEN_OPTIONS:
@@ -309,25 +363,34 @@ def apply_options(parsed: ParsedSpec, options: Mapping[str, Any]) -> ParsedSpec:
         elif key in ("recheck_cached_metadata", "recheck_cached_data"):
             setattr(out, key, _revalidation_bound(value, where))
         elif key == "rank":
-            out.schema.set_rank(expect_int(value, where, lo=0, hi=32), where)
+            given.set_rank(expect_int(value, where, lo=0, hi=32), where)
         elif key == "dtype":
-            out.schema.set_dtype(dtype_name(value, where), where)
+            given.set_dtype(dtype_name(value, where), where)
         elif key == "domain":
-            out.schema.set_domain(IndexDomain.from_json(as_json(value), where), "")
+            given.set_domain(IndexDomain.from_json(as_json(value), where), "")
         elif key == "shape":
             shape = [expect_int(s, member(where, i), lo=0) for i, s in enumerate(value)]
-            out.schema.set_domain(IndexDomain.from_shape(shape), "")
+            given.set_domain(IndexDomain.from_shape(shape), "")
         elif key == "chunk_layout":
-            out.schema.set_chunk_layout(ChunkLayout.from_json(value, where), where)
+            given.set_chunk_layout(ChunkLayout.from_json(value, where), where)
         elif key == "codec":
-            out.schema.set_codec(as_json(value), where)
+            given.set_codec(as_json(value), where)
         elif key == "fill_value":
             fill = as_json(np.asarray(value)[()] if isinstance(value, np.ndarray) else value)
-            out.schema.set_fill_value(fill, where)
+            given.set_fill_value(fill, where)
         elif key == "dimension_units":
-            out.schema.set_dimension_units(parse_units(list(value), where), where)
+            given.set_dimension_units(parse_units(list(value), where), where)
         elif key == "schema":
-            out.schema.merge(Schema.from_json(value, where), where)
+            given.merge(Schema.from_json(value, where), where)
+    if out.transform is not None:
+        if given.rank is not None and given.rank != out.transform.input_rank:
+            raise fail(
+                "option rank",
+                f"{given.rank} does not match the transform's input "
+                f"rank {out.transform.input_rank}",
+            )
+        given = _to_array_space(given, out.transform, "options")
+    out.schema.merge(given, "options")
     if out.transform is not None:
         _check_schema_rank(out)
     _check_metadata_rank(out)
