@@ -109,9 +109,3 @@ def expect_int_list(
 ) -> list[int]:
     items = expect_list(value, where, length)
     return [expect_int(v, member(where, i), lo=lo, hi=hi) for i, v in enumerate(items)]
-
-
-def check_rank(rank: int, where: str, expected: int | None) -> None:
-    """Fail when ``rank`` (of the value at ``where``) differs from ``expected``."""
-    if expected is not None and rank != expected:
-        raise fail(where, f"has rank {rank}, but the rank is {expected}")

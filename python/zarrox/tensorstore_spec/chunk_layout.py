@@ -17,7 +17,6 @@ from typing import Any
 from zarrox.tensorstore_spec._json import (
     as_json,
     check_members,
-    expect_bool,
     expect_int,
     expect_list,
     expect_object,
@@ -319,11 +318,6 @@ def _parse_grid(value: object, where: str) -> Grid:
     return grid
 
 
-def set_rank_default(layout: ChunkLayout, rank: int, where: str) -> None:
-    if layout.rank is not None and layout.rank != rank:
-        raise fail(where, f"has rank {layout.rank}, but the array has rank {rank}")
-
-
 # --------------------------------------------------------------------------------------------
 # Choosing chunk shapes
 # --------------------------------------------------------------------------------------------
@@ -480,7 +474,3 @@ def choose_chunk_shape(layout: ChunkLayout, domain_shape: Sequence[int]) -> list
     shape, _ = _initial_shape(combined, domain_shape, "chunk_layout")
     _complete(combined, domain_shape, shape, lambda i, s: s, "chunk_layout")
     return shape
-
-
-def expect_optional_bool(obj: dict[str, Any], key: str, where: str) -> bool | None:
-    return None if key not in obj else expect_bool(obj[key], member(where, key))

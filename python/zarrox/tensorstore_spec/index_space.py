@@ -798,17 +798,40 @@ def transpose(transform: IndexTransform, axes: Sequence[int] | None = None) -> I
 # --------------------------------------------------------------------------------------------
 
 
-class _Subscript:
-    """``expr.op[values]``: records an operation with its arguments."""
+class Subscript:
+    """``x.op[values]``: applies an operation with its arguments."""
 
-    def __init__(self, expr: DimExpression, op: str) -> None:
-        self._expr, self._op = expr, op
+    def __init__(self, apply: Callable[[Any], Any]) -> None:
+        self._apply = apply
 
-    def __getitem__(self, values: Any) -> DimExpression:
-        return self._expr._then(self._op, values)
+    def __getitem__(self, values: Any) -> Any:
+        return self._apply(values)
 
 
-class DimExpression:
+class TransformOps:
+    """The operations written ``x.op[values]`` that views and dimension expressions share."""
+
+    def _subscript(self, op: str) -> Subscript:
+        raise NotImplementedError
+
+    @property
+    def translate_to(self) -> Subscript:
+        return self._subscript("translate_to")
+
+    @property
+    def translate_by(self) -> Subscript:
+        return self._subscript("translate_by")
+
+    @property
+    def translate_backward_by(self) -> Subscript:
+        return self._subscript("translate_backward_by")
+
+    @property
+    def label(self) -> Subscript:
+        return self._subscript("label")
+
+
+class DimExpression(TransformOps):
     """Selected dimensions and the operations to apply to them (TensorStore's ``ts.d``):
     ``view[d["x"].translate_to[0]]``, ``view[d[0, 1].transpose[1, 0]]``,
     ``view[d["y"][2:10:2]]``, ``view[d[0].stride[4]]``, ``view[d[:].label["a", "b"]]``.
@@ -823,29 +846,16 @@ class DimExpression:
     def _then(self, op: str, values: Any) -> DimExpression:
         return DimExpression(self._selection, (*self._ops, (op, values)))
 
-    @property
-    def translate_to(self) -> _Subscript:
-        return _Subscript(self, "translate_to")
+    def _subscript(self, op: str) -> Subscript:
+        return Subscript(lambda values: self._then(op, values))
 
     @property
-    def translate_by(self) -> _Subscript:
-        return _Subscript(self, "translate_by")
+    def stride(self) -> Subscript:
+        return self._subscript("stride")
 
     @property
-    def translate_backward_by(self) -> _Subscript:
-        return _Subscript(self, "translate_backward_by")
-
-    @property
-    def label(self) -> _Subscript:
-        return _Subscript(self, "label")
-
-    @property
-    def stride(self) -> _Subscript:
-        return _Subscript(self, "stride")
-
-    @property
-    def transpose(self) -> _Subscript:
-        return _Subscript(self, "transpose")
+    def transpose(self) -> Subscript:
+        return self._subscript("transpose")
 
     def __getitem__(self, index: Any) -> DimExpression:
         return self._then("index", index)

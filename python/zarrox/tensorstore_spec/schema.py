@@ -6,11 +6,13 @@ options (``shape``, ``dtype``, ``chunk_layout``, ...) are merged into it."""
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from zarrox.errors import SpecError, SpecMismatchError
 from zarrox.tensorstore_spec._json import (
     as_json,
     check_members,
@@ -180,6 +182,26 @@ class Schema:
     @property
     def empty(self) -> bool:
         return not self.to_json()
+
+
+def check_stored(
+    schema: Schema, *, rank: int, dtype: str, data_type: Any, domain: IndexDomain, where: str
+) -> None:
+    """Fail where the schema's rank, data type or domain differ from a stored array's."""
+    if schema.rank is not None and schema.rank != rank:
+        raise SpecMismatchError(
+            f"rank: the spec asks for rank {schema.rank}, the stored array has rank {rank}"
+        )
+    if schema.dtype is not None and schema.dtype != dtype:
+        raise SpecMismatchError(
+            f"dtype: the spec asks for {schema.dtype!r}, the stored array's data type is "
+            f"{json.dumps(data_type)}"
+        )
+    if schema.domain is not None:
+        try:
+            merge_domains(schema.domain, domain, member(where, "domain"))
+        except SpecError as e:
+            raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
 
 
 def _is_scalar_json(value: object) -> bool:

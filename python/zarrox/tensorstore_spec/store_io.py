@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from zarrox import _nodes as nodes
 from zarrox._nodes import V2_ATTRS_KEY, join
 from zarrox.array import Array
 from zarrox.errors import ArrayNotFoundError, MetadataError
@@ -27,20 +28,14 @@ def metadata_key(path: str, driver: str) -> str:
 
 def read_document(store: Store, path: str, driver: str) -> dict[str, Any] | None:
     """The stored metadata document of the array at ``path``, or None when there is none."""
-    key = metadata_key(path, driver)
-    raw = store.get(key)
-    if raw is None:
-        return None
     if driver == "zarr":
-        return loads_v2(raw, path=path)
-    try:
-        doc = json.loads(raw)
-    except ValueError as e:
-        raise MetadataError(f"{key}: not valid JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{key}: must be a JSON object")
-    if doc.get("node_type") != "array":
-        raise ArrayNotFoundError(f"{key}: the node is a {doc.get('node_type')!r}, not an array")
+        raw = store.get(metadata_key(path, driver))
+        return None if raw is None else loads_v2(raw, path=path)
+    doc = nodes.read_document(store, path)
+    if doc is not None and doc.get("node_type") != "array":
+        raise ArrayNotFoundError(
+            f"{metadata_key(path, driver)}: the node is a {doc.get('node_type')!r}, not an array"
+        )
     return doc
 
 

@@ -101,16 +101,7 @@ class _State:
         return doc
 
 
-class _Subscript:
-    def __init__(self, view: ArrayView, op: str) -> None:
-        self._view, self._op = view, op
-
-    def __getitem__(self, values: Any) -> ArrayView:
-        expr = index_space.DimExpression((slice(None),))
-        return self._view[getattr(expr, self._op)[values]]
-
-
-class ArrayView:
+class ArrayView(index_space.TransformOps):
     """A TensorStore-style handle: a zarrox array seen through an index transform."""
 
     def __init__(
@@ -279,21 +270,9 @@ class ArrayView:
     def __getitem__(self, selection: Any) -> ArrayView:
         return self._with(index_space.apply_numpy_index(self._transform, selection))
 
-    @property
-    def translate_to(self) -> _Subscript:
-        return _Subscript(self, "translate_to")
-
-    @property
-    def translate_by(self) -> _Subscript:
-        return _Subscript(self, "translate_by")
-
-    @property
-    def translate_backward_by(self) -> _Subscript:
-        return _Subscript(self, "translate_backward_by")
-
-    @property
-    def label(self) -> _Subscript:
-        return _Subscript(self, "label")
+    def _subscript(self, op: str) -> index_space.Subscript:
+        every = index_space.DimExpression((slice(None),))
+        return index_space.Subscript(lambda values: self[getattr(every, op)[values]])
 
     @property
     def T(self) -> ArrayView:  # noqa: N802 - numpy's name
@@ -497,19 +476,22 @@ class _Plan:
         if not self.empty:
             self._check_bounds()
 
+    def output_range(self, j: int) -> tuple[int, int]:
+        """The lowest and highest coordinate of array dimension ``j`` the view selects."""
+        m = self.transform.output[j]
+        if m.is_constant:
+            return m.offset, m.offset
+        if m.input_dimension is not None:
+            xlo, xhi = self.bounds[m.input_dimension]
+            a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
+            return min(a, b), max(a, b)
+        assert m.index_array is not None
+        values = m.offset + m.stride * m.index_array
+        return int(values.min()), int(values.max())
+
     def _check_bounds(self) -> None:
-        for j, m in enumerate(self.transform.output):
-            n = self.array_shape[j]
-            if m.is_constant:
-                lo = hi = m.offset
-            elif m.input_dimension is not None:
-                xlo, xhi = self.bounds[m.input_dimension]
-                a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
-                lo, hi = min(a, b), max(a, b)
-            else:
-                assert m.index_array is not None
-                values = m.offset + m.stride * m.index_array
-                lo, hi = int(values.min()), int(values.max())
+        for j, n in enumerate(self.array_shape):
+            lo, hi = self.output_range(j)
             if lo < 0 or hi >= n:
                 raise IndexError(
                     f"the view selects indices [{lo}, {hi + 1}) of array dimension {j}, which "
@@ -519,15 +501,9 @@ class _Plan:
     def selection(self) -> tuple[Any, ...]:
         """The basic selection (an int or a positive-step slice per array dimension)."""
         sel: list[Any] = []
-        for m in self.transform.output:
-            if m.is_constant:
-                sel.append(m.offset)
-                continue
-            assert m.input_dimension is not None
-            xlo, xhi = self.bounds[m.input_dimension]
-            a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
-            first, last = min(a, b), max(a, b)
-            sel.append(slice(first, last + 1, abs(m.stride)))
+        for j, m in enumerate(self.transform.output):
+            first, last = self.output_range(j)
+            sel.append(m.offset if m.is_constant else slice(first, last + 1, abs(m.stride)))
         return tuple(sel)
 
     def _axes(self) -> list[tuple[int, int]]:
@@ -609,18 +585,8 @@ def _check_chunks_stored(array: Array, plan: _Plan) -> None:
     if plan.empty:
         return
     ranges = []
-    for j, m in enumerate(plan.transform.output):
-        grid = array._grid_chunks[j]
-        if m.is_constant:
-            lo = hi = m.offset
-        elif m.input_dimension is not None:
-            xlo, xhi = plan.bounds[m.input_dimension]
-            a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
-            lo, hi = min(a, b), max(a, b)
-        else:
-            assert m.index_array is not None
-            values = m.offset + m.stride * m.index_array
-            lo, hi = int(values.min()), int(values.max())
+    for j, grid in enumerate(array._grid_chunks):
+        lo, hi = plan.output_range(j)
         ranges.append(range(lo // grid, hi // grid + 1))
     meta = array.metadata
     for coords in np.ndindex(*[len(r) for r in ranges]):

@@ -39,7 +39,7 @@ from zarrox.tensorstore_spec._json import (
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_chunk_shape
 from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
-from zarrox.tensorstore_spec.schema import Schema
+from zarrox.tensorstore_spec.schema import Schema, check_stored
 
 _MEMBERS = (
     "zarr_format",
@@ -375,20 +375,14 @@ def validate_metadata(stored: Zarr2Metadata, c: Zarr2Metadata, where: str = "met
 def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema") -> None:
     assert stored.shape is not None and stored.chunks is not None
     rank = len(stored.shape)
-    if schema.rank is not None and schema.rank != rank:
-        raise SpecMismatchError(
-            f"rank: the spec asks for rank {schema.rank}, the stored array has rank {rank}"
-        )
-    if schema.dtype is not None and schema.dtype != ts_dtype_name(stored):
-        raise SpecMismatchError(
-            f"dtype: the spec asks for {schema.dtype!r}, the stored array's dtype is "
-            f"{json.dumps(stored.dtype_json)}"
-        )
-    if schema.domain is not None:
-        try:
-            merge_domains(schema.domain, domain_of(stored), member(where, "domain"))
-        except SpecError as e:
-            raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+    check_stored(
+        schema,
+        rank=rank,
+        dtype=ts_dtype_name(stored),
+        data_type=stored.dtype_json,
+        domain=domain_of(stored),
+        where=where,
+    )
     layout = schema.chunk_layout
     if layout is not None:
         for name, grid in (("write_chunk", layout.write_chunk), ("read_chunk", layout.read_chunk)):

@@ -39,7 +39,7 @@ from zarrox.tensorstore_spec._json import (
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_read_write_chunk_shapes
 from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
-from zarrox.tensorstore_spec.schema import Schema
+from zarrox.tensorstore_spec.schema import Schema, check_stored
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
 from zarrox.tensorstore_spec.zarr3_codecs import (
     Chain,
@@ -573,20 +573,14 @@ def validate_schema(stored: Zarr3Metadata, schema: Schema, where: str = "schema"
     """Fail (naming the member) where the schema constraints differ from the stored array."""
     assert stored.shape is not None and stored.chunk_shape is not None
     rank = len(stored.shape)
-    if schema.rank is not None and schema.rank != rank:
-        raise SpecMismatchError(
-            f"rank: the spec asks for rank {schema.rank}, the stored array has rank {rank}"
-        )
-    if schema.dtype is not None and schema.dtype != ts_dtype_name(stored):
-        raise SpecMismatchError(
-            f"dtype: the spec asks for {schema.dtype!r}, the stored array's data_type is "
-            f"{json.dumps(stored.data_type)}"
-        )
-    if schema.domain is not None:
-        try:
-            merge_domains(schema.domain, domain_of(stored), member(where, "domain"))
-        except SpecError as e:
-            raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+    check_stored(
+        schema,
+        rank=rank,
+        dtype=ts_dtype_name(stored),
+        data_type=stored.data_type,
+        domain=domain_of(stored),
+        where=where,
+    )
     if schema.chunk_layout is not None:
         _validate_layout(stored, schema.chunk_layout, member(where, "chunk_layout"))
     if schema.fill_value is not None:
