@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from zarrox.errors import UnsupportedError
 from zarrox.storage import LocalStore, MemoryStore, Store, resolve_store
@@ -140,7 +140,7 @@ class KvStore:
 def _http_url(kv: KvStore) -> str:
     base = str(kv.members.get("base_url", ""))
     parts = urlsplit(base)
-    path = kv.path
+    path = quote(kv.path, safe="/%")  # TensorStore percent-encodes the path
     if path.startswith("/"):
         joined = path
     else:
