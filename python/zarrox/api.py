@@ -56,7 +56,7 @@ from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node, resolve_data_type
 from zarrox.storage import Store, resolve_store
-from zarrox.tensorstore_spec import is_spec, open_spec
+from zarrox.tensorstore_spec import ArrayView, is_spec, open_spec
 
 Mode = Literal["r", "r+", "a", "w", "w-"]
 _MODES = ("r", "r+", "a", "w", "w-")
@@ -496,7 +496,7 @@ def open(  # noqa: A001 - zarr-python's name
     mode: Mode = "a",
     zarr_format: int | None = None,
     **kwargs: Any,
-) -> Array | Group:
+) -> Array | Group | ArrayView:
     """Open the array or group at ``path`` (either format). When nothing is
     there, modes that may create make an array if ``shape`` is given, else a group.
 

@@ -132,7 +132,8 @@ class ParsedSpec:
             schema.dtype = None
         if self.transform is not None:
             out["transform"] = self.transform.to_json()
-            schema.rank = None if schema.rank == self.transform.input_rank else schema.rank
+            # the schema's rank (the array's) is implied by the transform's output rank
+            schema.rank = None if schema.rank == self.transform.output_rank else schema.rank
         schema_json = schema.to_json()
         if "rank" in schema_json and self.transform is None and len(schema_json) == 1:
             out["rank"] = schema_json.pop("rank")
