@@ -867,3 +867,67 @@ def test_kvstores_map_to_resolve_store_urls_and_options(monkeypatch: Any) -> Non
     ):
         with pytest.raises(UnsupportedError, match=member):
             kv.open_kvstore(kv.parse_kvstore(bad))
+
+
+def _random_op(rng: np.random.Generator, rank: int) -> tuple[str, Any, Any]:
+    """One random index operation, as (description, zarrox form, tensorstore form)."""
+    kind = rng.choice(
+        ["slice", "int", "translate_by", "translate_to", "stride", "transpose", "newaxis"]
+    )
+    dim = int(rng.integers(0, rank)) if rank else 0
+    if kind == "slice" and rank:
+        start, stop = sorted(int(x) for x in rng.integers(-3, 25, 2))
+        step = int(rng.choice([1, 2, 3, -1, -2]))
+        if step < 0:
+            start, stop = stop, start
+        sl = slice(start, stop, step)
+        return f"d[{dim}][{sl}]", d[dim][sl], ts.d[dim][sl]
+    if kind == "int" and rank:
+        i = int(rng.integers(-2, 22))
+        return f"d[{dim}][{i}]", d[dim][i], ts.d[dim][i]
+    if kind == "translate_by" and rank:
+        k = int(rng.integers(-50, 50))
+        return f"d[{dim}].translate_by[{k}]", d[dim].translate_by[k], ts.d[dim].translate_by[k]
+    if kind == "translate_to" and rank:
+        k = int(rng.integers(-50, 50))
+        return f"d[{dim}].translate_to[{k}]", d[dim].translate_to[k], ts.d[dim].translate_to[k]
+    if kind == "stride" and rank:
+        s = int(rng.choice([2, 3, -1, -2]))
+        return f"d[{dim}].stride[{s}]", d[dim].stride[s], ts.d[dim].stride[s]
+    if kind == "transpose" and rank > 1:
+        perm = [int(p) for p in rng.permutation(rank)]
+        return f"d[:].transpose[{perm}]", d[:].transpose[perm], ts.d[:].transpose[perm]
+    return "[None]", None, ts.newaxis
+
+
+def test_random_index_chains_match_tensorstore(tmp_path: Path) -> None:
+    view, t = _pair(tmp_path)
+    rng = np.random.default_rng(18)
+    checked = 0
+    for case in range(300):
+        zv, tv, steps = view, t, []
+        for _ in range(int(rng.integers(1, 4))):
+            text, zop, top = _random_op(rng, zv.rank)
+            steps.append(text)
+            try:
+                tv = tv[top]
+            except (IndexError, ValueError):
+                with pytest.raises((IndexError, ValueError)):
+                    zv[zop]
+                break
+            zv = zv[zop]
+            assert zv.domain.to_json() == json.loads(json.dumps(tv.domain.to_json())), steps
+        else:
+            try:
+                expected = tv.read().result()
+            except ValueError:
+                with pytest.raises(IndexError):
+                    zv.read()
+                continue
+            np.testing.assert_array_equal(zv.read(), expected, err_msg=str(steps))
+            values = np.full(zv.shape, -case, dtype=np.int32)
+            zv.write(values)
+            tv.write(values).result()
+            np.testing.assert_array_equal(view.read(), t.read().result(), err_msg=str(steps))
+            checked += 1
+    assert checked > 100

@@ -204,15 +204,11 @@ class IndexDomain:
 
     def to_json(self, prefix: str = "") -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if not all(d.implicit_lower and d.inclusive_min == -INF for d in self.dims) or not (
-            self.dims
-        ):
+        if not all(d.implicit_lower and d.inclusive_min == -INF for d in self.dims):
             out[prefix + "inclusive_min"] = [
                 _bound_json(d.inclusive_min, d.implicit_lower, -INF, "-inf") for d in self.dims
             ]
-        if not all(d.implicit_upper and d.inclusive_max == INF for d in self.dims) or not (
-            self.dims
-        ):
+        if not all(d.implicit_upper and d.inclusive_max == INF for d in self.dims):
             out[prefix + "exclusive_max"] = [
                 _bound_json(d.exclusive_max, d.implicit_upper, INF + 1, "+inf") for d in self.dims
             ]
