@@ -727,3 +727,175 @@ def test_mismatch_is_a_spec_mismatch_error(tmp_path: Path) -> None:
     zarrox.open(created, create=True)
     with pytest.raises(SpecMismatchError, match=r"metadata\.shape: expected \[5, 20\]"):
         zarrox.open({**created, "metadata": {"shape": [5, 20]}})
+
+
+# -- random specs: the same document as TensorStore, or refused by both ------------------------
+
+_DTYPES = [
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+
+
+def _random_codec(rng: np.random.Generator) -> Any:
+    kind = rng.choice(
+        ["gzip", "zstd", "blosc", "crc32c", "gzip-level", "zstd-full", "blosc-partial"]
+    )
+    if kind == "gzip-level":
+        return {"name": "gzip", "configuration": {"level": int(rng.integers(0, 10))}}
+    if kind == "zstd-full":
+        config = {"level": int(rng.integers(-5, 20)), "checksum": bool(rng.integers(0, 2))}
+        return {"name": "zstd", "configuration": config}
+    if kind == "blosc-partial":
+        choices = {
+            "cname": ["lz4", "zstd", "blosclz", "zlib", "lz4hc"],
+            "clevel": list(range(10)),
+            "shuffle": ["noshuffle", "shuffle", "bitshuffle"],
+            "blocksize": [0, 256],
+        }
+        config = {
+            k: v[int(rng.integers(0, len(v)))] for k, v in choices.items() if rng.random() < 0.5
+        }
+        if rng.random() < 0.3 and config.get("shuffle") != "noshuffle":
+            config["typesize"] = int(rng.integers(1, 9))
+        return {"name": "blosc", "configuration": config}
+    return str(kind)
+
+
+def _random_v3_spec(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    rank = int(rng.integers(0, 4))
+    shape = [int(rng.integers(1, 40)) for _ in range(rank)]
+    meta: dict[str, Any] = {"data_type": str(rng.choice(_DTYPES + ["bfloat16"]))}
+    options: dict[str, Any] = {}
+    if rng.random() < 0.7:
+        meta["shape"] = shape
+    else:
+        options["shape"] = shape
+    spec: dict[str, Any] = {"driver": "zarr3", "metadata": meta}
+    layout: dict[str, Any] = {}
+    r = rng.random()
+    if r < 0.3 and rank:
+        write = [int(rng.integers(1, s + 1)) for s in shape]
+        layout = {
+            "write_chunk": {"shape": write},
+            "read_chunk": {"shape": [max(1, w // int(rng.integers(1, 4))) for w in write]},
+        }
+    elif r < 0.5 and rank:
+        layout = {
+            "write_chunk": {"elements": int(rng.integers(1, 200))},
+            "read_chunk": {"aspect_ratio": [float(rng.integers(1, 4)) for _ in shape]},
+        }
+    elif r < 0.6 and rank:
+        layout = {"inner_order": [int(p) for p in rng.permutation(rank)]}
+    elif r < 0.7 and rank:
+        chunks = [int(rng.integers(1, s + 1)) for s in shape]
+        meta["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": chunks}}
+    codecs = [_random_codec(rng) for _ in range(int(rng.integers(0, 3)))]
+    if codecs:
+        if rng.random() < 0.5 and "read_chunk" not in layout:
+            meta["codecs"] = codecs
+        else:
+            spec["schema"] = {"codec": {"driver": "zarr3", "codecs": codecs}}
+    if layout:
+        spec.setdefault("schema", {})["chunk_layout"] = layout
+    if rng.random() < 0.3 and rank:
+        units = [
+            str(rng.choice(["nm", "4 um", "", "2.5s"])) if rng.random() < 0.7 else None
+            for _ in shape
+        ]
+        spec.setdefault("schema", {})["dimension_units"] = units
+    if rng.random() < 0.3 and rank:
+        meta["dimension_names"] = [
+            str(rng.choice(["x", "y", "z", ""])) if rng.random() < 0.7 else None for _ in shape
+        ]
+    if rng.random() < 0.3:
+        cke: dict[str, Any] = {"name": str(rng.choice(["default", "v2"]))}
+        if rng.random() < 0.5:
+            cke["configuration"] = {"separator": str(rng.choice(["/", "."]))}
+        meta["chunk_key_encoding"] = cke
+    return spec, options
+
+
+def _random_v2_spec(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    rank = int(rng.integers(0, 4))
+    shape = [int(rng.integers(1, 40)) for _ in range(rank)]
+    meta: dict[str, Any] = {}
+    options: dict[str, Any] = {"dtype": str(rng.choice(_DTYPES)), "shape": shape}
+    if rng.random() < 0.5:
+        kind = str(rng.choice(["blosc", "zlib", "gzip", "bz2", "zstd", "none"]))
+        meta["compressor"] = None if kind == "none" else {"id": kind}
+        if kind == "blosc" and rng.random() < 0.5:
+            meta["compressor"]["shuffle"] = int(rng.integers(-1, 3))
+        if kind in ("zlib", "gzip", "zstd") and rng.random() < 0.5:
+            meta["compressor"]["level"] = int(rng.integers(1, 9))
+    if rng.random() < 0.3 and rank > 1:  # see test_zarr2_order_f_below_rank_2
+        meta["order"] = str(rng.choice(["C", "F"]))
+    if rng.random() < 0.3:
+        meta["dimension_separator"] = str(rng.choice([".", "/"]))
+    if rng.random() < 0.3 and rank:
+        meta["chunks"] = [int(rng.integers(1, s + 1)) for s in shape]
+    if rng.random() < 0.3:
+        options["fill_value"] = True if options["dtype"] == "bool" else int(rng.integers(0, 2))
+    spec: dict[str, Any] = {"driver": "zarr", "metadata": meta}
+    if rng.random() < 0.3 and rank:
+        spec["schema"] = {"chunk_layout": {"inner_order": [int(p) for p in rng.permutation(rank)]}}
+    return spec, options
+
+
+@pytest.mark.parametrize("driver", ["zarr3", "zarr"])
+def test_random_specs_like_tensorstore(driver: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(18)
+    make = _random_v3_spec if driver == "zarr3" else _random_v2_spec
+    name = "zarr.json" if driver == "zarr3" else ".zarray"
+    created = 0
+    for case in range(150):
+        spec, options = make(rng)
+        results = []
+        for lib in ("zarrox", "tensorstore"):
+            root = tmp_path / f"{case}-{lib}"
+            full = {
+                **json.loads(json.dumps(spec)),
+                "kvstore": {"driver": "file", "path": f"{root}/"},
+            }
+            try:
+                if lib == "zarrox":
+                    zarrox.open(full, create=True, **options)
+                else:
+                    _open_ts(full, create=True, **options)
+            except (ValueError, TypeError):
+                results.append(None)
+                continue
+            results.append((root / name).read_bytes())
+        assert results[0] == results[1], (spec, options, results)
+        created += results[0] is not None
+    assert created > 100
+
+
+def test_zarr2_order_f_below_rank_2(tmp_path: Path) -> None:
+    """A deliberate difference: for arrays of rank 0 or 1, TensorStore (0.1.x) writes
+    ``"order": "C"`` when ``"F"`` is asked for and then refuses its own array; zarrox writes
+    the ``"F"`` that was asked for (C and F are the same layout at these ranks)."""
+    spec = {"driver": "zarr", "metadata": {"order": "F"}}
+    with pytest.raises(ValueError, match="order"):
+        ts.open(
+            {**spec, "kvstore": f"file://{tmp_path}/ts/"}, create=True, dtype=ts.uint8, shape=[5]
+        ).result()
+    view = zarrox.open(
+        {**spec, "kvstore": f"file://{tmp_path}/zx/"}, create=True, dtype="uint8", shape=[5]
+    )
+    view[...] = [1, 2, 3, 4, 5]
+    assert json.loads((tmp_path / "zx" / ".zarray").read_text())["order"] == "F"
+    reread = ts.open({"driver": "zarr", "kvstore": f"file://{tmp_path}/zx/"}).result()
+    assert reread.read().result().tolist() == [1, 2, 3, 4, 5]
