@@ -33,12 +33,15 @@ from zarrox.config import config
 from zarrox.convert import convert
 from zarrox.group import Group
 from zarrox.storage import LocalStore, MemoryStore, Store
+from zarrox.tensorstore_spec import ArrayView, Spec, d
 
 __all__ = [
     "Array",
+    "ArrayView",
     "Group",
     "LocalStore",
     "MemoryStore",
+    "Spec",
     "Store",
     "__version__",
     "array",
@@ -48,6 +51,7 @@ __all__ = [
     "create",
     "create_array",
     "create_group",
+    "d",
     "empty",
     "empty_like",
     "errors",

@@ -32,6 +32,7 @@ from zarrox.errors import (
     MetadataError,
     NodeNotFoundError,
     ReadOnlyError,
+    SpecError,
     UnsupportedError,
     ZarroxError,
 )
@@ -55,6 +56,7 @@ from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node, resolve_data_type
 from zarrox.storage import Store, resolve_store
+from zarrox.tensorstore_spec import ArrayView, is_spec, open_spec
 
 Mode = Literal["r", "r+", "a", "w", "w-"]
 _MODES = ("r", "r+", "a", "w", "w-")
@@ -510,9 +512,16 @@ def open(  # noqa: A001 - zarr-python's name
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Array | Group:
+) -> Array | Group | ArrayView:
     """Open the array or group at ``path`` (either format). When nothing is
-    there, modes that may create make an array if ``shape`` is given, else a group."""
+    there, modes that may create make an array if ``shape`` is given, else a group.
+
+    Given a TensorStore spec instead of a store (a dict with ``"driver": "zarr3"`` or
+    ``"zarr"``, a :class:`zarrox.Spec`, or a spec URL such as ``"file:///a.zarr/|zarr3:"``),
+    opens or creates the array as TensorStore does and returns a :class:`zarrox.ArrayView`;
+    ``kwargs`` are TensorStore's ``open`` options (``create``, ``shape``, ``dtype``, ...)."""
+    if is_spec(store):
+        return open_spec(store, **_spec_mode(path, mode, zarr_format), **kwargs)
     _check_mode(mode)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
@@ -530,6 +539,20 @@ def open(  # noqa: A001 - zarr-python's name
     if is_array(meta):
         return open_array(store, path=path, mode=mode, zarr_format=zarr_format)
     return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
+
+
+def _spec_mode(path: str | None, mode: str, zarr_format: int | None) -> dict[str, bool]:
+    """zarr-python's ``mode`` as TensorStore open options (``"a"``, the default, adds none)."""
+    if path is not None or zarr_format is not None:
+        raise SpecError("path and zarr_format do not apply to a spec: give them in the spec")
+    _check_mode(mode)
+    return {
+        "r": {"read": True, "write": False},
+        "r+": {},
+        "a": {},
+        "w": {"create": True, "delete_existing": True, "open": False},
+        "w-": {"create": True, "open": False},
+    }[mode]
 
 
 # -- zarr-python's legacy-style creation and convenience functions ------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from zarrox.indexing import (
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
+
+if TYPE_CHECKING:
+    from zarrox.tensorstore_spec import Spec
 
 
 class OIndex:
@@ -327,6 +330,13 @@ class Array(Node):
         """A readable summary (type, dtype, shape, chunks, shards, codecs, stored
         bytes, compression ratio)."""
         return ArrayInfo(self)
+
+    def spec(self, *, minimal_spec: bool = False) -> Spec:
+        """The TensorStore spec (driver ``zarr3`` or ``zarr``) that reopens this array with
+        ``zarrox.open`` (or TensorStore: ``spec.to_json()``)."""
+        from zarrox.tensorstore_spec import array_spec
+
+        return array_spec(self, minimal_spec=minimal_spec)
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
         """Merge ``new_attributes`` into the attributes with one metadata write."""

@@ -59,6 +59,21 @@ class ChecksumError(CorruptChunkError):
     """A stored checksum (crc32c) does not match the chunk's bytes."""
 
 
+class SpecError(ZarroxError, ValueError):
+    """A TensorStore-style JSON spec (or an option given with it) is invalid; the message
+    names the offending member, e.g. ``metadata.codecs[1].configuration.level``."""
+
+
+class SpecMismatchError(SpecError):
+    """A constraint of a spec does not match the stored array it opens (its metadata or
+    schema); the message names the member and both values."""
+
+
+class MissingChunkError(ZarroxError, FileNotFoundError):
+    """A read needed a chunk that is not stored, where the array was opened to require
+    stored chunks (a spec's ``"fill_missing_data_reads": false``)."""
+
+
 class StoreError(ZarroxError, OSError):
     """The store failed to read or write. Messages name the array, the chunk key and the
     store's URL or path."""
@@ -87,8 +102,11 @@ __all__ = [
     "CorruptChunkError",
     "GroupNotFoundError",
     "MetadataError",
+    "MissingChunkError",
     "NodeNotFoundError",
     "ReadOnlyError",
+    "SpecError",
+    "SpecMismatchError",
     "StoreError",
     "StorePermissionError",
     "StoreTimeoutError",

@@ -1,0 +1,603 @@
+"""``ArrayView``: what ``zarrox.open(spec)`` returns, a TensorStore-like handle on a zarrox
+array through an index transform.
+
+Indexing a view (``view[10:20, ::2]``, ``view[d["x"].translate_to[0]]``,
+``view.translate_to[...]``, ``view.label[...]``, ``view.T``) makes a new view and reads
+nothing. ``view.read()`` (or ``numpy.asarray(view)``) reads the selected region only, and
+``view.write(value)`` (or ``view[...] = value``) writes it only: the transform becomes one
+basic (strided) selection of the array, or, for index arrays and diagonals, one coordinate
+selection.
+
+Indices are TensorStore's: coordinates of the view's domain, never wrapped (``-1`` is the
+coordinate -1), out-of-bounds slices an error. Implicit bounds (the resizable upper bounds of
+a zarr array) are taken from the array's current shape when reading or writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from zarrox.array import Array
+from zarrox.config import config as global_config
+from zarrox.errors import (
+    ArrayNotFoundError,
+    MissingChunkError,
+    ReadOnlyError,
+    SpecMismatchError,
+)
+from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.tensorstore_spec import index_space, store_io, zarr2, zarr3
+from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform
+from zarrox.tensorstore_spec.kvstore import KvStore, kvstore_of
+from zarrox.tensorstore_spec.spec import ParsedSpec, Spec
+
+
+@dataclass
+class Settings:
+    """What a view keeps from the spec it was opened with."""
+
+    driver: str
+    kvstore: KvStore
+    recheck_cached_metadata: bool | str | float = "open"
+    recheck_cached_data: bool | str | float = True
+    threads: int | None = None
+    fill_missing_data_reads: bool = True
+    store_data_equal_to_fill_value: bool = False
+    assume_metadata: bool = False
+    resources: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+class _State:
+    """The array a view reads, shared by the views made from one open: re-read when the
+    spec asks for metadata revalidation (``recheck_cached_metadata``)."""
+
+    def __init__(self, array: Array, doc: dict[str, Any], settings: Settings) -> None:
+        self.array = array
+        self.doc = doc
+        self.settings = settings
+        self.checked = time.monotonic()
+
+    def current(self) -> Array:
+        bound = self.settings.recheck_cached_metadata
+        due = bound is True or (
+            isinstance(bound, float) and time.monotonic() - self.checked >= bound
+        )
+        if due and not self.settings.assume_metadata:
+            self.reload()
+        return self.array
+
+    def reload(self) -> dict[str, Any]:
+        a = self.array
+        doc = store_io.read_document(a.store, a.path, self.settings.driver)
+        if doc is None:
+            raise ArrayNotFoundError(
+                f"the metadata of the array at '{a.path}' in {a.store!r} no longer exists"
+            )
+        driver = self.settings.driver
+        if store_io.compatibility_key(driver, doc) != store_io.compatibility_key(driver, self.doc):
+            raise SpecMismatchError(
+                f"the metadata of the array at '{a.path}' changed incompatibly since it was "
+                "opened (only the shape and the attributes may change)"
+            )
+        if doc != self.doc:
+            self.doc = doc
+            self.array = store_io.make_array(
+                a.store,
+                a.path,
+                self.settings.driver,
+                doc,
+                read_only=a.read_only,
+                write_empty_chunks=a.write_empty_chunks,
+            )
+        self.checked = time.monotonic()
+        return doc
+
+
+class ArrayView(index_space.TransformOps):
+    """A TensorStore-style handle: a zarrox array seen through an index transform."""
+
+    def __init__(
+        self,
+        array: Array,
+        transform: IndexTransform | None = None,
+        *,
+        settings: Settings | None = None,
+        document: dict[str, Any] | None = None,
+        _state: _State | None = None,
+    ) -> None:
+        if _state is None:
+            driver, doc = store_io.document_of(array)
+            settings = settings or Settings(driver, kvstore_of(array.store, array.path))
+            _state = _State(array, document if document is not None else doc, settings)
+        self._state = _state
+        if transform is None:
+            transform = IndexTransform.identity(_base_domain(array))
+        if transform.output_rank != array.ndim:
+            raise SpecMismatchError(
+                f"transform: has output rank {transform.output_rank}, the array has rank "
+                f"{array.ndim}"
+            )
+        self._transform = transform
+
+    def _with(self, transform: IndexTransform) -> ArrayView:
+        return ArrayView(self._state.array, transform, _state=self._state)
+
+    # ---- description --------------------------------------------------------------------
+
+    @property
+    def array(self) -> Array:
+        """The zarrox array underneath (its own indexing is zarr-python's)."""
+        return self._state.array
+
+    @property
+    def transform(self) -> IndexTransform:
+        return self._transform
+
+    @property
+    def domain(self) -> IndexDomain:
+        return self._transform.domain
+
+    @property
+    def rank(self) -> int:
+        return self.domain.rank
+
+    ndim = rank
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.domain.shape
+
+    @property
+    def origin(self) -> tuple[int, ...]:
+        return self.domain.origin
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.array.dtype
+
+    @property
+    def fill_value(self) -> Any:
+        return self.array.fill_value
+
+    @property
+    def readable(self) -> bool:
+        return True
+
+    @property
+    def writable(self) -> bool:
+        return not self.array.read_only
+
+    @property
+    def mode(self) -> str:
+        return "rw" if self.writable else "r"
+
+    @property
+    def kvstore(self) -> dict[str, Any]:
+        return self._state.settings.kvstore.to_json()
+
+    def _stored(self) -> store_io.StoredMetadata:
+        return store_io.parse_stored(self._state.settings.driver, self._state.doc, self.array.path)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The schema (TensorStore's ``TensorStore.schema``), its domain and per-dimension
+        members as this view sees them."""
+        stored = self._stored()
+        base = (
+            zarr3.schema_of(stored)
+            if isinstance(stored, zarr3.Zarr3Metadata)
+            else zarr2.schema_of(stored)
+        )
+        base["domain"] = self.domain.to_json()
+        base["rank"] = self.rank
+        perm = index_space.permutation(self._transform)
+        if perm is None:
+            base.pop("chunk_layout", None)
+            base.pop("dimension_units", None)
+            return base
+        layout = base["chunk_layout"]
+        for key in ("read_chunk", "write_chunk"):
+            layout[key]["shape"] = [layout[key]["shape"][j] for j in perm]
+        inv = {j: i for i, j in enumerate(perm)}
+        layout["inner_order"] = [inv[j] for j in layout["inner_order"]]
+        layout["grid_origin"] = [0] * self.rank
+        if "dimension_units" in base:
+            base["dimension_units"] = [base["dimension_units"][j] for j in perm]
+        return base
+
+    @property
+    def chunk_layout(self) -> dict[str, Any]:
+        return self.schema.get("chunk_layout", {})
+
+    @property
+    def codec(self) -> dict[str, Any]:
+        return self.schema["codec"]
+
+    @property
+    def dimension_units(self) -> list[Any] | None:
+        units = self.schema.get("dimension_units")
+        return None if units is None else list(units)
+
+    def spec(self, *, minimal_spec: bool = False) -> Spec:
+        """A spec that reopens this view: driver, kvstore, data type, the stored metadata
+        (left out with ``minimal_spec``) and the transform. A memory store is kept (not
+        written to the JSON), so that ``zarrox.open(view.spec())`` opens the same one."""
+        s = self._state.settings
+        parsed = ParsedSpec(driver=s.driver, kvstore=s.kvstore)
+        stored = self._stored()
+        name = (
+            zarr3.ts_dtype_name(stored)
+            if isinstance(stored, zarr3.Zarr3Metadata)
+            else zarr2.ts_dtype_name(stored)
+        )
+        parsed.schema.set_dtype(name, "")
+        if not minimal_spec:
+            doc = self._state.doc
+            parsed.metadata = (
+                zarr3.parse_metadata(zarr3.spec_metadata_json(doc))
+                if s.driver == "zarr3"
+                else zarr2.parse_metadata(doc)
+            )
+        parsed.transform = self._transform
+        parsed.recheck_cached_metadata = s.recheck_cached_metadata
+        parsed.recheck_cached_data = s.recheck_cached_data
+        parsed.fill_missing_data_reads = s.fill_missing_data_reads
+        parsed.store_data_equal_to_fill_value = s.store_data_equal_to_fill_value
+        parsed.resources = dict(s.resources)
+        parsed.context = dict(s.context)
+        return Spec._from_parsed(parsed)
+
+    def __repr__(self) -> str:
+        return (
+            f"<zarrox.ArrayView driver={self._state.settings.driver} domain={self.domain} "
+            f"dtype={self.dtype} path={self.array.path!r}>"
+        )
+
+    # ---- index operations: new views --------------------------------------------------
+
+    def __getitem__(self, selection: Any) -> ArrayView:
+        return self._with(index_space.apply_numpy_index(self._transform, selection))
+
+    def _subscript(self, op: str) -> index_space.Subscript:
+        every = index_space.DimExpression((slice(None),))
+        return index_space.Subscript(lambda values: self[getattr(every, op)[values]])
+
+    @property
+    def T(self) -> ArrayView:  # noqa: N802 - numpy's name
+        return self._with(index_space.transpose(self._transform))
+
+    def transpose(self, axes: Sequence[int] | None = None) -> ArrayView:
+        return self._with(index_space.transpose(self._transform, axes))
+
+    # ---- reading and writing ----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _threads(self) -> Iterator[None]:
+        n = self._state.settings.threads
+        if n is None:
+            yield
+            return
+        with global_config.set({"threading.max_workers": n}):
+            yield
+
+    def read(self) -> np.ndarray:
+        """The values of the view's domain, as a numpy array of its shape."""
+        array = self._state.current()
+        plan = _Plan(array, self._transform)
+        if not self._state.settings.fill_missing_data_reads:
+            _check_chunks_stored(array, plan)
+        with self._threads():
+            return plan.read(array)
+
+    def write(self, value: Any) -> None:
+        """Write ``value`` (broadcast to the view's shape) into the view's domain."""
+        array = self._state.current()
+        if array.read_only:
+            raise ReadOnlyError(f"array '{array.path}' is opened read-only")
+        plan = _Plan(array, self._transform)
+        with self._threads():
+            plan.write(array, value)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self[selection].write(value)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self.read()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    # ---- resizing ---------------------------------------------------------------------
+
+    def resize(
+        self,
+        inclusive_min: Sequence[int | None] | None = None,
+        exclusive_max: Sequence[int | None] | None = None,
+        *,
+        resize_metadata_only: bool = False,
+        resize_tied_bounds: bool = False,
+        expand_only: bool = False,
+        shrink_only: bool = False,
+    ) -> ArrayView:
+        """Change the bounds of the array, TensorStore's way: bounds are given in this view's
+        coordinates (None: unchanged) and map through the transform (only unit strides);
+        lower bounds cannot change (zarr arrays start at 0); only implicit (resizable) upper
+        bounds can. Shrinking deletes the chunks wholly outside the new bounds (none with
+        ``resize_metadata_only``); data of the chunks cut by the new bound stays. Returns the
+        resized view."""
+        s = self._state.settings
+        if s.assume_metadata:
+            raise ValueError(
+                "resize is not supported for an array opened with assume_metadata (the stored "
+                "metadata is neither read nor written)"
+            )
+        rank = self.rank
+        lows = list(inclusive_min) if inclusive_min is not None else [None] * rank
+        highs = list(exclusive_max) if exclusive_max is not None else [None] * rank
+        if len(lows) != rank or len(highs) != rank:
+            raise ValueError(f"inclusive_min and exclusive_max must have rank {rank}")
+        doc = self._state.reload()
+        array = self._state.array
+        old_shape = list(array.shape)
+        new_shape = list(old_shape)
+        changed: set[int] = set()
+        for k, (lo, hi) in enumerate(zip(lows, highs, strict=True)):
+            d = self.domain.dims[k]
+            if lo is not None:
+                raise ValueError(
+                    f"invalid resize request for input dimension {k}: cannot change the lower "
+                    f"bound {d} (zarr arrays start at 0)"
+                )
+            if hi is None:
+                continue
+            if not d.implicit_upper:
+                raise ValueError(
+                    f"invalid resize request for input dimension {k}: cannot change the "
+                    f"explicit upper bound of {d}"
+                )
+            outputs = [j for j, m in enumerate(self._transform.output) if m.input_dimension == k]
+            if not outputs:
+                raise ValueError(
+                    f"invalid resize request for input dimension {k}: no array dimension "
+                    "depends on it"
+                )
+            if len(outputs) > 1 and not resize_tied_bounds:
+                raise ValueError(
+                    f"input dimension {k} bounds output dimensions {outputs}: pass "
+                    "resize_tied_bounds=True to resize them all"
+                )
+            for j in outputs:
+                m = self._transform.output[j]
+                if m.stride != 1:
+                    raise ValueError(
+                        f"output dimension {j} depends on resized input dimension {k} with "
+                        f"non-unit stride of {m.stride}"
+                    )
+                new_shape[j] = max(0, m.offset + int(hi))
+                changed.add(j)
+        for j in changed:
+            if expand_only and new_shape[j] < old_shape[j]:
+                raise ValueError(
+                    f"resize would shrink output dimension {j} from [0, {old_shape[j]}) to "
+                    f"[0, {new_shape[j]}) but expand_only was specified"
+                )
+            if shrink_only and new_shape[j] > old_shape[j]:
+                raise ValueError(
+                    f"resize would expand output dimension {j} from [0, {old_shape[j]}) to "
+                    f"[0, {new_shape[j]}) but shrink_only was specified"
+                )
+        if array.read_only:
+            raise ReadOnlyError(f"array '{array.path}' is opened read-only")
+        if not resize_metadata_only and any(
+            n < o for n, o in zip(new_shape, old_shape, strict=True)
+        ):
+            grid = array._grid_chunks
+            limit = [-(-n // c) for n, c in zip(new_shape, grid, strict=True)]
+            for key, coords in array._handle.stored_chunks():
+                if any(c >= g for c, g in zip(coords, limit, strict=True)):
+                    array.store.delete(key)
+        new_doc = dict(doc)
+        new_doc["shape"] = new_shape
+        store_io.write_document(array.store, array.path, s.driver, new_doc)
+        self._state.reload()
+        dims = list(self.domain.dims)
+        for k, hi in enumerate(highs):
+            if hi is not None:
+                dims[k] = replace(dims[k], inclusive_max=int(hi) - 1)
+        return self._with(IndexTransform(IndexDomain(dims), self._transform.output))
+
+
+def _base_domain(array: Array) -> IndexDomain:
+    if isinstance(array.metadata, ArrayMetadataV2):
+        return IndexDomain.from_shape(array.shape, implicit_upper=True)
+    names = [n or "" for n in (array.dimension_names or [None] * array.ndim)]
+    used = [n for n in names if n]
+    labels = names if len(set(used)) == len(used) else []
+    return IndexDomain.from_shape(array.shape, implicit_upper=True, labels=labels)
+
+
+# --------------------------------------------------------------------------------------------
+# From a transform to array selections
+# --------------------------------------------------------------------------------------------
+
+
+def _affine_bounds(offset: int, stride: int, n: int) -> tuple[int, int]:
+    """The inputs ``x`` with ``offset + stride * x`` in ``[0, n)``: (lowest, highest)."""
+    a, b = (0 - offset) / stride, (n - 1 - offset) / stride
+    lo, hi = min(a, b), max(a, b)
+    return math.ceil(lo), math.floor(hi)
+
+
+class _Plan:
+    """The effective (implicit bounds resolved) input domain of a transform over an array of
+    the current shape, and the array coordinates it selects."""
+
+    def __init__(self, array: Array, transform: IndexTransform) -> None:
+        shape = array.shape
+        t = transform
+        dims: list[tuple[int, int]] = []
+        for k, d in enumerate(t.domain.dims):
+            lo, hi = d.inclusive_min, d.inclusive_max
+            found = [
+                _affine_bounds(m.offset, m.stride, shape[j])
+                for j, m in enumerate(t.output)
+                if m.input_dimension == k
+            ]
+            if d.implicit_lower and found:
+                lo = max(f[0] for f in found)
+            if d.implicit_upper and found:
+                hi = min(f[1] for f in found)
+            if lo == -INF or hi == INF:
+                raise IndexError(f"dimension {k} of the domain {t.domain} is unbounded")
+            dims.append((lo, hi))
+        self.bounds = dims
+        self.shape = tuple(max(0, hi - lo + 1) for lo, hi in dims)
+        self.transform = t
+        self.array_shape = shape
+        self.empty = any(n == 0 for n in self.shape)
+        refs = [m.input_dimension for m in t.output if m.input_dimension is not None]
+        self.basic = all(m.index_array is None for m in t.output) and len(set(refs)) == len(refs)
+        if any(m.index_array is not None for m in t.output):
+            for k, d in enumerate(t.domain.dims):
+                if (d.inclusive_min, d.inclusive_max) != dims[k]:
+                    raise IndexError(
+                        f"a transform with index arrays needs explicit bounds: dimension {k} is {d}"
+                    )
+        if not self.empty:
+            self._check_bounds()
+
+    def output_range(self, j: int) -> tuple[int, int]:
+        """The lowest and highest coordinate of array dimension ``j`` the view selects."""
+        m = self.transform.output[j]
+        if m.is_constant:
+            return m.offset, m.offset
+        if m.input_dimension is not None:
+            xlo, xhi = self.bounds[m.input_dimension]
+            a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
+            return min(a, b), max(a, b)
+        assert m.index_array is not None
+        values = m.offset + m.stride * m.index_array
+        return int(values.min()), int(values.max())
+
+    def _check_bounds(self) -> None:
+        for j, n in enumerate(self.array_shape):
+            lo, hi = self.output_range(j)
+            if lo < 0 or hi >= n:
+                raise IndexError(
+                    f"the view selects indices [{lo}, {hi + 1}) of array dimension {j}, which "
+                    f"has bounds [0, {n})"
+                )
+
+    def selection(self) -> tuple[Any, ...]:
+        """The basic selection (an int or a positive-step slice per array dimension)."""
+        sel: list[Any] = []
+        for j, m in enumerate(self.transform.output):
+            first, last = self.output_range(j)
+            sel.append(m.offset if m.is_constant else slice(first, last + 1, abs(m.stride)))
+        return tuple(sel)
+
+    def _axes(self) -> list[tuple[int, int]]:
+        """(input dimension, stride) of each non-constant array dimension, in array order."""
+        return [
+            (m.input_dimension, m.stride)
+            for m in self.transform.output
+            if m.input_dimension is not None
+        ]
+
+    def coordinates(self) -> tuple[np.ndarray, ...]:
+        """For each array dimension, its coordinate at every input position (flattened)."""
+        grids = []
+        rank = len(self.bounds)
+        for k, (lo, hi) in enumerate(self.bounds):
+            shape = [1] * rank
+            shape[k] = hi - lo + 1
+            grids.append(np.arange(lo, hi + 1, dtype=np.int64).reshape(shape))
+        return tuple(
+            np.broadcast_to(IndexTransform.evaluate(m, grids), self.shape).reshape(-1)
+            for m in self.transform.output
+        )
+
+    def read(self, array: Array) -> np.ndarray:
+        if self.empty:
+            return np.empty(self.shape, dtype=array.dtype)
+        if not self.basic:
+            values = array.get_coordinate_selection(self.coordinates())
+            return np.asarray(values).reshape(self.shape)
+        data = np.asarray(array.get_basic_selection(self.selection()))
+        axes = self._axes()
+        flips = tuple(i for i, (_, s) in enumerate(axes) if s < 0)
+        if flips:
+            data = np.flip(data, axis=flips)
+        order = sorted(range(len(axes)), key=lambda i: axes[i][0])
+        data = data.transpose(order)
+        referenced = sorted(k for k, _ in axes)
+        full = [1] * len(self.shape)
+        for pos, k in enumerate(referenced):
+            full[k] = data.shape[pos]
+        data = data.reshape(full)
+        if data.shape != self.shape:
+            data = np.broadcast_to(data, self.shape)
+        if not (data.flags.c_contiguous and data.flags.writeable):
+            data = np.array(data, order="C")
+        return data
+
+    def write(self, array: Array, value: Any) -> None:
+        if self.empty:
+            return
+        arr = np.asarray(value)
+        try:
+            arr = np.broadcast_to(arr, self.shape)
+        except ValueError:
+            raise ValueError(
+                f"cannot broadcast a value of shape {np.shape(value)} to the view's shape "
+                f"{self.shape}"
+            ) from None
+        if not self.basic:
+            array.set_coordinate_selection(self.coordinates(), arr.reshape(-1))
+            return
+        axes = self._axes()
+        referenced = {k for k, _ in axes}
+        # input dimensions no array dimension depends on all write the same elements
+        index = tuple(slice(None) if k in referenced else 0 for k in range(len(self.shape)))
+        arr = arr[index]
+        kept = [k for k in range(len(self.shape)) if k in referenced]
+        pos = {k: i for i, k in enumerate(kept)}
+        arr = arr.transpose([pos[k] for k, _ in axes])
+        flips = tuple(i for i, (_, s) in enumerate(axes) if s < 0)
+        if flips:
+            arr = np.flip(arr, axis=flips)
+        array.set_basic_selection(self.selection(), arr)
+
+
+def _check_chunks_stored(array: Array, plan: _Plan) -> None:
+    """Raise MissingChunkError when the region read touches a chunk (a shard, when sharded)
+    that is not stored."""
+    if plan.empty:
+        return
+    ranges = []
+    for j, grid in enumerate(array._grid_chunks):
+        lo, hi = plan.output_range(j)
+        ranges.append(range(lo // grid, hi // grid + 1))
+    meta = array.metadata
+    for coords in np.ndindex(*[len(r) for r in ranges]):
+        chunk = [r[i] for r, i in zip(ranges, coords, strict=True)]
+        key = meta.encode_chunk_key(chunk)  # type: ignore[union-attr]
+        full = f"{array.path}/{key}" if array.path else key
+        if not array.store.exists(full):
+            raise MissingChunkError(
+                f"chunk {key!r} of array '{array.path}' is not stored and the array was opened "
+                'with "fill_missing_data_reads": false'
+            )
+
+
+__all__ = ["ArrayView", "Settings"]

@@ -1,0 +1,432 @@
+"""The ``zarr`` (v2) driver: ``metadata`` constraints (a ``.zarray`` whose members are all
+optional), the ``.zarray`` TensorStore writes for a new array, and the checks that a stored
+array matches a spec's constraints.
+
+TensorStore's defaults for a new array: ``compressor`` blosc (lz4, clevel 5, automatic
+shuffle), ``order`` C (F when ``chunk_layout.inner_order`` is reversed), ``fill_value`` null,
+``filters`` null, ``dimension_separator`` ``"."``, chunks chosen from the chunk layout (about
+a million elements). It writes no ``.zattrs``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
+from zarrox.metadata.v2 import (
+    ArrayMetadataV2,
+    cast_v2_fill_value,
+    parse_v2_dtype,
+    parse_v2_fill_value,
+    v2_dtype_json,
+    v2_fill_value_json,
+)
+from zarrox.tensorstore_spec._json import (
+    check_members,
+    expect_int,
+    expect_int_list,
+    expect_list,
+    expect_object,
+    expect_str,
+    fail,
+    member,
+)
+from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_chunk_shape
+from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
+from zarrox.tensorstore_spec.schema import Schema, check_stored
+
+_MEMBERS = (
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "fill_value",
+    "order",
+    "compressor",
+    "filters",
+    "dimension_separator",
+)
+#: the members TensorStore fills in a compressor given by its id alone
+_COMPRESSOR_DEFAULTS: dict[str, dict[str, Any]] = {
+    "blosc": {"cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0},
+    "zlib": {"level": 1},
+    "gzip": {"level": 1},
+    "bz2": {"level": 1},
+    "zstd": {"level": 1},
+}
+_DEFAULT_COMPRESSOR = {"id": "blosc", **_COMPRESSOR_DEFAULTS["blosc"]}
+#: TensorStore data type names written under their own name in ``.zarray``
+_NAMED_DTYPES = ("bfloat16", "int2", "int4", "float4_e2m1fn") + tuple(
+    f"float8_{s}"
+    for s in ("e3m4", "e4m3fn", "e4m3fnuz", "e4m3b11fnuz", "e5m2", "e5m2fnuz", "e8m0fnu")
+)
+
+
+@dataclass
+class Zarr2Metadata:
+    shape: list[int] | None = None
+    chunks: list[int] | None = None
+    dtype_json: Any = None
+    dtype: np.dtype[Any] | None = None
+    fill_value: Any = None
+    has_fill_value: bool = False
+    order: str | None = None
+    compressor: dict[str, Any] | None = None
+    has_compressor: bool = False
+    filters: list[Any] | None = None
+    has_filters: bool = False
+    dimension_separator: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int | None:
+        for v in (self.shape, self.chunks):
+            if v is not None:
+                return len(v)
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return copy.deepcopy(self.raw)
+
+
+def _complete_compressor(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out = dict(_COMPRESSOR_DEFAULTS.get(str(value.get("id")), {}))
+    out.update(value)
+    return out
+
+
+def parse_metadata(value: object, where: str = "metadata") -> Zarr2Metadata:
+    obj = expect_object(value, where)
+    check_members(obj, _MEMBERS, where)
+    meta = Zarr2Metadata(raw=copy.deepcopy(obj))
+    if "zarr_format" in obj:
+        expect_int(obj["zarr_format"], member(where, "zarr_format"), lo=2, hi=2)
+    if "shape" in obj:
+        meta.shape = expect_int_list(obj["shape"], member(where, "shape"), lo=0)
+    if "chunks" in obj:
+        meta.chunks = expect_int_list(obj["chunks"], member(where, "chunks"), lo=1)
+    if meta.shape is not None and meta.chunks is not None and len(meta.shape) != len(meta.chunks):
+        raise fail(
+            member(where, "chunks"), f"has {len(meta.chunks)} elements, shape {len(meta.shape)}"
+        )
+    if "dtype" in obj:
+        meta.dtype_json = copy.deepcopy(obj["dtype"])
+        meta.dtype = _parse_dtype(obj["dtype"], member(where, "dtype"))
+    if "fill_value" in obj:
+        at = member(where, "fill_value")
+        if meta.dtype is None:
+            raise fail(at, 'must be given together with "dtype"')
+        try:
+            meta.fill_value = parse_v2_fill_value(obj["fill_value"], meta.dtype)
+        except (MetadataError, UnsupportedError) as e:
+            raise fail(at, str(e)) from None
+        meta.has_fill_value = True
+    if "order" in obj:
+        meta.order = expect_str(obj["order"], member(where, "order"), ("C", "F"))
+    if "compressor" in obj:
+        at = member(where, "compressor")
+        meta.has_compressor = True
+        if obj["compressor"] is not None:
+            comp = expect_object(obj["compressor"], at)
+            expect_str(comp.get("id"), member(at, "id"))
+            meta.compressor = _complete_compressor(comp)
+    if "filters" in obj:
+        at = member(where, "filters")
+        meta.has_filters = True
+        if obj["filters"] is not None:
+            meta.filters = [
+                expect_object(f, member(at, i))
+                for i, f in enumerate(expect_list(obj["filters"], at))
+            ]
+    if "dimension_separator" in obj:
+        meta.dimension_separator = expect_str(
+            obj["dimension_separator"], member(where, "dimension_separator"), (".", "/")
+        )
+    return meta
+
+
+def _parse_dtype(value: object, where: str) -> np.dtype[Any]:
+    if isinstance(value, str) and value in _NAMED_DTYPES:
+        return _named_dtype(value, where)
+    try:
+        return parse_v2_dtype(copy.deepcopy(value))
+    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
+        raise fail(where, f"unsupported data type {value!r}: {e}") from None
+
+
+def _named_dtype(name: str, where: str) -> np.dtype[Any]:
+    try:
+        import ml_dtypes  # noqa: PLC0415 - an optional dependency
+    except ImportError:
+        raise UnsupportedError(f"{where}: data type {name!r} needs ml_dtypes") from None
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def v2_dtype_for(name: str, where: str) -> Any:
+    """The ``.zarray`` dtype TensorStore writes for a TensorStore data type name."""
+    if name in _NAMED_DTYPES:
+        return name
+    try:
+        dt = np.dtype(name)
+    except TypeError:
+        raise fail(where, f"data type {name!r} is not supported by the zarr driver") from None
+    if dt.kind not in "biufc":
+        raise fail(where, f"data type {name!r} is not supported by the zarr driver")
+    if dt.itemsize == 1:
+        return "|" + dt.str[1:]
+    return v2_dtype_json(dt.newbyteorder("<"))
+
+
+def ts_dtype_name(meta: Zarr2Metadata) -> str:
+    assert meta.dtype is not None
+    if isinstance(meta.dtype_json, str) and meta.dtype_json in _NAMED_DTYPES:
+        return meta.dtype_json
+    return str(meta.dtype.newbyteorder("=").name)
+
+
+def domain_of(meta: Zarr2Metadata) -> IndexDomain:
+    assert meta.shape is not None
+    return IndexDomain.from_shape(meta.shape, implicit_upper=True)
+
+
+def inner_order_of(meta: Zarr2Metadata) -> list[int]:
+    assert meta.shape is not None
+    order = list(range(len(meta.shape)))
+    return order[::-1] if meta.order == "F" else order
+
+
+def schema_of(meta: Zarr2Metadata) -> dict[str, Any]:
+    assert meta.shape is not None and meta.chunks is not None
+    rank = len(meta.shape)
+    return {
+        "chunk_layout": {
+            "grid_origin": [0] * rank,
+            "inner_order": inner_order_of(meta),
+            "read_chunk": {"shape": list(meta.chunks)},
+            "write_chunk": {"shape": list(meta.chunks)},
+        },
+        "codec": {
+            "compressor": copy.deepcopy(meta.compressor),
+            "driver": "zarr",
+            "filters": copy.deepcopy(meta.filters),
+        },
+        "domain": domain_of(meta).to_json(),
+        "dtype": ts_dtype_name(meta),
+        "fill_value": None
+        if meta.fill_value is None
+        else v2_fill_value_json(meta.fill_value, meta.dtype),
+        "rank": rank,
+    }
+
+
+def _codec_of_schema(schema: Schema, where: str) -> dict[str, Any] | None:
+    if schema.codec is None:
+        return None
+    at = member(where, "codec")
+    obj = dict(schema.codec)
+    driver = obj.pop("driver", "zarr")
+    if driver not in ("zarr", "zarr2"):
+        raise fail(member(at, "driver"), f'expected "zarr" for the zarr driver, got {driver!r}')
+    check_members(obj, ("compressor", "filters"), at)
+    return obj
+
+
+def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) -> dict[str, Any]:
+    """The ``.zarray`` TensorStore writes for these constraints."""
+    if meta.dtype is not None:
+        dtype_json, dtype = meta.dtype_json, meta.dtype
+        if schema.dtype is not None and schema.dtype != ts_dtype_name(meta):
+            raise fail(
+                "dtype", f"{schema.dtype!r} does not match metadata.dtype {meta.dtype_json!r}"
+            )
+    elif schema.dtype is not None:
+        dtype_json = v2_dtype_for(schema.dtype, "dtype")
+        dtype = _parse_dtype(dtype_json, "dtype")
+    else:
+        raise fail(
+            "dtype", "a data type must be given to create an array (dtype or metadata.dtype)"
+        )
+    rank = meta.rank
+    if schema.rank is not None:
+        if rank is not None and rank != schema.rank:
+            raise fail("rank", f"rank {schema.rank} does not match the metadata's rank {rank}")
+        rank = schema.rank
+    if schema.dimension_units is not None and any(u is not None for u in schema.dimension_units):
+        raise fail("schema.dimension_units", "dimension units are not supported by the zarr driver")
+    from_meta = None
+    if rank is not None:
+        from_meta = IndexDomain(
+            [
+                Dim(0, (meta.shape[i] - 1) if meta.shape is not None else INF, False, True)
+                for i in range(rank)
+            ]
+        )
+    if schema.domain is not None and any(schema.domain.labels):
+        raise fail("schema.domain.labels", "the zarr driver does not store dimension labels")
+    try:
+        domain = merge_domains(schema.domain, from_meta, "schema.domain")
+    except SpecError as e:
+        raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+    if domain is None or not domain.finite:
+        raise fail(
+            "domain",
+            "the shape must be given to create an array (shape, schema.domain or metadata.shape)",
+        )
+    shape = list(domain.shape)
+    layout = schema.chunk_layout or ChunkLayout()
+    if meta.chunks is not None:
+        layout = layout.merge(
+            ChunkLayout(rank=len(shape), write_chunk=Grid(list(meta.chunks), [True] * len(shape))),
+            "chunk_layout",
+        )
+    chunks = choose_chunk_shape(layout, shape)
+    order = meta.order
+    if order is None:
+        order = "C"
+        if layout.inner_order is not None and len(shape) > 1:
+            if layout.inner_order == list(range(len(shape)))[::-1]:
+                order = "F"
+            elif layout.inner_order != list(range(len(shape))) and layout.inner_order_hard:
+                raise fail(
+                    "chunk_layout.inner_order",
+                    f"{layout.inner_order}: zarr v2 stores chunks in C or F order only",
+                )
+    codec = _codec_of_schema(schema, "schema") or {}
+    if meta.has_compressor:
+        compressor = meta.compressor
+    elif "compressor" in codec:
+        compressor = _complete_compressor(codec["compressor"])
+    else:
+        compressor = dict(_DEFAULT_COMPRESSOR)
+    filters = meta.filters if meta.has_filters else codec.get("filters")
+    if meta.has_fill_value:
+        fill = meta.fill_value
+    elif schema.fill_value is not None:
+        try:
+            fill = cast_v2_fill_value(schema.fill_value, dtype)
+        except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
+            raise fail("schema.fill_value", str(e)) from None
+    else:
+        fill = None
+    doc: dict[str, Any] = {
+        "zarr_format": 2,
+        "shape": shape,
+        "chunks": chunks,
+        "dtype": copy.deepcopy(dtype_json),
+        "compressor": copy.deepcopy(compressor),
+        "fill_value": None if fill is None else v2_fill_value_json(fill, dtype),
+        "order": order,
+        "filters": copy.deepcopy(filters),
+        "dimension_separator": meta.dimension_separator or key_encoding or ".",
+    }
+    try:
+        ArrayMetadataV2.from_json(doc)
+    except (MetadataError, UnsupportedError) as e:
+        raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
+    stored = parse_metadata(doc)
+    validate_metadata(stored, meta)
+    validate_schema(stored, schema)
+    return doc
+
+
+def dumps(doc: Mapping[str, Any]) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _expected(where: str, want: Any, got: Any) -> SpecMismatchError:
+    return SpecMismatchError(
+        f"{where}: expected {json.dumps(want)} but the stored array has {json.dumps(got)}"
+    )
+
+
+def _same_fill(a: Any, b: Any, dtype: np.dtype[Any]) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return v2_fill_value_json(a, dtype) == v2_fill_value_json(b, dtype)
+
+
+def validate_metadata(stored: Zarr2Metadata, c: Zarr2Metadata, where: str = "metadata") -> None:
+    if c.dtype is not None and c.dtype != stored.dtype:
+        raise _expected(member(where, "dtype"), c.dtype_json, stored.dtype_json)
+    if c.has_fill_value and not _same_fill(c.fill_value, stored.fill_value, stored.dtype):  # type: ignore[arg-type]
+        raise _expected(
+            member(where, "fill_value"), c.raw.get("fill_value"), stored.raw.get("fill_value")
+        )
+    for name in ("shape", "chunks", "order", "dimension_separator"):
+        want, got = getattr(c, name), getattr(stored, name)
+        if name == "dimension_separator" and got is None:
+            got = "."
+        if want is not None and want != got:
+            raise _expected(member(where, name), want, got)
+    if c.has_compressor and c.compressor != stored.compressor:
+        raise _expected(member(where, "compressor"), c.compressor, stored.compressor)
+    if c.has_filters and c.filters != stored.filters:
+        raise _expected(member(where, "filters"), c.filters, stored.filters)
+
+
+def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema") -> None:
+    assert stored.shape is not None and stored.chunks is not None
+    rank = len(stored.shape)
+    check_stored(
+        schema,
+        rank=rank,
+        dtype=ts_dtype_name(stored),
+        data_type=stored.dtype_json,
+        domain=domain_of(stored),
+        where=where,
+    )
+    layout = schema.chunk_layout
+    if layout is not None:
+        for name, grid in (("write_chunk", layout.write_chunk), ("read_chunk", layout.read_chunk)):
+            hard = grid.hard_shape()
+            if hard is not None and any(
+                w and w != g for w, g in zip(hard, stored.chunks, strict=True)
+            ):
+                raise SpecMismatchError(
+                    f"{where}.chunk_layout.{name}.shape: the spec asks for {hard}, the stored "
+                    f"array has {stored.chunks}"
+                )
+        if layout.inner_order is not None and layout.inner_order_hard:
+            if layout.inner_order != inner_order_of(stored):
+                raise SpecMismatchError(
+                    f"{where}.chunk_layout.inner_order: the spec asks for {layout.inner_order}, "
+                    f"the stored array has {inner_order_of(stored)}"
+                )
+    if schema.fill_value is not None:
+        assert stored.dtype is not None
+        want = cast_v2_fill_value(schema.fill_value, stored.dtype)
+        if not _same_fill(want, stored.fill_value, stored.dtype):
+            raise SpecMismatchError(
+                f"{where}.fill_value: the spec asks for {json.dumps(schema.fill_value)}, the "
+                f"stored array has {json.dumps(stored.raw.get('fill_value'))}"
+            )
+    codec = _codec_of_schema(schema, where)
+    if codec:
+        if "compressor" in codec and _complete_compressor(codec["compressor"]) != stored.compressor:
+            raise SpecMismatchError(
+                f"{where}.codec.compressor: the spec asks for {json.dumps(codec['compressor'])}, "
+                f"the stored array has {json.dumps(stored.compressor)}"
+            )
+        if "filters" in codec and codec["filters"] != stored.filters:
+            raise SpecMismatchError(
+                f"{where}.codec.filters: the spec asks for {json.dumps(codec['filters'])}, the "
+                f"stored array has {json.dumps(stored.filters)}"
+            )
+    if schema.dimension_units is not None and any(u is not None for u in schema.dimension_units):
+        raise SpecMismatchError(f"{where}.dimension_units: the zarr driver has no dimension units")
+
+
+def stored_metadata(doc: Mapping[str, Any], where: str) -> Zarr2Metadata:
+    known = {k: v for k, v in doc.items() if k in _MEMBERS}
+    try:
+        return parse_metadata(known, where)
+    except SpecError as e:
+        raise MetadataError(str(e)) from None

@@ -1,0 +1,678 @@
+"""The ``zarr3`` driver: ``metadata`` constraints, the ``zarr.json`` TensorStore writes for a new
+array, and the checks that a stored array matches a spec's constraints.
+
+``metadata`` is a ``zarr.json`` document whose members are all optional and whose codecs may
+be partial (:mod:`zarr3_codecs`). Creating an array combines it with the schema as
+TensorStore's ``GetNewMetadata`` does (domain, data type, fill value, dimension names and
+units, the chunk shapes chosen from the chunk layout, sharding inserted when read and write
+chunks differ, codec defaults), and the document is written as TensorStore writes it: sorted
+members, no whitespace, no empty ``attributes``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
+from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.v3 import (
+    default_fill_value,
+    fill_value_to_json,
+    parse_fill_value,
+    resolve_data_type,
+)
+from zarrox.tensorstore_spec._json import (
+    check_members,
+    expect_int,
+    expect_int_list,
+    expect_list,
+    expect_object,
+    expect_str,
+    fail,
+    member,
+)
+from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_read_write_chunk_shapes
+from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
+from zarrox.tensorstore_spec.schema import Schema, check_stored
+from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
+from zarrox.tensorstore_spec.zarr3_codecs import (
+    Chain,
+    Codec,
+    decoded_layout,
+    merge_chains,
+    parse_chain,
+    resolve_chain,
+)
+
+_MEMBERS = (
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "dimension_names",
+    "storage_transformers",
+)
+_DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
+
+
+@dataclass
+class Zarr3Metadata:
+    """``zarr.json`` members; every one may be None (not constrained) in a spec. ``fill_value``
+    is the parsed value (a numpy scalar), ``attributes`` the user attributes without
+    ``dimension_units``, ``chunk_key_encoding`` a ``(name, separator)`` pair."""
+
+    shape: list[int] | None = None
+    data_type: Any = None
+    dtype: np.dtype[Any] | None = None
+    chunk_shape: list[int] | None = None
+    chunk_key_encoding: tuple[str, str] | None = None
+    fill_value: Any = None
+    has_fill_value: bool = False
+    codecs: Chain | None = None
+    codecs_json: list[Any] | None = None
+    attributes: dict[str, Any] | None = None
+    dimension_units: Units | None = None
+    dimension_names: list[str | None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int | None:
+        for v in (self.shape, self.chunk_shape, self.dimension_names, self.dimension_units):
+            if v is not None:
+                return len(v)
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The constraints as a ``metadata`` member (TensorStore's normalized form)."""
+        out = {k: copy.deepcopy(v) for k, v in self.raw.items() if k != "codecs"}
+        if self.codecs is not None:
+            out["codecs"] = self.codecs.to_json()
+        out.setdefault("node_type", "array")
+        return out
+
+
+def _parse_chunk_key_encoding(value: object, where: str) -> tuple[str, str]:
+    obj = expect_object(value, where)
+    check_members(obj, ("name", "configuration"), where)
+    name = expect_str(obj.get("name", "default"), member(where, "name"), ("default", "v2"))
+    config_at = member(where, "configuration")
+    config = expect_object(obj.get("configuration") or {}, config_at)
+    check_members(config, ("separator",), config_at)
+    sep = _DEFAULT_SEPARATOR[name]
+    if "separator" in config:
+        sep = expect_str(config["separator"], member(config_at, "separator"), ("/", "."))
+    return name, sep
+
+
+def chunk_key_encoding_json(cke: tuple[str, str]) -> dict[str, Any]:
+    name, sep = cke
+    if sep == _DEFAULT_SEPARATOR[name]:
+        return {"name": name}
+    return {"name": name, "configuration": {"separator": sep}}
+
+
+def _parse_chunk_grid(value: object, where: str) -> list[int] | None:
+    obj = expect_object(value, where)
+    check_members(obj, ("name", "configuration"), where)
+    if "name" in obj:
+        expect_str(obj["name"], member(where, "name"), ("regular",))
+    config_at = member(where, "configuration")
+    config = expect_object(obj.get("configuration") or {}, config_at)
+    check_members(config, ("chunk_shape",), config_at)
+    if "chunk_shape" not in config:
+        return None
+    return expect_int_list(config["chunk_shape"], member(config_at, "chunk_shape"), lo=1)
+
+
+def _data_type(value: object, where: str) -> tuple[Any, np.dtype[Any]]:
+    try:
+        info = resolve_data_type(copy.deepcopy(value), "")
+    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
+        raise fail(where, f"unsupported data type {value!r}: {e}") from None
+    return copy.deepcopy(info.json), info.dtype
+
+
+def parse_metadata(
+    value: object, where: str = "metadata", *, stored: bool = False
+) -> Zarr3Metadata:
+    """Parse ``metadata`` constraints (or, ``stored``, a complete ``zarr.json`` of an array,
+    checked as leniently as zarrox reads it)."""
+    obj = expect_object(value, where)
+    meta = Zarr3Metadata(raw=copy.deepcopy(obj))
+    for key, v in obj.items():
+        if key in _MEMBERS:
+            continue
+        if isinstance(v, Mapping) and v.get("must_understand") is False:
+            meta.extra[key] = copy.deepcopy(v)
+        else:
+            raise fail(
+                member(where, key),
+                "unknown member (an extension member must be an object with "
+                '"must_understand": false)',
+            )
+    if "zarr_format" in obj:
+        expect_int(obj["zarr_format"], member(where, "zarr_format"), lo=3, hi=3)
+    if "node_type" in obj:
+        expect_str(obj["node_type"], member(where, "node_type"), ("array",))
+    if "shape" in obj:
+        meta.shape = expect_int_list(obj["shape"], member(where, "shape"), lo=0)
+    if "data_type" in obj:
+        meta.data_type, meta.dtype = _data_type(obj["data_type"], member(where, "data_type"))
+    if "chunk_grid" in obj:
+        meta.chunk_shape = _parse_chunk_grid(obj["chunk_grid"], member(where, "chunk_grid"))
+    if "chunk_key_encoding" in obj:
+        meta.chunk_key_encoding = _parse_chunk_key_encoding(
+            obj["chunk_key_encoding"], member(where, "chunk_key_encoding")
+        )
+    if "fill_value" in obj:
+        at = member(where, "fill_value")
+        if meta.data_type is None:
+            raise fail(at, 'must be given together with "data_type"')
+        try:
+            meta.fill_value = parse_fill_value(obj["fill_value"], meta.data_type, meta.dtype)
+        except (MetadataError, UnsupportedError) as e:
+            raise fail(at, str(e)) from None
+        meta.has_fill_value = True
+    if "codecs" in obj:
+        meta.codecs_json = copy.deepcopy(obj["codecs"])
+        meta.codecs = parse_chain(obj["codecs"], member(where, "codecs"), complete=stored)
+    rank = meta.rank
+    if "dimension_names" in obj:
+        at = member(where, "dimension_names")
+        items = expect_list(obj["dimension_names"], at, rank)
+        meta.dimension_names = [
+            None if v is None else expect_str(v, member(at, i)) for i, v in enumerate(items)
+        ]
+        rank = len(items)
+    if "attributes" in obj:
+        at = member(where, "attributes")
+        attrs = expect_object(obj["attributes"], at)
+        if "dimension_units" in attrs:
+            units = parse_units(attrs.pop("dimension_units"), member(at, "dimension_units"), rank)
+            meta.dimension_units = units
+        meta.attributes = attrs
+    if "storage_transformers" in obj:
+        at = member(where, "storage_transformers")
+        if expect_list(obj["storage_transformers"], at):
+            raise fail(at, "storage transformers are not supported")
+    for name, value_ in (
+        ("shape", meta.shape),
+        ("chunk_grid.configuration.chunk_shape", meta.chunk_shape),
+        ("dimension_names", meta.dimension_names),
+        ("attributes.dimension_units", meta.dimension_units),
+    ):
+        if value_ is not None and meta.rank is not None and len(value_) != meta.rank:
+            raise fail(member(where, name), f"has {len(value_)} elements, the rank is {meta.rank}")
+    return meta
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the schema of a stored array
+# --------------------------------------------------------------------------------------------
+
+
+def ts_dtype_name(meta: Zarr3Metadata) -> str:
+    """The TensorStore data type name of the array (``data_type`` when it is a name)."""
+    if isinstance(meta.data_type, str):
+        return meta.data_type
+    assert meta.dtype is not None
+    return str(meta.dtype.name)
+
+
+def domain_of(meta: Zarr3Metadata) -> IndexDomain:
+    """``[0, shape)`` with resizable (implicit) upper bounds, labelled by the dimension names
+    when they are unique."""
+    assert meta.shape is not None
+    names = [n or "" for n in (meta.dimension_names or [None] * len(meta.shape))]
+    used = [n for n in names if n]
+    labels = names if len(set(used)) == len(used) else []
+    return IndexDomain.from_shape(meta.shape, implicit_upper=True, labels=labels)
+
+
+def read_chunk_shape_of(meta: Zarr3Metadata) -> list[int]:
+    assert meta.chunk_shape is not None and meta.codecs is not None
+    layout = decoded_layout(meta.codecs, len(meta.chunk_shape))
+    return layout.read_chunk_shape or list(meta.chunk_shape)
+
+
+def inner_order_of(meta: Zarr3Metadata) -> list[int]:
+    assert meta.chunk_shape is not None and meta.codecs is not None
+    rank = len(meta.chunk_shape)
+    return decoded_layout(meta.codecs, rank).inner_order or list(range(rank))
+
+
+def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
+    """The array's schema as TensorStore reports it (``TensorStore.schema``)."""
+    assert meta.shape is not None and meta.chunk_shape is not None
+    rank = len(meta.shape)
+    out: dict[str, Any] = {
+        "chunk_layout": {
+            "grid_origin": [0] * rank,
+            "inner_order": inner_order_of(meta),
+            "read_chunk": {"shape": read_chunk_shape_of(meta)},
+            "write_chunk": {"shape": list(meta.chunk_shape)},
+        },
+        "codec": {"codecs": _resolved_spec_json(meta.codecs_json), "driver": "zarr3"},
+        "domain": domain_of(meta).to_json(),
+        "dtype": ts_dtype_name(meta),
+        "fill_value": fill_value_to_json(meta.fill_value, meta.data_type),
+        "rank": rank,
+    }
+    if meta.dimension_units is not None and any(u is not None for u in meta.dimension_units):
+        out["dimension_units"] = [None if u is None else u.to_json() for u in meta.dimension_units]
+    return out
+
+
+def _resolved_spec_json(codecs: Any) -> Any:
+    """Stored codecs as TensorStore reports them in a schema: a sharding codec states its
+    (default) ``index_location``."""
+    out = copy.deepcopy(codecs)
+    for codec in out or []:
+        if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
+            config = codec.setdefault("configuration", {})
+            config.setdefault("index_location", "end")
+            config["codecs"] = _resolved_spec_json(config.get("codecs"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Creating: the metadata TensorStore writes
+# --------------------------------------------------------------------------------------------
+
+
+def _codec_chain_of_schema(schema: Schema, where: str) -> Chain | None:
+    if schema.codec is None:
+        return None
+    at = member(where, "codec")
+    obj = dict(schema.codec)
+    driver = obj.pop("driver", "zarr3")
+    if driver != "zarr3":
+        raise fail(member(at, "driver"), f'expected "zarr3" for the zarr3 driver, got {driver!r}')
+    check_members(obj, ("codecs",), at)
+    if "codecs" not in obj:
+        return None
+    return parse_chain(obj["codecs"], member(at, "codecs"))
+
+
+def _check_rank(rank: int | None, other: int | None, where: str) -> int | None:
+    if rank is not None and other is not None and rank != other:
+        raise fail(where, f"rank {other} does not match the rank {rank} given elsewhere")
+    return rank if rank is not None else other
+
+
+def effective_rank(meta: Zarr3Metadata, schema: Schema) -> int | None:
+    return _check_rank(meta.rank, schema.rank, "rank")
+
+
+def _merged_domain(meta: Zarr3Metadata, schema: Schema, rank: int | None) -> IndexDomain | None:
+    from_meta: IndexDomain | None = None
+    if meta.shape is not None or meta.dimension_names is not None or rank is not None:
+        if rank is None:
+            return schema.domain
+        shape = meta.shape
+        names = [n or "" for n in (meta.dimension_names or [None] * rank)]
+        used = [n for n in names if n]
+        labels = names if len(set(used)) == len(used) else []
+        dims = []
+        for i in range(rank):
+            hi = (shape[i] - 1) if shape is not None else INF
+            dims.append(Dim(0, hi, False, True, labels[i] if labels else ""))
+        from_meta = IndexDomain(dims)
+    try:
+        return merge_domains(schema.domain, from_meta, "schema.domain")
+    except SpecError as e:
+        raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+
+
+def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
+    """The ``zarr.json`` document TensorStore writes when it creates an array from these
+    ``metadata`` constraints and ``schema``."""
+    # data type
+    if meta.data_type is not None:
+        data_type, dtype = meta.data_type, meta.dtype
+        if schema.dtype is not None and schema.dtype != ts_dtype_name(meta):
+            raise fail(
+                "dtype",
+                f"{schema.dtype!r} does not match metadata.data_type {meta.data_type!r}",
+            )
+    elif schema.dtype is not None:
+        data_type, dtype = _data_type(schema.dtype, "dtype")
+    else:
+        raise fail(
+            "dtype", "a data type must be given to create an array (dtype or metadata.data_type)"
+        )
+    assert dtype is not None
+    rank = effective_rank(meta, schema)
+    domain = _merged_domain(meta, schema, rank)
+    if domain is None or not domain.finite:
+        raise fail(
+            "domain",
+            "the shape must be given to create an array (shape, schema.domain or metadata.shape)",
+        )
+    rank = domain.rank
+    shape = list(domain.shape)
+    names: list[str | None] = []
+    for i, label in enumerate(domain.labels):
+        given = meta.dimension_names[i] if meta.dimension_names is not None else None
+        names.append(label if label else ("" if given == "" else None))
+    # fill value
+    if meta.has_fill_value:
+        fill = meta.fill_value
+    elif schema.fill_value is not None:
+        fill = _cast_schema_fill(schema.fill_value, data_type, dtype, "schema.fill_value")
+    else:
+        fill = default_fill_value(dtype, data_type=data_type)
+    # dimension units
+    units = merge_units(meta.dimension_units, schema.dimension_units, "schema.dimension_units")
+    if units is not None and len(units) != rank:
+        raise fail("dimension_units", f"has {len(units)} units, the rank is {rank}")
+    # codecs and chunk layout
+    schema_chain = _codec_chain_of_schema(schema, "schema")
+    chain: Chain | None = meta.codecs
+    if chain is not None and schema_chain is not None:
+        chain = merge_chains(chain, schema_chain, "codecs", strict=False, rank=rank)
+    elif schema_chain is not None:
+        chain = schema_chain
+    layout = schema.chunk_layout or ChunkLayout()
+    layout = layout.merge(_layout_from_metadata(meta, rank), "chunk_layout")
+    if layout.grid_origin is not None and any(
+        h and v != 0
+        for v, h in zip(layout.grid_origin, layout.grid_origin_hard or [], strict=False)
+    ):
+        raise fail(
+            "chunk_layout.grid_origin", f"zarr arrays have grid origin 0, got {layout.grid_origin}"
+        )
+    read_grid = layout.read_chunk
+    if meta.codecs is not None and meta.codecs.sharding is None:
+        # A chain without sharding decodes whole chunks: read chunks are write chunks.
+        read_grid = _same_as_write(read_grid, layout.write_chunk)
+    read_shape, write_shape = choose_read_write_chunk_shapes(read_grid, layout.write_chunk, shape)
+    if meta.codecs is not None and meta.codecs.sharding is None and read_shape != write_shape:
+        raise fail(
+            "metadata.codecs",
+            f"has no sharding_indexed codec, so read chunks are write chunks, but the chunk "
+            f"layout asks for read chunks {read_shape} in write chunks {write_shape}",
+        )
+    if read_shape != write_shape and (chain is None or chain.sharding is None):
+        options: dict[str, Any] = {"chunk_shape": list(read_shape)}
+        if chain is not None and chain.codecs:
+            options["codecs"] = chain
+        chain = Chain(array_to_bytes=Codec("sharding_indexed", options))
+    codecs = resolve_chain(
+        chain or Chain(),
+        dtype=dtype,
+        chunk_shape=write_shape,
+        inner_order=layout.inner_order,
+        read_chunk_shape=read_shape,
+    )
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": copy.deepcopy(data_type),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(write_shape)}},
+        "chunk_key_encoding": chunk_key_encoding_json(meta.chunk_key_encoding or ("default", "/")),
+        "fill_value": fill_value_to_json(fill, data_type),
+        "codecs": codecs,
+    }
+    attributes = dict(meta.attributes or {})
+    if units is not None and any(u is not None for u in units):
+        attributes["dimension_units"] = units_to_strings(units)
+    if attributes:
+        doc["attributes"] = attributes
+    if any(n is not None for n in names):
+        doc["dimension_names"] = names
+    for key, value in meta.extra.items():
+        doc[key] = copy.deepcopy(value)
+    try:
+        ArrayMetadataV3.from_json(doc)
+    except (MetadataError, UnsupportedError) as e:
+        raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
+    stored = parse_metadata(doc, stored=True)
+    validate_metadata(stored, meta)
+    validate_schema(stored, schema)
+    return doc
+
+
+def _same_as_write(read: Grid, write: Grid) -> Grid:
+    if write.shape is None:
+        return read
+    out = Grid(
+        read.shape,
+        read.shape_hard,
+        read.aspect_ratio,
+        read.aspect_ratio_hard,
+        read.elements,
+        read.elements_hard,
+    )
+    if out.shape is None:
+        out.shape, out.shape_hard = list(write.shape), list(write.shape_hard or [])
+    return out
+
+
+def _layout_from_metadata(meta: Zarr3Metadata, rank: int) -> ChunkLayout:
+    layout = ChunkLayout(rank=rank, grid_origin=[0] * rank, grid_origin_hard=[True] * rank)
+    if meta.chunk_shape is not None:
+        layout.write_chunk = Grid(list(meta.chunk_shape), [True] * rank)
+    if meta.codecs is not None:
+        decoded = decoded_layout(meta.codecs, rank)
+        if decoded.inner_order is not None:
+            layout.inner_order, layout.inner_order_hard = decoded.inner_order, True
+        if decoded.read_chunk_shape is not None:
+            layout.read_chunk = Grid(list(decoded.read_chunk_shape), [True] * rank)
+        elif decoded.read_is_whole_chunk and meta.chunk_shape is not None:
+            layout.read_chunk = Grid(list(meta.chunk_shape), [True] * rank)
+    return layout
+
+
+def _cast_schema_fill(value: Any, data_type: Any, dtype: np.dtype[Any], where: str) -> Any:
+    try:
+        if isinstance(value, str) or dtype.kind in "biu":
+            return parse_fill_value(value, data_type, dtype)
+        return parse_fill_value(float(value), data_type, dtype)
+    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
+        raise fail(where, f"{value!r} is not a fill value for {data_type}: {e}") from None
+
+
+def dumps(doc: Mapping[str, Any]) -> bytes:
+    """The bytes TensorStore writes: sorted members, no whitespace."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+# --------------------------------------------------------------------------------------------
+# Opening: the stored array against the spec's constraints
+# --------------------------------------------------------------------------------------------
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Fill values compare bit for bit (NaN equals NaN)."""
+    if isinstance(a, np.generic) and isinstance(b, np.generic) and a.dtype == b.dtype:
+        return a.tobytes() == b.tobytes() or (
+            a.dtype.kind in "fc" and bool(np.all(np.isnan(a))) and bool(np.all(np.isnan(b)))
+        )
+    return bool(a == b)
+
+
+def _expected(where: str, want: Any, got: Any) -> SpecMismatchError:
+    return SpecMismatchError(
+        f"{where}: expected {json.dumps(want)} but the stored array has {json.dumps(got)}"
+    )
+
+
+def validate_metadata(stored: Zarr3Metadata, c: Zarr3Metadata, where: str = "metadata") -> None:
+    """Fail (naming the member) where the ``metadata`` constraints ``c`` differ from the
+    stored metadata."""
+    if c.data_type is not None and c.data_type != stored.data_type:
+        raise _expected(member(where, "data_type"), c.data_type, stored.data_type)
+    if c.has_fill_value and not _identical(c.fill_value, stored.fill_value):
+        raise _expected(
+            member(where, "fill_value"),
+            fill_value_to_json(c.fill_value, stored.data_type),
+            fill_value_to_json(stored.fill_value, stored.data_type),
+        )
+    if c.shape is not None and c.shape != stored.shape:
+        raise _expected(member(where, "shape"), c.shape, stored.shape)
+    if c.chunk_shape is not None and c.chunk_shape != stored.chunk_shape:
+        raise _expected(
+            member(where, "chunk_grid.configuration.chunk_shape"), c.chunk_shape, stored.chunk_shape
+        )
+    if c.chunk_key_encoding is not None and c.chunk_key_encoding != stored.chunk_key_encoding:
+        assert stored.chunk_key_encoding is not None
+        raise _expected(
+            member(where, "chunk_key_encoding"),
+            chunk_key_encoding_json(c.chunk_key_encoding),
+            chunk_key_encoding_json(stored.chunk_key_encoding),
+        )
+    if c.codecs is not None:
+        assert stored.codecs is not None
+        merge_chains(
+            stored.codecs, c.codecs, member(where, "codecs"), strict=True, rank=stored.rank
+        )
+    if c.dimension_names is not None and c.dimension_names != (
+        stored.dimension_names or [None] * len(c.dimension_names)
+    ):
+        raise _expected(member(where, "dimension_names"), c.dimension_names, stored.dimension_names)
+    for key, value in (c.attributes or {}).items():
+        have = (stored.attributes or {}).get(key, _MISSING)
+        if have is _MISSING or have != value:
+            raise _expected(
+                member(member(where, "attributes"), key),
+                value,
+                None if have is _MISSING else have,
+            )
+    if c.dimension_units is not None:
+        have_units = stored.dimension_units or [None] * len(c.dimension_units)
+        for i, unit in enumerate(c.dimension_units):
+            if unit is not None and have_units[i] != unit:
+                raise _expected(
+                    member(where, "attributes.dimension_units"),
+                    units_to_strings(c.dimension_units),
+                    None if stored.dimension_units is None else units_to_strings(have_units),
+                )
+    for key, value in c.extra.items():
+        if stored.extra.get(key) != value:
+            raise _expected(member(where, key), value, stored.extra.get(key))
+
+
+_MISSING = object()
+
+
+def validate_schema(stored: Zarr3Metadata, schema: Schema, where: str = "schema") -> None:
+    """Fail (naming the member) where the schema constraints differ from the stored array."""
+    assert stored.shape is not None and stored.chunk_shape is not None
+    rank = len(stored.shape)
+    check_stored(
+        schema,
+        rank=rank,
+        dtype=ts_dtype_name(stored),
+        data_type=stored.data_type,
+        domain=domain_of(stored),
+        where=where,
+    )
+    if schema.chunk_layout is not None:
+        _validate_layout(stored, schema.chunk_layout, member(where, "chunk_layout"))
+    if schema.fill_value is not None:
+        want = _cast_schema_fill(
+            schema.fill_value,
+            stored.data_type,
+            stored.dtype,
+            member(where, "fill_value"),  # type: ignore[arg-type]
+        )
+        if not _identical(want, stored.fill_value):
+            raise SpecMismatchError(
+                f"{member(where, 'fill_value')}: the spec asks for fill value "
+                f"{json.dumps(fill_value_to_json(want, stored.data_type))}, the stored array has "
+                f"{json.dumps(fill_value_to_json(stored.fill_value, stored.data_type))}"
+            )
+    chain = _codec_chain_of_schema(schema, where)
+    if chain is not None:
+        assert stored.codecs is not None
+        try:
+            merge_chains(stored.codecs, chain, member(where, "codec"), strict=False, rank=rank)
+        except SpecError as e:
+            raise SpecMismatchError(
+                f"codec from metadata does not match codec in schema: {e}"
+            ) from None
+    if schema.dimension_units is not None:
+        try:
+            merge_units(
+                stored.dimension_units, schema.dimension_units, member(where, "dimension_units")
+            )
+        except SpecError as e:
+            raise SpecMismatchError(str(e)) from None
+
+
+def _validate_layout(stored: Zarr3Metadata, layout: ChunkLayout, where: str) -> None:
+    assert stored.chunk_shape is not None
+    rank = len(stored.chunk_shape)
+    if layout.rank is not None and layout.rank != rank:
+        raise SpecMismatchError(f"{where}: has rank {layout.rank}, the stored array {rank}")
+    checks = (
+        ("write_chunk", layout.write_chunk, list(stored.chunk_shape)),
+        ("read_chunk", layout.read_chunk, read_chunk_shape_of(stored)),
+    )
+    for name, grid, have in checks:
+        hard = grid.hard_shape()
+        if hard is None:
+            continue
+        for i, (want, got) in enumerate(zip(hard, have, strict=True)):
+            want = (
+                got if want == -1 and stored.shape is not None and got == stored.shape[i] else want
+            )
+            if want and want != got:
+                raise SpecMismatchError(
+                    f"{member(where, name)}.shape: the spec asks for {hard}, the stored array "
+                    f"has {have}"
+                )
+        if grid.elements_hard and grid.elements is not None:
+            n = int(np.prod(have))
+            if n != grid.elements:
+                raise SpecMismatchError(
+                    f"{member(where, name)}.elements: the spec asks for {grid.elements}, the "
+                    f"stored chunks have {n}"
+                )
+    if layout.inner_order is not None and layout.inner_order_hard:
+        have_order = inner_order_of(stored)
+        if layout.inner_order != have_order:
+            raise SpecMismatchError(
+                f"{member(where, 'inner_order')}: the spec asks for {layout.inner_order}, the "
+                f"stored array has {have_order}"
+            )
+    if layout.grid_origin is not None and layout.grid_origin_hard is not None:
+        for v, h in zip(layout.grid_origin, layout.grid_origin_hard, strict=True):
+            if h and v != 0:
+                raise SpecMismatchError(
+                    f"{member(where, 'grid_origin')}: {layout.grid_origin} (zarr arrays have "
+                    "grid origin 0)"
+                )
+
+
+def stored_metadata(doc: Mapping[str, Any], where: str) -> Zarr3Metadata:
+    """A stored ``zarr.json`` array document, parsed for comparisons."""
+    try:
+        return parse_metadata(doc, where, stored=True)
+    except SpecError as e:
+        raise MetadataError(f"{e}") from None
+
+
+def spec_metadata_json(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored document as the ``metadata`` member of a spec that reopens the array:
+    without zarr-python's empty ``attributes`` and ``storage_transformers``."""
+    out = copy.deepcopy(dict(doc))
+    if out.get("attributes") == {}:
+        del out["attributes"]
+    if out.get("storage_transformers") == []:
+        del out["storage_transformers"]
+    return out
