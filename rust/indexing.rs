@@ -558,19 +558,23 @@ pub fn for_each_run(
                 run(fbase + a, tbase + b, 1);
             }
         }
-        let mut d = n - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            pos[d] += 1;
-            if pos[d] < parts[d].src.len() {
-                break;
-            }
-            pos[d] = 0;
+        if !advance(&mut pos, parts) {
+            return;
         }
     }
+}
+
+/// Step the odometer `pos` over the first `pos.len()` dimensions of `parts`
+/// (the last one fastest); false once every position was visited.
+fn advance(pos: &mut [usize], parts: &[&DimChunk]) -> bool {
+    for d in (0..pos.len()).rev() {
+        pos[d] += 1;
+        if pos[d] < parts[d].src.len() {
+            return true;
+        }
+        pos[d] = 0;
+    }
+    false
 }
 
 /// `for_each_run` one element at a time, for any strides.
@@ -591,17 +595,8 @@ fn for_each_element(
             t += side_indices(p, to_side)[pos[d]] * ts[d];
         }
         run(f, t, 1);
-        let mut d = parts.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            pos[d] += 1;
-            if pos[d] < parts[d].src.len() {
-                break;
-            }
-            pos[d] = 0;
+        if !advance(&mut pos, parts) {
+            return;
         }
     }
 }

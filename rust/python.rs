@@ -1331,20 +1331,20 @@ fn get_io_concurrency() -> usize {
 /// Every key and value of an in-memory store (to pickle it), as a dict.
 #[pyfunction]
 fn memory_items<'py>(py: Python<'py>, store: &StoreHandle) -> PyResult<Bound<'py, PyDict>> {
-    let s = store.rust()?;
-    let items = py
-        .detach(|| store::block_on(s, async { s.list_prefix("").await }))
-        .map_err(to_py_err)?
-        .map_err(to_py_err)?;
+    let items = store.run(py, |s| {
+        store::block_on(s, async {
+            let mut items = Vec::new();
+            for key in s.list_prefix("").await? {
+                if let Some(v) = s.get(&key).await? {
+                    items.push((key, v));
+                }
+            }
+            Ok(items)
+        })?
+    })?;
     let dict = PyDict::new(py);
-    for key in items {
-        if let Some(v) = py
-            .detach(|| store::block_on(s, s.get(&key)))
-            .map_err(to_py_err)?
-            .map_err(to_py_err)?
-        {
-            dict.set_item(key, PyBytes::new(py, &v))?;
-        }
+    for (key, value) in items {
+        dict.set_item(key, PyBytes::new(py, &value))?;
     }
     Ok(dict)
 }

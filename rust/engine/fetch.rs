@@ -244,14 +244,19 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             bytes,
             label: inner_label(&label, pos),
         };
+        // A missing shard: every member is the fill value.
+        let missing = |members: Vec<(usize, ChunkRegion)>| {
+            sink.emit(
+                members
+                    .into_iter()
+                    .map(|(p, r)| piece(p, r, None))
+                    .collect(),
+            )
+        };
         if members.len() == sh.num_inner() {
             // Every inner chunk: the whole shard in one request.
             let Some(shard) = source.read_all().await? else {
-                let fill = members
-                    .into_iter()
-                    .map(|(p, r)| piece(p, r, None))
-                    .collect();
-                sink.emit(fill).await?;
+                missing(members).await?;
                 return Ok(false);
             };
             let index = sh.read_index(&shard)?;
@@ -269,11 +274,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         }
         let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
         let Some(mut index_bytes) = index_bytes else {
-            let fill = members
-                .into_iter()
-                .map(|(p, r)| piece(p, r, None))
-                .collect();
-            sink.emit(fill).await?;
+            missing(members).await?;
             return Ok(false);
         };
         let shard_len = source.span.as_ref().map(|s| s.end - s.start);
