@@ -344,20 +344,23 @@ class PythonStore(Store):
         return repr(self.zarr_store)
 
 
-#: Rust handles of zarr-python store objects, so that one Rust store serves each.
-_ADAPTED: dict[int, tuple[weakref.ref[Any], Store]] = {}
+#: zarrox stores of zarr-python store objects, so that one Rust store serves each: by the
+#: object's id, with a weak reference to it and where it is (a LocalStore can move).
+_ADAPTED: dict[int, tuple[weakref.ref[Any], Any, Store]] = {}
 
 
 def from_zarr_store(store: Any) -> Store:
     """The zarrox store for a zarr-python store object: Rust's own where one exists
     (``LocalStore``, ``ObjectStore`` over an obstore S3, GCS, Azure or HTTP store), else
     one served from Python."""
+    where = getattr(store, "root", None)
     found = _ADAPTED.get(id(store))
-    if found is not None and found[0]() is store:
-        return found[1]
+    if found is not None and found[0]() is store and found[1] == where:
+        return found[2]
     adapted = _adapt(store)
     try:
-        _ADAPTED[id(store)] = (weakref.ref(store), adapted)
+        _ADAPTED[id(store)] = (weakref.ref(store), where, adapted)
+        weakref.finalize(store, _ADAPTED.pop, id(store), None)
     except TypeError:  # not weak-referenceable: adapt again next time
         pass
     return adapted
