@@ -22,6 +22,12 @@ pub enum ErrorKind {
     Index,
     /// A value has the wrong size or type.
     Value,
+    /// Memory for a buffer could not be had.
+    Memory,
+    /// The store refused access (credentials, permissions).
+    Permission,
+    /// A store request timed out.
+    Timeout,
 }
 
 /// An error with its kind and a human-readable message.

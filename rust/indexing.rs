@@ -291,15 +291,17 @@ impl Region<'_> {
 pub struct Plan {
     /// Shape of the selection-shaped buffer.
     pub out_shape: Vec<usize>,
-    kind: PlanKind,
+    pub kind: PlanKind,
 }
 
 /// The points inside one chunk: its grid coordinates and (flat index in the
 /// chunk, flat index in the output) pairs.
-type PointGroup = (Vec<u64>, Vec<(usize, usize)>);
+pub type PointGroup = (Vec<u64>, Vec<(usize, usize)>);
 
+/// The chunks of a plan: per-dimension parts whose outer product are the
+/// chunks' regions, or points grouped by chunk.
 #[derive(Debug)]
-enum PlanKind {
+pub enum PlanKind {
     Box(Projection),
     Points(Vec<PointGroup>),
 }
@@ -461,11 +463,13 @@ pub enum Side {
     Selection,
 }
 
-/// A buffer's shape and which side of the projection indexes it.
+/// A buffer's shape and which side of the projection indexes it; its
+/// strides are C order unless given (a region seen through a transpose).
 #[derive(Clone, Copy, Debug)]
 pub struct Layout<'a> {
     pub shape: &'a [usize],
     pub side: Side,
+    pub strides: Option<&'a [usize]>,
 }
 
 impl<'a> Layout<'a> {
@@ -474,6 +478,7 @@ impl<'a> Layout<'a> {
         Layout {
             shape,
             side: Side::Chunk,
+            strides: None,
         }
     }
     /// A selection-shaped buffer of `shape`.
@@ -481,6 +486,25 @@ impl<'a> Layout<'a> {
         Layout {
             shape,
             side: Side::Selection,
+            strides: None,
+        }
+    }
+
+    /// A selection-shaped buffer with the given strides (elements per step
+    /// along each dimension).
+    pub fn strided_selection(shape: &'a [usize], strides: &'a [usize]) -> Self {
+        Layout {
+            shape,
+            side: Side::Selection,
+            strides: Some(strides),
+        }
+    }
+
+    /// The buffer's strides in elements.
+    fn strides(&self) -> Vec<usize> {
+        match self.strides {
+            Some(s) => s.to_vec(),
+            None => c_strides(self.shape),
         }
     }
 }
@@ -501,17 +525,22 @@ pub fn for_each_run(
     to: Layout<'_>,
     mut run: impl FnMut(usize, usize, usize),
 ) {
-    let (from_shape, from_side, to_shape, to_side) = (from.shape, from.side, to.shape, to.side);
-    if parts.len() > 1 && parts.iter().all(|p| p.unit_stride) {
-        return for_each_run_boxes(parts, from, to, run);
-    }
+    let (from_side, to_side) = (from.side, to.side);
     let n = parts.len();
     if n == 0 {
         run(0, 0, 1);
         return;
     }
-    let fs = c_strides(from_shape);
-    let ts = c_strides(to_shape);
+    let fs = from.strides();
+    let ts = to.strides();
+    if fs[n - 1] != 1 || ts[n - 1] != 1 {
+        // The innermost dimension is not contiguous on both sides (a region
+        // seen through a transpose): no runs, element by element.
+        return for_each_element(parts, (&fs, from_side), (&ts, to_side), run);
+    }
+    if n > 1 && parts.iter().all(|p| p.unit_stride) {
+        return for_each_run_boxes(parts, from, to, run);
+    }
     let last = parts[n - 1];
     let (fi, ti) = (side_indices(last, from_side), side_indices(last, to_side));
     let mut pos = vec![0usize; n - 1];
@@ -529,17 +558,45 @@ pub fn for_each_run(
                 run(fbase + a, tbase + b, 1);
             }
         }
-        let mut d = n - 1;
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            pos[d] += 1;
-            if pos[d] < parts[d].src.len() {
-                break;
-            }
-            pos[d] = 0;
+        if !advance(&mut pos, parts) {
+            return;
+        }
+    }
+}
+
+/// Step the odometer `pos` over the first `pos.len()` dimensions of `parts`
+/// (the last one fastest); false once every position was visited.
+fn advance(pos: &mut [usize], parts: &[&DimChunk]) -> bool {
+    for d in (0..pos.len()).rev() {
+        pos[d] += 1;
+        if pos[d] < parts[d].src.len() {
+            return true;
+        }
+        pos[d] = 0;
+    }
+    false
+}
+
+/// `for_each_run` one element at a time, for any strides.
+fn for_each_element(
+    parts: &[&DimChunk],
+    (fs, from_side): (&[usize], Side),
+    (ts, to_side): (&[usize], Side),
+    mut run: impl FnMut(usize, usize, usize),
+) {
+    if parts.iter().any(|p| p.src.is_empty()) {
+        return;
+    }
+    let mut pos = vec![0usize; parts.len()];
+    loop {
+        let (mut f, mut t) = (0, 0);
+        for (d, p) in parts.iter().enumerate() {
+            f += side_indices(p, from_side)[pos[d]] * fs[d];
+            t += side_indices(p, to_side)[pos[d]] * ts[d];
+        }
+        run(f, t, 1);
+        if !advance(&mut pos, parts) {
+            return;
         }
     }
 }
@@ -553,8 +610,8 @@ fn for_each_run_boxes(
     mut run: impl FnMut(usize, usize, usize),
 ) {
     let n = parts.len();
-    let fs = c_strides(from.shape);
-    let ts = c_strides(to.shape);
+    let fs = from.strides();
+    let ts = to.strides();
     let start = |p: &DimChunk, side: Side| side_indices(p, side)[0];
     let mut fbase: usize = parts
         .iter()

@@ -3,12 +3,13 @@
 //! crate does the work, one call per batch of chunks.
 
 pub mod array;
-pub mod batch;
 pub mod codec;
 pub mod dtype;
+pub mod engine;
 pub mod error;
 pub mod grid;
 pub mod indexing;
+pub mod pipeline;
 pub mod pool;
 pub mod store;
 

@@ -22,6 +22,25 @@ static POOL: Mutex<Option<PoolState>> = Mutex::new(None);
 /// Configured thread count; 0 means one per available core.
 static CONFIGURED: AtomicUsize = AtomicUsize::new(0);
 
+/// Requests kept in flight at once on an object store (independent of the
+/// number of threads: a request mostly waits for the network).
+static IO_CONCURRENCY: AtomicUsize = AtomicUsize::new(DEFAULT_IO_CONCURRENCY);
+
+/// Requests in flight on an object store unless configured: enough to hide
+/// tens of milliseconds of latency at hundreds of megabytes per second.
+pub const DEFAULT_IO_CONCURRENCY: usize = 64;
+
+/// Set the number of requests kept in flight on object stores (0: the default).
+pub fn set_io_concurrency(n: usize) {
+    let n = if n == 0 { DEFAULT_IO_CONCURRENCY } else { n };
+    IO_CONCURRENCY.store(n, Ordering::SeqCst);
+}
+
+/// The number of requests kept in flight on object stores.
+pub fn io_concurrency() -> usize {
+    IO_CONCURRENCY.load(Ordering::SeqCst)
+}
+
 /// Set the number of worker threads (0: one per core). Takes effect on the next batch.
 pub fn set_num_threads(n: usize) {
     CONFIGURED.store(n, Ordering::SeqCst);

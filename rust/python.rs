@@ -1,26 +1,31 @@
 //! PyO3 bindings: argument conversion, GIL release and error mapping. No logic.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use numpy::{
     PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
     PyUntypedArrayMethods,
 };
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyBytes, PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyString, PyTuple, PyType,
+    PyBool, PyBytes, PyDict, PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyString, PyTuple,
+    PyType,
 };
 
-use crate::array::{ArrayCore, Input};
-use crate::batch::{self, Answers, BatchCodec, ChunkRegion, Request};
+use crate::array::{ArrayCore, StoreRef};
 use crate::codec::ChunkSpec;
 use crate::dtype::{DataKind, DataType};
+use crate::engine::session::ReadSession;
+use crate::engine::{ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, ErrorKind};
 use crate::indexing::{DimSelection, Selection};
+use crate::pipeline::{self, ChunkCodec as BatchCodec};
 use crate::pool;
-use crate::store::{ByteRange, FilesystemStore, MemoryStore, Store};
+use crate::store::caller::Op;
+use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.
 fn to_py_err(e: Error) -> PyErr {
@@ -30,9 +35,12 @@ fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Corrupt => "CorruptChunkError",
         ErrorKind::Checksum => "ChecksumError",
         ErrorKind::Store => "StoreError",
+        ErrorKind::Permission => "StorePermissionError",
+        ErrorKind::Timeout => "StoreTimeoutError",
         ErrorKind::NotFound => "NodeNotFoundError",
         ErrorKind::Index => return PyIndexError::new_err(e.message),
         ErrorKind::Value => return PyValueError::new_err(e.message),
+        ErrorKind::Memory => return PyMemoryError::new_err(e.message),
     };
     Python::attach(|py| {
         let cls = py
@@ -46,10 +54,85 @@ fn to_py_err(e: Error) -> PyErr {
     })
 }
 
-/// A store implemented in Rust (local directory or memory).
+/// A Python `bytes` object seen as [`Bytes`] without a copy: the object is
+/// immutable and kept alive by the reference.
+struct PyBytesOwner {
+    _object: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointer is into the immutable buffer of a `bytes` object that
+// `_object` keeps alive; reading it needs no GIL, and dropping a `Py` without
+// the GIL only defers the reference count's decrement (pyo3 queues it).
+unsafe impl Send for PyBytesOwner {}
+
+impl AsRef<[u8]> for PyBytesOwner {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: see the `Send` comment; `ptr` and `len` came from the object.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Bytes from Python: `bytes` without a copy, any other object with the
+/// buffer protocol copied once.
+fn bytes_of(item: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    if let Ok(b) = item.cast::<PyBytes>() {
+        let data = b.as_bytes();
+        return Ok(Bytes::from_owner(PyBytesOwner {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            _object: b.clone().unbind(),
+        }));
+    }
+    Ok(Bytes::from(PyBuffer::<u8>::get(item)?.to_vec(item.py())?))
+}
+
+/// A list of encoded chunks: bytes, any object with the buffer protocol, or None.
+fn encoded_chunks(items: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Bytes>>> {
+    items
+        .try_iter()?
+        .map(|item| {
+            let item = item?;
+            if item.is_none() {
+                Ok(None)
+            } else {
+                bytes_of(&item).map(Some)
+            }
+        })
+        .collect()
+}
+
+/// A store implemented in Rust (or, `caller`, one the Python layer reads itself).
 #[pyclass(module = "zarrox._core", name = "StoreHandle", frozen)]
 pub struct StoreHandle {
-    inner: Arc<dyn Store>,
+    inner: StoreRef,
+}
+
+impl StoreHandle {
+    fn rust(&self) -> PyResult<&dyn Store> {
+        match &self.inner {
+            StoreRef::Rust(s) => Ok(s.as_ref()),
+            StoreRef::Caller(name) => Err(PyValueError::new_err(format!(
+                "the store {name} is read and written by Python"
+            ))),
+        }
+    }
+
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        op: impl FnOnce(&dyn Store) -> crate::error::Result<T> + Send,
+    ) -> PyResult<T> {
+        let s = self.rust()?;
+        py.detach(|| op(s)).map_err(to_py_err)
+    }
+}
+
+fn wrap(store: impl Store + 'static) -> StoreHandle {
+    StoreHandle {
+        inner: StoreRef::Rust(Arc::new(store)),
+    }
 }
 
 #[pymethods]
@@ -57,21 +140,78 @@ impl StoreHandle {
     /// A store in the local directory `root`.
     #[staticmethod]
     fn local(root: std::path::PathBuf) -> Self {
-        StoreHandle {
-            inner: Arc::new(FilesystemStore::new(root)),
-        }
+        wrap(FilesystemStore::new(root))
     }
 
     /// A new, empty in-memory store.
     #[staticmethod]
     fn memory() -> Self {
+        wrap(MemoryStore::new())
+    }
+
+    /// The zip archive at `path`, opened with `mode` ('r', 'w', 'a' or 'x').
+    #[staticmethod]
+    fn zip(py: Python<'_>, path: std::path::PathBuf, mode: &str) -> PyResult<Self> {
+        py.detach(|| ZipStore::open(path, mode))
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// An object store at `url` (s3://, gs://, az://, http(s)://...) with
+    /// object_store configuration `options`.
+    #[staticmethod]
+    fn object(py: Python<'_>, url: &str, options: Vec<(String, String)>) -> PyResult<Self> {
+        py.detach(|| ObjectStore::from_url(url, options))
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// An obstore store object (S3Store, GCSStore, AzureStore, HTTPStore),
+    /// read and written by Rust; `url` names it in messages.
+    #[staticmethod]
+    fn obstore(store: &Bound<'_, PyAny>, url: String) -> PyResult<Self> {
+        use pyo3_object_store::AnyObjectStore;
+        let inner = store.extract::<AnyObjectStore>()?.into_dyn();
+        let source: Py<PyAny> = store.clone().unbind();
+        let connect: store::object::Connect = Box::new(move || {
+            Python::attach(|py| {
+                source
+                    .bind(py)
+                    .extract::<AnyObjectStore>()
+                    .map(AnyObjectStore::into_dyn)
+                    .map_err(|e| Error::store(format!("cannot reconnect the store: {e}")))
+            })
+        });
+        ObjectStore::from_client(url, "", inner, connect)
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// A store the Python layer reads and writes itself; `name` says where
+    /// its keys are, for messages.
+    #[staticmethod]
+    fn caller(name: String) -> Self {
         StoreHandle {
-            inner: Arc::new(MemoryStore::new()),
+            inner: StoreRef::Caller(name),
+        }
+    }
+
+    /// Whether Rust reads and writes this store (else Python does).
+    #[getter]
+    fn in_rust(&self) -> bool {
+        matches!(self.inner, StoreRef::Rust(_))
+    }
+
+    /// Where `key` is: a path or URL.
+    fn location(&self, key: &str) -> String {
+        match &self.inner {
+            StoreRef::Rust(s) => s.location(key),
+            StoreRef::Caller(name) => format!("{}/{key}", name.trim_end_matches('/')),
         }
     }
 
     fn get<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let v = py.detach(|| self.inner.get(key)).map_err(to_py_err)?;
+        let v = self.run(py, |s| store::block_on(s, s.get(key))?)?;
         Ok(v.map(|v| PyBytes::new(py, &v)))
     }
 
@@ -93,38 +233,43 @@ impl StoreHandle {
                 length,
             },
         };
-        let v = py
-            .detach(|| self.inner.get_ranges(key, &[range]))
-            .map_err(to_py_err)?;
+        let v = self.run(py, |s| store::block_on(s, s.get_ranges(key, &[range]))?)?;
         Ok(v.and_then(|mut parts| parts.pop())
             .map(|v| PyBytes::new(py, &v)))
     }
 
-    fn set(&self, py: Python<'_>, key: &str, value: &[u8]) -> PyResult<()> {
-        py.detach(|| self.inner.set(key, value)).map_err(to_py_err)
+    fn set(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = bytes_of(value)?;
+        self.run(py, |s| {
+            store::block_on(s, s.set(key, value))??;
+            s.flush()
+        })
     }
 
     fn delete(&self, py: Python<'_>, key: &str) -> PyResult<()> {
-        py.detach(|| self.inner.delete(key)).map_err(to_py_err)
+        self.run(py, |s| store::block_on(s, s.delete(key))?)
     }
 
     fn exists(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
-        py.detach(|| self.inner.exists(key)).map_err(to_py_err)
+        self.run(py, |s| store::block_on(s, s.exists(key))?)
     }
 
     fn list_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<Vec<String>> {
-        py.detach(|| self.inner.list_prefix(prefix))
-            .map_err(to_py_err)
+        self.run(py, |s| store::block_on(s, s.list_prefix(prefix))?)
     }
 
     /// (keys, sub-directories) directly under `prefix` ("" or ending in "/").
     fn list_dir(&self, py: Python<'_>, prefix: &str) -> PyResult<(Vec<String>, Vec<String>)> {
-        py.detach(|| self.inner.list_dir(prefix)).map_err(to_py_err)
+        self.run(py, |s| store::block_on(s, s.list_dir(prefix))?)
     }
 
     fn delete_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<()> {
-        py.detach(|| self.inner.delete_prefix(prefix))
-            .map_err(to_py_err)
+        self.run(py, |s| store::block_on(s, s.delete_prefix(prefix))?)
+    }
+
+    /// Make the writes so far durable and visible (a zip archive's directory).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |s| s.flush())
     }
 }
 
@@ -203,7 +348,7 @@ fn plain_basic(
         }
         let n = shape[dims.len()];
         if let Ok(s) = item.cast::<PySlice>() {
-            let (start, stop, step) = forward_slice(s, n as usize).ok()??;
+            let (start, stop, step) = forward_slice(s, usize::try_from(n).ok()?).ok()??;
             dims.push(DimSelection::Slice { start, stop, step });
             result.push((stop - start).div_ceil(step) as usize);
         } else if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
@@ -233,10 +378,238 @@ fn plain_basic(
 /// A basic read's result: its bytes, and the shape they have.
 type BasicRead<'py> = (Bound<'py, PyArray1<u8>>, Vec<usize>);
 
+/// The bytes of a uint8 output array (a C-contiguous view of the result).
+fn out_bytes<'a>(out: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
+    out.as_slice_mut()
+        .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))
+}
+
+/// The bytes of a uint8 value array (a C-contiguous view of the data to write).
+fn value_bytes<'a>(value: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+    value
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))
+}
+
+/// A list of str or bytes as their bytes.
+fn var_items(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
+    items
+        .try_iter()?
+        .map(|item| {
+            let item = item?;
+            if let Ok(s) = item.cast::<PyString>() {
+                Ok(s.to_str()?.as_bytes().to_vec())
+            } else if let Ok(b) = item.cast::<PyBytes>() {
+                Ok(b.as_bytes().to_vec())
+            } else {
+                Err(PyTypeError::new_err(format!(
+                    "variable-length values must be str or bytes, got {}",
+                    item.get_type().name()?
+                )))
+            }
+        })
+        .collect()
+}
+
+/// Variable-length elements as a list of str (`utf8`) or bytes.
+fn var_list<'py>(py: Python<'py>, items: &[Vec<u8>], utf8: bool) -> PyResult<Bound<'py, PyList>> {
+    let objects = items.iter().map(|b| -> PyResult<Bound<'py, PyAny>> {
+        if utf8 {
+            let s = std::str::from_utf8(b)
+                .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?;
+            Ok(PyString::new(py, s).into_any())
+        } else {
+            Ok(PyBytes::new(py, b).into_any())
+        }
+    });
+    PyList::new(py, objects.collect::<PyResult<Vec<_>>>()?)
+}
+
+/// The value of a write: a C-contiguous uint8 array (fixed-size elements), a
+/// list of str/bytes (variable-length elements), or one element's bytes or
+/// str broadcast to every selected element.
+enum Value<'py> {
+    Fixed(PyReadonlyArray1<'py, u8>),
+    Var(Vec<Vec<u8>>),
+    Scalar(Vec<u8>),
+}
+
+impl<'py> Value<'py> {
+    fn extract(value: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = value.cast::<PyBytes>() {
+            return Ok(Value::Scalar(b.as_bytes().to_vec()));
+        }
+        if let Ok(s) = value.cast::<PyString>() {
+            return Ok(Value::Scalar(s.to_str()?.as_bytes().to_vec()));
+        }
+        if let Ok(arr) = value.extract::<PyReadonlyArray1<'py, u8>>() {
+            value_bytes(&arr)?;
+            return Ok(Value::Fixed(arr));
+        }
+        Ok(Value::Var(var_items(value)?))
+    }
+
+    fn input(&self) -> PyResult<Input<'_>> {
+        Ok(match self {
+            Value::Fixed(arr) => Input::Fixed(value_bytes(arr)?),
+            Value::Var(items) => Input::Var(items),
+            Value::Scalar(one) => Input::Scalar(one),
+        })
+    }
+}
+
+/// A byte request for Python: `(id, "get", key, None)` for a whole value,
+/// `(id, "get", key, (offset, length or None))`, `(id, "get", key, ("suffix",
+/// n))`, `(id, "set", key, bytes)` or `(id, "delete", key, None)`.
+fn request_tuple<'py>(
+    py: Python<'py>,
+    r: &crate::store::caller::Request,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let none = py.None().into_bound(py);
+    let (op, arg): (&str, Bound<'py, PyAny>) = match &r.op {
+        Op::Get(None) => ("get", none),
+        Op::Get(Some(ByteRange::FromStart { offset, length })) => {
+            ("get", (*offset, *length).into_pyobject(py)?.into_any())
+        }
+        Op::Get(Some(ByteRange::Suffix(n))) => {
+            ("get", ("suffix", *n).into_pyobject(py)?.into_any())
+        }
+        Op::Set(bytes) => ("set", PyBytes::new(py, bytes).into_any()),
+        Op::Delete => ("delete", none),
+    };
+    (r.id, op, r.key.as_str(), arg).into_pyobject(py)
+}
+
+/// Where a caller-driven read puts its elements.
+enum SessionOutput {
+    Fixed(Py<PyArray1<u8>>),
+    Var(Mutex<Vec<Vec<u8>>>, bool),
+}
+
+/// A read from a store Python reads itself: `step()` returns the requests to
+/// fetch (all at once), `answer(ids, values)` takes what was fetched; done
+/// when `step()` returns no requests.
+#[pyclass(module = "zarrox._core", name = "ReadSession", frozen)]
+pub struct ReadSessionHandle {
+    session: Mutex<ReadSession>,
+    out: SessionOutput,
+}
+
+impl ReadSessionHandle {
+    fn fixed(session: ReadSession, out: PyReadwriteArray1<'_, u8>) -> PyResult<Self> {
+        out.as_slice()
+            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        Ok(ReadSessionHandle {
+            session: Mutex::new(session),
+            out: SessionOutput::Fixed(out.as_array_bound_owned()),
+        })
+    }
+}
+
+/// The array a readwrite view came from, kept for later steps.
+trait OwnedArray {
+    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>>;
+}
+
+impl OwnedArray for PyReadwriteArray1<'_, u8> {
+    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>> {
+        let bound: &Bound<'_, PyArray1<u8>> = self;
+        bound.clone().unbind()
+    }
+}
+
+#[pymethods]
+impl ReadSessionHandle {
+    /// Run the read until it waits for bytes, decode what arrived; the
+    /// requests to fetch next (empty: done).
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let session = &mut *session;
+        let requests = match &self.out {
+            SessionOutput::Fixed(arr) => {
+                let mut rw = arr.bind(py).readwrite();
+                let buf = out_bytes(&mut rw)?;
+                py.detach(|| {
+                    let view = OutView::new(buf);
+                    session.step(Output::Fixed(&view))
+                })
+            }
+            SessionOutput::Var(list, _) => py.detach(|| session.step(Output::Var(list))),
+        }
+        .map_err(to_py_err)?;
+        requests.iter().map(|r| request_tuple(py, r)).collect()
+    }
+
+    /// Answer requests: `values[i]` is bytes or a buffer (None: no value; for
+    /// a set or delete, anything).
+    fn answer(&self, ids: Vec<u64>, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let values = encoded_chunks(values)?;
+        if ids.len() != values.len() {
+            return Err(PyValueError::new_err("one value per request id"));
+        }
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, v) in ids.into_iter().zip(values) {
+            session.answer(id, Ok(v)).map_err(to_py_err)?;
+        }
+        Ok(())
+    }
+
+    /// Which chunks exist (once done).
+    fn present(&self) -> Vec<bool> {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .present()
+    }
+
+    /// The elements read, for a variable-length read (once done).
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        match &self.out {
+            SessionOutput::Var(list, utf8) => {
+                let items = list.lock().unwrap_or_else(|p| p.into_inner());
+                var_list(py, &items, *utf8)
+            }
+            SessionOutput::Fixed(_) => Err(PyValueError::new_err(
+                "a fixed-size read has its values in the output array",
+            )),
+        }
+    }
+}
+
+/// A write to a store Python writes itself: `needs` lists the chunks whose
+/// old bytes must be fetched first, `encode(old, value)` gives the new bytes
+/// per chunk (None: delete).
+#[pyclass(module = "zarrox._core", name = "WriteBatch", frozen)]
+pub struct WriteBatch {
+    tasks: Vec<ChunkTask>,
+    shape: Vec<usize>,
+}
+
+#[pymethods]
+impl WriteBatch {
+    /// The chunks' keys.
+    #[getter]
+    fn keys(&self) -> Vec<String> {
+        self.tasks.iter().map(|t| t.key.clone()).collect()
+    }
+
+    /// Per chunk, whether its old bytes are needed.
+    #[getter]
+    fn needs(&self) -> Vec<bool> {
+        self.tasks.iter().map(ChunkTask::needs_old).collect()
+    }
+}
+
 /// An opened array: reads and writes whole selections in one call.
 #[pyclass(module = "zarrox._core", name = "ArrayHandle", frozen)]
 pub struct ArrayHandle {
     core: ArrayCore,
+}
+
+impl ArrayHandle {
+    fn utf8(&self) -> bool {
+        self.core.data_type().kind == DataKind::String
+    }
 }
 
 #[pymethods]
@@ -251,7 +624,7 @@ impl ArrayHandle {
         write_empty_chunks: bool,
     ) -> PyResult<Self> {
         let core = ArrayCore::new(
-            Arc::clone(&store.inner),
+            store.inner.clone(),
             path,
             metadata_json,
             fill_value.to_vec(),
@@ -259,6 +632,12 @@ impl ArrayHandle {
         )
         .map_err(to_py_err)?;
         Ok(ArrayHandle { core })
+    }
+
+    /// Whether Rust reads and writes the chunks (else: sessions and batches).
+    #[getter]
+    fn in_rust(&self) -> bool {
+        !self.core.caller_store()
     }
 
     /// Read `selection` into `out`: a C-contiguous uint8 view of the result array.
@@ -275,12 +654,16 @@ impl ArrayHandle {
 
     /// Read a plain basic selection (see `plain_basic`) into a new array:
     /// (its bytes as a uint8 array, the result shape), or None when the
-    /// selection is not plain. One call for the common `a[i, j:k, ...]`.
+    /// selection is not plain (or Python reads the store). One call for the
+    /// common `a[i, j:k, ...]`.
     fn read_basic<'py>(
         &self,
         py: Python<'py>,
         selection_: &Bound<'py, PyAny>,
     ) -> PyResult<Option<BasicRead<'py>>> {
+        if self.core.caller_store() || self.core.data_type().is_var_len() {
+            return Ok(None);
+        }
         let Some((dims, result_shape)) = plain_basic(selection_, self.core.shape()) else {
             return Ok(None);
         };
@@ -306,6 +689,45 @@ impl ArrayHandle {
         Ok(Some((out, result_shape)))
     }
 
+    /// A read of `selection` into `out` from a store Python reads itself.
+    fn read_session(
+        &self,
+        py: Python<'_>,
+        selection_: &Bound<'_, PyAny>,
+        out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<ReadSessionHandle> {
+        let sel = selection(selection_)?;
+        let (session, shape) = py
+            .detach(|| self.core.read_session(&sel))
+            .map_err(to_py_err)?;
+        let want = shape.iter().product::<usize>() * self.core.data_type().size;
+        if out.len() != want {
+            return Err(PyValueError::new_err(format!(
+                "output buffer has {} bytes, the selection needs {want}",
+                out.len()
+            )));
+        }
+        ReadSessionHandle::fixed(session, out)
+    }
+
+    /// A read of `selection` of a variable-length array from a store Python
+    /// reads itself (the values: `session.values()`).
+    fn read_session_var(
+        &self,
+        py: Python<'_>,
+        selection_: &Bound<'_, PyAny>,
+    ) -> PyResult<ReadSessionHandle> {
+        let sel = selection(selection_)?;
+        let (session, shape) = py
+            .detach(|| self.core.read_session(&sel))
+            .map_err(to_py_err)?;
+        let n = shape.iter().product();
+        Ok(ReadSessionHandle {
+            session: Mutex::new(session),
+            out: SessionOutput::Var(Mutex::new(vec![Vec::new(); n]), self.utf8()),
+        })
+    }
+
     /// Write `value` (a C-contiguous uint8 view of the selection-shaped data).
     fn write(
         &self,
@@ -315,7 +737,8 @@ impl ArrayHandle {
     ) -> PyResult<()> {
         let sel = selection(selection_)?;
         let buf = value_bytes(&value)?;
-        py.detach(|| self.core.write(&sel, buf)).map_err(to_py_err)
+        py.detach(|| self.core.write(&sel, Input::Fixed(buf)))
+            .map_err(to_py_err)
     }
 
     /// Write one value to every selected element: `bytes` (one element's bytes
@@ -332,7 +755,7 @@ impl ArrayHandle {
         } else {
             value.cast::<PyBytes>()?.as_bytes().to_vec()
         };
-        py.detach(|| self.core.write_scalar(&sel, &one))
+        py.detach(|| self.core.write(&sel, Input::Scalar(&one)))
             .map_err(to_py_err)
     }
 
@@ -345,18 +768,7 @@ impl ArrayHandle {
     ) -> PyResult<Bound<'py, PyList>> {
         let sel = selection(selection_)?;
         let items = py.detach(|| self.core.read_var(&sel)).map_err(to_py_err)?;
-        let utf8 = self.core.data_type().kind == DataKind::String;
-        let objects = items.iter().map(|b| -> PyResult<Bound<'py, PyAny>> {
-            if utf8 {
-                // Validated as UTF-8 when the chunk was split.
-                let s = std::str::from_utf8(b)
-                    .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?;
-                Ok(PyString::new(py, s).into_any())
-            } else {
-                Ok(PyBytes::new(py, b).into_any())
-            }
-        });
-        PyList::new(py, objects.collect::<PyResult<Vec<_>>>()?)
+        var_list(py, &items, self.utf8())
     }
 
     /// Write a list of str or bytes (selection order) to a variable-length array.
@@ -367,24 +779,39 @@ impl ArrayHandle {
         items: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let sel = selection(selection_)?;
-        let values = items
-            .try_iter()?
-            .map(|item| {
-                let item = item?;
-                if let Ok(s) = item.cast::<PyString>() {
-                    Ok(s.to_str()?.as_bytes().to_vec())
-                } else if let Ok(b) = item.cast::<PyBytes>() {
-                    Ok(b.as_bytes().to_vec())
-                } else {
-                    Err(PyTypeError::new_err(format!(
-                        "variable-length values must be str or bytes, got {}",
-                        item.get_type().name()?
-                    )))
-                }
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        py.detach(|| self.core.write_var(&sel, &values))
+        let values = var_items(items)?;
+        py.detach(|| self.core.write(&sel, Input::Var(&values)))
             .map_err(to_py_err)
+    }
+
+    /// A write of `selection` to a store Python writes itself.
+    fn write_batch(&self, py: Python<'_>, selection_: &Bound<'_, PyAny>) -> PyResult<WriteBatch> {
+        let sel = selection(selection_)?;
+        let (tasks, shape) = py
+            .detach(|| self.core.write_tasks(&sel))
+            .map_err(to_py_err)?;
+        Ok(WriteBatch { tasks, shape })
+    }
+
+    /// The new bytes of a write batch's chunks (None: delete) after writing
+    /// `value` (see `Value`) over the `old` chunks fetched for `batch.needs`.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &WriteBatch,
+        old: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let old = encoded_chunks(old)?;
+        let value = Value::extract(value)?;
+        let input = value.input()?;
+        let new = py
+            .detach(|| self.core.encode(&batch.tasks, &batch.shape, old, input))
+            .map_err(to_py_err)?;
+        PyList::new(
+            py,
+            new.iter().map(|e| e.as_ref().map(|b| PyBytes::new(py, b))),
+        )
     }
 
     /// The store key of the chunk at grid coordinates `coords`.
@@ -402,6 +829,12 @@ impl ArrayHandle {
     /// (key, grid coordinates) of every stored chunk (or shard).
     fn stored_chunks(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u64>)>> {
         py.detach(|| self.core.stored_chunks()).map_err(to_py_err)
+    }
+
+    /// (key, grid coordinates) of the given store keys that are this array's
+    /// chunk keys (the keys of a store Python lists itself).
+    fn chunk_coords(&self, keys: Vec<String>) -> Vec<(String, Vec<u64>)> {
+        self.core.chunk_coords(keys)
     }
 }
 
@@ -442,7 +875,12 @@ fn batch_dim(item: &Bound<'_, PyAny>, extent: usize) -> PyResult<DimSelection> {
         return Ok(DimSelection::Indices(arr.as_array().to_vec()));
     }
     let wrap = |i: i64| -> PyResult<u64> {
-        let j = if i < 0 { i + extent as i64 } else { i };
+        let j = if i < 0 {
+            i.checked_add(i64::try_from(extent).unwrap_or(i64::MAX))
+                .unwrap_or(-1)
+        } else {
+            i
+        };
         u64::try_from(j).map_err(|_| {
             PyIndexError::new_err(format!("index {i} is out of bounds for length {extent}"))
         })
@@ -459,7 +897,7 @@ fn batch_dim(item: &Bound<'_, PyAny>, extent: usize) -> PyResult<DimSelection> {
         let i = wrap(i)?;
         return Ok(DimSelection::Slice {
             start: i,
-            stop: i + 1,
+            stop: i.saturating_add(1),
             step: 1,
         });
     }
@@ -596,150 +1034,10 @@ fn chunk_regions(
         .collect()
 }
 
-/// A list of encoded chunks: bytes, any object with the buffer protocol, or None.
-fn encoded_chunks(items: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<u8>>>> {
-    let py = items.py();
-    items
-        .try_iter()?
-        .map(|item| {
-            let item = item?;
-            if item.is_none() {
-                Ok(None)
-            } else if let Ok(b) = item.cast::<PyBytes>() {
-                Ok(Some(b.as_bytes().to_vec()))
-            } else {
-                Ok(Some(PyBuffer::<u8>::get(&item)?.to_vec(py)?))
-            }
-        })
-        .collect()
-}
-
-/// The value of a batch write: a C-contiguous uint8 array (fixed-size
-/// elements), a list of str/bytes (variable-length elements), or one
-/// element's bytes or str broadcast to every selected element.
-enum Value<'py> {
-    Fixed(PyReadonlyArray1<'py, u8>),
-    Var(Vec<Vec<u8>>),
-    Scalar(Vec<u8>),
-}
-
-impl<'py> Value<'py> {
-    fn extract(value: &Bound<'py, PyAny>) -> PyResult<Self> {
-        if let Ok(b) = value.cast::<PyBytes>() {
-            return Ok(Value::Scalar(b.as_bytes().to_vec()));
-        }
-        if let Ok(s) = value.cast::<PyString>() {
-            return Ok(Value::Scalar(s.to_str()?.as_bytes().to_vec()));
-        }
-        if let Ok(arr) = value.extract::<PyReadonlyArray1<'py, u8>>() {
-            value_bytes(&arr)?;
-            return Ok(Value::Fixed(arr));
-        }
-        Ok(Value::Var(var_items(value)?))
-    }
-
-    fn input(&self) -> PyResult<Input<'_>> {
-        Ok(match self {
-            Value::Fixed(arr) => Input::Fixed(value_bytes(arr)?),
-            Value::Var(items) => Input::Var(items),
-            Value::Scalar(one) => Input::Scalar(one),
-        })
-    }
-}
-
-/// A list of str or bytes as their bytes.
-fn var_items(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
-    items
-        .try_iter()?
-        .map(|item| {
-            let item = item?;
-            if let Ok(s) = item.cast::<PyString>() {
-                Ok(s.to_str()?.as_bytes().to_vec())
-            } else if let Ok(b) = item.cast::<PyBytes>() {
-                Ok(b.as_bytes().to_vec())
-            } else {
-                Err(PyTypeError::new_err(format!(
-                    "variable-length values must be str or bytes, got {}",
-                    item.get_type().name()?
-                )))
-            }
-        })
-        .collect()
-}
-
-/// A byte request as Python sees it: `("whole",)`, `("range", offset, length or None)` or
-/// `("suffix", n)`.
-fn request_tuple<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyTuple>> {
-    match r {
-        Request::Whole => PyTuple::new(py, ["whole"]),
-        Request::Range(ByteRange::FromStart { offset, length }) => {
-            ("range", *offset, *length).into_pyobject(py)
-        }
-        Request::Range(ByteRange::Suffix(n)) => ("suffix", *n).into_pyobject(py),
-    }
-}
-
-fn request(item: &Bound<'_, PyAny>) -> PyResult<Request> {
-    let kind: String = item.get_item(0)?.extract()?;
-    match kind.as_str() {
-        "whole" => Ok(Request::Whole),
-        "range" => Ok(Request::Range(ByteRange::FromStart {
-            offset: item.get_item(1)?.extract()?,
-            length: item.get_item(2)?.extract()?,
-        })),
-        "suffix" => Ok(Request::Range(ByteRange::Suffix(
-            item.get_item(1)?.extract()?,
-        ))),
-        other => Err(PyValueError::new_err(format!(
-            "unknown byte request {other:?}"
-        ))),
-    }
-}
-
-/// Per chunk, the (request, bytes or None) pairs fetched so far.
-fn answers(items: &Bound<'_, PyAny>) -> PyResult<Vec<Answers>> {
-    let py = items.py();
-    items
-        .try_iter()?
-        .map(|chunk| {
-            chunk?
-                .try_iter()?
-                .map(|pair| {
-                    let pair = pair?;
-                    let r = request(&pair.get_item(0)?)?;
-                    let value = pair.get_item(1)?;
-                    let bytes = if value.is_none() {
-                        None
-                    } else if let Ok(b) = value.cast::<PyBytes>() {
-                        Some(b.as_bytes().to_vec())
-                    } else {
-                        Some(PyBuffer::<u8>::get(&value)?.to_vec(py)?)
-                    };
-                    Ok((r, bytes))
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// Variable-length elements as a list of str (`utf8`) or bytes.
-fn var_list<'py>(py: Python<'py>, items: &[Vec<u8>], utf8: bool) -> PyResult<Bound<'py, PyList>> {
-    let objects = items.iter().map(|b| -> PyResult<Bound<'py, PyAny>> {
-        if utf8 {
-            let s = std::str::from_utf8(b)
-                .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?;
-            Ok(PyString::new(py, s).into_any())
-        } else {
-            Ok(PyBytes::new(py, b).into_any())
-        }
-    });
-    PyList::new(py, objects.collect::<PyResult<Vec<_>>>()?)
-}
-
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
 /// batch reads and writes of chunks whose regions the caller has projected
-/// (zarr-python's codec pipeline). Every call handles the whole batch on the
-/// thread pool with the GIL released.
+/// (zarr-python's codec pipeline). Every call handles the whole batch with
+/// the GIL released.
 #[pyclass(module = "zarrox._core", name = "ChunkCodec", frozen)]
 pub struct ChunkCodec {
     inner: BatchCodec,
@@ -751,6 +1049,32 @@ impl ChunkCodec {
     }
     fn shape(&self) -> &[usize] {
         &self.inner.spec().shape
+    }
+    fn tasks(
+        &self,
+        keys: Vec<String>,
+        chunks: &Bound<'_, PyAny>,
+        buffers: &Bound<'_, PyAny>,
+        buffer_shape: &[usize],
+        complete: Option<&[bool]>,
+    ) -> PyResult<Vec<ChunkTask>> {
+        let regions = chunk_regions(chunks, buffers, self.shape(), buffer_shape)?;
+        BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)
+    }
+    /// The bytes of `out`, checked to hold a buffer of `shape` elements.
+    fn out_buffer<'a>(
+        &self,
+        out: &'a mut PyReadwriteArray1<'_, u8>,
+        shape: &[usize],
+    ) -> PyResult<&'a mut [u8]> {
+        let want = shape.iter().product::<usize>() * self.inner.spec().dtype.size;
+        let len = out.len();
+        if want != len {
+            return Err(PyValueError::new_err(format!(
+                "the buffer has {len} bytes, shape {shape:?} needs {want}"
+            )));
+        }
+        out_bytes(out)
     }
 }
 
@@ -767,7 +1091,7 @@ impl ChunkCodec {
     ) -> PyResult<Self> {
         let parse = |s: &str, what: &str| {
             serde_json::from_str::<serde_json::Value>(s)
-                .map_err(|e| crate::error::Error::metadata(format!("invalid {what} JSON: {e}")))
+                .map_err(|e| Error::metadata(format!("invalid {what} JSON: {e}")))
         };
         let build = || {
             let dtype = DataType::from_json(&parse(data_type_json, "data type")?)?;
@@ -789,72 +1113,11 @@ impl ChunkCodec {
         self.shape().to_vec()
     }
 
-    /// Whether chunks are shards (read inner chunk by inner chunk).
+    /// Whether chunks are read in part (shards: the index, then the inner
+    /// chunks needed).
     #[getter]
     fn sharded(&self) -> bool {
-        self.inner.is_sharded()
-    }
-
-    /// For a store the caller reads itself: per chunk, the byte requests its
-    /// region still needs given `answers` (per chunk, the `(request, bytes or
-    /// None)` fetched so far); empty lists once `decode_answers` can run.
-    fn requests<'py>(
-        &self,
-        py: Python<'py>,
-        keys: Vec<String>,
-        answers_so_far: &Bound<'py, PyAny>,
-        chunk_selections: &Bound<'py, PyAny>,
-    ) -> PyResult<Vec<Vec<Bound<'py, PyTuple>>>> {
-        let none = py.None().into_bound(py);
-        let regions = chunk_regions(chunk_selections, &none, self.shape(), &[])?;
-        let answers = answers(answers_so_far)?;
-        let needed = py
-            .detach(|| self.inner.requests(&keys, &answers, &regions))
-            .map_err(to_py_err)?;
-        needed
-            .iter()
-            .map(|rs| rs.iter().map(|r| request_tuple(py, r)).collect())
-            .collect()
-    }
-
-    /// Decode the regions from the answers to `requests` into `out` (a
-    /// C-contiguous uint8 view of shape `out_shape`); which chunks were present.
-    #[allow(clippy::too_many_arguments)]
-    fn decode_answers(
-        &self,
-        py: Python<'_>,
-        keys: Vec<String>,
-        answers_fetched: &Bound<'_, PyAny>,
-        chunk_selections: &Bound<'_, PyAny>,
-        out_selections: &Bound<'_, PyAny>,
-        mut out: PyReadwriteArray1<'_, u8>,
-        out_shape: Vec<usize>,
-    ) -> PyResult<Vec<bool>> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
-        let answers = answers(answers_fetched)?;
-        let buf = self.out_buffer(&mut out, &out_shape)?;
-        py.detach(|| batch::decode_answers_into(&self.inner, &keys, &answers, &regions, buf))
-            .map_err(to_py_err)
-    }
-
-    /// `decode_answers` for variable-length data: (list of str or bytes,
-    /// which chunks were present).
-    fn decode_answers_var<'py>(
-        &self,
-        py: Python<'py>,
-        keys: Vec<String>,
-        answers_fetched: &Bound<'py, PyAny>,
-        chunk_selections: &Bound<'py, PyAny>,
-        out_selections: &Bound<'py, PyAny>,
-        out_shape: Vec<usize>,
-    ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
-        let answers = answers(answers_fetched)?;
-        let n = out_shape.iter().product();
-        let (items, present) = py
-            .detach(|| batch::decode_answers_var(&self.inner, &keys, &answers, &regions, n))
-            .map_err(to_py_err)?;
-        Ok((var_list(py, &items, self.utf8())?, present))
+        self.inner.reads_in_part()
     }
 
     /// Fetch the chunks `keys` of a Rust store and decode their regions into
@@ -871,9 +1134,10 @@ impl ChunkCodec {
         mut out: PyReadwriteArray1<'_, u8>,
         out_shape: Vec<usize>,
     ) -> PyResult<Vec<bool>> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
         let buf = self.out_buffer(&mut out, &out_shape)?;
-        py.detach(|| batch::read_into(&self.inner, store.inner.as_ref(), &keys, &regions, buf))
+        let s = store.rust()?;
+        py.detach(|| pipeline::read_into(&self.inner, s, &tasks, buf))
             .map_err(to_py_err)
     }
 
@@ -888,12 +1152,56 @@ impl ChunkCodec {
         out_selections: &Bound<'py, PyAny>,
         out_shape: Vec<usize>,
     ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
         let n = out_shape.iter().product();
+        let s = store.rust()?;
         let (items, present) = py
-            .detach(|| batch::read_var(&self.inner, store.inner.as_ref(), &keys, &regions, n))
+            .detach(|| pipeline::read_var(&self.inner, s, &tasks, n))
             .map_err(to_py_err)?;
         Ok((var_list(py, &items, self.utf8())?, present))
+    }
+
+    /// A read of `keys` from a store Python reads itself (named `store_name`
+    /// in messages) into `out` (C-contiguous uint8 view of shape `out_shape`).
+    #[allow(clippy::too_many_arguments)]
+    fn read_session(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        chunk_selections: &Bound<'_, PyAny>,
+        out_selections: &Bound<'_, PyAny>,
+        mut out: PyReadwriteArray1<'_, u8>,
+        out_shape: Vec<usize>,
+        store_name: &str,
+    ) -> PyResult<ReadSessionHandle> {
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        self.out_buffer(&mut out, &out_shape)?;
+        let n = out_shape.iter().product();
+        let session = py
+            .detach(|| self.inner.read_session(tasks, n, store_name))
+            .map_err(to_py_err)?;
+        ReadSessionHandle::fixed(session, out)
+    }
+
+    /// `read_session` for variable-length data (the values: `session.values()`).
+    fn read_session_var(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        chunk_selections: &Bound<'_, PyAny>,
+        out_selections: &Bound<'_, PyAny>,
+        out_shape: Vec<usize>,
+        store_name: &str,
+    ) -> PyResult<ReadSessionHandle> {
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let n = out_shape.iter().product();
+        let session = py
+            .detach(|| self.inner.read_session(tasks, n, store_name))
+            .map_err(to_py_err)?;
+        Ok(ReadSessionHandle {
+            session: Mutex::new(session),
+            out: SessionOutput::Var(Mutex::new(vec![Vec::new(); n]), self.utf8()),
+        })
     }
 
     /// Decode encoded chunks (bytes, buffers or None for missing) into their
@@ -909,10 +1217,10 @@ impl ChunkCodec {
         mut out: PyReadwriteArray1<'_, u8>,
         out_shape: Vec<usize>,
     ) -> PyResult<()> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
         let encoded = encoded_chunks(encoded)?;
         let buf = self.out_buffer(&mut out, &out_shape)?;
-        py.detach(|| batch::decode_into(&self.inner, &keys, encoded, &regions, buf))
+        py.detach(|| pipeline::decode_into(&self.inner, &tasks, encoded, buf))
             .map_err(to_py_err)
     }
 
@@ -926,11 +1234,11 @@ impl ChunkCodec {
         out_selections: &Bound<'py, PyAny>,
         out_shape: Vec<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let regions = chunk_regions(chunk_selections, out_selections, self.shape(), &out_shape)?;
+        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
         let encoded = encoded_chunks(encoded)?;
         let n = out_shape.iter().product();
         let items = py
-            .detach(|| batch::decode_var(&self.inner, &keys, encoded, &regions, n))
+            .detach(|| pipeline::decode_var(&self.inner, &tasks, encoded, n))
             .map_err(to_py_err)?;
         var_list(py, &items, self.utf8())
     }
@@ -951,21 +1259,13 @@ impl ChunkCodec {
         value_shape: Vec<usize>,
         write_empty: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let regions = chunk_regions(
-            chunk_selections,
-            value_selections,
-            self.shape(),
-            &value_shape,
-        )?;
+        let tasks = self.tasks(keys, chunk_selections, value_selections, &value_shape, None)?;
         let existing = encoded_chunks(existing)?;
         let value = Value::extract(value)?;
         let input = value.input()?;
         let n = value_shape.iter().product();
         let encoded = py
-            .detach(|| {
-                self.inner
-                    .encode(&keys, existing, &regions, input, n, write_empty)
-            })
+            .detach(|| self.inner.encode(&tasks, existing, input, n, write_empty))
             .map_err(to_py_err)?;
         let objects = encoded
             .iter()
@@ -988,59 +1288,20 @@ impl ChunkCodec {
         value_shape: Vec<usize>,
         write_empty: bool,
     ) -> PyResult<()> {
-        let regions = chunk_regions(
+        let tasks = self.tasks(
+            keys,
             chunk_selections,
             value_selections,
-            self.shape(),
             &value_shape,
+            Some(&complete),
         )?;
         let value = Value::extract(value)?;
         let input = value.input()?;
         let n = value_shape.iter().product();
-        py.detach(|| {
-            self.inner.write(
-                store.inner.as_ref(),
-                &keys,
-                &complete,
-                &regions,
-                input,
-                n,
-                write_empty,
-            )
-        })
-        .map_err(to_py_err)
+        let s = store.rust()?;
+        py.detach(|| self.inner.write(s, &tasks, input, n, write_empty))
+            .map_err(to_py_err)
     }
-}
-
-impl ChunkCodec {
-    /// The bytes of `out`, checked to hold a buffer of `shape` elements.
-    fn out_buffer<'a>(
-        &self,
-        out: &'a mut PyReadwriteArray1<'_, u8>,
-        shape: &[usize],
-    ) -> PyResult<&'a mut [u8]> {
-        let want = shape.iter().product::<usize>() * self.inner.spec().dtype.size;
-        let len = out.len();
-        if want != len {
-            return Err(PyValueError::new_err(format!(
-                "the buffer has {len} bytes, shape {shape:?} needs {want}"
-            )));
-        }
-        out_bytes(out)
-    }
-}
-
-/// The bytes of a uint8 output array (a C-contiguous view of the result).
-fn out_bytes<'a>(out: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
-    out.as_slice_mut()
-        .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))
-}
-
-/// The bytes of a uint8 value array (a C-contiguous view of the data to write).
-fn value_bytes<'a>(value: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
-    value
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))
 }
 
 /// Set the number of worker threads (0: one per core).
@@ -1055,14 +1316,52 @@ fn get_num_threads() -> usize {
     pool::num_threads()
 }
 
+/// Set the number of requests kept in flight on object stores (0: the default).
+#[pyfunction]
+fn set_io_concurrency(n: usize) {
+    pool::set_io_concurrency(n);
+}
+
+/// The number of requests kept in flight on object stores.
+#[pyfunction]
+fn get_io_concurrency() -> usize {
+    pool::io_concurrency()
+}
+
+/// Every key and value of an in-memory store (to pickle it), as a dict.
+#[pyfunction]
+fn memory_items<'py>(py: Python<'py>, store: &StoreHandle) -> PyResult<Bound<'py, PyDict>> {
+    let items = store.run(py, |s| {
+        store::block_on(s, async {
+            let mut items = Vec::new();
+            for key in s.list_prefix("").await? {
+                if let Some(v) = s.get(&key).await? {
+                    items.push((key, v));
+                }
+            }
+            Ok(items)
+        })?
+    })?;
+    let dict = PyDict::new(py);
+    for (key, value) in items {
+        dict.set_item(key, PyBytes::new(py, &value))?;
+    }
+    Ok(dict)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StoreHandle>()?;
     m.add_class::<ArrayHandle>()?;
     m.add_class::<ChunkCodec>()?;
+    m.add_class::<ReadSessionHandle>()?;
+    m.add_class::<WriteBatch>()?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(plain_slice_regions, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
+    m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

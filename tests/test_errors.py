@@ -400,7 +400,7 @@ def test_truncated_shard(tmp_path: Path, zstd: bool) -> None:
     path.write_bytes(raw[:-3])
     a = zarrox.open_array(tmp_path, path=NODE, mode="r")
     err = chunk_error(a, CorruptChunkError, "c/0/1")
-    assert "past the end" in str(err) or "shorter" in str(err), str(err)
+    assert any(s in str(err) for s in ("past the end", "shorter", "ends at byte")), str(err)
     with pytest.raises(CorruptChunkError, match="c/0/1"):
         a[2:4, 6:8]  # the last inner chunk alone
     # The shard's first inner chunk and the other shards still read.
@@ -603,8 +603,8 @@ def test_out_buffer_errors(arr: zarrox.Array) -> None:
 def test_invalid_mode_and_store() -> None:
     with pytest.raises(ValueError, match="mode"):
         zarrox.open_array(zarrox.MemoryStore(), mode="x")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="unsupported store URL 's3://b/k'"):
-        zarrox.create_array("s3://b/k", shape=(1,), dtype="int8")
+    with pytest.raises(ValueError, match="unsupported store URL 'ftp://b/k'"):
+        zarrox.create_array("ftp://b/k", shape=(1,), dtype="int8")
     with pytest.raises(TypeError, match="store"):
         zarrox.create_array(123, shape=(1,), dtype="int8")
 

@@ -939,7 +939,7 @@ def test_small_reads_and_writes_run_on_the_event_loop_thread(
     real = asyncio.to_thread
 
     async def counting(func: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(getattr(func, "__self__", None), _core.ChunkCodec):
+        if isinstance(getattr(func, "__self__", None), _core.ChunkCodec | _core.ReadSession):
             hops.append(func)
         return await real(func, *args, **kwargs)
 

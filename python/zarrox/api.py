@@ -159,6 +159,7 @@ def create_array(
     shards: Sequence[int] | dict[str, Any] | None = None,
     order: Literal["C", "F"] | None = None,
     dimension_separator: Literal[".", "/"] | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Array:
     """Create an array and return it (zarr-python's ``create_array``).
 
@@ -171,7 +172,7 @@ def create_array(
     """
     if zarr_format not in (2, 3):
         raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode="w" if overwrite else "a")
     path = normalize_path(name)
     shape_t = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape_t):
@@ -331,7 +332,6 @@ _LEGACY_CREATE_ONLY = frozenset(
         "meta_array",
         "read_only",
         "zarr_version",
-        "storage_options",
     }
 )
 
@@ -354,12 +354,13 @@ def open_array(
     mode: Mode = "a",
     zarr_format: int | None = None,
     config: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array:
     """Open the array at ``path``. In modes ``a``/``w``/``w-`` it is created from
     ``kwargs`` (``shape``, ``dtype``, ...) when missing or overwritten."""
     _check_mode(mode)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     if zarr_format is not None:
         kwargs["zarr_format"] = zarr_format
@@ -382,10 +383,11 @@ def create_group(
     attributes: dict[str, Any] | None = None,
     overwrite: bool = False,
     zarr_format: int = 3,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Create a group and return it."""
     meta = _new_group_metadata(zarr_format, attributes)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode="w" if overwrite else "a")
     path = normalize_path(path)
     _prepare_node_path(store, path, overwrite, zarr_format)
     write_node(store, path, meta)
@@ -421,12 +423,13 @@ def open_group(
     attributes: dict[str, Any] | None = None,
     zarr_format: int | None = None,
     use_consolidated: bool | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Open the group at ``path`` (either format); modes ``a``/``w``/``w-`` create
     it when needed. Consolidated metadata is used when present (``use_consolidated``
     None), required (True) or ignored (False)."""
     _check_mode(mode)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     if mode in ("w", "w-"):
         return create_group(
@@ -459,18 +462,30 @@ def open_consolidated(
     path: str | None = None,
     mode: Mode = "r",
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Open a group through its consolidated metadata (which must exist)."""
-    return open_group(store, path=path, mode=mode, zarr_format=zarr_format, use_consolidated=True)
+    return open_group(
+        store,
+        path=path,
+        mode=mode,
+        zarr_format=zarr_format,
+        use_consolidated=True,
+        storage_options=storage_options,
+    )
 
 
 def consolidate_metadata(
-    store: Any, *, path: str | None = None, zarr_format: int | None = None
+    store: Any,
+    *,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Gather the metadata of every node below the group at ``path`` into one
     place: ``.zmetadata`` for a v2 group, ``consolidated_metadata`` in a v3
     group's zarr.json, as zarr-python writes them. Returns the group."""
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options)
     path = normalize_path(path)
     root = open_group(store, path=path, mode="r+", zarr_format=zarr_format, use_consolidated=False)
     nodes: dict[str, NodeMetadata] = {
@@ -495,6 +510,7 @@ def open(  # noqa: A001 - zarr-python's name
     path: str | None = None,
     mode: Mode = "a",
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array | Group | ArrayView:
     """Open the array or group at ``path`` (either format). When nothing is
@@ -507,7 +523,7 @@ def open(  # noqa: A001 - zarr-python's name
     if is_spec(store):
         return open_spec(store, **_spec_mode(path, mode, zarr_format), **kwargs)
     _check_mode(mode)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     if mode in ("w", "w-"):
         if "shape" in kwargs:
@@ -563,15 +579,6 @@ def _zarr_format_arg(zarr_version: int | None, zarr_format: int | None) -> int |
         warnings.warn("zarr_version is deprecated, use zarr_format", DeprecationWarning, 3)
         return zarr_version
     return zarr_format
-
-
-def _no_storage_options(storage_options: dict[str, Any] | None) -> None:
-    # zarr-python uses them only for fsspec URLs, which zarrox does not open.
-    if storage_options:
-        raise TypeError(
-            "'storage_options' was provided but unused. 'storage_options' is only used "
-            "when the store is passed as an FSSpec URI string."
-        )
 
 
 def _apply_mode(store: Store, path: str, mode: str) -> None:
@@ -695,8 +702,7 @@ def create(
             warnings.warn(f"{name} is not yet implemented", RuntimeWarning, 2)
     if write_empty_chunks is not None:
         _warn_write_empty_chunks_kwarg()
-    _no_storage_options(storage_options)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     _apply_mode(store, path, "a" if mode is None else mode)
     array_config = dict(config or {})
@@ -897,8 +903,9 @@ def open_like(a: Any, path: str, **kwargs: Any) -> Array:
         like.setdefault("fill_value", a.metadata.fill_value)
     mode = like.pop("mode", None)
     zarr_format = _zarr_format_arg(like.pop("zarr_version", None), like.pop("zarr_format", None))
-    _no_storage_options(like.pop("storage_options", None))
-    store = resolve_store(like.pop("store", None))
+    store = resolve_store(
+        like.pop("store", None), storage_options=like.pop("storage_options", None), mode=mode
+    )
     path = normalize_path(path)
     if mode not in ("w", "w-"):
         try:
@@ -962,13 +969,13 @@ def group(
     ):
         if value is not None:
             warnings.warn(f"{name} is not yet implemented", RuntimeWarning, 2)
-    _no_storage_options(storage_options)
     return open_group(
         store,
         path=path,
         mode="w" if overwrite else "a",
         attributes=attributes,
         zarr_format=zarr_format,
+        storage_options=storage_options,
     )
 
 
@@ -1036,8 +1043,7 @@ def save_array(
     for key in kwargs:
         if key not in _SAVE_ARRAY_KWARGS:
             raise TypeError(f"save_array() got an unexpected keyword argument {key!r}")
-    _no_storage_options(storage_options)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options)
     path = normalize_path(path)
     _apply_mode(store, path, mode)
     new = create(
@@ -1077,8 +1083,7 @@ def save_group(
             raise TypeError(f"Keyword argument '{k}' must be a numpy or other NDArrayLike array")
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
-    _no_storage_options(storage_options)
-    store = resolve_store(store)
+    store = resolve_store(store, storage_options=storage_options)
     path = normalize_path(path)
     _apply_mode(store, path, "w")
     named = {f"arr_{i}": arr for i, arr in enumerate(args)} | kwargs

@@ -144,6 +144,51 @@ class Array(Node):
             self.write_empty_chunks,
         )
 
+    # -- chunk I/O: Rust's own stores, or a store served from Python ---------
+    def _io_read(self, dims: Any, buf: np.ndarray) -> None:
+        """Read the selection ``dims`` into ``buf`` (a uint8 view of the result)."""
+        if self._handle.in_rust:
+            self._handle.read(dims, buf)
+        else:
+            self._store.serve(self._handle.read_session(dims, buf))  # type: ignore[attr-defined]
+
+    def _io_read_var(self, dims: Any) -> list[Any]:
+        """The variable-length elements of the selection ``dims``."""
+        if self._handle.in_rust:
+            return self._handle.read_var(dims)  # type: ignore[no-any-return]
+        session = self._handle.read_session_var(dims)
+        self._store.serve(session)  # type: ignore[attr-defined]
+        return session.values()  # type: ignore[no-any-return]
+
+    def _io_write(self, dims: Any, value: Any) -> None:
+        """Write ``value`` to the selection ``dims``: a uint8 view of the values, one
+        element's bytes or str (broadcast), or a list of variable-length values."""
+        if self._handle.in_rust:
+            if isinstance(value, np.ndarray):
+                self._handle.write(dims, value)
+            elif isinstance(value, list):
+                self._handle.write_var(dims, value)
+            else:
+                self._handle.write_scalar(dims, value)
+            return
+        batch = self._handle.write_batch(dims)
+        store = self._store
+        old = store.fetch(batch.keys, batch.needs)  # type: ignore[attr-defined]
+        store.store_values(batch.keys, self._handle.encode(batch, old, value))  # type: ignore[attr-defined]
+
+    def _stored_chunks(self) -> list[tuple[str, list[int]]]:
+        """(key, grid coordinates) of every stored chunk (or shard)."""
+        if self._handle.in_rust:
+            return self._handle.stored_chunks()  # type: ignore[no-any-return]
+        data_path = getattr(self._metadata, "data_path", self._path)
+        prefix = f"{data_path}/" if data_path else ""
+        return self._handle.chunk_coords(self._store.list_prefix(prefix))  # type: ignore[no-any-return]
+
+    # -- pickling: the store (see zarrox.storage), path, metadata and settings --
+    def __reduce__(self) -> tuple[Any, ...]:
+        config = {"order": self._order, "write_empty_chunks": self._write_empty_chunks}
+        return (_restore_array, (self._store, self._path, self._metadata, self._read_only, config))
+
     # -- description -------------------------------------------------------
     @property
     def metadata(self) -> ArrayMetadata:
@@ -256,7 +301,7 @@ class Array(Node):
     def nchunks_initialized(self) -> int:
         """Number of stored chunks; for a sharded array, the chunks of the stored
         shards (as zarr-python counts them)."""
-        return len(self._handle.stored_chunks()) * self._chunks_per_object
+        return len(self._stored_chunks()) * self._chunks_per_object
 
     @property
     def nshards(self) -> int:
@@ -266,13 +311,13 @@ class Array(Node):
     @property
     def nshards_initialized(self) -> int:
         """Number of stored objects (shards when sharded, else chunks)."""
-        return len(self._handle.stored_chunks())
+        return len(self._stored_chunks())
 
     def nbytes_stored(self) -> int:
         """Bytes the array's chunks (and metadata) take in the store (a method, as in
         zarr-python)."""
         total = 0
-        for key, _ in self._handle.stored_chunks():
+        for key, _ in self._stored_chunks():
             value = self._store.get(key)
             total += len(value) if value is not None else 0
         for key in (*NODE_KEYS, V2_ATTRS_KEY):
@@ -326,7 +371,7 @@ class Array(Node):
                 )
                 self.set_basic_selection(region, self.fill_value)
         new_grid = [-(-s // c) for s, c in zip(shape, grid, strict=True)]
-        for key, coords in self._handle.stored_chunks():
+        for key, coords in self._stored_chunks():
             if any(c >= g for c, g in zip(coords, new_grid, strict=True)):
                 self._store.delete(key)
         self._metadata.shape = shape
@@ -373,7 +418,7 @@ class Array(Node):
 
     # -- reading -----------------------------------------------------------
     def _read_var(self, sel: Selection) -> np.ndarray:
-        items = self._handle.read_var(sel.dims)
+        items = self._io_read_var(sel.dims)
         if self.dtype == object:
             arr = np.empty(len(items), dtype=object)
             arr[:] = items
@@ -401,12 +446,12 @@ class Array(Node):
                 raise ValueError("out must be writeable")
             if out.flags.c_contiguous:
                 # Decoded straight into the caller's buffer.
-                self._handle.read(sel.dims, out.reshape(-1).view(np.uint8))
+                self._io_read(sel.dims, out.reshape(-1).view(np.uint8))
             else:
                 out[...] = self._read(sel)
             return out
         buf = np.empty(sel.buffer_shape, dtype=self.dtype)
-        self._handle.read(sel.dims, buf.reshape(-1).view(np.uint8))
+        self._io_read(sel.dims, buf.reshape(-1).view(np.uint8))
         result = buf.reshape(sel.result_shape)
         if self.order == "F" and result.ndim > 1:
             result = np.asfortranarray(result)
@@ -475,7 +520,7 @@ class Array(Node):
 
     def _write_var(self, sel: Selection, value: Any) -> None:
         arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
-        self._handle.write_var(sel.dims, arr.reshape(-1).tolist())
+        self._io_write(sel.dims, arr.reshape(-1).tolist())
 
     def _values(self, value: Any) -> np.ndarray:
         """``value`` as an array of this array's dtype, converted as zarr-python does:
@@ -499,7 +544,7 @@ class Array(Node):
                 return False
         else:
             one = self._values(value).tobytes()
-        self._handle.write_scalar(sel.dims, one)
+        self._io_write(sel.dims, one)
         return True
 
     def _write(self, sel: Selection, value: Any) -> None:
@@ -512,7 +557,7 @@ class Array(Node):
             return self._write_var(sel, value)
         arr = self._broadcast(self._values(value), sel, value)
         buf = np.ascontiguousarray(arr.reshape(sel.buffer_shape))
-        self._handle.write(sel.dims, buf.reshape(-1).view(np.uint8))
+        self._io_write(sel.dims, buf.reshape(-1).view(np.uint8))
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         if is_pure_fancy(selection, self.shape):
@@ -599,3 +644,10 @@ def _human(n: float) -> str:
             return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
     return f"{n:.1f} TiB"
+
+
+def _restore_array(
+    store: Store, path: str, metadata: ArrayMetadata, read_only: bool, config: dict[str, Any]
+) -> Array:
+    """An unpickled array (see ``Array.__reduce__``)."""
+    return Array(store, path, metadata, read_only=read_only, config=config)

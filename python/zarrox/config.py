@@ -16,6 +16,8 @@ _DEFAULTS: dict[str, Any] = {
     "array.write_empty_chunks": False,
     "array.order": "C",
     "threading.max_workers": None,
+    # requests kept in flight on an object store (None: 64)
+    "io.concurrency": None,
 }
 
 
@@ -39,6 +41,8 @@ class Config:
                 raise ValueError(f"array.order must be 'C' or 'F', got {value!r}")
             if key == "threading.max_workers":
                 _core.set_num_threads(int(value or 0))
+            if key == "io.concurrency":
+                _core.set_io_concurrency(int(value or 0))
             self._values[key] = value
 
     @contextlib.contextmanager
@@ -48,6 +52,7 @@ class Config:
         finally:
             self._values = old
             _core.set_num_threads(int(old["threading.max_workers"] or 0))
+            _core.set_io_concurrency(int(old["io.concurrency"] or 0))
 
     def set(self, values: Mapping[str, Any]) -> contextlib.AbstractContextManager[Config]:
         """Set values now; used as a context manager, restore them on exit."""
@@ -58,6 +63,7 @@ class Config:
     def reset(self) -> None:
         self._values = copy.deepcopy(_DEFAULTS)
         _core.set_num_threads(0)
+        _core.set_io_concurrency(0)
 
     def __repr__(self) -> str:
         return f"Config({self._values!r})"

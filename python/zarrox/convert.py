@@ -161,7 +161,7 @@ def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: 
             if shards is None:
                 return src
             raise ValueError(f"array '{path}' is already v3: give a destination to re-shard it")
-        old_keys = [key for key, _ in src._handle.stored_chunks()]
+        old_keys = [key for key, _ in src._stored_chunks()]
         dst = Array(store, path, meta)
         if not verbatim:
             _copy_values(src, dst)  # to v3 keys, beside the v2 chunks
@@ -175,7 +175,7 @@ def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: 
     write_node(store, path, meta)
     dst = Array(store, path, meta)
     if verbatim:
-        for key, coords in src._handle.stored_chunks():
+        for key, coords in src._stored_chunks():
             value = src.store.get(key)
             if value is not None:
                 store.set(dst._handle.chunk_key(coords), value)

@@ -75,7 +75,16 @@ class MissingChunkError(ZarroxError, FileNotFoundError):
 
 
 class StoreError(ZarroxError, OSError):
-    """The store failed to read or write."""
+    """The store failed to read or write. Messages name the array, the chunk key and the
+    store's URL or path."""
+
+
+class StorePermissionError(StoreError, PermissionError):
+    """The store refused access (HTTP 401/403: credentials, permissions)."""
+
+
+class StoreTimeoutError(StoreError, TimeoutError):
+    """A store request timed out (after its retries)."""
 
 
 class ReadOnlyError(ZarroxError, PermissionError, ValueError):
@@ -99,6 +108,8 @@ __all__ = [
     "SpecError",
     "SpecMismatchError",
     "StoreError",
+    "StorePermissionError",
+    "StoreTimeoutError",
     "UnsupportedError",
     "ZarroxError",
 ]

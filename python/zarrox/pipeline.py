@@ -10,13 +10,13 @@ zarr-python keeps doing the indexing: for each chunk it hands over the chunk's k
 selection of the output (or input) buffer. :class:`ZarroxCodecPipeline` turns the batch into one
 call to Rust (:class:`zarrox._core.ChunkCodec`), with the GIL released:
 
-- reads and writes of a ``LocalStore`` go straight to the files from Rust (a shard's index and
-  only the inner chunks needed);
-- every other store (memory, zip, fsspec, obstore, wrappers) is read and written on the Python
-  side, all chunks concurrently (``asyncio.gather`` over ``ByteGetter.get``), and the bytes are
-  decoded or encoded in one Rust call; for shards Rust first asks for their indexes, then for
-  the byte ranges of the inner chunks needed only (or the whole shard when every inner chunk
-  is).
+- a ``LocalStore``, and an ``ObjectStore`` over obstore's S3, GCS, Azure or HTTP store, are read
+  and written by Rust's engine directly (a shard's index and only the inner chunks needed; many
+  requests in flight on object stores);
+- every other store (memory, zip, fsspec, wrappers) is read on the Python side: the engine hands
+  out its byte requests round by round (whole chunks; or a shard's index, then the byte ranges of
+  the inner chunks needed), all requests of a round are fetched concurrently, and the fetched
+  bytes stay in Rust; writes are encoded in one Rust call and stored concurrently.
 
 zarr-python 3.1 and newer releases are both served: from 3.2 on, ``read`` returns one
 ``GetResult`` per chunk (detected at import: :data:`READ_RETURNS_RESULTS`), and ``validate``
@@ -45,16 +45,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr.abc.codec as _zarr_codec
 from zarr.abc.codec import Codec, CodecPipeline
-from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
 from zarr.core.codec_pipeline import BatchedCodecPipeline, codecs_from_list
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
-from zarr.storage import LocalStore
 
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
+from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteGetter, ByteSetter
@@ -495,31 +495,25 @@ def _regions(
 # Stores
 # --------------------------------------------------------------------------------------------
 
-_LOCAL_HANDLES: dict[str, _core.StoreHandle] = {}
 
-
-def _local_store(items: Sequence[_BatchItem]) -> LocalStore | None:
-    """The LocalStore every chunk of the batch lives in (Rust then reads and writes its
-    files directly), or None."""
+def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
+    """(the zarr-python store, zarrox's Rust store for it) when every chunk of the batch is
+    in one store that Rust reads and writes itself (a ``LocalStore``, an ``ObjectStore`` over
+    obstore's S3, GCS, Azure or HTTP store), else None."""
     store = getattr(items[0][0], "store", None)
-    if type(store) is not LocalStore:
+    if store is None:
         return None
     for item in items:
         if getattr(item[0], "store", None) is not store:
             return None
-    return store
+    adapted = from_zarr_store(store)
+    if isinstance(adapted, PythonStore):
+        return None
+    return store, adapted
 
 
-def _handle(store: LocalStore) -> _core.StoreHandle:
-    root = str(store.root)
-    handle = _LOCAL_HANDLES.get(root)
-    if handle is None:
-        handle = _LOCAL_HANDLES[root] = _core.StoreHandle.local(root)
-    return handle
-
-
-async def _open(store: LocalStore) -> None:
-    if not store._is_open:
+async def _open(store: Any) -> None:
+    if not getattr(store, "_is_open", True):
         await store._open()
 
 
@@ -531,46 +525,11 @@ _INLINE_BYTES = 64 * 1024
 
 
 async def _run_blocking(nbytes: int, func: Any, *args: Any) -> Any:
-    """``func(*args)``: inline when it works on at most ``_INLINE_BYTES`` decoded bytes,
-    else on a worker thread."""
-    if nbytes <= _INLINE_BYTES:
+    """``func(*args)``: inline when it works on at most ``_INLINE_BYTES`` decoded bytes
+    (``nbytes`` None: always on a thread, e.g. network I/O), else on a worker thread."""
+    if nbytes is not None and nbytes <= _INLINE_BYTES:
         return func(*args)
     return await asyncio.to_thread(func, *args)
-
-
-async def _gather(coros: list[Any]) -> list[Any]:
-    """Run ``coros`` concurrently, at most ``async.concurrency`` at a time."""
-    limit = zarr_config.get("async.concurrency") or len(coros) or 1
-    if len(coros) <= limit:
-        return list(await asyncio.gather(*coros))
-    semaphore = asyncio.Semaphore(limit)
-
-    async def bounded(coro: Any) -> Any:
-        async with semaphore:
-            return await coro
-
-    return list(await asyncio.gather(*(bounded(c) for c in coros)))
-
-
-def _byte_request(request: tuple[Any, ...]) -> Any:
-    """A byte request from Rust (see ``ChunkCodec.requests``) as zarr-python's."""
-    if request[0] == "whole":
-        return None
-    if request[0] == "suffix":
-        return SuffixByteRequest(int(request[1]))
-    offset, length = int(request[1]), request[2]
-    if length is None:
-        return OffsetByteRequest(offset)
-    return RangeByteRequest(offset, offset + int(length))
-
-
-def _as_bytes(buf: Buffer | None) -> Any:
-    if buf is None:
-        return None
-    try:
-        return buf.as_numpy_array()
-    except Exception:  # a buffer not in host memory
-        return buf.to_bytes()
 
 
 # --------------------------------------------------------------------------------------------
@@ -756,83 +715,68 @@ class ZarroxCodecPipeline(CodecPipeline):
     ) -> list[bool]:
         chunk_sels, out_sels = _regions(items, kind.shape, out.shape, drop_axes, writing=False)
         # what the batch decodes: whole chunks, or for shards about what is read
-        nbytes = out.nbytes if kind.sharded else len(items) * kind.nbytes
-        store = _local_store(items)
-        if store is not None:
-            await _open(store)
-            keys = [item[0].path for item in items]
-            handle = _handle(store)
+        nbytes: int | None = out.nbytes if kind.sharded else len(items) * kind.nbytes
+        keys = [str(getattr(item[0], "path", "")) for item in items]
+        shape = list(out.shape)
+        rust = _rust_store(items)
+        if rust is not None:
+            zarr_store, store = rust
+            await _open(zarr_store)
+            if isinstance(store, ObstoreStore):
+                nbytes = None  # network I/O: on a thread, so that batches overlap
             if kind.var is not None:
                 values, present = await _run_blocking(
-                    nbytes, kind.codec.read_var, handle, keys, chunk_sels, out_sels, list(out.shape)
+                    nbytes, kind.codec.read_var, store.handle, keys, chunk_sels, out_sels, shape
                 )
                 self._place_var(out, values, out_sels, items)
                 return list(present)
             present = await self._decode_into(
-                kind, nbytes, kind.codec.read, (handle, keys), chunk_sels, out_sels, out
+                kind, nbytes, kind.codec.read, (store.handle, keys), chunk_sels, out_sels, out
             )
             return list(present)
-        keys = [str(getattr(item[0], "path", "")) for item in items]
-        if kind.sharded:
-            return await self._read_shards(kind, items, keys, chunk_sels, out_sels, out)
-        fetched = await _gather([item[0].get(prototype=item[1].prototype) for item in items])
-        encoded = [_as_bytes(b) for b in fetched]
-        if kind.var is not None:
-            values = await _run_blocking(
-                nbytes, kind.codec.decode_var, keys, encoded, chunk_sels, out_sels, list(out.shape)
-            )
-            self._place_var(out, values, out_sels, items)
-        else:
-            await self._decode_into(
-                kind, nbytes, kind.codec.decode, (keys, encoded), chunk_sels, out_sels, out
-            )
-        return [b is not None for b in fetched]
+        # A store read on the Python side: the engine asks for whole chunks, or for a
+        # shard's index and then the byte ranges of the inner chunks needed, round by
+        # round; each round is fetched concurrently, and the bytes stay in Rust. Requests
+        # name the chunk by key (a placeholder for byte getters without one, e.g. the
+        # inner chunks zarr-python's own sharding codec hands over).
+        if "" in keys or len(set(keys)) < len(keys):
+            keys = [f"#{i}" for i in range(len(items))]
+        getters = {key: item for key, item in zip(keys, items, strict=True)}
 
-    async def _read_shards(
-        self,
-        kind: _ChunkKind,
-        items: list[_BatchItem],
-        keys: list[str],
-        chunk_sels: list[Any],
-        out_sels: list[Any],
-        out: np.ndarray,
-    ) -> list[bool]:
-        """Shards from a store read on the Python side: Rust asks for each shard's index,
-        then for the byte ranges of the inner chunks needed (or the whole shard when every
-        inner chunk is); all requests of a round are fetched concurrently."""
-        nbytes = out.nbytes  # about what the inner chunks read decode to
-        answers: list[list[Any]] = [[] for _ in items]
-        for _ in range(4):
-            needed = kind.codec.requests(keys, answers, chunk_sels)
-            todo = [(i, r) for i, rs in enumerate(needed) for r in rs]
-            if not todo:
-                break
-            got = await _gather(
-                [
-                    items[i][0].get(prototype=items[i][1].prototype, byte_range=_byte_request(r))
-                    for i, r in todo
-                ]
+        async def perform(request: Any) -> Any:
+            _, _, key, arg = request
+            getter, spec = getters[key][0], getters[key][1]
+            return as_bytes(
+                await getter.get(prototype=spec.prototype, byte_range=byte_request(arg))
             )
-            for (i, r), b in zip(todo, got, strict=True):
-                answers[i].append((r, _as_bytes(b)))
-        else:
-            raise RuntimeError("internal error: shard reads did not settle")
+
+        name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
-            values, present = await _run_blocking(
-                nbytes,
-                kind.codec.decode_answers_var,
-                keys,
-                answers,
-                chunk_sels,
-                out_sels,
-                list(out.shape),
-            )
-            self._place_var(out, values, out_sels, items)
-            return list(present)
-        present = await self._decode_into(
-            kind, nbytes, kind.codec.decode_answers, (keys, answers), chunk_sels, out_sels, out
+            session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name)
+            await self._serve(session, perform, nbytes)
+            self._place_var(out, session.values(), out_sels, items)
+            return list(session.present())
+        target = self._target(kind, out)
+        session = kind.codec.read_session(
+            keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name
         )
-        return list(present)
+        await self._serve(session, perform, nbytes)
+        if target is not out:
+            out[...] = target
+        return list(session.present())
+
+    @staticmethod
+    async def _serve(session: Any, perform: Any, nbytes: int | None) -> None:
+        """Run a read session to its end (see :mod:`zarrox.storage.bridge`). The first
+        step only makes requests and runs inline; later ones decode what arrived, inline
+        or on a thread by the batch's size."""
+        requests = session.step()
+        while True:
+            if not requests:
+                return
+            answers = await gather_limited([perform(r) for r in requests])
+            session.answer([r[0] for r in requests], answers)
+            requests = await _run_blocking(nbytes, session.step)
 
     @classmethod
     async def _decode_into(
@@ -941,15 +885,16 @@ class ZarroxCodecPipeline(CodecPipeline):
             )
         value_shape = [] if scalar else list(value.shape)
         write_empty = bool(items[0][1].config.write_empty_chunks)
-        store = _local_store(items)
-        if store is not None and all(i[1].config.write_empty_chunks == write_empty for i in items):
-            await _open(store)
-            store._check_writable()
+        rust = _rust_store(items)
+        if rust is not None and all(i[1].config.write_empty_chunks == write_empty for i in items):
+            zarr_store, store = rust
+            await _open(zarr_store)
+            zarr_store._check_writable()
             keys = [item[0].path for item in items]
             await _run_blocking(
-                len(items) * kind.nbytes,
+                None if isinstance(store, ObstoreStore) else len(items) * kind.nbytes,
                 kind.codec.write,
-                _handle(store),
+                store.handle,
                 keys,
                 [bool(item[4]) for item in items],
                 chunk_sels,
@@ -995,9 +940,9 @@ class ZarroxCodecPipeline(CodecPipeline):
         async def existing(item: _BatchItem) -> Any:
             if item[4]:
                 return None
-            return _as_bytes(await item[0].get(prototype=item[1].prototype))
+            return as_bytes(await item[0].get(prototype=item[1].prototype))
 
-        old = await _gather([existing(item) for item in items])
+        old = await gather_limited([existing(item) for item in items])
         keys = [str(getattr(item[0], "path", "")) for item in items]
         new = await _run_blocking(
             len(items) * kind.nbytes,
@@ -1017,7 +962,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             else:
                 await item[0].set(item[1].prototype.buffer.from_bytes(data))
 
-        await _gather([store(item, data) for item, data in zip(items, new, strict=True)])
+        await gather_limited([store(item, data) for item, data in zip(items, new, strict=True)])
 
     # -- whole chunks ---------------------------------------------------------------------
     async def decode(
@@ -1038,7 +983,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             by_kind.setdefault(id(kind), (kind, []))[1].append((i, b, s))
         for kind, group in by_kind.values():
             stacked, chunk_sels, buf_sels = _stacked(kind.shape, len(group))
-            encoded = [_as_bytes(b) for _, b, _ in group]
+            encoded = [as_bytes(b) for _, b, _ in group]
             keys = [f"#{i}" for i, _, _ in group]
             if kind.var is not None:
                 values = await _run_blocking(

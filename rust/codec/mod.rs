@@ -44,6 +44,12 @@ impl ChunkSpec {
 pub trait ArrayToArrayCodec: Send + Sync + Debug {
     /// The representation this codec produces on encode.
     fn encoded_spec(&self) -> &ChunkSpec;
+    /// For a codec that only permutes dimensions: `order[i]` is the decoded
+    /// dimension that becomes encoded dimension `i`. A region of the decoded
+    /// chunk then maps onto the encoded one, so what follows can be read in part.
+    fn transpose_order(&self) -> Option<&[usize]> {
+        None
+    }
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>>;
     fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>>;
 }
@@ -86,6 +92,16 @@ pub fn check_len(got: usize, expected: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// How a chain reads a region of a chunk in part (see [`CodecChain::partial`]).
+#[derive(Debug)]
+pub struct PartialRead<'c> {
+    /// The transposes, outermost first: each one's order and the chunk shape
+    /// it permutes.
+    pub transposes: Vec<(&'c [usize], &'c [usize])>,
+    /// The sharding codec that follows them.
+    pub sharding: &'c sharding::ShardingCodec,
 }
 
 /// A validated chain: array->array*, array->bytes, bytes->bytes*.
@@ -259,6 +275,27 @@ impl CodecChain {
         } else {
             None
         }
+    }
+
+    /// How a region of a chunk can be read without its whole encoded bytes:
+    /// when the chain is transposes, then a sharding codec, and no
+    /// bytes->bytes codec (the sharding codec then reads its index and only
+    /// the inner chunks needed, by byte range).
+    pub fn partial(&self) -> Option<PartialRead<'_>> {
+        if !self.bytes_to_bytes.is_empty() {
+            return None;
+        }
+        let sharding = self.array_to_bytes.as_sharding()?;
+        let mut transposes = Vec::with_capacity(self.array_to_array.len());
+        let mut shape: &[usize] = &self.spec.shape;
+        for c in &self.array_to_array {
+            transposes.push((c.transpose_order()?, shape));
+            shape = &c.encoded_spec().shape;
+        }
+        Some(PartialRead {
+            transposes,
+            sharding,
+        })
     }
 
     /// Encode a decoded chunk (C order, native byte order).

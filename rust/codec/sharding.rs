@@ -2,9 +2,10 @@
 //! the inner codec chain, and an index of (offset, nbytes) uint64 pairs, one per
 //! inner chunk in C order, `2^64-1` twice for an empty chunk, at the start or end.
 //!
-//! As an array->bytes codec it encodes and decodes whole shards. The array's
-//! read and write paths use the methods here to work on single inner chunks:
-//! fetch the index and only the needed byte ranges, and assemble shards.
+//! As an array->bytes codec it encodes and decodes whole shards. It also lets
+//! the engine work on single inner chunks (a codec capability: partial
+//! decoding): the index's byte range and its decoding, each inner chunk's
+//! position, and the assembly of a shard from encoded inner chunks.
 
 use std::ops::Range;
 
@@ -16,59 +17,13 @@ use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
-use crate::store::{ByteRange, OpenValue, Store};
+use crate::store::ByteRange;
 
 /// Marks an empty inner chunk in the index.
 const EMPTY: u64 = u64::MAX;
 
-/// Neighbouring byte ranges closer than this are fetched as one request.
-const COALESCE_GAP: u64 = 64 * 1024;
-
-/// Encoded bytes of a shard that reads from a store Rust reads itself take in
-/// one call (`read_inner_batched`): a few inner chunks, so that each thread
-/// holds little of a shard at a time.
-pub const READ_BATCH_BYTES: u64 = 256 * 1024;
-
 /// Where each inner chunk's encoded bytes are inside a shard.
 pub type ShardIndex = Vec<Option<Range<u64>>>;
-
-/// Inner chunks fetched from one shard: the fetched buffers, and where each
-/// wanted inner chunk's bytes lie in them (`None`: the inner chunk is empty).
-/// A chunk is copied out only when it is decoded (`take`), so a shard's bytes
-/// are held once, not twice, while its inner chunks decode.
-#[derive(Debug)]
-pub struct InnerChunks {
-    buffers: Vec<Vec<u8>>,
-    spans: Vec<Option<(usize, Range<usize>)>>,
-}
-
-impl InnerChunks {
-    /// `n` wanted inner chunks of a shard that does not exist.
-    pub fn missing(n: usize) -> Self {
-        InnerChunks {
-            buffers: Vec::new(),
-            spans: vec![None; n],
-        }
-    }
-
-    /// The encoded bytes of the `i`-th wanted inner chunk (`None`: empty); an
-    /// error when the store returned fewer bytes than the index promised.
-    pub fn take(&self, i: usize) -> Result<Option<Vec<u8>>> {
-        let Some(Some((b, r))) = self.spans.get(i) else {
-            return Ok(None);
-        };
-        self.buffers
-            .get(*b)
-            .and_then(|buf| buf.get(r.clone()))
-            .map(|bytes| Some(bytes.to_vec()))
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "shard truncated: inner chunk bytes {}..{} are missing",
-                    r.start, r.end
-                ))
-            })
-    }
-}
 
 #[derive(Debug)]
 pub struct ShardingCodec {
@@ -211,7 +166,8 @@ impl ShardingCodec {
         coords
     }
 
-    fn index_range(&self) -> ByteRange {
+    /// The byte range of the index in a shard.
+    pub fn index_range(&self) -> ByteRange {
         if self.index_at_end {
             ByteRange::Suffix(self.index_size as u64)
         } else {
@@ -275,195 +231,13 @@ impl ShardingCodec {
         )
     }
 
-    /// The shard under `key` opened once, so that its index and the inner
-    /// chunks read after it come from one version of it, and its index;
-    /// `None` if the shard does not exist.
-    fn open_with_index<'s>(
-        &self,
-        store: &'s dyn Store,
-        key: &str,
-    ) -> Result<Option<(Box<dyn OpenValue + 's>, ShardIndex)>> {
-        let Some(shard) = store.open(key)? else {
-            return Ok(None);
-        };
-        let mut parts = shard.read_ranges(&[self.index_range()])?;
-        let index = self.decode_index(parts.pop().unwrap_or_default(), None)?;
-        Ok(Some((shard, index)))
-    }
-
-    /// The encoded inner chunks at index positions `wanted` of the shard under
-    /// `key`: `None` if the shard does not exist, else one entry per wanted
-    /// position (empty inner chunks included). Reads the whole shard when
-    /// every inner chunk is wanted, else the index and then only the needed
-    /// byte ranges, neighbours coalesced.
-    pub fn fetch(
-        &self,
-        store: &dyn Store,
-        key: &str,
-        wanted: &[usize],
-    ) -> Result<Option<InnerChunks>> {
-        if wanted.len() >= self.num_inner() {
-            let Some(shard) = store.get(key)? else {
-                return Ok(None);
-            };
-            return self.inner_chunks(shard, wanted).map(Some);
-        }
-        let Some((shard, index)) = self.open_with_index(store, key)? else {
-            return Ok(None);
-        };
-        // Coalesce the wanted ranges into few requests.
-        let mut order: Vec<(usize, Range<u64>)> = wanted
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &p)| index[p].clone().map(|r| (i, r)))
-            .collect();
-        order.sort_by_key(|(_, r)| r.start);
-        // (span fetched in one request, [(position in `wanted`, chunk range)])
-        type Group = (Range<u64>, Vec<(usize, Range<u64>)>);
-        let mut groups: Vec<Group> = Vec::new();
-        for (i, r) in order {
-            match groups.last_mut() {
-                Some((g, members)) if r.start <= g.end.saturating_add(COALESCE_GAP) => {
-                    g.end = g.end.max(r.end);
-                    members.push((i, r));
-                }
-                _ => groups.push((r.clone(), vec![(i, r)])),
-            }
-        }
-        let ranges: Vec<ByteRange> = groups
-            .iter()
-            .map(|(g, _)| ByteRange::FromStart {
-                offset: g.start,
-                length: Some(g.end - g.start),
-            })
-            .collect();
-        let mut spans = vec![None; wanted.len()];
-        if ranges.is_empty() {
-            return Ok(Some(InnerChunks {
-                buffers: Vec::new(),
-                spans,
-            }));
-        }
-        let buffers = shard.read_ranges(&ranges)?;
-        for (b, (g, members)) in groups.iter().enumerate() {
-            for (i, r) in members {
-                spans[*i] = Some((b, (r.start - g.start) as usize..(r.end - g.start) as usize));
-            }
-        }
-        Ok(Some(InnerChunks { buffers, spans }))
-    }
-
-    /// Read the inner chunks `members` name (each an index position and what its
-    /// caller needs to place it) from the shard under `key`, in batches of about
-    /// [`READ_BATCH_BYTES`] (see [`Self::read_inner_batched`]), handing each to
-    /// `place(member, bytes)`; errors name the inner chunk. A missing shard places
-    /// every member with `None` (all fill). Returns whether the shard exists.
-    pub fn read_members<M, F>(
-        &self,
-        store: &dyn Store,
-        key: &str,
-        members: &[(usize, M)],
-        place: F,
-    ) -> Result<bool>
-    where
-        M: Sync,
-        F: Fn(&M, Option<Vec<u8>>) -> Result<()> + Sync + Send,
-    {
-        let wanted: Vec<usize> = members.iter().map(|(pos, _)| *pos).collect();
-        let place_one = |i: usize, bytes: Option<Vec<u8>>| {
-            let (pos, member) = &members[i];
-            place(member, bytes).map_err(|e| e.context(format!("inner chunk {pos}")))
-        };
-        let found = self.read_inner_batched(store, key, &wanted, READ_BATCH_BYTES, place_one)?;
-        if !found {
-            crate::pool::try_for_each_indexed(members, |(i, _)| place_one(i, None))?;
-        }
-        Ok(found)
-    }
-
-    /// Read the inner chunks at index positions `wanted` of the shard under
-    /// `key` from a local store, handing each to `place(i, bytes)` (`i` its
-    /// position in `wanted`; `None`: the chunk is empty) as soon as it has
-    /// arrived. Returns false (and places nothing) if the shard does not exist.
-    ///
-    /// The shard is opened once (so a writer replacing it meanwhile cannot mix
-    /// two versions), its index read, then the chunks in batches of about
-    /// `batch_bytes` encoded bytes, one read call per batch and one buffer per
-    /// chunk, the batches in parallel on the current pool. So a shard is never
-    /// held whole (by a store that reads ranges): the bytes in flight are about
-    /// one batch per thread, and no chunk is copied out of a larger buffer.
-    pub fn read_inner_batched<F>(
-        &self,
-        store: &dyn Store,
-        key: &str,
-        wanted: &[usize],
-        batch_bytes: u64,
-        place: F,
-    ) -> Result<bool>
-    where
-        F: Fn(usize, Option<Vec<u8>>) -> Result<()> + Sync + Send,
-    {
-        let Some((shard, index)) = self.open_with_index(store, key)? else {
-            return Ok(false);
-        };
-        let mut stored: Vec<(usize, Range<u64>)> = Vec::with_capacity(wanted.len());
-        let mut empty: Vec<usize> = Vec::new();
-        for (i, &p) in wanted.iter().enumerate() {
-            match index.get(p).cloned().flatten() {
-                Some(r) => stored.push((i, r)),
-                None => empty.push(i),
-            }
-        }
-        // Positional order: each batch is one pass forward through the file.
-        stored.sort_by_key(|(_, r)| r.start);
-        // Smaller batches when there are too few to keep every thread busy.
-        let total: u64 = stored.iter().map(|(_, r)| r.end - r.start).sum();
-        // (The configured count, not rayon's: asking rayon outside a pool would
-        // start its global pool.)
-        let per_thread = total / (2 * crate::pool::num_threads() as u64);
-        let batches = batch_by_bytes(&stored, batch_bytes.min(per_thread));
-        let read_batch = |(_, batch): (usize, &&[(usize, Range<u64>)])| -> Result<()> {
-            let ranges: Vec<ByteRange> = batch
-                .iter()
-                .map(|(_, r)| ByteRange::FromStart {
-                    offset: r.start,
-                    length: Some(r.end - r.start),
-                })
-                .collect();
-            let buffers = shard.read_ranges(&ranges)?;
-            batch
-                .iter()
-                .zip(buffers)
-                .try_for_each(|((i, _), bytes)| place(*i, Some(bytes)))
-        };
-        crate::pool::try_for_each_indexed(&batches, read_batch)?;
-        crate::pool::try_for_each_indexed(&empty, |(_, &i)| place(i, None))?;
-        Ok(true)
-    }
-
-    /// The inner chunks at index positions `wanted` out of a whole shard's bytes.
-    pub fn inner_chunks(&self, shard: Vec<u8>, wanted: &[usize]) -> Result<InnerChunks> {
-        let index = self.read_index(&shard)?;
-        let spans = wanted
-            .iter()
-            .map(|&p| {
-                let r = index.get(p).cloned().flatten()?;
-                Some((0, r.start as usize..r.end as usize))
-            })
-            .collect();
-        Ok(InnerChunks {
-            buffers: vec![shard],
-            spans,
-        })
-    }
-
     /// A shard from the encoded inner chunks (one per index position, `None`
     /// for empty), or `None` if every inner chunk is empty.
-    pub fn assemble(&self, chunks: &[Option<Vec<u8>>]) -> Result<Option<Vec<u8>>> {
+    pub fn assemble<B: AsRef<[u8]>>(&self, chunks: &[Option<B>]) -> Result<Option<Vec<u8>>> {
         if chunks.iter().all(Option::is_none) {
             return Ok(None);
         }
-        let data_len: usize = chunks.iter().flatten().map(Vec::len).sum();
+        let data_len: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
         let mut shard = Vec::with_capacity(data_len + self.index_size);
         let base = if self.index_at_end {
             0
@@ -475,6 +249,7 @@ impl ShardingCodec {
         for c in chunks {
             let (offset, nbytes) = match c {
                 Some(bytes) => {
+                    let bytes = bytes.as_ref();
                     let offset = shard.len() as u64;
                     shard.extend_from_slice(bytes);
                     (offset, bytes.len() as u64)
@@ -589,218 +364,12 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 }
 
-/// `items` (byte ranges in file order) split into consecutive batches of
-/// about `limit` bytes each; a batch holds at least one item.
-fn batch_by_bytes<T>(items: &[(T, Range<u64>)], limit: u64) -> Vec<&[(T, Range<u64>)]> {
-    let mut batches = Vec::new();
-    let (mut start, mut bytes) = (0, 0u64);
-    for (k, (_, r)) in items.iter().enumerate() {
-        let len = r.end - r.start;
-        if k > start && bytes + len > limit {
-            batches.push(&items[start..k]);
-            (start, bytes) = (k, 0);
-        }
-        bytes += len;
-    }
-    if start < items.len() {
-        batches.push(&items[start..]);
-    }
-    batches
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::tests::{sample, spec};
     use super::*;
     use crate::error::ErrorKind;
     use serde_json::json;
-
-    #[test]
-    fn inner_chunks_are_copied_out_on_demand_and_short_reads_are_errors() {
-        let chunks = InnerChunks {
-            buffers: vec![vec![1, 2, 3, 4]],
-            spans: vec![Some((0, 1..3)), None, Some((0, 2..9)), Some((1, 0..1))],
-        };
-        assert_eq!(chunks.take(0).unwrap(), Some(vec![2, 3]));
-        assert_eq!(
-            chunks.take(0).unwrap(),
-            Some(vec![2, 3]),
-            "taking twice is fine"
-        );
-        assert_eq!(chunks.take(1).unwrap(), None);
-        assert_eq!(chunks.take(2).unwrap_err().kind, ErrorKind::Corrupt);
-        assert_eq!(chunks.take(3).unwrap_err().kind, ErrorKind::Corrupt);
-        assert_eq!(chunks.take(4).unwrap(), None);
-        assert_eq!(InnerChunks::missing(2).take(1).unwrap(), None);
-    }
-
-    #[test]
-    fn batches_split_by_bytes_and_hold_at_least_one_range() {
-        let items: Vec<((), Range<u64>)> = [0..10, 10..20, 20..50, 50..55, 55..60]
-            .into_iter()
-            .map(|r| ((), r))
-            .collect();
-        let lens = |limit| -> Vec<usize> {
-            batch_by_bytes(&items, limit)
-                .iter()
-                .map(|b| b.len())
-                .collect()
-        };
-        assert_eq!(
-            lens(20),
-            vec![2, 1, 2],
-            "a range larger than the limit is a batch"
-        );
-        assert_eq!(lens(1000), vec![5]);
-        assert_eq!(lens(0), vec![1, 1, 1, 1, 1]);
-        assert!(batch_by_bytes::<()>(&[], 10).is_empty());
-    }
-
-    /// Every inner chunk `read_inner_batched` places, by position in `wanted`.
-    fn read_batched(
-        c: &ShardingCodec,
-        store: &dyn Store,
-        wanted: &[usize],
-        batch: u64,
-    ) -> Result<Option<Vec<Option<Vec<u8>>>>> {
-        let got = std::sync::Mutex::new(vec![None; wanted.len()]);
-        let found = c.read_inner_batched(store, "s", wanted, batch, |i, bytes| {
-            let decoded = bytes.map(|b| c.inner().decode(b)).transpose()?;
-            got.lock().unwrap()[i] = Some(decoded);
-            Ok(())
-        })?;
-        let got = got.into_inner().unwrap();
-        if !found {
-            assert!(got.iter().all(Option::is_none), "nothing placed");
-            return Ok(None);
-        }
-        assert!(got.iter().all(Option::is_some), "every wanted chunk placed");
-        Ok(Some(got.into_iter().flatten().collect()))
-    }
-
-    #[test]
-    fn batched_reads_return_every_wanted_inner_chunk() {
-        use crate::store::MemoryStore;
-        for location in ["start", "end"] {
-            let c = codec(location, &[8, 8], &[2, 2]);
-            let mut data = sample(8 * 8 * 2);
-            data[4..8].fill(0); // inner chunk 1 (rows 0-1, cols 2-3) is all fill
-            data[20..24].fill(0);
-            let store = MemoryStore::new();
-            store.set("s", &c.encode(data.clone()).unwrap()).unwrap();
-            let whole = c.decode(store.get("s").unwrap().unwrap()).unwrap();
-            assert_eq!(whole, data);
-            let inner_of = |p: usize| -> Vec<u8> {
-                let (r, col) = (p / 4 * 2, p % 4 * 2);
-                (r..r + 2)
-                    .flat_map(|row| data[(row * 8 + col) * 2..(row * 8 + col + 2) * 2].to_vec())
-                    .collect()
-            };
-            for (wanted, batch) in [
-                ((0..16).collect::<Vec<_>>(), 0),
-                ((0..16).collect(), 20),
-                ((0..16).collect(), u64::MAX),
-                (vec![15, 1, 3, 0], 1),
-            ] {
-                let got = read_batched(&c, &store, &wanted, batch).unwrap().unwrap();
-                for (&p, g) in wanted.iter().zip(&got) {
-                    if p == 1 {
-                        assert_eq!(g, &None, "an empty inner chunk is None");
-                    } else {
-                        assert_eq!(g.as_deref(), Some(&inner_of(p)[..]), "chunk {p}");
-                    }
-                }
-            }
-            assert_eq!(
-                read_batched(&c, &MemoryStore::new(), &[0, 1], 64).unwrap(),
-                None
-            );
-        }
-    }
-
-    /// A memory store where a writer replaces "s" with `next` right after the
-    /// first read through an opened value.
-    #[derive(Debug, Default)]
-    struct RacingStore {
-        inner: crate::store::MemoryStore,
-        next: std::sync::Mutex<Option<Vec<u8>>>,
-    }
-
-    struct RacingValue<'a>(Box<dyn crate::store::OpenValue + 'a>, &'a RacingStore);
-
-    impl crate::store::OpenValue for RacingValue<'_> {
-        fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
-            let got = self.0.read_ranges(ranges)?;
-            if let Some(next) = self.1.next.lock().unwrap().take() {
-                self.1.inner.set("s", &next)?;
-            }
-            Ok(got)
-        }
-    }
-
-    impl Store for RacingStore {
-        fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-            self.inner.get(key)
-        }
-        fn open(&self, key: &str) -> Result<Option<Box<dyn crate::store::OpenValue + '_>>> {
-            Ok(self
-                .inner
-                .open(key)?
-                .map(|v| Box::new(RacingValue(v, self)) as Box<dyn crate::store::OpenValue + '_>))
-        }
-        fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-            self.inner.set(key, value)
-        }
-        fn delete(&self, key: &str) -> Result<()> {
-            self.inner.delete(key)
-        }
-        fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-            self.inner.list_prefix(prefix)
-        }
-        fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
-            self.inner.list_dir(prefix)
-        }
-    }
-
-    #[test]
-    fn a_shard_rewritten_during_a_read_is_read_as_one_version() {
-        let c = codec("end", &[8], &[2]);
-        let old: Vec<u8> = sample(16);
-        let new: Vec<u8> = old.iter().map(|b| b ^ 0x5a).collect();
-        let decoded = |p: usize| old[p * 4..p * 4 + 4].to_vec();
-        for batched in [false, true] {
-            let store = RacingStore::default();
-            store.set("s", &c.encode(old.clone()).unwrap()).unwrap();
-            *store.next.lock().unwrap() = Some(c.encode(new.clone()).unwrap());
-            let wanted = [3, 1];
-            let got: Vec<Vec<u8>> = if batched {
-                read_batched(&c, &store, &wanted, 0)
-                    .unwrap()
-                    .unwrap()
-                    .into_iter()
-                    .map(Option::unwrap)
-                    .collect()
-            } else {
-                let chunks = c.fetch(&store, "s", &wanted).unwrap().unwrap();
-                (0..2)
-                    .map(|i| c.inner().decode(chunks.take(i).unwrap().unwrap()).unwrap())
-                    .collect()
-            };
-            assert_eq!(got, vec![decoded(3), decoded(1)], "batched: {batched}");
-            assert!(store.next.lock().unwrap().is_none(), "the writer ran");
-        }
-    }
-
-    #[test]
-    fn batched_reads_of_a_truncated_shard_are_corrupt_errors() {
-        use crate::store::MemoryStore;
-        let c = codec("start", &[8], &[2]);
-        let shard = c.encode(sample(16)).unwrap();
-        let store = MemoryStore::new();
-        store.set("s", &shard[..shard.len() - 3]).unwrap();
-        let err = read_batched(&c, &store, &[0, 1, 2, 3], 0).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupt, "{}", err.message);
-    }
 
     fn codec(location: &str, shard: &[usize], inner: &[usize]) -> ShardingCodec {
         let cfg = json!({

@@ -142,6 +142,9 @@ fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Vec<
 }
 
 impl ArrayToArrayCodec for TransposeCodec {
+    fn transpose_order(&self) -> Option<&[usize]> {
+        Some(&self.order)
+    }
     fn encoded_spec(&self) -> &ChunkSpec {
         &self.encoded
     }

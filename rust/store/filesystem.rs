@@ -4,16 +4,20 @@
 //! value and a crash leaves the old value in place.
 
 use std::fs;
-use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::io::{self, ErrorKind, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
-use super::{check_key, ByteRange, OpenValue, ReadInto, Store};
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use super::{check_key, check_prefix, ByteRange, OpenValue, ReadInto, Store};
 use crate::error::{Error, Result};
 
 /// Marks a temporary file; such files are never listed as keys.
-const TMP_MARK: &str = ".zarrox-tmp-";
+pub const TMP_MARK: &str = ".zarrox-tmp-";
 
 #[derive(Debug)]
 pub struct FilesystemStore {
@@ -35,120 +39,17 @@ impl FilesystemStore {
         check_key(key)?;
         Ok(self.root.join(key))
     }
-}
 
-fn io_error(e: std::io::Error, what: &str, path: &Path) -> Error {
-    Error::store(format!("{what} '{}': {e}", path.display()))
-}
-
-/// Read errors that mean "no value under this key".
-fn is_missing(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
-    )
-}
-
-/// Bytes `start..end` of `file`, read into a buffer of exactly that size
-/// (filled by the reads themselves, never zeroed first); `cursor` is where the
-/// file position is, if known, and is moved to `end`.
-fn read_span(
-    file: &mut fs::File,
-    cursor: &mut Option<u64>,
-    start: u64,
-    end: u64,
-) -> io::Result<Vec<u8>> {
-    if *cursor != Some(start) {
-        file.seek(SeekFrom::Start(start))?;
-    }
-    let len = end - start;
-    let mut buf = Vec::with_capacity(len as usize);
-    let got = Read::take(&mut *file, len).read_to_end(&mut buf)?;
-    *cursor = Some(start + got as u64);
-    if got as u64 != len {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!("{got} of {len} bytes at offset {start}: the file is shorter"),
-        ));
-    }
-    Ok(buf)
-}
-
-/// A file opened once for range reads: they all read that file (that version
-/// of the value), even if a writer renames a new one over its key meanwhile.
-struct OpenFile {
-    /// The file and where its cursor is, if known.
-    file: Mutex<(fs::File, Option<u64>)>,
-    size: u64,
-    path: PathBuf,
-}
-
-impl OpenValue for OpenFile {
-    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
-        let mut guard = self.file.lock().unwrap_or_else(|poisoned| {
-            let mut g = poisoned.into_inner();
-            g.1 = None; // a read was cut short: the cursor is unknown
-            g
-        });
-        let (file, cursor) = &mut *guard;
-        ranges
-            .iter()
-            .map(|r| {
-                let (s, e) = r.resolve(self.size)?;
-                read_span(file, cursor, s, e).map_err(|e| io_error(e, "cannot read", &self.path))
-            })
-            .collect()
-    }
-}
-
-impl Store for FilesystemStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    fn get_sync(&self, key: &str) -> Result<Option<Bytes>> {
         let path = self.path(key)?;
         match fs::read(&path) {
-            Ok(v) => Ok(Some(v)),
+            Ok(v) => Ok(Some(Bytes::from(v))),
             Err(e) if is_missing(&e) => Ok(None),
             Err(e) => Err(io_error(e, "cannot read", &path)),
         }
     }
 
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
-        let path = self.path(key)?;
-        let mut file = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if is_missing(&e) => return Ok(ReadInto::Missing),
-            Err(e) => return Err(io_error(e, "cannot open", &path)),
-        };
-        let size = file
-            .metadata()
-            .map_err(|e| io_error(e, "cannot stat", &path))?
-            .len();
-        if size != out.len() as u64 {
-            return Ok(ReadInto::OtherSize);
-        }
-        file.read_exact(out)
-            .map_err(|e| io_error(e, "cannot read", &path))?;
-        Ok(ReadInto::Read)
-    }
-
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
-        let path = self.path(key)?;
-        let file = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if is_missing(&e) => return Ok(None),
-            Err(e) => return Err(io_error(e, "cannot open", &path)),
-        };
-        let size = file
-            .metadata()
-            .map_err(|e| io_error(e, "cannot stat", &path))?
-            .len();
-        Ok(Some(Box::new(OpenFile {
-            file: Mutex::new((file, Some(0))),
-            size,
-            path,
-        })))
-    }
-
-    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn set_sync(&self, key: &str, value: &[u8]) -> Result<()> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
         fs::create_dir_all(dir).map_err(|e| io_error(e, "cannot create directory", dir))?;
@@ -169,7 +70,7 @@ impl Store for FilesystemStore {
         Ok(())
     }
 
-    fn delete(&self, key: &str) -> Result<()> {
+    fn delete_sync(&self, key: &str) -> Result<()> {
         let path = self.path(key)?;
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
@@ -178,7 +79,8 @@ impl Store for FilesystemStore {
         }
     }
 
-    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+    fn list_prefix_sync(&self, prefix: &str) -> Result<Vec<String>> {
+        check_prefix(prefix)?;
         // Walk from the deepest directory the prefix names.
         let dir_part = match prefix.rfind('/') {
             Some(i) => &prefix[..=i],
@@ -217,13 +119,14 @@ impl Store for FilesystemStore {
 
     /// A directory prefix (`""` or ending in `/`) removes the directory tree, so
     /// no empty directories are left behind; other prefixes remove matching keys.
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
+    fn delete_prefix_sync(&self, prefix: &str) -> Result<()> {
+        check_prefix(prefix)?;
         let Some(dir) = prefix
             .strip_suffix('/')
             .or((prefix.is_empty()).then_some(""))
         else {
-            for key in self.list_prefix(prefix)? {
-                self.delete(&key)?;
+            for key in self.list_prefix_sync(prefix)? {
+                self.delete_sync(&key)?;
             }
             return Ok(());
         };
@@ -256,7 +159,8 @@ impl Store for FilesystemStore {
         Ok(())
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+    fn list_dir_sync(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        check_prefix(prefix)?;
         let dir = self.root.join(prefix);
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
@@ -282,9 +186,164 @@ impl Store for FilesystemStore {
     }
 }
 
+fn io_error(e: std::io::Error, what: &str, path: &Path) -> Error {
+    Error::store(format!("{what} '{}': {e}", path.display()))
+}
+
+/// Read errors that mean "no value under this key".
+fn is_missing(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+    )
+}
+
+/// Bytes `start..end` of `file` by positioned reads, into a buffer of exactly
+/// that size (filled by the reads themselves, never zeroed first).
+fn read_span(file: &fs::File, start: u64, end: u64) -> io::Result<Vec<u8>> {
+    let len = end - start;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len as usize)
+        .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+    let got = Read::take(PositionedReader { file, pos: start }, len).read_to_end(&mut buf)?;
+    if got as u64 != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{got} of {len} bytes at offset {start}: the file is shorter"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// `Read` by positioned reads from `pos` on: no shared file cursor, so many
+/// threads read one opened file at once.
+struct PositionedReader<'a> {
+    file: &'a fs::File,
+    pos: u64,
+}
+
+impl Read for PositionedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// A key opened for range reads: the file is opened at the first read, and
+/// every later read reads that file (that version of the value), even if a
+/// writer renames a new one over its key meanwhile.
+struct OpenFile {
+    path: PathBuf,
+    /// The file and its size; `None`: no value under the key.
+    file: OnceLock<Option<(fs::File, u64)>>,
+}
+
+impl OpenFile {
+    fn opened(&self) -> Result<Option<&(fs::File, u64)>> {
+        if let Some(f) = self.file.get() {
+            return Ok(f.as_ref());
+        }
+        let opened = match fs::File::open(&self.path) {
+            Ok(f) => {
+                let size = f
+                    .metadata()
+                    .map_err(|e| io_error(e, "cannot stat", &self.path))?
+                    .len();
+                Some((f, size))
+            }
+            Err(e) if is_missing(&e) => None,
+            Err(e) => return Err(io_error(e, "cannot open", &self.path)),
+        };
+        Ok(self.file.get_or_init(|| opened).as_ref())
+    }
+}
+
+#[async_trait]
+impl OpenValue for OpenFile {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        let Some((file, size)) = self.opened()? else {
+            return Ok(None);
+        };
+        ranges
+            .iter()
+            .map(|r| {
+                let (s, e) = r.resolve(*size)?;
+                read_span(file, s, e)
+                    .map(Bytes::from)
+                    .map_err(|e| io_error(e, "cannot read", &self.path))
+            })
+            .collect::<Result<_>>()
+            .map(Some)
+    }
+}
+
+#[async_trait]
+impl Store for FilesystemStore {
+    fn location(&self, key: &str) -> String {
+        self.root.join(key).display().to_string()
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.get_sync(key)
+    }
+
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(OpenFile {
+            path: self.path(key)?,
+            file: OnceLock::new(),
+        }))
+    }
+
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
+        let path = self.path(key)?;
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if is_missing(&e) => return Ok(ReadInto::Missing),
+            Err(e) => return Err(io_error(e, "cannot open", &path)),
+        };
+        let size = file
+            .metadata()
+            .map_err(|e| io_error(e, "cannot stat", &path))?
+            .len();
+        if size != out.len() as u64 {
+            return Ok(ReadInto::NotRead);
+        }
+        file.read_exact_at(out, 0)
+            .map_err(|e| io_error(e, "cannot read", &path))?;
+        Ok(ReadInto::Read)
+    }
+
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.set_sync(key, &value)
+    }
+
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.delete_sync(key)
+    }
+
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.list_prefix_sync(prefix)
+    }
+
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.list_dir_sync(prefix)
+    }
+
+    async fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        self.delete_prefix_sync(prefix)
+    }
+
+    async fn exists(&self, key: &str) -> Result<bool> {
+        let path = self.path(key)?;
+        Ok(path.is_file())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::executor::block_on;
 
     fn tempdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("zarrox-test-{name}-{}", std::process::id()));
@@ -295,7 +354,9 @@ mod tests {
     #[test]
     fn filesystem_store_behaves() {
         let d = tempdir("fs");
-        super::super::tests::exercise(&FilesystemStore::new(&d));
+        let s = FilesystemStore::new(&d);
+        super::super::tests::exercise(&s);
+        super::super::tests::exercise_read_into(&s);
         fs::remove_dir_all(&d).unwrap();
     }
 
@@ -303,13 +364,13 @@ mod tests {
     fn deleting_a_directory_prefix_leaves_no_empty_directories() {
         let d = tempdir("delprefix");
         let s = FilesystemStore::new(&d);
-        s.set("g/a/c/0/0", b"1").unwrap();
-        s.set("g/zarr.json", b"{}").unwrap();
-        s.set("other", b"2").unwrap();
-        s.delete_prefix("g/").unwrap();
+        s.set_sync("g/a/c/0/0", b"1").unwrap();
+        s.set_sync("g/zarr.json", b"{}").unwrap();
+        s.set_sync("other", b"2").unwrap();
+        block_on(s.delete_prefix("g/")).unwrap();
         assert!(!d.join("g").exists());
-        assert_eq!(s.list_prefix("").unwrap(), vec!["other"]);
-        s.delete_prefix("").unwrap();
+        assert_eq!(block_on(s.list_prefix("")).unwrap(), vec!["other"]);
+        block_on(s.delete_prefix("")).unwrap();
         assert!(d.exists() && fs::read_dir(&d).unwrap().next().is_none());
         fs::remove_dir_all(&d).unwrap();
     }
@@ -318,8 +379,8 @@ mod tests {
     fn writes_leave_no_temporary_files() {
         let d = tempdir("tmp");
         let s = FilesystemStore::new(&d);
-        s.set("x/y", b"1").unwrap();
-        s.set("x/y", b"2").unwrap();
+        s.set_sync("x/y", b"1").unwrap();
+        s.set_sync("x/y", b"2").unwrap();
         let names: Vec<_> = fs::read_dir(d.join("x"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -327,8 +388,8 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("y")]);
         // A stale temporary file (a crashed writer) is not a key.
         fs::write(d.join("x").join(format!(".y{TMP_MARK}1-1")), b"junk").unwrap();
-        assert_eq!(s.list_prefix("").unwrap(), vec!["x/y"]);
-        assert_eq!(s.list_dir("x/").unwrap().0, vec!["y"]);
+        assert_eq!(block_on(s.list_prefix("")).unwrap(), vec!["x/y"]);
+        assert_eq!(block_on(s.list_dir("x/")).unwrap().0, vec!["y"]);
         fs::remove_dir_all(&d).unwrap();
     }
 }

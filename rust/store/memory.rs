@@ -1,14 +1,19 @@
-//! An in-memory store.
+//! An in-memory store. Values are shared, immutable buffers: a read hands out
+//! the stored buffer itself (no copy), and a value opened for range reads is
+//! one version by construction.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
-use super::{check_key, HeldValue, OpenValue, Store};
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use super::{check_key, check_prefix, children, HeldValue, OpenValue, ReadInto, Store};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
+    map: RwLock<BTreeMap<String, Bytes>>,
 }
 
 fn poisoned() -> Error {
@@ -19,37 +24,60 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn value(&self, key: &str) -> Result<Option<Bytes>> {
+        check_key(key)?;
+        let map = self.map.read().map_err(|_| poisoned())?;
+        Ok(map.get(key).cloned())
+    }
+
+    /// Every key and value, in key order (pickling a memory store copies it).
+    pub fn items(&self) -> Result<Vec<(String, Bytes)>> {
+        let map = self.map.read().map_err(|_| poisoned())?;
+        Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
 }
 
+#[async_trait]
 impl Store for MemoryStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        check_key(key)?;
-        let map = self.map.read().map_err(|_| poisoned())?;
-        Ok(map.get(key).map(|v| v.as_ref().clone()))
+    fn location(&self, key: &str) -> String {
+        format!("memory://{key}")
     }
 
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
-        check_key(key)?;
-        let map = self.map.read().map_err(|_| poisoned())?;
-        Ok(map
-            .get(key)
-            .map(|v| Box::new(HeldValue(Arc::clone(v))) as Box<dyn OpenValue>))
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.value(key)
     }
 
-    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(HeldValue(self.value(key)?)))
+    }
+
+    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
+        Ok(match self.value(key)? {
+            None => ReadInto::Missing,
+            Some(v) if v.len() == out.len() => {
+                out.copy_from_slice(&v);
+                ReadInto::Read
+            }
+            Some(_) => ReadInto::NotRead,
+        })
+    }
+
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
         check_key(key)?;
         let mut map = self.map.write().map_err(|_| poisoned())?;
-        map.insert(key.to_string(), Arc::new(value.to_vec()));
+        map.insert(key.to_string(), value);
         Ok(())
     }
 
-    fn delete(&self, key: &str) -> Result<()> {
+    async fn delete(&self, key: &str) -> Result<()> {
         check_key(key)?;
         self.map.write().map_err(|_| poisoned())?.remove(key);
         Ok(())
     }
 
-    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        check_prefix(prefix)?;
         let map = self.map.read().map_err(|_| poisoned())?;
         Ok(map
             .range(prefix.to_string()..)
@@ -58,22 +86,8 @@ impl Store for MemoryStore {
             .collect())
     }
 
-    fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
-        let mut keys = Vec::new();
-        let mut dirs: Vec<String> = Vec::new();
-        for key in self.list_prefix(prefix)? {
-            let rest = &key[prefix.len()..];
-            match rest.split_once('/') {
-                None => keys.push(rest.to_string()),
-                Some((dir, _)) => {
-                    if dirs.last().map(String::as_str) != Some(dir) {
-                        dirs.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        dirs.dedup();
-        Ok((keys, dirs))
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        Ok(children(prefix, self.list_prefix(prefix).await?))
     }
 }
 
@@ -81,6 +95,8 @@ impl Store for MemoryStore {
 mod tests {
     #[test]
     fn memory_store_behaves() {
-        super::super::tests::exercise(&super::MemoryStore::new());
+        let s = super::MemoryStore::new();
+        super::super::tests::exercise(&s);
+        super::super::tests::exercise_read_into(&s);
     }
 }

@@ -1,18 +1,35 @@
-//! Key-value stores: the [`Store`] trait, a local directory and memory.
+//! Key-value stores: the [`Store`] trait and its drivers: a local directory,
+//! memory, zip archives, object stores (S3, GCS, Azure, HTTP through the
+//! `object_store` crate) and stores the caller reads itself (Python stores).
+//!
+//! Every operation is async, so that one engine drives every store. A store
+//! also says how its requests are best scheduled ([`IoMode`]): a local disk
+//! answers at once and is read from the worker threads that decode, an
+//! object store is read with many requests in flight on the I/O runtime, and
+//! a caller-driven store hands its requests out in rounds.
 
+pub mod caller;
 pub mod filesystem;
 pub mod memory;
+pub mod object;
+pub mod runtime;
+pub mod zip;
 
 use std::fmt::Debug;
-use std::sync::Arc;
+
+use async_trait::async_trait;
+pub use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
+pub use caller::CallerStore;
 pub use filesystem::FilesystemStore;
 pub use memory::MemoryStore;
+pub use object::ObjectStore;
+pub use zip::ZipStore;
 
 /// A byte range of a stored value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ByteRange {
     /// `length` bytes from `offset` (to the end when `None`).
     FromStart { offset: u64, length: Option<u64> },
@@ -21,19 +38,40 @@ pub enum ByteRange {
 }
 
 impl ByteRange {
+    /// `length` bytes from `offset`.
+    pub fn span(offset: u64, length: u64) -> Self {
+        ByteRange::FromStart {
+            offset,
+            length: Some(length),
+        }
+    }
+
     /// The `[start, end)` this range covers in a value of `size` bytes, or an
     /// error if it reaches past the end.
     pub fn resolve(&self, size: u64) -> Result<(u64, u64)> {
         let (start, end) = match *self {
-            ByteRange::FromStart { offset, length } => {
-                (offset, length.map_or(size, |l| offset.saturating_add(l)))
-            }
+            ByteRange::FromStart { offset, length } => (
+                offset,
+                match length {
+                    None => size,
+                    Some(l) => offset.checked_add(l).ok_or_else(|| too_far(size))?,
+                },
+            ),
             ByteRange::Suffix(n) => (size.checked_sub(n).ok_or_else(|| too_far(size))?, size),
         };
         if start > end || end > size {
             return Err(too_far(size));
         }
         Ok((start, end))
+    }
+
+    /// The number of bytes this range asks for, when that does not depend on
+    /// the value's size.
+    pub fn fixed_len(&self) -> Option<u64> {
+        match *self {
+            ByteRange::FromStart { length, .. } => length,
+            ByteRange::Suffix(n) => Some(n),
+        }
     }
 }
 
@@ -43,6 +81,42 @@ fn too_far(size: u64) -> Error {
     ))
 }
 
+/// `ranges` of `value`, each a view of it (no copy); an error if one reaches past its end.
+pub fn slice_ranges(value: &Bytes, ranges: &[ByteRange]) -> Result<Vec<Bytes>> {
+    ranges
+        .iter()
+        .map(|r| {
+            let (s, e) = r.resolve(value.len() as u64)?;
+            Ok(value.slice(s as usize..e as usize))
+        })
+        .collect()
+}
+
+/// Error unless a store returned exactly the bytes a range asked for (an
+/// object store answers a range past the end with what there is).
+pub fn check_range_len(got: usize, range: &ByteRange) -> Result<()> {
+    match range.fixed_len() {
+        Some(want) if want != got as u64 => Err(Error::corrupt(format!(
+            "the store returned {got} bytes where {want} were asked for: the value is shorter"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// How the engine schedules a store's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    /// Requests complete when they are made (local disk, memory, zip): the
+    /// decoding threads make them, one chunk per thread at a time.
+    Blocking,
+    /// Requests take network round trips (object stores): many are kept in
+    /// flight on the I/O runtime, independent of the decoding threads.
+    Concurrent,
+    /// The caller fetches the bytes (a store written in Python): requests are
+    /// handed out in rounds (see [`caller`]).
+    Caller,
+}
+
 /// What [`Store::read_into`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadInto {
@@ -50,84 +124,98 @@ pub enum ReadInto {
     Missing,
     /// The value was read into the buffer.
     Read,
-    /// The value has another size than the buffer; nothing was read.
-    OtherSize,
-}
-
-/// `ranges` of `value`, each copied out; an error if one reaches past its end.
-pub fn slice_ranges(value: &[u8], ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
-    ranges
-        .iter()
-        .map(|r| {
-            let (s, e) = r.resolve(value.len() as u64)?;
-            Ok(value[s as usize..e as usize].to_vec())
-        })
-        .collect()
+    /// The value has another size than the buffer, or the store cannot read
+    /// into a buffer: nothing was read.
+    NotRead,
 }
 
 /// One version of a stored value, opened for several range reads: each read
 /// sees that version, even when the key is rewritten in between (a shard's
-/// index and its inner chunks must come from the same shard).
+/// index and its inner chunks must come from the same shard). Opening does no
+/// I/O; a missing value shows in the first read.
+#[async_trait]
 pub trait OpenValue: Send + Sync {
-    /// Parts of the value; an error if a range reaches past its end.
-    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>>;
+    /// Parts of the value (`None`: there is no value); an error if a range
+    /// reaches past its end.
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>>;
 }
 
-/// A value held in memory, as [`Store::open`] gives by default.
-pub struct HeldValue(pub Arc<Vec<u8>>);
+/// A value held in memory: one version by construction.
+pub struct HeldValue(pub Option<Bytes>);
 
+#[async_trait]
 impl OpenValue for HeldValue {
-    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Vec<Vec<u8>>> {
-        slice_ranges(&self.0, ranges)
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        self.0.as_ref().map(|v| slice_ranges(v, ranges)).transpose()
     }
 }
 
 /// A store of byte values under `/`-separated keys.
+#[async_trait]
 pub trait Store: Send + Sync + Debug {
-    /// The value under `key`, or `None` if there is none.
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
-    /// The value under `key` opened for range reads that all see one version
-    /// of it, or `None` if there is none. By default the whole value, fetched once.
-    fn open(&self, key: &str) -> Result<Option<Box<dyn OpenValue + '_>>> {
-        Ok(self
-            .get(key)?
-            .map(|v| Box::new(HeldValue(Arc::new(v))) as Box<dyn OpenValue>))
+    /// How the engine schedules this store's requests.
+    fn io_mode(&self) -> IoMode {
+        IoMode::Blocking
     }
+    /// Neighbouring byte ranges of one value closer than this many bytes are
+    /// fetched in one request (a round trip costs more than the gap's bytes).
+    fn coalesce_gap(&self) -> u64 {
+        64 * 1024
+    }
+    /// Where `key` is, for error messages: a path or URL.
+    fn location(&self, key: &str) -> String;
+    /// The value under `key`, or `None` if there is none.
+    async fn get(&self, key: &str) -> Result<Option<Bytes>>;
+    /// `key` opened for range reads that all see one version of its value.
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>>;
     /// Parts of the value under `key`, or `None` if there is none.
-    fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>> {
-        self.open(key)?.map(|v| v.read_ranges(ranges)).transpose()
+    async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        self.open(key)?.read_ranges(ranges).await
     }
     /// Read the value under `key` straight into `out` when it is exactly
-    /// `out.len()` bytes long.
-    fn read_into(&self, key: &str, out: &mut [u8]) -> Result<ReadInto> {
-        match self.get(key)? {
-            None => Ok(ReadInto::Missing),
-            Some(v) if v.len() == out.len() => {
-                out.copy_from_slice(&v);
-                Ok(ReadInto::Read)
-            }
-            Some(_) => Ok(ReadInto::OtherSize),
-        }
+    /// `out.len()` bytes long (stores that answer at once; others say `NotRead`).
+    fn read_into(&self, _key: &str, _out: &mut [u8]) -> Result<ReadInto> {
+        Ok(ReadInto::NotRead)
     }
     /// Store `value` under `key`, atomically: a reader sees the old or the new value.
-    fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+    async fn set(&self, key: &str, value: Bytes) -> Result<()>;
     /// Remove `key`; removing a missing key is not an error.
-    fn delete(&self, key: &str) -> Result<()>;
+    async fn delete(&self, key: &str) -> Result<()>;
     /// Every key that starts with `prefix`, sorted.
-    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
     /// The immediate children of the directory `prefix` (`""` or ending in `/`):
     /// (names of keys, names of sub-directories), each sorted.
-    fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)>;
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)>;
     /// Remove every key under `prefix`.
-    fn delete_prefix(&self, prefix: &str) -> Result<()> {
-        for key in self.list_prefix(prefix)? {
-            self.delete(&key)?;
+    async fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        for key in self.list_prefix(prefix).await? {
+            self.delete(&key).await?;
         }
         Ok(())
     }
     /// Whether `key` holds a value.
-    fn exists(&self, key: &str) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+    async fn exists(&self, key: &str) -> Result<bool> {
+        Ok(self.get(key).await?.is_some())
+    }
+    /// Whether keys can be removed (a zip archive cannot: the engine then
+    /// writes a chunk that became all fill value instead of deleting it).
+    fn supports_deletes(&self) -> bool {
+        true
+    }
+    /// Make every write so far durable and visible to other readers of the
+    /// store (a zip archive writes its directory); nothing to do for most.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Run one store operation to completion from synchronous code (the Python
+/// layer's metadata reads and writes): on the I/O runtime for object stores,
+/// on the calling thread for stores that answer at once.
+pub fn block_on<T>(store: &dyn Store, op: impl std::future::Future<Output = T>) -> Result<T> {
+    match store.io_mode() {
+        IoMode::Concurrent => runtime::block_on(op),
+        IoMode::Blocking | IoMode::Caller => Ok(futures::executor::block_on(op)),
     }
 }
 
@@ -146,96 +234,168 @@ pub fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
+/// Reject list prefixes that could escape the store: `""` or a key-like
+/// prefix (a trailing `/` allowed).
+pub fn check_prefix(prefix: &str) -> Result<()> {
+    let trimmed = prefix.strip_suffix('/').unwrap_or(prefix);
+    if trimmed.is_empty() && prefix.len() <= 1 && !prefix.starts_with('/') {
+        return Ok(());
+    }
+    check_key(trimmed).map_err(|_| Error::store(format!("invalid store prefix '{prefix}'")))
+}
+
+/// Split the sorted keys under `prefix` into the immediate children (keys,
+/// sub-directories), each sorted and without repeats.
+pub fn children(
+    prefix: &str,
+    keys: impl IntoIterator<Item = String>,
+) -> (Vec<String>, Vec<String>) {
+    let mut names = Vec::new();
+    let mut dirs: Vec<String> = Vec::new();
+    for key in keys {
+        let Some(rest) = key.strip_prefix(prefix) else {
+            continue;
+        };
+        match rest.split_once('/') {
+            Some((dir, _)) if dirs.last().map(String::as_str) != Some(dir) => {
+                dirs.push(dir.to_string());
+            }
+            Some(_) => {}
+            None if !rest.is_empty() => names.push(rest.to_string()),
+            None => {}
+        }
+    }
+    names.sort();
+    dirs.sort();
+    dirs.dedup();
+    (names, dirs)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
+    fn run<T>(store: &dyn Store, f: impl std::future::Future<Output = T>) -> T {
+        block_on(store, f).unwrap()
+    }
+
     /// The behaviour every store must have.
     pub fn exercise(store: &dyn Store) {
-        assert_eq!(store.get("a/b").unwrap(), None);
-        store.set("a/b", b"hello").unwrap();
-        store.set("a/c/d", b"x").unwrap();
-        store.set("zarr.json", b"{}").unwrap();
-        assert_eq!(store.get("a/b").unwrap().unwrap(), b"hello");
-        store.set("a/b", b"world!").unwrap();
-        assert_eq!(store.get("a/b").unwrap().unwrap(), b"world!");
-        let r = store
-            .get_ranges(
-                "a/b",
-                &[
-                    ByteRange::FromStart {
-                        offset: 1,
-                        length: Some(2),
-                    },
-                    ByteRange::Suffix(2),
-                    ByteRange::FromStart {
-                        offset: 4,
-                        length: None,
-                    },
-                ],
-            )
-            .unwrap()
-            .unwrap();
-        assert_eq!(r, vec![b"or".to_vec(), b"d!".to_vec(), b"d!".to_vec()]);
-        assert!(store.get_ranges("a/b", &[ByteRange::Suffix(7)]).is_err());
-        assert!(store
-            .get_ranges(
-                "a/b",
-                &[ByteRange::FromStart {
-                    offset: 3,
-                    length: Some(9)
-                }]
-            )
-            .is_err());
-        assert_eq!(
-            store.get_ranges("nope", &[ByteRange::Suffix(1)]).unwrap(),
-            None
-        );
-        assert!(store.open("nope").unwrap().is_none());
-        // An opened value keeps reading the version it opened, in any order,
-        // while the key is rewritten.
-        let opened = store.open("a/b").unwrap().unwrap();
-        store.set("a/b", b"WORLD?").unwrap();
-        let suffix = opened.read_ranges(&[ByteRange::Suffix(3)]).unwrap();
-        let from_start = ByteRange::FromStart {
-            offset: 0,
-            length: Some(3),
-        };
-        let start = opened.read_ranges(&[from_start, from_start]).unwrap();
-        assert_eq!(suffix, vec![b"ld!".to_vec()]);
-        assert_eq!(start, vec![b"wor".to_vec(), b"wor".to_vec()]);
-        assert!(opened.read_ranges(&[ByteRange::Suffix(7)]).is_err());
-        drop(opened);
-        assert_eq!(store.get("a/b").unwrap().unwrap(), b"WORLD?");
-        store.set("a/b", b"world!").unwrap();
-        assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/b", "a/c/d"]);
-        assert_eq!(
-            store.list_dir("").unwrap(),
-            (vec!["zarr.json".to_string()], vec!["a".to_string()])
-        );
-        assert_eq!(
-            store.list_dir("a/").unwrap(),
-            (vec!["b".to_string()], vec!["c".to_string()])
-        );
-        assert!(store.exists("a/c/d").unwrap());
+        let b = |s: &[u8]| Bytes::copy_from_slice(s);
+        run(store, async {
+            assert_eq!(store.get("a/b").await.unwrap(), None);
+            store.set("a/b", b(b"hello")).await.unwrap();
+            store.set("a/c/d", b(b"x")).await.unwrap();
+            store.set("zarr.json", b(b"{}")).await.unwrap();
+            assert_eq!(store.get("a/b").await.unwrap().unwrap(), b"hello"[..]);
+            store.set("a/b", b(b"world!")).await.unwrap();
+            assert_eq!(store.get("a/b").await.unwrap().unwrap(), b"world!"[..]);
+            let r = store
+                .get_ranges(
+                    "a/b",
+                    &[
+                        ByteRange::span(1, 2),
+                        ByteRange::Suffix(2),
+                        ByteRange::FromStart {
+                            offset: 4,
+                            length: None,
+                        },
+                    ],
+                )
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(r, vec![b(b"or"), b(b"d!"), b(b"d!")]);
+            assert!(store
+                .get_ranges("a/b", &[ByteRange::Suffix(7)])
+                .await
+                .is_err());
+            assert!(store
+                .get_ranges("a/b", &[ByteRange::span(3, 9)])
+                .await
+                .is_err());
+            assert_eq!(
+                store
+                    .get_ranges("nope", &[ByteRange::Suffix(1)])
+                    .await
+                    .unwrap(),
+                None
+            );
+            let missing = store.open("nope").unwrap();
+            assert!(missing.read_ranges(&[]).await.unwrap().is_none());
+            // An opened value keeps reading the version it opened, in any order,
+            // while the key is rewritten (once it has been read).
+            let opened = store.open("a/b").unwrap();
+            let suffix = opened.read_ranges(&[ByteRange::Suffix(3)]).await.unwrap();
+            store.set("a/b", b(b"WORLD?")).await.unwrap();
+            let from_start = ByteRange::span(0, 3);
+            let start = opened.read_ranges(&[from_start, from_start]).await;
+            assert_eq!(suffix, Some(vec![b(b"ld!")]));
+            match start {
+                Ok(start) => assert_eq!(start, Some(vec![b(b"wor"), b(b"wor")])),
+                // A store that cannot keep a version must refuse, never mix.
+                Err(e) => assert_eq!(e.kind, crate::error::ErrorKind::Store, "{e}"),
+            }
+            assert!(opened.read_ranges(&[ByteRange::Suffix(7)]).await.is_err());
+            drop(opened);
+            assert_eq!(store.get("a/b").await.unwrap().unwrap(), b"WORLD?"[..]);
+            store.set("a/b", b(b"world!")).await.unwrap();
+            assert_eq!(store.list_prefix("a/").await.unwrap(), vec!["a/b", "a/c/d"]);
+            assert_eq!(
+                store.list_dir("").await.unwrap(),
+                (vec!["zarr.json".to_string()], vec!["a".to_string()])
+            );
+            assert_eq!(
+                store.list_dir("a/").await.unwrap(),
+                (vec!["b".to_string()], vec!["c".to_string()])
+            );
+            assert!(store.exists("a/c/d").await.unwrap());
+            store.delete("a/b").await.unwrap();
+            store.delete("a/b").await.unwrap();
+            assert_eq!(store.get("a/b").await.unwrap(), None);
+            store.delete_prefix("a/").await.unwrap();
+            assert!(store.list_prefix("a/").await.unwrap().is_empty());
+            assert!(store.set("../x", b(b"")).await.is_err());
+            assert!(store.set("/x", b(b"")).await.is_err());
+            assert!(store.get("a//b").await.is_err());
+            assert!(store.list_prefix("../").await.is_err());
+            assert!(store.list_dir("/").await.is_err());
+        });
+    }
+
+    /// `read_into` for stores that answer at once.
+    pub fn exercise_read_into(store: &dyn Store) {
+        run(store, store.set("k", Bytes::from_static(b"world!"))).unwrap();
         let mut buf = [0u8; 6];
-        assert_eq!(store.read_into("a/b", &mut buf).unwrap(), ReadInto::Read);
+        assert_eq!(store.read_into("k", &mut buf).unwrap(), ReadInto::Read);
         assert_eq!(&buf, b"world!");
         assert_eq!(
-            store.read_into("a/b", &mut [0u8; 5]).unwrap(),
-            ReadInto::OtherSize
+            store.read_into("k", &mut [0u8; 5]).unwrap(),
+            ReadInto::NotRead
+        );
+        assert_eq!(store.read_into("zz", &mut buf).unwrap(), ReadInto::Missing);
+        run(store, store.delete("k")).unwrap();
+    }
+
+    #[test]
+    fn ranges_and_prefixes() {
+        assert_eq!(ByteRange::span(2, 3).resolve(10).unwrap(), (2, 5));
+        assert!(ByteRange::span(u64::MAX, 3).resolve(10).is_err());
+        assert!(ByteRange::Suffix(11).resolve(10).is_err());
+        check_prefix("").unwrap();
+        check_prefix("a/").unwrap();
+        check_prefix("a/b").unwrap();
+        for bad in ["/", "../", "a/../", "/a", "a//"] {
+            assert!(check_prefix(bad).is_err(), "{bad}");
+        }
+        let keys = ["a/b", "a/c/d", "a/c/e", "b"].map(String::from);
+        assert_eq!(
+            children("a/", keys.clone()),
+            (vec!["b".to_string()], vec!["c".to_string()])
         );
         assert_eq!(
-            store.read_into("a/zz", &mut buf).unwrap(),
-            ReadInto::Missing
+            children("", keys),
+            (vec!["b".to_string()], vec!["a".to_string()])
         );
-        store.delete("a/b").unwrap();
-        store.delete("a/b").unwrap();
-        assert_eq!(store.get("a/b").unwrap(), None);
-        store.delete_prefix("a/").unwrap();
-        assert!(store.list_prefix("a/").unwrap().is_empty());
-        assert!(store.set("../x", b"").is_err());
-        assert!(store.set("/x", b"").is_err());
-        assert!(store.get("a//b").is_err());
     }
 }

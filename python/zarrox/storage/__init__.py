@@ -1,19 +1,35 @@
-"""Stores: where keys and bytes live. LocalStore and MemoryStore are implemented
-in Rust; `resolve_store` turns what a user passes (a path, a URL, a store) into one."""
+"""Stores: where keys and bytes live.
+
+Local directories, memory, zip archives and object stores (S3, GCS, Azure, HTTP) are
+implemented in Rust: the engine reads and writes them itself, with many requests in flight
+on object stores. A zarr-python store object that has no Rust equivalent (its
+``ZipStore``, ``FsspecStore``, ``MemoryStore``, wrappers) is served from Python: the engine
+hands out its requests in rounds (:mod:`zarrox.storage.bridge`).
+
+:func:`resolve_store` turns what a user passes (a path, a URL, a store object) into a store.
+Every store pickles: a URL and the options given (never credentials read from the
+environment), a memory store's contents, a zarr-python store object itself.
+"""
 
 from __future__ import annotations
 
 import os
+import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zarrox._core import StoreHandle
+from zarrox._core import StoreHandle, memory_items
+from zarrox.storage.options import SCHEMES, object_store_options
 
 
 class Store:
-    """A key-value store backed by the Rust core."""
+    """A key-value store. ``handle`` is the Rust side the engine reads and writes
+    (for a store served from Python, a handle that says so)."""
 
     handle: StoreHandle
+    #: Writes are refused (a store opened read-only, an HTTP store).
+    read_only: bool = False
 
     def get(self, key: str) -> bytes | None:
         return self.handle.get(key)
@@ -40,16 +56,43 @@ class Store:
     def delete_prefix(self, prefix: str) -> None:
         self.handle.delete_prefix(prefix)
 
+    def flush(self) -> None:
+        """Make the writes so far visible to other readers (a zip archive's directory)."""
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.flush()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def location(self, key: str = "") -> str:
+        """Where ``key`` (or the store itself) is: a path or URL."""
+        return self.handle.location(key).rstrip("/") if not key else self.handle.location(key)
+
+    @property
+    def url(self) -> str:
+        """A URL that, with the store's options, opens this store again."""
+        return self.location()
+
 
 class LocalStore(Store):
     """A directory on the local filesystem; every write is atomic (temp file + rename)."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.root = Path(root)
+        self.read_only = read_only
         self.handle = StoreHandle.local(os.fspath(self.root))
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
+
+    @property
+    def url(self) -> str:
+        return self.root.absolute().as_uri()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LocalStore) and other.root == self.root
@@ -57,9 +100,23 @@ class LocalStore(Store):
     def __hash__(self) -> int:
         return hash(("LocalStore", self.root))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LocalStore, (os.fspath(self.root),), {"read_only": self.read_only})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.read_only = state["read_only"]
+
+
+def _memory_store(items: dict[str, bytes]) -> MemoryStore:
+    store = MemoryStore()
+    for key, value in items.items():
+        store.set(key, value)
+    return store
+
 
 class MemoryStore(Store):
-    """Keys and values held in memory, shared by every node opened on it."""
+    """Keys and values held in memory, shared by every node opened on it. A pickled
+    memory store carries its contents (the copy is independent of the original)."""
 
     def __init__(self) -> None:
         self.handle = StoreHandle.memory()
@@ -67,24 +124,337 @@ class MemoryStore(Store):
     def __repr__(self) -> str:
         return f"MemoryStore(<{id(self):#x}>)"
 
+    @property
+    def url(self) -> str:
+        return "memory://"
 
-def resolve_store(store: Any) -> Store:
-    """A Store from a Store, a path (str or os.PathLike), ``file://...`` or ``memory://``."""
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_memory_store, (dict(memory_items(self.handle)),))
+
+
+class ZipStore(Store):
+    """A zip archive, as zarr-python's ``ZipStore`` writes them (entries stored
+    uncompressed). ``mode``: ``r`` (read only), ``w`` (a new archive), ``a`` (read and
+    write, created if missing), ``x`` (a new archive that must not exist). Writes become
+    visible to other readers of the file at each flush (after every array write) and at
+    :meth:`close`; use the store as a context manager to close it."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: str = "r") -> None:
+        self.path = Path(path)
+        self.mode = mode
+        self.read_only = mode == "r"
+        self.handle = StoreHandle.zip(os.fspath(self.path), mode)
+
+    def __repr__(self) -> str:
+        return f"ZipStore({str(self.path)!r}, mode={self.mode!r})"
+
+    @property
+    def url(self) -> str:
+        return f"zip://{self.path.absolute()}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.flush()
+        return (ZipStore, (os.fspath(self.path), "r" if self.read_only else "a"))
+
+
+class ObjectStore(Store):
+    """An object store: S3 or an S3-compatible endpoint (``s3://bucket/prefix``), Google
+    Cloud Storage (``gs://``), Azure Blob Storage (``az://``, ``abfs://``) or a web server
+    (``http(s)://``, read only), read and written by Rust with many requests in flight.
+
+    ``storage_options`` (see :mod:`zarrox.storage.options`) hold credentials, endpoint,
+    region and timeouts; without them the environment's are used. Only the options given
+    here are pickled."""
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        self._url = url.rstrip("/")
+        self.storage_options = dict(storage_options or {})
+        scheme = url.split("://", 1)[0].lower()
+        self.read_only = SCHEMES.get(scheme) == "http"
+        self.handle = StoreHandle.object(
+            self._url, object_store_options(self._url, self.storage_options)
+        )
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self._url!r})"
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ObjectStore)
+            and other._url == self._url
+            and other.storage_options == self.storage_options
+        )
+
+    def __hash__(self) -> int:
+        return hash(("ObjectStore", self._url))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ObjectStore, (self._url, self.storage_options))
+
+
+class ObstoreStore(Store):
+    """An obstore store object (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``,
+    ``HTTPStore``, as zarr-python's ``ObjectStore`` wraps them), read and written by Rust.
+    It pickles as the obstore object does."""
+
+    def __init__(self, store: Any, *, read_only: bool = False) -> None:
+        self.obstore = store
+        self.read_only = read_only or type(store).__name__ == "HTTPStore"
+        self.handle = StoreHandle.obstore(store, _obstore_url(store))
+
+    def __repr__(self) -> str:
+        return f"ObstoreStore({self.obstore!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ObstoreStore, (self.obstore,), {"read_only": self.read_only})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.read_only = state["read_only"]
+
+
+def _obstore_url(store: Any) -> str:
+    """A URL naming an obstore store in messages."""
+    name = type(store).__name__
+    config = getattr(store, "config", None) or {}
+    prefix = str(getattr(store, "prefix", None) or "").strip("/")
+    if name == "S3Store":
+        bucket = config.get("bucket") or config.get("aws_bucket") or "?"
+        base = f"s3://{bucket}"
+    elif name == "GCSStore":
+        base = f"gs://{config.get('bucket') or config.get('google_bucket') or '?'}"
+    elif name == "AzureStore":
+        base = f"az://{config.get('container_name') or config.get('azure_container_name') or '?'}"
+    elif name == "HTTPStore":
+        base = str(getattr(store, "url", "") or "http://?").rstrip("/")
+    else:
+        base = f"{name.lower()}://"
+    return f"{base}/{prefix}" if prefix else base
+
+
+class PythonStore(Store):
+    """A zarr-python store object with no Rust equivalent (``ZipStore``, ``FsspecStore``,
+    ``MemoryStore``, wrappers): metadata is read and written through its async methods,
+    chunks through the engine's request rounds. It pickles as the wrapped store does."""
+
+    def __init__(self, store: Any) -> None:
+        from zarrox.storage.bridge import Answerer
+
+        self.zarr_store = store
+        self.read_only = bool(getattr(store, "read_only", False))
+        self.handle = StoreHandle.caller(repr(store))
+        self.answerer = Answerer(store, self.location)
+
+    def __repr__(self) -> str:
+        return f"PythonStore({self.zarr_store!r})"
+
+    def location(self, key: str = "") -> str:
+        return f"{self.zarr_store!r}/{key}" if key else repr(self.zarr_store)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PythonStore, (self.zarr_store,))
+
+    def run(self, coro: Any) -> Any:
+        """Run a coroutine of the wrapped store (on zarr-python's event loop), the store
+        opened first."""
+        from zarr.core.sync import sync
+
+        async def opened() -> Any:
+            ensure = getattr(self.zarr_store, "_ensure_open", None)
+            if ensure is not None:
+                await ensure()
+            return await coro
+
+        return sync(opened())
+
+    def _request(self, op: str, key: str, arg: Any = None) -> Any:
+        return self.run(self.answerer.perform((0, op, key, arg)))
+
+    def get(self, key: str) -> bytes | None:
+        got = self._request("get", key)
+        return None if got is None else bytes(got)
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        arg = ("suffix", -start) if start < 0 and length is None else (start, length)
+        got = self._request("get", key, arg)
+        return None if got is None else bytes(got)
+
+    def set(self, key: str, value: bytes) -> None:
+        self._request("set", key, bytes(value))
+
+    def delete(self, key: str) -> None:
+        self._request("delete", key)
+
+    def exists(self, key: str) -> bool:
+        return bool(self.run(self.zarr_store.exists(key)))
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        async def collect() -> list[str]:
+            return [k async for k in self.zarr_store.list_prefix(prefix)]
+
+        return sorted(self.run(collect()))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        keys: list[str] = []
+        dirs: list[str] = []
+        for key in self.list_prefix(prefix):
+            rest = key[len(prefix) :]
+            if "/" in rest:
+                d = rest.split("/", 1)[0]
+                if not dirs or dirs[-1] != d:
+                    dirs.append(d)
+            elif rest:
+                keys.append(rest)
+        return sorted(keys), sorted(set(dirs))
+
+    def delete_prefix(self, prefix: str) -> None:
+        for key in self.list_prefix(prefix):
+            self.delete(key)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.zarr_store.close()
+
+    def serve(self, session: Any) -> Any:
+        """Run a Rust read session to its end, fetching its requests from the store."""
+        from zarrox.storage.bridge import serve
+
+        return self.run(serve(session, self.answerer.perform))
+
+    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
+        """The values of the ``needed`` ``keys`` (None elsewhere), fetched concurrently."""
+        from zarrox.storage.bridge import fetch_all
+
+        wanted = [k if n else None for k, n in zip(keys, needed, strict=True)]
+        return self.run(fetch_all(wanted, self.answerer.perform))  # type: ignore[no-any-return]
+
+    def store_values(self, keys: list[str], values: list[Any]) -> None:
+        """Store encoded chunks (None: delete the key), concurrently."""
+        from zarrox.storage.bridge import store_all
+
+        self.run(store_all(keys, values, self.answerer.perform))
+
+    @property
+    def url(self) -> str:
+        return repr(self.zarr_store)
+
+
+#: zarrox stores of zarr-python store objects, so that one Rust store serves each: by the
+#: object's id, with a weak reference to it and where it is (a LocalStore can move).
+_ADAPTED: dict[int, tuple[weakref.ref[Any], Any, Store]] = {}
+
+
+def from_zarr_store(store: Any) -> Store:
+    """The zarrox store for a zarr-python store object: Rust's own where one exists
+    (``LocalStore``, ``ObjectStore`` over an obstore S3, GCS, Azure or HTTP store), else
+    one served from Python."""
+    where = getattr(store, "root", None)
+    found = _ADAPTED.get(id(store))
+    if found is not None and found[0]() is store and found[1] == where:
+        return found[2]
+    adapted = _adapt(store)
+    try:
+        _ADAPTED[id(store)] = (weakref.ref(store), where, adapted)
+        weakref.finalize(store, _ADAPTED.pop, id(store), None)
+    except TypeError:  # not weak-referenceable: adapt again next time
+        pass
+    return adapted
+
+
+def _adapt(store: Any) -> Store:
+    name = type(store).__name__
+    module = type(store).__module__.split(".")[0]
+    read_only = bool(getattr(store, "read_only", False))
+    if module == "zarr" and name == "LocalStore":
+        return LocalStore(store.root, read_only=read_only)
+    if module == "zarr" and name == "ObjectStore":
+        inner = store.store
+        if type(inner).__name__ in ("S3Store", "GCSStore", "AzureStore", "HTTPStore"):
+            return ObstoreStore(inner, read_only=read_only)
+    return PythonStore(store)
+
+
+def _is_zarr_store(store: Any) -> bool:
+    try:
+        from zarr.abc.store import Store as ZarrStore
+    except ImportError:
+        return False
+    return isinstance(store, ZarrStore)
+
+
+def resolve_store(
+    store: Any, *, storage_options: Mapping[str, Any] | None = None, mode: str | None = None
+) -> Store:
+    """A store from what a user passes: a zarrox store, a zarr-python store object, None
+    (a new memory store), a local path (``str`` or ``os.PathLike``; a path ending in
+    ``.zip`` is a zip archive), or a URL: ``file://``, ``memory://``, ``zip://path.zip``,
+    ``s3://``, ``gs://``, ``az://``/``abfs://``, ``http(s)://``. ``storage_options``
+    apply to object store URLs only (TypeError otherwise, as zarr-python raises).
+    ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``) opens a zip archive."""
+    if storage_options and not (isinstance(store, str) and _remote(store)):
+        raise TypeError(
+            "'storage_options' was provided but unused. 'storage_options' is only used "
+            "when the store is passed as a URL of an object store (s3://, gs://, az://, "
+            "http(s)://)."
+        )
     if isinstance(store, Store):
         return store
     if store is None:
         return MemoryStore()
     if isinstance(store, os.PathLike):
-        return LocalStore(store)
+        store = os.fspath(store)
+    if isinstance(store, bytes):
+        store = store.decode()
     if isinstance(store, str):
-        if store.startswith("memory://"):
-            return MemoryStore()
-        if store.startswith("file://"):
-            return LocalStore(store[len("file://") :])
-        if "://" in store:
-            raise ValueError(f"unsupported store URL {store!r}: use a local path or memory://")
-        return LocalStore(store)
+        return _from_string(store, storage_options, mode)
+    if isinstance(store, Mapping) and "driver" in store:
+        raise TypeError("a TensorStore spec is opened with zarrox.open(spec)")
+    if _is_zarr_store(store):
+        return from_zarr_store(store)
     raise TypeError(f"cannot use {type(store).__name__} as a store")
 
 
-__all__ = ["LocalStore", "MemoryStore", "Store", "resolve_store"]
+def _remote(url: str) -> bool:
+    return "://" in url and url.split("://", 1)[0].lower() in SCHEMES
+
+
+def _zip_mode(mode: str | None) -> str:
+    """The zip archive mode for zarr-python's access mode."""
+    return {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x", None: "a"}.get(mode, "a")
+
+
+def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str | None) -> Store:
+    if text.startswith("memory://"):
+        return MemoryStore()
+    if text.startswith("zip://"):
+        return ZipStore(text[len("zip://") :], _zip_mode(mode))
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    elif "://" in text:
+        if _remote(text):
+            return ObjectStore(text, storage_options)
+        raise ValueError(
+            f"unsupported store URL {text!r}: use a local path, file://, memory://, zip://, "
+            "s3://, gs://, az://, abfs:// or http(s)://"
+        )
+    if text.lower().endswith(".zip") and not os.path.isdir(text):
+        return ZipStore(text, _zip_mode(mode))
+    return LocalStore(text, read_only=mode == "r")
+
+
+__all__ = [
+    "LocalStore",
+    "MemoryStore",
+    "ObjectStore",
+    "ObstoreStore",
+    "PythonStore",
+    "Store",
+    "ZipStore",
+    "from_zarr_store",
+    "resolve_store",
+]

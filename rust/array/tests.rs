@@ -1,0 +1,538 @@
+use super::*;
+use crate::indexing::DimSelection;
+use crate::store::{ByteRange, MemoryStore, OpenValue};
+use async_trait::async_trait;
+use serde_json::json;
+
+fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+    futures::executor::block_on(f)
+}
+
+fn keys(store: &dyn Store, prefix: &str) -> Vec<String> {
+    run(store.list_prefix(prefix)).unwrap()
+}
+
+fn put(store: &dyn Store, key: &str, value: &[u8]) {
+    run(store.set(key, Bytes::copy_from_slice(value))).unwrap()
+}
+
+fn array_of(store: Arc<dyn Store>, meta: Value, fill: Vec<u8>) -> ArrayCore {
+    ArrayCore::new(StoreRef::Rust(store), "a", &meta.to_string(), fill, false).unwrap()
+}
+
+fn array(store: Arc<dyn Store>, shape: &[u64], chunks: &[usize], codecs: Value) -> ArrayCore {
+    let meta = json!({
+        "shape": shape, "chunk_shape": chunks, "data_type": "uint16",
+        "codecs": codecs, "chunk_key_encoding": {"name": "default", "separator": "/"}
+    });
+    array_of(store, meta, 7u16.to_ne_bytes().to_vec())
+}
+
+fn sl(start: u64, stop: u64) -> DimSelection {
+    DimSelection::Slice {
+        start,
+        stop,
+        step: 1,
+    }
+}
+
+fn all(shape: &[u64]) -> Selection {
+    Selection::Orthogonal(shape.iter().map(|&s| sl(0, s)).collect())
+}
+
+fn as_u16(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect()
+}
+
+fn u16s(v: impl IntoIterator<Item = u16>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+#[test]
+fn write_read_round_trip_with_edges_and_fill() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}]);
+    let a = array(Arc::clone(&store), &[10, 7], &[4, 3], codecs);
+    let mut out = vec![0u8; 140];
+    a.read(&all(&[10, 7]), &mut out).unwrap();
+    assert!(as_u16(&out).iter().all(|&v| v == 7));
+    let value = u16s(0..70);
+    a.write(&all(&[10, 7]), Input::Fixed(&value)).unwrap();
+    assert_eq!(keys(&*store, "a/c/").len(), 9);
+    a.read(&all(&[10, 7]), &mut out).unwrap();
+    assert_eq!(out, value);
+    // Strided read of rows 1,4,7 and column 5.
+    let sel = Selection::Orthogonal(vec![
+        DimSelection::Slice {
+            start: 1,
+            stop: 10,
+            step: 3,
+        },
+        sl(5, 6),
+    ]);
+    let mut part = vec![0u8; 6];
+    a.read(&sel, &mut part).unwrap();
+    assert_eq!(as_u16(&part), vec![12, 33, 54]);
+    // Writing fill value everywhere deletes the chunks.
+    let fill = u16s(std::iter::repeat_n(7, 70));
+    a.write(&all(&[10, 7]), Input::Fixed(&fill)).unwrap();
+    assert!(keys(&*store, "a/c/").is_empty());
+}
+
+#[test]
+fn partial_write_keeps_the_rest_of_the_chunk() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = array(
+        store,
+        &[6],
+        &[4],
+        json!([{"name": "bytes", "configuration": {"endian": "big"}}]),
+    );
+    let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![5, 1])]);
+    a.write(&sel, Input::Fixed(&[1, 0, 2, 0])).unwrap();
+    let mut out = vec![0u8; 12];
+    a.read(&all(&[6]), &mut out).unwrap();
+    assert_eq!(
+        as_u16(&out),
+        vec![
+            7,
+            u16::from_ne_bytes([2, 0]),
+            7,
+            7,
+            7,
+            u16::from_ne_bytes([1, 0])
+        ]
+    );
+}
+
+#[test]
+fn errors_name_array_and_chunk() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = array(
+        Arc::clone(&store),
+        &[4],
+        &[4],
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]),
+    );
+    put(&*store, "a/c/0", b"garbage!!");
+    let mut out = vec![0u8; 8];
+    let err = a.read(&all(&[4]), &mut out).unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Checksum);
+    assert!(
+        err.message.starts_with("array 'a': chunk 'a/c/0': crc32c"),
+        "{}",
+        err.message
+    );
+    let mut wrong = vec![0u8; 7];
+    assert_eq!(
+        a.read(&all(&[4]), &mut wrong).unwrap_err().kind,
+        crate::error::ErrorKind::Value
+    );
+}
+
+#[test]
+fn zero_dimensional() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = array(
+        Arc::clone(&store),
+        &[],
+        &[],
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+    );
+    a.write(
+        &Selection::Orthogonal(vec![]),
+        Input::Fixed(&9u16.to_ne_bytes()),
+    )
+    .unwrap();
+    assert!(run(store.exists("a/c")).unwrap());
+    let mut out = vec![0u8; 2];
+    a.read(&Selection::Orthogonal(vec![]), &mut out).unwrap();
+    assert_eq!(as_u16(&out), vec![9]);
+}
+
+/// A memory store that counts read requests and the bytes they return.
+#[derive(Debug, Default)]
+struct CountingStore {
+    inner: MemoryStore,
+    counts: Arc<ReadCounts>,
+}
+
+#[derive(Debug, Default)]
+struct ReadCounts {
+    requests: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
+}
+
+impl ReadCounts {
+    fn count(&self, requests: usize, bytes: usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.requests.fetch_add(requests, SeqCst);
+        self.bytes.fetch_add(bytes, SeqCst);
+    }
+}
+
+impl CountingStore {
+    fn take(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let c = &self.counts;
+        (c.requests.swap(0, SeqCst), c.bytes.swap(0, SeqCst))
+    }
+}
+
+/// An opened value whose range reads are counted, one request per range.
+struct CountingValue<'a>(Box<dyn OpenValue + 'a>, Arc<ReadCounts>);
+
+#[async_trait]
+impl OpenValue for CountingValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        let v = self.0.read_ranges(ranges).await?;
+        let bytes = v.iter().flatten().map(Bytes::len).sum();
+        self.1.count(ranges.len(), bytes);
+        Ok(v)
+    }
+}
+
+#[async_trait]
+impl Store for CountingStore {
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        let v = self.inner.get(key).await?;
+        self.counts.count(1, v.as_ref().map_or(0, Bytes::len));
+        Ok(v)
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(CountingValue(
+            self.inner.open(key)?,
+            Arc::clone(&self.counts),
+        )))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+fn sharded_codecs(inner: &[usize], location: &str) -> Value {
+    json!([{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": inner,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": location}}])
+}
+
+fn sharded(
+    store: Arc<dyn Store>,
+    shape: &[u64],
+    shard: &[usize],
+    inner: &[usize],
+    location: &str,
+) -> ArrayCore {
+    array(store, shape, shard, sharded_codecs(inner, location))
+}
+
+#[test]
+fn sharded_round_trip_with_edge_shards() {
+    for location in ["start", "end"] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let a = sharded(Arc::clone(&store), &[10, 9], &[4, 6], &[2, 3], location);
+        let value = u16s((0..90u16).map(|v| v + 100));
+        a.write(&all(&[10, 9]), Input::Fixed(&value)).unwrap();
+        assert_eq!(keys(&*store, "a/c/").len(), 6); // 3 x 2 shards
+        let mut out = vec![0u8; 180];
+        a.read(&all(&[10, 9]), &mut out).unwrap();
+        assert_eq!(out, value);
+        // Partial write into one inner chunk keeps its neighbours.
+        let sel = Selection::Orthogonal(vec![sl(5, 6), sl(4, 5)]);
+        a.write(&sel, Input::Fixed(&1u16.to_ne_bytes())).unwrap();
+        a.read(&all(&[10, 9]), &mut out).unwrap();
+        let got = as_u16(&out);
+        for (i, v) in got.iter().enumerate() {
+            let want = if i == 5 * 9 + 4 { 1 } else { i as u16 + 100 };
+            assert_eq!(*v, want, "element {i} ({location})");
+        }
+    }
+}
+
+#[test]
+fn one_inner_chunk_reads_index_and_that_chunk_only() {
+    let counting = Arc::new(CountingStore::default());
+    let store: Arc<dyn Store> = counting.clone();
+    // One 64x64 shard of 8x8 inner chunks (64 of them), raw uint16.
+    let a = sharded(Arc::clone(&store), &[64, 64], &[64, 64], &[8, 8], "end");
+    let value = u16s(0..4096u16);
+    a.write(&all(&[64, 64]), Input::Fixed(&value)).unwrap();
+    counting.take();
+    let sel = Selection::Orthogonal(vec![sl(17, 20), sl(40, 41)]);
+    let mut out = vec![0u8; 6];
+    a.read(&sel, &mut out).unwrap();
+    assert_eq!(as_u16(&out), vec![17 * 64 + 40, 18 * 64 + 40, 19 * 64 + 40]);
+    let index_size = 64 * 16 + 4;
+    let chunk_size = 8 * 8 * 2;
+    assert_eq!(counting.take(), (2, index_size + chunk_size));
+    // The whole shard: one request.
+    let mut whole = vec![0u8; 8192];
+    a.read(&all(&[64, 64]), &mut whole).unwrap();
+    assert_eq!(whole, value);
+    let (calls, bytes) = counting.take();
+    assert_eq!((calls, bytes), (1, index_size + 64 * chunk_size));
+    // Two neighbouring inner chunks: the index and those two, coalesced.
+    let sel = Selection::Orthogonal(vec![sl(0, 8), sl(0, 16)]);
+    let mut two = vec![0u8; 256];
+    a.read(&sel, &mut two).unwrap();
+    assert_eq!(counting.take(), (2, index_size + 2 * chunk_size));
+}
+
+#[test]
+fn missing_shards_and_empty_inner_chunks_read_as_fill() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
+    let first = Selection::Orthogonal(vec![sl(0, 1)]);
+    a.write(&first, Input::Fixed(&3u16.to_ne_bytes())).unwrap();
+    assert_eq!(keys(&*store, "a/"), vec!["a/c/0"]);
+    let mut out = vec![0u8; 16];
+    a.read(&all(&[8]), &mut out).unwrap();
+    assert_eq!(as_u16(&out), vec![3, 7, 7, 7, 7, 7, 7, 7]);
+    // Part of the shard: its index says inner chunk 1 is empty.
+    let mut part = vec![0u8; 4];
+    a.read(&Selection::Orthogonal(vec![sl(1, 3)]), &mut part)
+        .unwrap();
+    assert_eq!(as_u16(&part), vec![7, 7]);
+    // Writing the fill value back empties the shard, which is then deleted.
+    a.write(&first, Input::Fixed(&7u16.to_ne_bytes())).unwrap();
+    assert!(keys(&*store, "a/").is_empty());
+}
+
+#[test]
+fn point_selections_on_plain_and_sharded_arrays() {
+    let plain_codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    for sharded_layout in [false, true] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let a = if sharded_layout {
+            sharded(Arc::clone(&store), &[6, 5], &[4, 4], &[2, 2], "end")
+        } else {
+            array(Arc::clone(&store), &[6, 5], &[2, 2], plain_codecs.clone())
+        };
+        let value = u16s(0..30u16);
+        a.write(&all(&[6, 5]), Input::Fixed(&value)).unwrap();
+        // (5,4), (0,0), (3,1), (5,4)
+        let points = Selection::Points(vec![5, 4, 0, 0, 3, 1, 5, 4]);
+        let mut out = vec![0u8; 8];
+        a.read(&points, &mut out).unwrap();
+        assert_eq!(as_u16(&out), vec![29, 0, 16, 29]);
+        // Repeated points: the last value wins, as in numpy.
+        let new = u16s([100u16, 101, 102, 103]);
+        a.write(&points, Input::Fixed(&new)).unwrap();
+        let mut whole = vec![0u8; 60];
+        a.read(&all(&[6, 5]), &mut whole).unwrap();
+        let got = as_u16(&whole);
+        assert_eq!((got[29], got[0], got[16], got[1]), (103, 101, 102, 1));
+    }
+}
+
+#[test]
+fn variable_length_strings_plain_and_sharded() {
+    let vlen = json!({"name": "vlen-utf8"});
+    let zstd = json!({"name": "zstd", "configuration": {"level": 1}});
+    let layouts = [
+        (vec![2usize], json!([vlen.clone(), zstd.clone()])),
+        (
+            vec![4usize],
+            json!([{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [2], "codecs": [vlen, zstd],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}]),
+        ),
+    ];
+    for (chunks, codecs) in layouts {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let meta = json!({"shape": [6], "chunk_shape": chunks, "data_type": "string",
+            "codecs": codecs, "chunk_key_encoding": {"name": "default"}});
+        let a = ArrayCore::new(
+            StoreRef::Rust(Arc::clone(&store)),
+            "s",
+            &meta.to_string(),
+            b"-".to_vec(),
+            false,
+        )
+        .unwrap();
+        let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![4, 1])]);
+        let items = [b"four".to_vec(), "\u{e9}t\u{e9}".as_bytes().to_vec()];
+        a.write(&sel, Input::Var(&items)).unwrap();
+        let got = a.read_var(&all(&[6])).unwrap();
+        let want: Vec<Vec<u8>> = ["-", "\u{e9}t\u{e9}", "-", "-", "four", "-"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            a.read_var(&Selection::Points(vec![4, 4, 0])).unwrap(),
+            vec![want[4].clone(), want[4].clone(), want[0].clone()]
+        );
+        // Writing the fill value back removes what was stored.
+        a.write(&sel, Input::Var(&[b"-".to_vec(), b"-".to_vec()]))
+            .unwrap();
+        assert!(keys(&*store, "s/").is_empty());
+        // Fixed-size calls are refused on variable-length arrays.
+        assert_eq!(
+            a.read(&all(&[6]), &mut [0u8; 6]).unwrap_err().kind,
+            crate::error::ErrorKind::Value
+        );
+    }
+}
+
+#[test]
+fn uncompressed_chunks_read_straight_into_the_output() {
+    let dir = std::env::temp_dir().join(format!("zarrox-direct-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store: Arc<dyn Store> = Arc::new(crate::store::FilesystemStore::new(&dir));
+    let raw = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    // Chunks of whole rows: each lands contiguously in the output.
+    let a = array(Arc::clone(&store), &[6, 4], &[2, 4], raw);
+    let value = u16s(0..24u16);
+    a.write(&all(&[6, 4]), Input::Fixed(&value)).unwrap();
+    run(store.delete("a/c/1/0")).unwrap();
+    let mut out = vec![0u8; 48];
+    a.read(&all(&[6, 4]), &mut out).unwrap();
+    let mut expected = as_u16(&value);
+    expected[8..16].iter_mut().for_each(|v| *v = 7); // the missing chunk: fill
+    assert_eq!(as_u16(&out), expected);
+    // A stored chunk of the wrong size is still a corrupt-chunk error.
+    put(&*store, "a/c/2/0", &[1, 2, 3]);
+    let err = a.read(&all(&[6, 4]), &mut out).unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+    assert!(err.message.contains("chunk 'a/c/2/0'"), "{}", err.message);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A shard of inner shards, read one element at a time, fetches the outer
+/// index, the inner shard's index and one innermost chunk: three ranges.
+#[test]
+fn nested_shards_are_read_in_part() {
+    let counting = Arc::new(CountingStore::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let inner_shard = json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2, 2],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_location": "start"}});
+    let codecs = json!([{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 4], "codecs": [inner_shard],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]);
+    let a = array(Arc::clone(&store), &[16, 16], &[16, 16], codecs);
+    let value = u16s(0..256u16);
+    a.write(&all(&[16, 16]), Input::Fixed(&value)).unwrap();
+    counting.take();
+    let mut one = vec![0u8; 2];
+    a.read(&Selection::Orthogonal(vec![sl(9, 10), sl(6, 7)]), &mut one)
+        .unwrap();
+    assert_eq!(as_u16(&one), vec![9 * 16 + 6]);
+    let (requests, bytes) = counting.take();
+    assert_eq!(requests, 3);
+    assert!(bytes < 400, "{bytes} bytes read for one element");
+    let mut whole = vec![0u8; 512];
+    a.read(&all(&[16, 16]), &mut whole).unwrap();
+    assert_eq!(whole, value);
+}
+
+/// Sharding after a transpose: a region is mapped through the transpose and
+/// only the inner chunks it touches are read.
+#[test]
+fn shards_behind_a_transpose_are_read_in_part() {
+    let counting = Arc::new(CountingStore::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let mut codecs = vec![json!({"name": "transpose", "configuration": {"order": [1, 0]}})];
+    codecs.extend(
+        sharded_codecs(&[2, 4], "end")
+            .as_array()
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    // 4x8 array, one 4x8 chunk; transposed it is 8x4, in inner chunks of 2x4.
+    let a = array(Arc::clone(&store), &[4, 8], &[4, 8], Value::Array(codecs));
+    let value = u16s(0..32u16);
+    a.write(&all(&[4, 8]), Input::Fixed(&value)).unwrap();
+    counting.take();
+    // Column 5: encoded row 5, in inner chunk 2 of 4.
+    let mut col = vec![0u8; 8];
+    a.read(&Selection::Orthogonal(vec![sl(0, 4), sl(5, 6)]), &mut col)
+        .unwrap();
+    assert_eq!(as_u16(&col), vec![5, 13, 21, 29]);
+    assert_eq!(counting.take(), (2, 4 * 16 + 4 + 2 * 4 * 2));
+    let pts = Selection::Points(vec![3, 7, 0, 1]);
+    let mut two = vec![0u8; 4];
+    a.read(&pts, &mut two).unwrap();
+    assert_eq!(as_u16(&two), vec![31, 1]);
+    let mut whole = vec![0u8; 64];
+    a.read(&all(&[4, 8]), &mut whole).unwrap();
+    assert_eq!(whole, value);
+}
+
+/// A caller-driven read: requests come out in rounds, answers go in once.
+#[test]
+fn caller_sessions_read_in_rounds() {
+    let backing = MemoryStore::new();
+    let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
+    let value = u16s(10..18u16);
+    // Write through a Rust store, then copy the bytes to the "caller's" store.
+    let tasks = writer.write_tasks(&all(&[8])).unwrap();
+    let encoded = writer
+        .encode(&tasks.0, &tasks.1, vec![None], Input::Fixed(&value))
+        .unwrap();
+    run(backing.set("a/c/0", encoded[0].clone().unwrap())).unwrap();
+    let meta = json!({"shape": [8], "chunk_shape": [8], "data_type": "uint16",
+        "codecs": sharded_codecs(&[2], "end"), "chunk_key_encoding": {"name": "default"}});
+    let a = ArrayCore::new(
+        StoreRef::Caller("py://x".into()),
+        "a",
+        &meta.to_string(),
+        7u16.to_ne_bytes().to_vec(),
+        false,
+    )
+    .unwrap();
+    assert!(
+        a.read(&all(&[8]), &mut [0u8; 16]).is_err(),
+        "a session is needed"
+    );
+    let (mut session, shape) = a
+        .read_session(&Selection::Orthogonal(vec![sl(3, 5)]))
+        .unwrap();
+    assert_eq!(shape, vec![2]);
+    let mut out = vec![0u8; 4];
+    let mut rounds = 0;
+    loop {
+        let view = OutView::new(&mut out);
+        let requests = session.step(Output::Fixed(&view)).unwrap();
+        if requests.is_empty() {
+            break;
+        }
+        rounds += 1;
+        for r in requests {
+            let crate::store::caller::Op::Get(range) = r.op else {
+                panic!("a read asks for bytes only");
+            };
+            let got = match range {
+                None => run(backing.get(&r.key)).unwrap(),
+                Some(rg) => run(backing.get_ranges(&r.key, &[rg]))
+                    .unwrap()
+                    .map(|mut v| v.remove(0)),
+            };
+            session.answer(r.id, Ok(got)).unwrap();
+        }
+    }
+    assert!(session.done());
+    assert_eq!(rounds, 2, "the index, then the two inner chunks");
+    assert_eq!(as_u16(&out), vec![13, 14]);
+    assert_eq!(session.present(), vec![true]);
+}

@@ -1,0 +1,425 @@
+//! Fetching what a chunk's region needs, for every store: the whole encoded
+//! chunk, or, when the codec chain can decode in part (transposes, then a
+//! sharding codec), the shard's index and then only the byte ranges of the
+//! inner chunks the region touches, neighbours coalesced; inner chunks that
+//! are shards themselves are read in part the same way.
+//!
+//! What arrives is handed to a [`Sink`] as [`Piece`]s: encoded bytes, the
+//! level of the chain that decodes them, and their region of the output.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::ops::Range;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+
+use super::place::owned;
+use super::region::ChunkRegion;
+use crate::codec::CodecChain;
+use crate::error::{Error, Result};
+use crate::store::{slice_ranges, ByteRange, IoMode, OpenValue, Store};
+
+/// Encoded bytes of a shard a store that answers at once reads in one call:
+/// a few inner chunks, so that each thread holds little of a shard at a time.
+pub const READ_BATCH_BYTES: u64 = 256 * 1024;
+
+/// Encoded bytes of a chunk or inner chunk to decode into a region of the
+/// output.
+#[derive(Debug)]
+pub struct Piece<'r> {
+    /// The chain that decodes the bytes: 0 for the array's chain, `k + 1`
+    /// for the inner chain of the sharding codec at level `k` (see [`chain_at`]).
+    pub level: usize,
+    pub region: Cow<'r, ChunkRegion>,
+    /// `None`: the chunk is missing (or an empty inner chunk): the fill value.
+    pub bytes: Option<Bytes>,
+    /// Which inner chunk this is, for error messages (`None` for a chunk).
+    pub label: Option<String>,
+}
+
+/// Where fetched pieces go: decoded into the output at once, or kept.
+pub trait Sink: Sync {
+    fn emit<'r>(&self, pieces: Vec<Piece<'r>>) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// The chain that decodes pieces of `level` (see [`Piece::level`]).
+pub fn chain_at(top: &CodecChain, level: usize) -> Result<&CodecChain> {
+    let mut chain = top;
+    for _ in 0..level {
+        chain = chain
+            .partial()
+            .ok_or_else(|| Error::value("internal error: no inner chain at this level"))?
+            .sharding
+            .inner();
+    }
+    Ok(chain)
+}
+
+/// Where a chunk's encoded bytes are.
+pub enum Origin<'s> {
+    /// Under a key of a store.
+    Store { store: &'s dyn Store, key: &'s str },
+    /// In hand already (`None`: the chunk is missing).
+    Held(Option<Bytes>),
+}
+
+/// A chunk's encoded bytes (or a range of them, for a nested shard), read
+/// whole or by range. Range reads of one chunk all see one version of it.
+struct Source<'o, 's> {
+    origin: &'o Origin<'s>,
+    opened: &'o std::sync::OnceLock<Box<dyn OpenValue + 's>>,
+    /// The range of the chunk's bytes this source is (a nested shard).
+    span: Option<Range<u64>>,
+}
+
+impl<'o, 's> Source<'o, 's> {
+    fn value(&self) -> Result<&'o (dyn OpenValue + 's)> {
+        let Origin::Store { store, key } = self.origin else {
+            return Err(Error::value("internal error: held bytes have no store"));
+        };
+        if let Some(v) = self.opened.get() {
+            return Ok(v.as_ref());
+        }
+        let v = store.open(key)?;
+        Ok(self.opened.get_or_init(|| v).as_ref())
+    }
+
+    /// `r` as a range of the whole chunk.
+    fn absolute(&self, r: ByteRange) -> Result<ByteRange> {
+        let Some(span) = &self.span else {
+            return Ok(r);
+        };
+        let len = span.end - span.start;
+        let (s, e) = r.resolve(len)?;
+        Ok(ByteRange::span(span.start + s, e - s))
+    }
+
+    async fn read_all(&self) -> Result<Option<Bytes>> {
+        match (self.origin, &self.span) {
+            (Origin::Held(b), None) => Ok(b.clone()),
+            (Origin::Store { store, key }, None) => store.get(key).await,
+            (_, Some(span)) => {
+                let r = ByteRange::span(span.start, span.end - span.start);
+                Ok(self
+                    .read_ranges(&[r], false)
+                    .await?
+                    .and_then(|mut v| v.pop()))
+            }
+        }
+    }
+
+    /// `ranges` of this source (`relative`: ranges of the span, else of the
+    /// whole chunk).
+    async fn read_ranges(
+        &self,
+        ranges: &[ByteRange],
+        relative: bool,
+    ) -> Result<Option<Vec<Bytes>>> {
+        let ranges: Vec<ByteRange> = if relative {
+            ranges
+                .iter()
+                .map(|r| self.absolute(*r))
+                .collect::<Result<_>>()?
+        } else {
+            ranges.to_vec()
+        };
+        match self.origin {
+            Origin::Held(None) => Ok(None),
+            Origin::Held(Some(b)) => slice_ranges(b, &ranges).map(Some),
+            Origin::Store { .. } => self.value()?.read_ranges(&ranges).await,
+        }
+    }
+
+    fn sub(&self, span: Range<u64>) -> Source<'o, 's> {
+        let start = self.span.as_ref().map_or(0, |s| s.start);
+        Source {
+            origin: self.origin,
+            opened: self.opened,
+            span: Some(start + span.start..start + span.end),
+        }
+    }
+}
+
+/// How a read schedules its byte ranges.
+#[derive(Debug, Clone, Copy)]
+pub struct Fetching {
+    /// Neighbouring ranges closer than this are fetched as one.
+    pub gap: u64,
+    /// Stores that answer at once read a shard's inner chunks in batches of
+    /// about this many bytes, each decoded as it arrives; others ask for every
+    /// range at once (`None`).
+    pub batch: Option<u64>,
+}
+
+impl Fetching {
+    pub fn for_store(store: Option<&dyn Store>) -> Self {
+        match store {
+            Some(s) => Fetching {
+                gap: s.coalesce_gap(),
+                batch: (s.io_mode() == IoMode::Blocking).then_some(READ_BATCH_BYTES),
+            },
+            None => Fetching {
+                gap: 0,
+                batch: None,
+            },
+        }
+    }
+}
+
+/// Fetch what `region` of the chunk at `origin` needs and hand it to `sink`;
+/// whether the chunk exists.
+pub async fn read_chunk<S: Sink>(
+    chain: &CodecChain,
+    origin: &Origin<'_>,
+    region: &ChunkRegion,
+    fetching: Fetching,
+    sink: &S,
+) -> Result<bool> {
+    let opened = std::sync::OnceLock::new();
+    let source = Source {
+        origin,
+        opened: &opened,
+        span: None,
+    };
+    read_level(
+        chain,
+        0,
+        &source,
+        Cow::Borrowed(region),
+        None,
+        fetching,
+        sink,
+    )
+    .await
+}
+
+fn inner_label(parent: &Option<String>, pos: usize) -> Option<String> {
+    Some(match parent {
+        None => format!("inner chunk {pos}"),
+        Some(p) => format!("{p}, inner chunk {pos}"),
+    })
+}
+
+/// One level of a (possibly nested) chunk read; boxed, since it recurses.
+fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
+    chain: &'a CodecChain,
+    level: usize,
+    source: &'a Source<'o, 's>,
+    region: Cow<'a, ChunkRegion>,
+    label: Option<String>,
+    fetching: Fetching,
+    sink: &'a S,
+) -> BoxFuture<'a, Result<bool>> {
+    Box::pin(async move {
+        let Some(partial) = chain.partial() else {
+            let bytes = source.read_all().await?;
+            let present = bytes.is_some();
+            sink.emit(vec![Piece {
+                level,
+                region,
+                bytes,
+                label,
+            }])
+            .await?;
+            return Ok(present);
+        };
+        let mut region = region;
+        for (order, shape) in &partial.transposes {
+            region = Cow::Owned(region.transposed(order, shape));
+        }
+        let sh = partial.sharding;
+        let shard_shape = partial
+            .transposes
+            .last()
+            .map(|(order, shape)| order.iter().map(|&d| shape[d]).collect::<Vec<_>>())
+            .unwrap_or_else(|| chain.spec().shape.clone());
+        let members = region.split(sh, &shard_shape);
+        if members.is_empty() {
+            return Ok(false);
+        }
+        let piece = |pos: usize, region: ChunkRegion, bytes: Option<Bytes>| Piece {
+            level: level + 1,
+            region: Cow::Owned(region),
+            bytes,
+            label: inner_label(&label, pos),
+        };
+        // A missing shard: every member is the fill value.
+        let missing = |members: Vec<(usize, ChunkRegion)>| {
+            sink.emit(
+                members
+                    .into_iter()
+                    .map(|(p, r)| piece(p, r, None))
+                    .collect(),
+            )
+        };
+        if members.len() == sh.num_inner() {
+            // Every inner chunk: the whole shard in one request.
+            let Some(shard) = source.read_all().await? else {
+                missing(members).await?;
+                return Ok(false);
+            };
+            let index = sh.read_index(&shard)?;
+            let pieces = members
+                .into_iter()
+                .map(|(p, r)| {
+                    let bytes = index[p]
+                        .as_ref()
+                        .map(|rg| shard.slice(rg.start as usize..rg.end as usize));
+                    piece(p, r, bytes)
+                })
+                .collect();
+            sink.emit(pieces).await?;
+            return Ok(true);
+        }
+        let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
+        let Some(mut index_bytes) = index_bytes else {
+            missing(members).await?;
+            return Ok(false);
+        };
+        let shard_len = source.span.as_ref().map(|s| s.end - s.start);
+        let index = sh.decode_index(owned(index_bytes.pop().unwrap_or_default()), shard_len)?;
+        let nested = sh.inner().partial().is_some();
+        let mut empty = Vec::new();
+        let mut direct: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
+        let mut deeper: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
+        for (pos, r) in members {
+            match index.get(pos).cloned().flatten() {
+                None => empty.push(piece(pos, r, None)),
+                Some(rg) if nested && !r.covers_chunk() => deeper.push((pos, r, rg)),
+                Some(rg) => direct.push((pos, r, rg)),
+            }
+        }
+        if !empty.is_empty() {
+            sink.emit(empty).await?;
+        }
+        direct.sort_by_key(|(_, _, rg)| rg.start);
+        for batch in batches(&coalesce(&direct, fetching.gap), fetching.batch) {
+            let ranges: Vec<ByteRange> = batch
+                .iter()
+                .map(|g| ByteRange::span(g.span.start, g.span.end - g.span.start))
+                .collect();
+            let buffers = source
+                .read_ranges(&ranges, true)
+                .await?
+                .ok_or_else(|| Error::store("the shard disappeared while it was being read"))?;
+            let mut pieces = Vec::new();
+            for (group, buffer) in batch.iter().zip(buffers) {
+                for &k in &group.members {
+                    let (pos, ref r, ref rg) = direct[k];
+                    let at = (rg.start - group.span.start) as usize;
+                    let end = at + (rg.end - rg.start) as usize;
+                    if end > buffer.len() {
+                        return Err(Error::corrupt(format!(
+                            "shard truncated: inner chunk {pos} bytes {}..{} are missing",
+                            rg.start, rg.end
+                        )));
+                    }
+                    pieces.push(piece(pos, r.clone(), Some(buffer.slice(at..end))));
+                }
+            }
+            sink.emit(pieces).await?;
+        }
+        let inner = sh.inner();
+        let reads = deeper.into_iter().map(|(pos, r, rg)| {
+            let label = inner_label(&label, pos);
+            async move {
+                let sub = source.sub(rg);
+                read_level(inner, level + 1, &sub, Cow::Owned(r), label, fetching, sink).await
+            }
+        });
+        futures::future::try_join_all(reads).await?;
+        Ok(true)
+    })
+}
+
+/// Byte ranges fetched as one request, and the inner chunks in it.
+struct Group {
+    span: Range<u64>,
+    /// Indices into the sorted inner chunk list.
+    members: Vec<usize>,
+}
+
+/// Inner chunks (sorted by offset) grouped into spans: neighbours closer than
+/// `gap` bytes share one request.
+fn coalesce(sorted: &[(usize, ChunkRegion, Range<u64>)], gap: u64) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (k, (_, _, r)) in sorted.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if r.start <= g.span.end.saturating_add(gap) => {
+                g.span.end = g.span.end.max(r.end);
+                g.members.push(k);
+            }
+            _ => groups.push(Group {
+                span: r.clone(),
+                members: vec![k],
+            }),
+        }
+    }
+    groups
+}
+
+/// Groups in consecutive batches of about `limit` bytes each (a batch holds
+/// at least one group); one batch of everything when there is no limit.
+fn batches(groups: &[Group], limit: Option<u64>) -> Vec<&[Group]> {
+    let Some(limit) = limit else {
+        return if groups.is_empty() {
+            Vec::new()
+        } else {
+            vec![groups]
+        };
+    };
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (k, g) in groups.iter().enumerate() {
+        let len = g.span.end - g.span.start;
+        if k > start && bytes + len > limit {
+            out.push(&groups[start..k]);
+            (start, bytes) = (k, 0);
+        }
+        bytes += len;
+    }
+    if start < groups.len() {
+        out.push(&groups[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups(spans: &[Range<u64>]) -> Vec<Group> {
+        spans
+            .iter()
+            .map(|s| Group {
+                span: s.clone(),
+                members: vec![0],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn coalescing_and_batches() {
+        let r = |a: u64, b: u64| (0usize, ChunkRegion::Empty, a..b);
+        let sorted = [r(0, 10), r(12, 20), r(100, 110), r(110, 120)];
+        let spans: Vec<Range<u64>> = coalesce(&sorted, 5)
+            .iter()
+            .map(|g| g.span.clone())
+            .collect();
+        assert_eq!(spans, vec![0..20, 100..120]);
+        assert_eq!(coalesce(&sorted, 0).len(), 3, "touching ranges still merge");
+        let g = groups(&[0..10, 10..20, 20..50, 50..55, 55..60]);
+        let lens = |limit| -> Vec<usize> { batches(&g, limit).iter().map(|b| b.len()).collect() };
+        assert_eq!(
+            lens(Some(20)),
+            vec![2, 1, 2],
+            "a range larger than the limit is a batch"
+        );
+        assert_eq!(lens(Some(1000)), vec![5]);
+        assert_eq!(lens(Some(0)), vec![1, 1, 1, 1, 1]);
+        assert_eq!(lens(None), vec![5]);
+        assert!(batches(&[], Some(10)).is_empty());
+        assert!(batches(&[], None).is_empty());
+    }
+}

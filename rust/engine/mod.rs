@@ -1,0 +1,431 @@
+//! The engine: one read and one write path for both front doors (zarrox's
+//! own API and zarr-python's codec pipeline) and every store.
+//!
+//! A front door turns a selection into [`ChunkTask`]s: a chunk's key and its
+//! region (which elements of the chunk, and where they are in the caller's
+//! buffer). The engine fetches what each task needs ([`fetch`]: the whole
+//! chunk, or a shard's index and only the inner chunks needed) and decodes it
+//! straight into the output ([`place`]); writes fetch the old chunk only when
+//! the region does not cover it, encode, and store.
+//!
+//! How requests are scheduled depends on the store ([`IoMode`]):
+//! - a store that answers at once (local disk, memory, zip) is read by the
+//!   decoding threads, one chunk per thread at a time, decoding as it reads;
+//! - an object store is read with many requests in flight on the I/O runtime
+//!   (as many as [`crate::pool::io_concurrency`] says, independent of the
+//!   number of threads), each arrival decoded on the worker pool;
+//! - a store the caller reads itself gets its requests in rounds
+//!   ([`session::ReadSession`]).
+
+pub mod buffer;
+pub mod fetch;
+pub mod place;
+pub mod region;
+pub mod session;
+
+use std::future::Future;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::{StreamExt, TryStreamExt};
+use rayon::prelude::*;
+
+use crate::codec::CodecChain;
+use crate::error::{Error, Result};
+use crate::pool::{io_concurrency, pool};
+use crate::store::{IoMode, ReadInto, Store};
+pub use buffer::{Input, OutView, Output};
+use fetch::{chain_at, read_chunk, Fetching, Origin, Piece, Sink};
+pub use place::{decode_region, encode_region, ScalarMemo};
+pub use region::{check_disjoint, ChunkRegion};
+
+/// One chunk's part of a read or write.
+#[derive(Debug, Clone)]
+pub struct ChunkTask {
+    /// The chunk's store key.
+    pub key: String,
+    pub region: ChunkRegion,
+    /// For writes: the caller knows the region covers the chunk, so the old
+    /// chunk is not read (also derived from the region where it can be).
+    pub complete: bool,
+}
+
+impl ChunkTask {
+    pub fn new(key: String, region: ChunkRegion) -> Self {
+        ChunkTask {
+            key,
+            region,
+            complete: false,
+        }
+    }
+
+    /// Whether a write of this task must read the old chunk first.
+    pub fn needs_old(&self) -> bool {
+        !(self.complete || self.region.covers_chunk() || matches!(self.region, ChunkRegion::Empty))
+    }
+
+    fn at(&self) -> impl Fn(Error) -> Error + '_ {
+        move |e| e.context(format!("chunk '{}'", self.key))
+    }
+}
+
+/// A zeroed buffer of `n` bytes, or an error when the memory cannot be had
+/// (never an abort).
+pub fn alloc_zeroed(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::new(
+            crate::error::ErrorKind::Memory,
+            format!("cannot allocate a chunk buffer of {n} bytes"),
+        )
+    })?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// Where a task's CPU work (decoding, encoding) runs: on the thread that
+/// runs the task (the decoding threads read stores that answer at once
+/// themselves), or as a job on the worker pool (tasks of an object store run
+/// on the I/O runtime).
+#[derive(Clone, Copy)]
+enum Worker<'s, 'env> {
+    Here,
+    Pool(&'s rayon::Scope<'env>),
+}
+
+/// Run `f` as a job of `scope` on the worker pool; its result arrives on the
+/// channel.
+fn on_pool<'env, R: Send + 'env>(
+    scope: &rayon::Scope<'env>,
+    f: impl FnOnce() -> R + Send + 'env,
+) -> futures::channel::oneshot::Receiver<R> {
+    let (tx, rx) = futures::channel::oneshot::channel();
+    scope.spawn(move |_| {
+        let _ = tx.send(f());
+    });
+    rx
+}
+
+fn lost(_: futures::channel::oneshot::Canceled) -> Error {
+    Error::value("internal error: a decoding job was lost")
+}
+
+/// Decode one piece into the output; errors name the inner chunk.
+fn decode_piece(top: &CodecChain, p: Piece<'_>, out: Output<'_>) -> Result<()> {
+    let chain = chain_at(top, p.level)?;
+    decode_region(chain, &p.region, p.bytes, out).map_err(|e| match &p.label {
+        Some(l) => e.context(l),
+        None => e,
+    })
+}
+
+/// Decode pieces into the output, in parallel on the pool when there are several.
+fn decode_pieces(top: &CodecChain, pieces: Vec<Piece<'_>>, out: Output<'_>) -> Result<()> {
+    let one = |p: Piece<'_>| decode_piece(top, p, out);
+    if pieces.len() <= 1 {
+        return pieces.into_iter().try_for_each(one);
+    }
+    pool()?.install(|| pieces.into_par_iter().try_for_each(one))
+}
+
+/// Pieces decoded into the output as they arrive, where `worker` says.
+struct DecodeSink<'s, 'a> {
+    top: &'a CodecChain,
+    out: Output<'a>,
+    worker: Worker<'s, 'a>,
+}
+
+impl Sink for DecodeSink<'_, '_> {
+    fn emit<'r>(&self, pieces: Vec<Piece<'r>>) -> impl Future<Output = Result<()>> + Send {
+        use futures::future::Either;
+        let Worker::Pool(scope) = self.worker else {
+            return Either::Left(std::future::ready(decode_pieces(
+                self.top, pieces, self.out,
+            )));
+        };
+        // A job on the pool owns its pieces (their regions made owned), so it
+        // can run while the task waits for it.
+        let owned: Vec<Piece<'static>> = pieces.into_iter().map(Piece::into_owned).collect();
+        let (top, out) = (self.top, self.out);
+        let job = on_pool(scope, move || decode_pieces(top, owned, out));
+        Either::Right(async move { job.await.map_err(lost)? })
+    }
+}
+
+impl Piece<'_> {
+    fn into_owned(self) -> Piece<'static> {
+        Piece {
+            level: self.level,
+            region: std::borrow::Cow::Owned(self.region.into_owned()),
+            bytes: self.bytes,
+            label: self.label,
+        }
+    }
+}
+
+/// Read `tasks` of chunks of `chain` from `store` into `out`; which chunks exist.
+pub fn read(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    out: Output<'_>,
+) -> Result<Vec<bool>> {
+    let fetching = Fetching::for_store(Some(store));
+    match store.io_mode() {
+        IoMode::Blocking => run_blocking(tasks, |task| {
+            if let Some(present) = read_into_output(chain, store, task, out)? {
+                return Ok(present);
+            }
+            let sink = DecodeSink {
+                top: chain,
+                out,
+                worker: Worker::Here,
+            };
+            let origin = Origin::Store {
+                store,
+                key: &task.key,
+            };
+            futures::executor::block_on(read_chunk(chain, &origin, &task.region, fetching, &sink))
+        }),
+        IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
+            let sink = DecodeSink {
+                top: chain,
+                out,
+                worker: Worker::Pool(scope),
+            };
+            Box::pin(async move {
+                let origin = Origin::Store {
+                    store,
+                    key: &task.key,
+                };
+                read_chunk(chain, &origin, &task.region, fetching, &sink).await
+            })
+        }),
+        IoMode::Caller => Err(Error::value(
+            "internal error: a store the caller reads is read through a session",
+        )),
+    }
+}
+
+/// Decode chunks the caller already has (`encoded[i]` for `tasks[i]`;
+/// `None`: missing, the fill value) into `out`.
+pub fn decode(
+    chain: &CodecChain,
+    tasks: &[ChunkTask],
+    encoded: Vec<Option<Bytes>>,
+    out: Output<'_>,
+) -> Result<()> {
+    check_batch(tasks.len(), encoded.len())?;
+    let origins: Vec<Origin<'_>> = encoded.into_iter().map(Origin::Held).collect();
+    let indexed: Vec<(usize, &ChunkTask)> = tasks.iter().enumerate().collect();
+    let fetching = Fetching::for_store(None);
+    let one = |&(i, task): &(usize, &ChunkTask)| -> Result<bool> {
+        let sink = DecodeSink {
+            top: chain,
+            out,
+            worker: Worker::Here,
+        };
+        futures::executor::block_on(read_chunk(
+            chain,
+            &origins[i],
+            &task.region,
+            fetching,
+            &sink,
+        ))
+        .map_err(task.at())
+    };
+    if indexed.len() <= 1 {
+        indexed.iter().map(one).collect::<Result<Vec<_>>>()?;
+    } else {
+        pool()?.install(|| indexed.par_iter().map(one).collect::<Result<Vec<_>>>())?;
+    }
+    Ok(())
+}
+
+/// Uncompressed chunks that land whole and contiguous in the output are read
+/// from a store that answers at once straight into it: `Some(present)` when
+/// that was done (or the chunk is missing and its region was filled).
+fn read_into_output(
+    chain: &CodecChain,
+    store: &dyn Store,
+    task: &ChunkTask,
+    out: Output<'_>,
+) -> Result<Option<bool>> {
+    let Output::Fixed(view) = out else {
+        return Ok(None);
+    };
+    if !chain.is_passthrough() {
+        return Ok(None);
+    }
+    let spec = chain.spec();
+    let Some(offset) = task.region.contiguous_offset(&spec.shape) else {
+        return Ok(None);
+    };
+    // SAFETY: this chunk's output region is exactly these bytes, and the
+    // regions of one read are disjoint (see `OutView`); the slice is gone
+    // before anything else touches the region.
+    let dst = unsafe { view.slice(offset * spec.dtype.size, spec.nbytes())? };
+    match store.read_into(&task.key, dst)? {
+        ReadInto::Read => Ok(Some(true)),
+        ReadInto::Missing => {
+            decode_region(chain, &task.region, None, out)?;
+            Ok(Some(false))
+        }
+        // Another size (the normal path reports it) or a store that cannot.
+        ReadInto::NotRead => Ok(None),
+    }
+}
+
+/// Run `one` for every task on the decoding threads (on the calling thread
+/// when there is one task: a hop to the pool costs more than it saves);
+/// errors name the chunk.
+fn run_blocking<T: Send>(
+    tasks: &[ChunkTask],
+    one: impl Fn(&ChunkTask) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let each = |task: &ChunkTask| one(task).map_err(task.at());
+    if tasks.len() <= 1 {
+        return tasks.iter().map(each).collect();
+    }
+    pool()?.install(|| tasks.par_iter().map(each).collect())
+}
+
+/// Run the future `one` makes for every task on the I/O runtime, many in
+/// flight at once; CPU work they hand to the scope runs on the worker pool.
+/// Results in task order; errors name the chunk.
+fn run_concurrent<'t, T, F>(tasks: &'t [ChunkTask], one: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: for<'s> Fn(&'t ChunkTask, &'s rayon::Scope<'t>) -> BoxFuture<'s, Result<T>> + Sync,
+{
+    let pool = pool()?;
+    let limit = io_concurrency();
+    pool.in_place_scope(|scope| {
+        crate::store::runtime::block_on(async {
+            let mut results: Vec<(usize, T)> = futures::stream::iter(tasks.iter().enumerate())
+                .map(|(i, task)| {
+                    let fut = one(task, scope);
+                    async move { fut.await.map(|v| (i, v)).map_err(task.at()) }
+                })
+                .buffer_unordered(limit)
+                .try_collect()
+                .await?;
+            results.sort_unstable_by_key(|(i, _)| *i);
+            Ok(results.into_iter().map(|(_, v)| v).collect())
+        })?
+    })
+}
+
+/// Write `value`'s regions (`tasks`) over the chunks of `chain` in `store`:
+/// old chunks are read only where a region does not cover its chunk; a chunk
+/// that ends up all fill value is deleted unless `write_empty`.
+pub fn write(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    value: Input<'_>,
+    write_empty: bool,
+) -> Result<()> {
+    let memo = ScalarMemo::default();
+    match store.io_mode() {
+        IoMode::Blocking => {
+            run_blocking(tasks, |task| {
+                if matches!(task.region, ChunkRegion::Empty) {
+                    return Ok(());
+                }
+                let old = if task.needs_old() {
+                    futures::executor::block_on(store.get(&task.key))?
+                } else {
+                    None
+                };
+                let new = encode_region(chain, &task.region, old, value, write_empty, &memo)?;
+                futures::executor::block_on(store_chunk(chain, store, &task.key, new))
+            })?;
+        }
+        IoMode::Concurrent => {
+            run_concurrent(tasks, |task, scope| {
+                let memo = &memo;
+                Box::pin(async move {
+                    if matches!(task.region, ChunkRegion::Empty) {
+                        return Ok(());
+                    }
+                    let old = if task.needs_old() {
+                        store.get(&task.key).await?
+                    } else {
+                        None
+                    };
+                    let region = &task.region;
+                    let new = on_pool(scope, move || {
+                        encode_region(chain, region, old, value, write_empty, memo)
+                    })
+                    .await
+                    .map_err(lost)??;
+                    store_chunk(chain, store, &task.key, new).await
+                })
+            })?;
+        }
+        IoMode::Caller => {
+            return Err(Error::value(
+                "internal error: a store the caller writes gets encoded chunks",
+            ))
+        }
+    }
+    store.flush()
+}
+
+/// Store a chunk's new bytes; `None`: the chunk is all fill value and is
+/// deleted (or, where the store cannot delete, written as such if it exists).
+async fn store_chunk(
+    chain: &CodecChain,
+    store: &dyn Store,
+    key: &str,
+    new: Option<Bytes>,
+) -> Result<()> {
+    match new {
+        Some(bytes) => store.set(key, bytes).await,
+        None if store.supports_deletes() => store.delete(key).await,
+        None => {
+            if store.exists(key).await? {
+                store.set(key, place::encode_fill(chain)?).await?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// For a store the caller writes itself: encode `tasks` of `value` over the
+/// old chunks the caller fetched (`old[i]`, `None` where missing or not
+/// needed, see [`ChunkTask::needs_old`]). The new bytes per chunk, `None`
+/// where the chunk is all fill value and `write_empty` is false (to delete).
+pub fn encode(
+    chain: &CodecChain,
+    tasks: &[ChunkTask],
+    old: Vec<Option<Bytes>>,
+    value: Input<'_>,
+    write_empty: bool,
+) -> Result<Vec<Option<Bytes>>> {
+    check_batch(tasks.len(), old.len())?;
+    let memo = ScalarMemo::default();
+    let work: Vec<(&ChunkTask, Option<Bytes>)> = tasks.iter().zip(old).collect();
+    let one = |(task, old): (&ChunkTask, Option<Bytes>)| {
+        let old = if task.needs_old() { old } else { None };
+        encode_region(chain, &task.region, old, value, write_empty, &memo).map_err(task.at())
+    };
+    if work.len() <= 1 {
+        return work.into_iter().map(one).collect();
+    }
+    pool()?.install(|| work.into_par_iter().map(one).collect())
+}
+
+/// Error unless two per-chunk lists of a batch have one entry per chunk each.
+pub(crate) fn check_batch(a: usize, b: usize) -> Result<()> {
+    if a != b {
+        return Err(Error::value(format!(
+            "a batch needs one entry per chunk: got {a} and {b}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,355 @@
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use super::*;
+use crate::codec::ChunkSpec;
+use crate::dtype::DataType;
+use crate::indexing::{project_dim, DimSelection};
+use crate::store::{ByteRange, MemoryStore, OpenValue};
+
+fn run<T>(f: impl Future<Output = T>) -> T {
+    futures::executor::block_on(f)
+}
+
+fn chain(shape: &[usize], codecs: serde_json::Value) -> CodecChain {
+    let spec = ChunkSpec {
+        shape: shape.to_vec(),
+        dtype: DataType::from_name("uint16").unwrap(),
+        fill: 7u16.to_ne_bytes().to_vec(),
+    };
+    CodecChain::from_json(&codecs, spec).unwrap()
+}
+
+fn zstd_chain(n: usize) -> CodecChain {
+    chain(
+        &[n],
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}]),
+    )
+}
+
+fn shard_chain(n: usize, inner: usize) -> CodecChain {
+    chain(
+        &[n],
+        json!([{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [inner],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]),
+    )
+}
+
+/// Tasks reading `n` chunks of `len` elements of a 1-d array, each into its
+/// own part of the output.
+fn whole_chunks(n: usize, len: usize) -> Vec<ChunkTask> {
+    let extent = (n * len) as u64;
+    project_dim(
+        &DimSelection::Slice {
+            start: 0,
+            stop: extent,
+            step: 1,
+        },
+        extent,
+        len,
+    )
+    .into_iter()
+    .map(|part| {
+        let key = format!("c/{}", part.chunk);
+        ChunkTask::new(
+            key,
+            ChunkRegion::from_parts(vec![Arc::new(part)], vec![n * len]),
+        )
+    })
+    .collect()
+}
+
+fn as_u16(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect()
+}
+
+fn u16s(v: impl IntoIterator<Item = u16>) -> Vec<u8> {
+    v.into_iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+/// A memory store behind a network: every request waits `delay` on the I/O
+/// runtime; counts the requests in flight at once.
+#[derive(Debug, Default)]
+struct SlowStore {
+    inner: MemoryStore,
+    delay: Duration,
+    in_flight: AtomicUsize,
+    most: AtomicUsize,
+    fail_key: Mutex<Option<String>>,
+}
+
+impl SlowStore {
+    async fn wait(&self, key: &str) -> Result<()> {
+        let now = self.in_flight.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        tokio::time::sleep(self.delay).await;
+        self.in_flight.fetch_sub(1, SeqCst);
+        if self.fail_key.lock().unwrap().as_deref() == Some(key) {
+            return Err(Error::store(format!("GET slow://{key}: 503 Slow Down")));
+        }
+        Ok(())
+    }
+}
+
+struct SlowValue<'a> {
+    store: &'a SlowStore,
+    key: String,
+}
+
+#[async_trait]
+impl OpenValue for SlowValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        self.store.wait(&self.key).await?;
+        self.store.inner.get_ranges(&self.key, ranges).await
+    }
+}
+
+#[async_trait]
+impl Store for SlowStore {
+    fn io_mode(&self) -> IoMode {
+        IoMode::Concurrent
+    }
+    fn location(&self, key: &str) -> String {
+        format!("slow://{key}")
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.wait(key).await?;
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(SlowValue {
+            store: self,
+            key: key.to_string(),
+        }))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.wait(key).await?;
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.wait(key).await?;
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+#[test]
+fn object_store_requests_in_flight_do_not_depend_on_threads() {
+    crate::pool::set_num_threads(2);
+    let store = SlowStore {
+        delay: Duration::from_millis(30),
+        ..SlowStore::default()
+    };
+    let c = zstd_chain(16);
+    let tasks = whole_chunks(48, 16);
+    let value = u16s(0..768u16);
+    write(&c, &store, &tasks, Input::Fixed(&value), false).unwrap();
+    assert!(
+        store.most.swap(0, SeqCst) > 8,
+        "writes: many requests in flight"
+    );
+    let mut out = vec![0u8; value.len()];
+    let view = OutView::new(&mut out);
+    let present = read(&c, &store, &tasks, Output::Fixed(&view)).unwrap();
+    assert_eq!(present, vec![true; 48]);
+    assert_eq!(out, value);
+    assert!(
+        store.most.load(SeqCst) > 8,
+        "reads: {}",
+        store.most.load(SeqCst)
+    );
+    // An error names the chunk and keeps the store's URL.
+    *store.fail_key.lock().unwrap() = Some("c/17".into());
+    let view = OutView::new(&mut out);
+    let err = read(&c, &store, &tasks, Output::Fixed(&view)).unwrap_err();
+    assert_eq!(err.message, "chunk 'c/17': GET slow://c/17: 503 Slow Down");
+    crate::pool::set_num_threads(0);
+}
+
+#[test]
+fn object_store_shards_are_read_in_part() {
+    let store = SlowStore {
+        delay: Duration::from_millis(1),
+        ..SlowStore::default()
+    };
+    let c = shard_chain(64, 8);
+    let all = whole_chunks(1, 64);
+    let value = u16s(0..64u16);
+    write(&c, &store, &all, Input::Fixed(&value), false).unwrap();
+    // Elements 9 and 50: two inner chunks far apart.
+    let part = |i: usize| Arc::new(crate::indexing::DimChunk::new(0, vec![i], vec![0], 64));
+    let tasks = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::from_parts(vec![part(9)], vec![1]),
+    )];
+    let mut one = vec![0u8; 2];
+    let view = OutView::new(&mut one);
+    read(&c, &store, &tasks, Output::Fixed(&view)).unwrap();
+    assert_eq!(as_u16(&one), vec![9]);
+    let pts = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(50, 0), (9, 1)]),
+    )];
+    let mut two = vec![0u8; 4];
+    let view = OutView::new(&mut two);
+    read(&c, &store, &pts, Output::Fixed(&view)).unwrap();
+    assert_eq!(as_u16(&two), vec![50, 9]);
+}
+
+/// A filesystem store whose opened values let a writer replace the key right
+/// after their first read.
+#[derive(Debug)]
+struct RacingStore {
+    inner: crate::store::FilesystemStore,
+    next: Mutex<Option<Vec<u8>>>,
+}
+
+struct RacingValue<'a>(Box<dyn OpenValue + 'a>, &'a RacingStore, String);
+
+#[async_trait]
+impl OpenValue for RacingValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        let got = self.0.read_ranges(ranges).await?;
+        let next = self.1.next.lock().unwrap().take();
+        if let Some(next) = next {
+            self.1.inner.set(&self.2, Bytes::from(next)).await?;
+        }
+        Ok(got)
+    }
+}
+
+#[async_trait]
+impl Store for RacingStore {
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(RacingValue(
+            self.inner.open(key)?,
+            self,
+            key.to_string(),
+        )))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+#[test]
+fn a_shard_rewritten_during_a_read_is_read_as_one_version() {
+    let dir = std::env::temp_dir().join(format!("zarrox-racing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = RacingStore {
+        inner: crate::store::FilesystemStore::new(&dir),
+        next: Mutex::new(None),
+    };
+    let c = shard_chain(8, 2);
+    let all = whole_chunks(1, 8);
+    write(&c, &store, &all, Input::Fixed(&u16s(0..8u16)), false).unwrap();
+    let old_shard = run(store.get("c/0")).unwrap().unwrap();
+    write(&c, &store, &all, Input::Fixed(&u16s(100..108u16)), false).unwrap();
+    let new_shard = run(store.get("c/0")).unwrap().unwrap();
+    run(store.set("c/0", old_shard)).unwrap();
+    *store.next.lock().unwrap() = Some(new_shard.to_vec());
+    // Elements 1 and 6: the index, then inner chunks 0 and 3.
+    let tasks = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(1, 0), (6, 1)]),
+    )];
+    let mut out = vec![0u8; 4];
+    let view = OutView::new(&mut out);
+    read(&c, &store, &tasks, Output::Fixed(&view)).unwrap();
+    assert_eq!(as_u16(&out), vec![1, 6], "the old version, whole");
+    assert!(store.next.lock().unwrap().is_none(), "the writer ran");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn truncated_shards_and_short_indexes_are_corrupt() {
+    let store = MemoryStore::new();
+    let c = shard_chain(8, 2);
+    let all = whole_chunks(1, 8);
+    write(&c, &store, &all, Input::Fixed(&u16s(0..8u16)), false).unwrap();
+    let shard = run(store.get("c/0")).unwrap().unwrap();
+    let part = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(1, 0)]),
+    )];
+    for cut in [shard.len() - 3, 10] {
+        run(store.set("c/0", shard.slice(..cut))).unwrap();
+        let mut out = vec![0u8; 2];
+        let view = OutView::new(&mut out);
+        let err = read(&c, &store, &part, Output::Fixed(&view)).unwrap_err();
+        assert!(
+            matches!(
+                err.kind,
+                crate::error::ErrorKind::Corrupt | crate::error::ErrorKind::Checksum
+            ),
+            "cut {cut}: {err}"
+        );
+        assert!(err.message.starts_with("chunk 'c/0'"), "{err}");
+    }
+}
+
+#[test]
+fn stores_that_cannot_delete_get_the_fill_chunk_instead() {
+    let path = std::env::temp_dir().join(format!("zarrox-engine-{}.zip", std::process::id()));
+    let store = crate::store::ZipStore::open(&path, "w").unwrap();
+    let c = zstd_chain(4);
+    let tasks = whole_chunks(2, 4);
+    write(
+        &c,
+        &store,
+        &tasks[..1],
+        Input::Fixed(&u16s([1, 2, 3, 4])),
+        false,
+    )
+    .unwrap();
+    // Chunk 0 exists, chunk 1 does not: all fill writes chunk 0's fill, nothing for chunk 1.
+    write(
+        &c,
+        &store,
+        &tasks,
+        Input::Scalar(&7u16.to_ne_bytes()),
+        false,
+    )
+    .unwrap();
+    assert_eq!(run(store.list_prefix("")).unwrap(), vec!["c/0"]);
+    let mut out = vec![0u8; 16];
+    let view = OutView::new(&mut out);
+    read(&c, &store, &tasks, Output::Fixed(&view)).unwrap();
+    assert_eq!(as_u16(&out), vec![7; 8]);
+    drop(store);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn allocation_failures_are_errors() {
+    let err = alloc_zeroed(usize::MAX / 2).unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Memory);
+}

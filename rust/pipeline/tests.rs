@@ -1,0 +1,333 @@
+use super::*;
+use crate::dtype::DataType;
+use crate::indexing::DimSelection;
+use crate::store::MemoryStore;
+use serde_json::json;
+
+fn sl(start: u64, stop: u64) -> DimSelection {
+    DimSelection::Slice {
+        start,
+        stop,
+        step: 1,
+    }
+}
+
+fn u16s(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+fn as_u16(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// uint16 chunks of `shape`, fill 7, with `codecs`.
+fn codec(shape: &[usize], codecs: Value) -> ChunkCodec {
+    let spec = ChunkSpec {
+        shape: shape.to_vec(),
+        dtype: DataType::from_name("uint16").unwrap(),
+        fill: 7u16.to_ne_bytes().to_vec(),
+    };
+    ChunkCodec::new(&codecs, spec).unwrap()
+}
+
+fn plain(shape: &[usize]) -> ChunkCodec {
+    codec(
+        shape,
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}]),
+    )
+}
+
+fn sharded(shard: &[usize], inner: &[usize]) -> ChunkCodec {
+    codec(
+        shard,
+        json!([{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": inner,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"}}]),
+    )
+}
+
+fn tasks(regions: &[ChunkRegion]) -> Vec<ChunkTask> {
+    let keys = (0..regions.len()).map(|i| format!("c/{i}")).collect();
+    ChunkCodec::tasks(keys, regions.to_vec(), None).unwrap()
+}
+
+fn bytes(v: Vec<Option<Bytes>>) -> Vec<Option<Bytes>> {
+    v
+}
+
+/// A whole 2x3 chunk into a 2x6 buffer at column `col`.
+fn block(col: u64) -> ChunkRegion {
+    ChunkRegion::boxed(
+        &[sl(0, 2), sl(0, 3)],
+        &[Some(sl(0, 2)), Some(sl(col, col + 3))],
+        &[2, 3],
+        &[2, 6],
+    )
+    .unwrap()
+}
+
+#[test]
+fn encode_then_decode_regions_with_fill_for_missing_chunks() {
+    let c = plain(&[2, 3]);
+    let value = u16s(&[0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15]);
+    let encoded = c
+        .encode(
+            &tasks(&[block(0), block(3)]),
+            vec![None, None],
+            Input::Fixed(&value),
+            12,
+            false,
+        )
+        .unwrap();
+    let mut out = vec![0u8; 24];
+    decode_into(
+        &c,
+        &tasks(&[block(0), block(3)]),
+        vec![encoded[1].clone(), None],
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(as_u16(&out), vec![10, 11, 12, 7, 7, 7, 13, 14, 15, 7, 7, 7]);
+    // A dropped dimension (an integer index): row 1 of chunk 0 into a 1-d buffer.
+    let row = ChunkRegion::boxed(
+        &[sl(1, 2), sl(0, 3)],
+        &[None, Some(sl(0, 3))],
+        &[2, 3],
+        &[3],
+    )
+    .unwrap();
+    let mut three = vec![0u8; 6];
+    decode_into(&c, &tasks(&[row]), vec![encoded[0].clone()], &mut three).unwrap();
+    assert_eq!(as_u16(&three), vec![3, 4, 5]);
+    // Points, in any order, repeats allowed.
+    let pts = ChunkRegion::points(&[5, 0, 5], Some(&[0, 1, 2]), &[2, 3], &[3]).unwrap();
+    decode_into(&c, &tasks(&[pts]), vec![encoded[0].clone()], &mut three).unwrap();
+    assert_eq!(as_u16(&three), vec![5, 0, 5]);
+}
+
+#[test]
+fn overlapping_output_regions_are_refused() {
+    let c = plain(&[2, 3]);
+    let mut out = vec![0u8; 24];
+    let err = decode_into(
+        &c,
+        &tasks(&[block(0), block(0)]),
+        vec![None, None],
+        &mut out,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Index);
+    // Disjoint regions that share a bitmap word are fine.
+    decode_into(
+        &c,
+        &tasks(&[block(0), block(3)]),
+        vec![None, None],
+        &mut out,
+    )
+    .unwrap();
+    // The same element twice inside one chunk's region is allowed (numpy semantics).
+    let pts = ChunkRegion::points(&[0, 1], Some(&[4, 4]), &[2, 3], &[2, 6]).unwrap();
+    decode_into(&c, &tasks(&[pts]), vec![None], &mut out).unwrap();
+    let mut odd = vec![0u8; 5];
+    assert!(decode_into(&c, &tasks(&[block(0)]), vec![None], &mut odd).is_err());
+    // A caller-driven read checks its regions before any byte is fetched.
+    assert!(c
+        .read_session(tasks(&[block(0), block(0)]), 12, "py")
+        .is_err());
+}
+
+#[test]
+fn scalar_writes_and_empty_chunks() {
+    let c = plain(&[2, 3]);
+    let all = ChunkRegion::chunk_only(&[sl(0, 2), sl(0, 3)], &[2, 3]).unwrap();
+    let nine = 9u16.to_ne_bytes();
+    let enc = c
+        .encode(
+            &tasks(std::slice::from_ref(&all)),
+            vec![None],
+            Input::Scalar(&nine),
+            0,
+            false,
+        )
+        .unwrap();
+    let mut out = vec![0u8; 12];
+    let whole = ChunkRegion::boxed(
+        &[sl(0, 2), sl(0, 3)],
+        &[Some(sl(0, 2)), Some(sl(0, 3))],
+        &[2, 3],
+        &[2, 3],
+    )
+    .unwrap();
+    decode_into(
+        &c,
+        &tasks(std::slice::from_ref(&whole)),
+        enc.clone(),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(as_u16(&out), vec![9; 6]);
+    // Writing the fill value everywhere: the chunk is to be deleted, unless write_empty.
+    let seven = 7u16.to_ne_bytes();
+    let gone = c
+        .encode(
+            &tasks(std::slice::from_ref(&all)),
+            enc.clone(),
+            Input::Scalar(&seven),
+            0,
+            false,
+        )
+        .unwrap();
+    assert_eq!(gone, bytes(vec![None]));
+    let kept = c
+        .encode(&tasks(&[all]), enc, Input::Scalar(&seven), 0, true)
+        .unwrap();
+    assert!(kept[0].is_some());
+    assert!(c
+        .encode(&tasks(&[whole]), vec![None], Input::Fixed(&[0; 4]), 6, true)
+        .is_err());
+}
+
+#[test]
+fn sharded_reads_and_partial_writes() {
+    let store = MemoryStore::new();
+    let c = sharded(&[4, 6], &[2, 3]);
+    let value: Vec<u16> = (0..24).collect();
+    let whole = |n: u64, m: u64| {
+        ChunkRegion::boxed(
+            &[sl(0, 4), sl(0, 6)],
+            &[Some(sl(0, n)), Some(sl(0, m))],
+            &[4, 6],
+            &[n as usize, m as usize],
+        )
+        .unwrap()
+    };
+    let complete = ChunkCodec::tasks(vec!["c/0".into()], vec![whole(4, 6)], Some(&[true])).unwrap();
+    c.write(&store, &complete, Input::Fixed(&u16s(&value)), 24, false)
+        .unwrap();
+    // One element of inner chunk (1, 1): rows 2..4, columns 3..6.
+    let one = ChunkRegion::boxed(
+        &[sl(3, 4), sl(4, 5)],
+        &[None, Some(sl(0, 1))],
+        &[4, 6],
+        &[1],
+    )
+    .unwrap();
+    let mut out = vec![0u8; 2];
+    let two = ChunkCodec::tasks(
+        vec!["c/0".into(), "c/1".into()],
+        vec![one.clone(), one.clone()],
+        None,
+    )
+    .unwrap();
+    assert!(
+        read_into(&c, &store, &two, &mut out).is_err(),
+        "overlapping regions"
+    );
+    let present = read_into(&c, &store, &tasks(std::slice::from_ref(&one)), &mut out).unwrap();
+    assert_eq!((present, as_u16(&out)), (vec![true], vec![22]));
+    // A partial write keeps the other inner chunks; a missing shard reads as fill.
+    c.write(
+        &store,
+        &tasks(std::slice::from_ref(&one)),
+        Input::Scalar(&1u16.to_ne_bytes()),
+        0,
+        false,
+    )
+    .unwrap();
+    let mut all = vec![0u8; 48];
+    read_into(&c, &store, &tasks(&[whole(4, 6)]), &mut all).unwrap();
+    let mut want = value.clone();
+    want[22] = 1;
+    assert_eq!(as_u16(&all), want);
+    let mut missing = vec![0u8; 48];
+    let nothing = ChunkCodec::tasks(vec!["nothing".into()], vec![whole(4, 6)], None).unwrap();
+    let present = read_into(&c, &store, &nothing, &mut missing).unwrap();
+    assert_eq!((present, as_u16(&missing)), (vec![false], vec![7; 24]));
+    // Decoding the shard's bytes gives the same.
+    let shard = futures::executor::block_on(store.get("c/0")).unwrap();
+    let mut again = vec![0u8; 48];
+    decode_into(&c, &tasks(&[whole(4, 6)]), vec![shard], &mut again).unwrap();
+    assert_eq!(again, all);
+    // Writing the fill value over everything deletes the shard.
+    c.write(
+        &store,
+        &complete,
+        Input::Scalar(&7u16.to_ne_bytes()),
+        0,
+        false,
+    )
+    .unwrap();
+    assert!(futures::executor::block_on(store.get("c/0"))
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn sharded_points_split_by_inner_chunk() {
+    let c = sharded(&[4, 6], &[2, 3]);
+    let value: Vec<u16> = (100..124).collect();
+    let all = ChunkRegion::chunk_only(&[sl(0, 4), sl(0, 6)], &[4, 6]).unwrap();
+    let enc = c
+        .encode(
+            &tasks(&[all]),
+            vec![None],
+            Input::Fixed(&u16s(&value)),
+            24,
+            false,
+        )
+        .unwrap();
+    // Points across all four inner chunks, out of order.
+    let pts = ChunkRegion::points(&[23, 0, 9, 14], Some(&[0, 1, 2, 3]), &[4, 6], &[4]).unwrap();
+    let mut out = vec![0u8; 8];
+    decode_into(&c, &tasks(&[pts]), enc, &mut out).unwrap();
+    assert_eq!(as_u16(&out), vec![123, 100, 109, 114]);
+}
+
+#[test]
+fn variable_length_strings() {
+    let spec = ChunkSpec {
+        shape: vec![3],
+        dtype: DataType::from_name("string").unwrap(),
+        fill: b"-".to_vec(),
+    };
+    let c = ChunkCodec::new(
+        &json!([{"name": "vlen-utf8"}, {"name": "zstd", "configuration": {"level": 1}}]),
+        spec,
+    )
+    .unwrap();
+    let region = |a: u64, b: u64| {
+        ChunkRegion::boxed(
+            &[sl(a, b)],
+            &[Some(sl(0, b - a))],
+            &[3],
+            &[(b - a) as usize],
+        )
+        .unwrap()
+    };
+    let items = vec![b"x".to_vec(), "\u{e9}".as_bytes().to_vec()];
+    let enc = c
+        .encode(
+            &tasks(&[region(1, 3)]),
+            vec![None],
+            Input::Var(&items),
+            2,
+            false,
+        )
+        .unwrap();
+    let got = decode_var(&c, &tasks(&[region(0, 3)]), enc.clone(), 3).unwrap();
+    assert_eq!(
+        got,
+        vec![b"-".to_vec(), b"x".to_vec(), "\u{e9}".as_bytes().to_vec()]
+    );
+    let star = c
+        .encode(&tasks(&[region(0, 1)]), enc, Input::Scalar(b"*"), 0, false)
+        .unwrap();
+    let got = decode_var(&c, &tasks(&[region(0, 2)]), star, 2).unwrap();
+    assert_eq!(got, vec![b"*".to_vec(), b"x".to_vec()]);
+    let mut buf = vec![0u8; 6];
+    assert!(decode_into(&c, &tasks(&[region(0, 3)]), vec![None], &mut buf).is_err());
+}

@@ -1,0 +1,260 @@
+"""Stores through the own API: zip archives, zarr-python store objects (read and written
+by Rust where it can, served from Python otherwise), URLs and storage options, pickling."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import zarr
+import zarr.storage
+
+import zarrox
+from zarrox.errors import StoreError
+from zarrox.storage import (
+    LocalStore,
+    MemoryStore,
+    ObjectStore,
+    PythonStore,
+    ZipStore,
+    resolve_store,
+)
+
+SHARDED = {"chunks": (4, 4), "shards": (8, 8)}
+
+
+def _data(shape=(16, 16), dtype="int32"):
+    return np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+
+
+# -- zip archives ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", [{"chunks": (4, 4)}, SHARDED])
+def test_zip_path_write_then_read_by_zarr_python(tmp_path, layout):
+    path = tmp_path / "data.zip"
+    a = zarrox.create_array(str(path), name="x", shape=(16, 16), dtype="int32", **layout)
+    a[:] = _data()
+    a[3, 5] = -1
+    a.attrs["k"] = "v"
+    want = _data()
+    want[3, 5] = -1
+    # zarr-python reads the archive as it is on disk now.
+    with zarr.storage.ZipStore(path, mode="r") as zs:
+        got = zarr.open_array(zs, path="x", mode="r")
+        np.testing.assert_array_equal(got[:], want)
+        assert got.attrs["k"] == "v"
+    # One entry per key: rewritten keys replace the old entry.
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+    assert len(names) == len(set(names)), names
+    assert all(i.compress_type == zipfile.ZIP_STORED for i in zipfile.ZipFile(path).infolist())
+
+
+@pytest.mark.parametrize("layout", [{"chunks": (4, 4)}, SHARDED])
+def test_zip_written_by_zarr_python_read_by_zarrox(tmp_path, layout):
+    path = tmp_path / "z.zip"
+    with zarr.storage.ZipStore(path, mode="w") as zs:
+        z = zarr.create_array(zs, name="x", shape=(16, 16), dtype="int32", **layout)
+        z[:] = _data()
+    for store in (str(path), f"zip://{path}", ZipStore(path, "r")):
+        a = zarrox.open_array(store, path="x", mode="r")
+        np.testing.assert_array_equal(a[:], _data())
+        np.testing.assert_array_equal(a[5:9, 2], _data()[5:9, 2])
+
+
+def test_zip_entries_zarr_python_appended_twice_read_as_the_last(tmp_path):
+    path = tmp_path / "dup.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("k", b"old")
+        with pytest.warns(UserWarning):
+            zf.writestr("k", b"new")
+    assert ZipStore(path, "r").get("k") == b"new"
+
+
+def test_zip_modes(tmp_path):
+    path = tmp_path / "m.zip"
+    with pytest.raises(zarrox.errors.NodeNotFoundError):
+        ZipStore(path, "r")
+    with ZipStore(path, "w") as s:
+        s.set("a", b"1")
+    with ZipStore(path, "a") as s:
+        s.set("b", b"2")
+        assert s.get("a") == b"1"
+    r = ZipStore(path, "r")
+    assert r.list_prefix("") == ["a", "b"]
+    with pytest.raises(StoreError, match="read-only"):
+        r.set("c", b"3")
+    with pytest.raises(StoreError, match="already exists"):
+        ZipStore(path, "x")
+    with pytest.raises(ValueError, match="mode"):
+        ZipStore(path, "q")
+
+
+def test_zip_chunk_that_becomes_empty_is_rewritten_as_fill(tmp_path):
+    path = tmp_path / "e.zip"
+    a = zarrox.create_array(str(path), shape=(8,), chunks=(4,), dtype="int16", fill_value=0)
+    a[:] = 1
+    a[:4] = 0  # the chunk is all fill: a zip archive cannot delete it
+    np.testing.assert_array_equal(a[:], [0, 0, 0, 0, 1, 1, 1, 1])
+    with zarr.storage.ZipStore(path, mode="r") as zs:
+        np.testing.assert_array_equal(zarr.open_array(zs, mode="r")[:], a[:])
+
+
+# -- zarr-python store objects ---------------------------------------------------------------
+
+
+def _zarr_stores(tmp_path):
+    return {
+        "LocalStore": zarr.storage.LocalStore(tmp_path / "local"),
+        "MemoryStore": zarr.storage.MemoryStore(),
+        "ZipStore": zarr.storage.ZipStore(tmp_path / "zs.zip", mode="w"),
+        "FsspecStore": zarr.storage.FsspecStore.from_url("memory://zarrox-test-fsspec"),
+        "LoggingStore": zarr.storage.LoggingStore(zarr.storage.MemoryStore()),
+    }
+
+
+@pytest.mark.parametrize(
+    "kind", ["LocalStore", "MemoryStore", "ZipStore", "FsspecStore", "LoggingStore"]
+)
+@pytest.mark.parametrize("layout", [{"chunks": (4, 4)}, SHARDED])
+def test_zarr_python_store_objects_both_ways(tmp_path, kind, layout):
+    zs = _zarr_stores(tmp_path)[kind]
+    adapted = resolve_store(zs)
+    assert isinstance(adapted, LocalStore if kind == "LocalStore" else PythonStore)
+    a = zarrox.create_array(zs, name="x", shape=(16, 16), dtype="int32", **layout)
+    a[:] = _data()
+    a[1:3, 2:14] = 7
+    a.vindex[[0, 15], [15, 0]] = [-1, -2]
+    want = _data()
+    want[1:3, 2:14] = 7
+    want[0, 15], want[15, 0] = -1, -2
+    np.testing.assert_array_equal(a[:], want)
+    np.testing.assert_array_equal(a.oindex[[15, 1], 3:6], want[[15, 1], 3:6])
+    z = zarr.open_array(zs, path="x")
+    np.testing.assert_array_equal(z[:], want)
+    z[4:8] = 5  # not the fill value: zarr-python cannot delete from a ZipStore
+    want[4:8] = 5
+    np.testing.assert_array_equal(zarrox.open_array(zs, path="x")[:], want)
+    assert zarrox.open_group(zs, mode="r").array_keys() == ["x"] or kind == "ZipStore"
+    if kind == "FsspecStore":
+        import fsspec
+
+        fsspec.filesystem("memory").rm("zarrox-test-fsspec", recursive=True)
+
+
+def test_strings_through_a_python_store(tmp_path):
+    zs = zarr.storage.MemoryStore()
+    a = zarrox.create_array(zs, shape=(6,), chunks=(4,), dtype=str)
+    a[:] = ["a", "bb", "", "dddd", "é", "f"]
+    a[1] = "B"
+    assert list(a[:]) == ["a", "B", "", "dddd", "é", "f"]
+    assert list(zarr.open_array(zs)[:]) == ["a", "B", "", "dddd", "é", "f"]
+
+
+def test_python_store_errors_name_the_key():
+    class Failing(zarr.storage.MemoryStore):
+        async def get(self, key, prototype, byte_range=None):
+            if "/c/" in key or key.startswith("c/"):
+                raise OSError("disk on fire")
+            return await super().get(key, prototype, byte_range)
+
+    zs = Failing()
+    a = zarrox.create_array(zs, shape=(4,), chunks=(2,), dtype="int8")
+    a[:] = 1
+    with pytest.raises(StoreError, match=r"c/0.*disk on fire"):
+        a[:]
+
+
+# -- URLs and storage options ----------------------------------------------------------------
+
+
+def test_urls_resolve_to_stores(tmp_path):
+    assert isinstance(resolve_store(str(tmp_path)), LocalStore)
+    assert isinstance(resolve_store(tmp_path.as_uri()), LocalStore)
+    assert isinstance(resolve_store("memory://"), MemoryStore)
+    assert isinstance(resolve_store(str(tmp_path / "x.zip")), ZipStore)
+    s3 = resolve_store("s3://bucket/x.zarr", storage_options={"anon": True, "region": "eu-west-1"})
+    assert isinstance(s3, ObjectStore) and s3.url == "s3://bucket/x.zarr"
+    for url, options in (
+        ("gs://bucket/x", {"anon": True}),
+        ("az://container/x", {"account_name": "acct", "anon": True}),
+        ("https://example.com/x.zarr", {}),
+    ):
+        options = {**options, "timeout": 5}
+        assert isinstance(resolve_store(url, storage_options=options), ObjectStore)
+    with pytest.raises(ValueError, match="unsupported store URL"):
+        resolve_store("ftp://host/x")
+    with pytest.raises(TypeError, match="storage_options"):
+        resolve_store(str(tmp_path), storage_options={"anon": True})
+    with pytest.raises(ValueError, match="unknown storage option 'nope'"):
+        resolve_store("s3://bucket/x", storage_options={"nope": 1})
+    with pytest.raises(TypeError, match="cannot use int"):
+        resolve_store(3)
+
+
+def test_http_stores_are_read_only():
+    s = resolve_store("http://127.0.0.1:9/x.zarr")
+    assert s.read_only
+    with pytest.raises(StoreError, match="read-only"):
+        s.set("zarr.json", b"{}")
+
+
+def test_unreachable_object_store_is_a_store_error_with_the_url():
+    s = resolve_store(
+        "s3://bucket/x.zarr",
+        storage_options={
+            "endpoint_url": "http://127.0.0.1:9",
+            "key": "k",
+            "secret": "s",
+            "region": "us-east-1",
+            "max_retries": 0,
+            "connect_timeout": 1,
+        },
+    )
+    with pytest.raises(StoreError, match=r"s3://bucket/x.zarr/zarr.json"):
+        zarrox.open_array(s, mode="r")
+
+
+# -- pickling --------------------------------------------------------------------------------
+
+
+def _sum_in_child(obj):
+    return float(np.asarray(obj[...]).sum())
+
+
+@pytest.mark.parametrize("kind", ["local", "memory", "zip", "zarr-memory", "zarr-local"])
+def test_arrays_groups_and_stores_pickle(tmp_path, kind):
+    store = {
+        "local": lambda: str(tmp_path / "p.zarr"),
+        "memory": MemoryStore,
+        "zip": lambda: str(tmp_path / "p.zip"),
+        "zarr-memory": zarr.storage.MemoryStore,
+        "zarr-local": lambda: zarr.storage.LocalStore(tmp_path / "zl"),
+    }[kind]()
+    g = zarrox.open_group(store, mode="w")
+    a = g.create_array("x", shape=(8, 8), chunks=(4, 4), dtype="float64")
+    a[:] = _data((8, 8), "float64")
+    b = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(b[:], a[:])
+    assert (b.shape, b.chunks, b.dtype, b.path) == (a.shape, a.chunks, a.dtype, a.path)
+    g2 = pickle.loads(pickle.dumps(g))
+    np.testing.assert_array_equal(g2["x"][:], a[:])
+    s2 = pickle.loads(pickle.dumps(a.store))
+    assert type(s2) is type(a.store)
+    # In another process (spawned: nothing inherited but the pickle).
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(_sum_in_child, (a,)) == float(a[:].sum())
+
+
+def test_pickled_object_stores_keep_given_options_only(monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-the-environment")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "env-key")
+    s = ObjectStore("s3://bucket/x", {"region": "us-east-1"})
+    data = pickle.dumps(s)
+    assert b"from-the-environment" not in data and b"env-key" not in data
+    assert pickle.loads(data).storage_options == {"region": "us-east-1"}
