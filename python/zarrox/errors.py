@@ -101,6 +101,11 @@ class VindexInvalidSelectionError(*_zarr("VindexInvalidSelectionError", IndexErr
     """A ``vindex`` selection that is neither coordinates nor a mask."""
 
 
+class CopyError(ZarroxError, RuntimeError):
+    """``copy``, ``copy_all`` or ``copy_store`` found something in the way (zarr-python 2's
+    ``CopyError``)."""
+
+
 class CodecError(ZarroxError, ValueError):
     """A chunk could not be encoded or decoded."""
 
@@ -130,6 +135,7 @@ __all__ = [
     "ContainsArrayError",
     "ContainsGroupError",
     "ContainsNodeError",
+    "CopyError",
     "CorruptChunkError",
     "GroupNotFoundError",
     "MetadataError",
