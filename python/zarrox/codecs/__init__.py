@@ -282,4 +282,8 @@ class NumcodecsConfig(dict[str, Any]):
 
 
 def numcodecs_value(config: Mapping[str, Any]) -> NumcodecsConfig:
-    return NumcodecsConfig(copy.deepcopy(dict(config)))
+    """A v2 compressor or filter as numcodecs describes it: every default filled in (what
+    ``numcodecs.get_codec(config).get_config()`` gives)."""
+    from zarrox.metadata.v2 import _complete_codec
+
+    return NumcodecsConfig(_complete_codec(config, "", "codec"))
