@@ -268,7 +268,8 @@ def create_array(
         codecs=codecs,
         chunk_key_encoding=chunk_key_encoding,
         attributes=attributes,
-        dimension_names=dimension_names,
+        # no names for no dimensions is no member, as zarr-python writes it
+        dimension_names=dimension_names if dimension_names or shape_t else None,
         path=path,
     )
     _prepare_node_path(store, path, overwrite, 3)

@@ -21,7 +21,7 @@ from zarrox._nodes import (
     write_node,
 )
 from zarrox.attributes import Attributes
-from zarrox.codecs import Codec, NumcodecsConfig, codec_value, numcodecs_value
+from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
 from zarrox.errors import ReadOnlyError, UnknownCodecError
 from zarrox.indexing import (
@@ -191,9 +191,10 @@ class Array(Node):
         return [c for c in self._codec_chain() if kinds.get(c["name"]) == kind]
 
     @property
-    def filters(self) -> tuple[Codec | NumcodecsConfig, ...]:
-        """The array->array codecs (v2: the numcodecs filters), as zarr-python reports them:
-        of the inner chunks when sharded."""
+    def filters(self) -> tuple[Any, ...]:
+        """The array->array codecs (v2: the numcodecs filters, as numcodecs codec objects
+        when numcodecs is installed), as zarr-python reports them: of the inner chunks when
+        sharded."""
         if isinstance(self._metadata, ArrayMetadataV2):
             return tuple(numcodecs_value(f) for f in self._metadata.filters or [])
         return tuple(codec_value(c) for c in self._codecs_of_kind("array->array"))
@@ -207,7 +208,7 @@ class Array(Node):
         return codec_value(found[0]) if found else None
 
     @property
-    def compressors(self) -> tuple[Codec | NumcodecsConfig, ...]:
+    def compressors(self) -> tuple[Any, ...]:
         """The bytes->bytes codecs (v2: the compressor, when there is one)."""
         if isinstance(self._metadata, ArrayMetadataV2):
             c = self._metadata.compressor
@@ -215,7 +216,7 @@ class Array(Node):
         return tuple(codec_value(c) for c in self._codecs_of_kind("bytes->bytes"))
 
     @property
-    def compressor(self) -> NumcodecsConfig | None:
+    def compressor(self) -> Any:
         """A v2 array's compressor (zarr-python's deprecated name; v3 arrays have
         ``compressors``)."""
         if not isinstance(self._metadata, ArrayMetadataV2):

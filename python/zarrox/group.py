@@ -234,12 +234,31 @@ class Group(Node):
     def groups(self) -> list[tuple[str, Group]]:
         return [(n, node) for n, node in self.members() if isinstance(node, Group)]
 
-    def create_array(self, name: str, **kwargs: Any) -> Array:
-        """Create an array below this group (in the group's format by default)."""
+    def create_array(self, name: str, *, compressor: Any = "auto", **kwargs: Any) -> Array:
+        """Create an array below this group (in the group's format by default).
+
+        As zarr-python's ``Group.create_array``: ``compressor`` (one codec, deprecated) is
+        ``compressors=[compressor]``, and a v2 array given neither is compressed with
+        numcodecs' default Blosc (lz4), where the module-level ``create_array`` uses zstd.
+        """
         from zarrox.api import create_array
 
         self._check_writable()
         kwargs.setdefault("zarr_format", self.zarr_format)
+        compressors = kwargs.get("compressors", "auto")
+        auto = isinstance(compressors, str) and compressors == "auto"
+        if not (isinstance(compressor, str) and compressor == "auto"):
+            if not auto:
+                raise ValueError("Cannot specify both `compressor` and `compressors`.")
+            if kwargs["zarr_format"] == 3:
+                warnings.warn(
+                    "The `compressor` argument is deprecated. Use `compressors` instead.",
+                    UserWarning,
+                    2,
+                )
+            kwargs["compressors"] = None if compressor is None else [compressor]
+        elif kwargs["zarr_format"] == 2 and auto:
+            kwargs["compressors"] = {"id": "blosc"}
         return create_array(self._store, name=self._child_path(name), **kwargs)
 
     def create(self, name: str, **kwargs: Any) -> Array:

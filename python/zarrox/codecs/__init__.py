@@ -95,8 +95,11 @@ class Codec(dict[str, Any]):
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Codec:
         """The codec of a v3 codec document (``{"name", "configuration"}``)."""
+        from zarrox.metadata.codecs import codecs_to_json
+
         new = cls.__new__(cls)
-        dict.__init__(new, copy.deepcopy(dict(doc)))
+        # as zarr.json has it: {"name": "crc32c"}, but {"name": "vlen-utf8", "configuration": {}}
+        dict.__init__(new, codecs_to_json([doc])[0])
         return new
 
     @property
@@ -281,9 +284,17 @@ class NumcodecsConfig(dict[str, Any]):
         return f"{label}({args})"
 
 
-def numcodecs_value(config: Mapping[str, Any]) -> NumcodecsConfig:
-    """A v2 compressor or filter as numcodecs describes it: every default filled in (what
-    ``numcodecs.get_codec(config).get_config()`` gives)."""
+def numcodecs_value(config: Mapping[str, Any]) -> Any:
+    """A v2 compressor or filter as zarr-python gives it: numcodecs' codec object when
+    numcodecs is installed and has the codec, else its configuration with every default
+    filled in (what ``numcodecs.get_codec(config).get_config()`` gives) as a
+    :class:`NumcodecsConfig`."""
     from zarrox.metadata.v2 import _complete_codec
 
-    return NumcodecsConfig(_complete_codec(config, "", "codec"))
+    complete = NumcodecsConfig(_complete_codec(config, "", "codec"))
+    try:
+        import numcodecs
+
+        return numcodecs.get_codec(dict(complete))
+    except Exception:  # no numcodecs, or not this codec (or its optional dependency)
+        return complete
