@@ -183,10 +183,12 @@ def copy_store(
     if_exists: Literal["raise", "replace", "skip"] = "raise",
     dry_run: bool = False,
     log: Log = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[int, int, int]:
     """Copy the stored bytes of every key below ``source_path`` of ``source`` to the same
     key below ``dest_path`` of ``dest`` (zarr-python 2's ``copy_store``); returns (keys
-    copied, keys skipped, bytes copied).
+    copied, keys skipped, bytes copied). ``progress(done, total)`` (zarrox's addition) is told
+    the number of keys handled.
 
     ``excludes`` and ``includes`` are regular expressions (``flags``: their ``re`` flags)
     searched in the source keys: an excluded key is not copied unless it is also included.
@@ -206,7 +208,10 @@ def copy_store(
     prefix = source_path + "/" if source_path else ""
     copied = skipped = nbytes = 0
     try:
-        for key in sorted(src.list_prefix(prefix)):
+        keys = sorted(src.list_prefix(prefix))
+        for i, key in enumerate(keys):
+            if progress is not None:
+                progress(i, len(keys))
             if any(p.search(key) for p in excluded) and not any(p.search(key) for p in included):
                 continue
             dest_key = join(dest_path, key[len(prefix) :])
@@ -225,6 +230,8 @@ def copy_store(
                 dst.set(dest_key, value)
             copied += 1
             nbytes += len(value)
+        if progress is not None:
+            progress(len(keys), len(keys))
         _summary(logger, dry_run, copied, skipped, nbytes)
     finally:
         logger.close()
@@ -258,6 +265,28 @@ def _array_create_args(
     return args
 
 
+class _Bytes:
+    """Bytes of values copied so far, reported to ``report(done, total)``; the total is that
+    of every array at or below ``nodes``."""
+
+    def __init__(self, report: Callable[[int, int], None] | None, nodes: list[Any]) -> None:
+        self._report = report
+        self.done = 0
+        self.total = 0
+        if report is not None:
+            for node in nodes:
+                if isinstance(node, Array):
+                    self.total += node.nbytes
+                else:
+                    members = node.members(max_depth=None)
+                    self.total += sum(a.nbytes for _, a in members if isinstance(a, Array))
+
+    def at(self, done: int) -> None:
+        self.done = done
+        if self._report is not None:
+            self._report(done, self.total)
+
+
 def _copy(
     log: _Logger,
     source: Array | Group,
@@ -269,10 +298,12 @@ def _copy(
     if_exists: IfExists,
     dry_run: bool,
     create_kws: Mapping[str, Any],
+    progress: _Bytes,
 ) -> tuple[int, int, int]:
     """Copy ``source`` to ``dest_path`` below the group ``dest`` (None: a group a dry run
     has not created, so nothing is there yet)."""
     from zarrox.api import from_array
+    from zarrox.transfer import copy_values
 
     name = dest_path.rsplit("/", 1)[-1]
     existing = dest.get(name) if dest is not None else None
@@ -292,13 +323,18 @@ def _copy(
         if not dry_run and dest is not None:
             if existing is not None:
                 dest.store.delete_prefix(dest_path + "/")
-            from_array(
+            new = from_array(
                 dest.store,
                 name=dest_path,
                 data=source,
+                write_data=False,
                 attributes=None if without_attrs else dict(source.attrs),
                 **_array_create_args(source, create_kws, dest.zarr_format),
             )
+            start, itemsize = progress.done, source.nbytes // max(source.size, 1)
+            copy_values(source, new, progress=lambda n, _: progress.at(start + n * itemsize))
+        else:
+            progress.at(progress.done + source.nbytes)
         return 1, 0, source.nbytes
     if existing is not None and not isinstance(existing, Group):
         if if_exists == "raise":
@@ -330,9 +366,68 @@ def _copy(
                 if_exists,
                 dry_run,
                 create_kws,
+                progress,
             )
             copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
     return copied, skipped, nbytes
+
+
+def copy_node(
+    source: Array | Group,
+    dest: Any,
+    dest_path: str = "",
+    *,
+    overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    **create_kws: Any,
+) -> Array | Group:
+    """Copy the array or group ``source`` (with everything below it and the attributes) to
+    ``dest_path`` of the store ``dest``, which may be another kind of store: what ``zarrox
+    copy`` does when it re-encodes. Arrays keep their encoding unless ``create_kws`` change
+    it (``chunks``, ``shards``, ``compressors``, ``filters``, ``zarr_format``, ...); the Zarr
+    format is the source's unless ``zarr_format`` is given. A node already at ``dest_path``
+    is an error unless ``overwrite``. ``progress(done, total)`` is told the bytes of values
+    copied so far. Returns the new node."""
+    from zarrox.api import _prepare_node_path, create_group
+
+    store = resolve_store(dest)
+    dest_path = normalize_path(dest_path)
+    fmt = int(create_kws.get("zarr_format", source.zarr_format))
+    _prepare_node_path(store, dest_path, overwrite, fmt)  # with the missing parent groups
+    tracker = _Bytes(progress, [source])
+    if isinstance(source, Array):
+        parent_path, _, name = dest_path.rpartition("/")
+        parent = Group(store, parent_path, _new_group(fmt))  # type: ignore[arg-type]
+        _copy(
+            _Logger(None),
+            source,
+            parent,
+            dest_path,
+            True,
+            False,
+            False,
+            "raise",
+            False,
+            {**create_kws, "zarr_format": fmt},
+            tracker,
+        )
+        return parent[name] if name else make_node(store, "", read_node(store, "", fmt))  # type: ignore[arg-type]
+    group = create_group(store, path=dest_path, attributes=dict(source.attrs), zarr_format=fmt)
+    for name, child in source.members():
+        _copy(
+            _Logger(None),
+            child,
+            group,
+            join(dest_path, name),
+            False,
+            False,
+            False,
+            "raise",
+            False,
+            {**create_kws, "zarr_format": fmt},
+            tracker,
+        )
+    return group
 
 
 def _check_if_exists(if_exists: str) -> None:
@@ -351,6 +446,7 @@ def copy(
     log: Log = None,
     if_exists: IfExists = "raise",
     dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
     **create_kws: Any,
 ) -> tuple[int, int, int]:
     """Copy the array or group ``source`` into the group ``dest`` as ``name`` (by default
@@ -361,7 +457,8 @@ def copy(
 
     An existing node ``name`` raises CopyError (``if_exists="raise"``), is replaced, or left
     as it is (``"skip"``; ``"skip_initialized"``: arrays whose chunks are all stored).
-    Returns (nodes copied, nodes skipped, bytes of values copied).
+    Returns (nodes copied, nodes skipped, bytes of values copied). ``progress(done, total)``
+    (zarrox's addition) is told the bytes of values copied so far.
     """
     _check_if_exists(if_exists)
     if not isinstance(dest, Group):
@@ -383,6 +480,7 @@ def copy(
             if_exists,
             dry_run,
             create_kws,
+            _Bytes(progress, [source]),
         )
         _summary(logger, dry_run, *result)
     finally:
@@ -398,6 +496,7 @@ def copy_all(
     log: Log = None,
     if_exists: IfExists = "raise",
     dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
     **create_kws: Any,
 ) -> tuple[int, int, int]:
     """Copy every member of the group ``source`` into the group ``dest`` (and ``source``'s
@@ -408,6 +507,7 @@ def copy_all(
         raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
     logger = _Logger(log)
     copied = skipped = nbytes = 0
+    tracker = _Bytes(progress, [child for _, child in source.members()])
     try:
         for name, child in source.members():
             c, s, b = _copy(
@@ -421,6 +521,7 @@ def copy_all(
                 if_exists,
                 dry_run,
                 create_kws,
+                tracker,
             )
             copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
         if not without_attrs and not dry_run:
@@ -431,4 +532,4 @@ def copy_all(
     return copied, skipped, nbytes
 
 
-__all__ = ["copy", "copy_all", "copy_store", "create_hierarchy"]
+__all__ = ["copy", "copy_all", "copy_node", "copy_store", "create_hierarchy"]
