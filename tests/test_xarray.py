@@ -352,3 +352,20 @@ def test_missing_dimension_names_is_xarrays_key_error(tmp_path: Path) -> None:
             xr.open_dataset(tmp_path / "s.zarr", engine=engine, consolidated=False)
     with pytest.raises(FileNotFoundError):
         xr.open_dataset(tmp_path / "missing.zarr", engine="zarrox")
+
+
+def test_a_converted_v2_store_opens_as_the_same_dataset(tmp_path: Path) -> None:
+    """zarrox.convert turns xarray's _ARRAY_DIMENSIONS into dimension_names, where xarray
+    reads dimensions in v3."""
+    ds = make_dataset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.to_zarr(tmp_path / "v2.zarr", zarr_format=2)
+        zarrox.convert(tmp_path / "v2.zarr", tmp_path / "v3.zarr")
+        before = xr.open_dataset(tmp_path / "v2.zarr", engine="zarr")
+        for engine in ("zarr", "zarrox"):
+            after = xr.open_dataset(tmp_path / "v3.zarr", engine=engine, consolidated=False)
+            xr.testing.assert_identical(after, before)
+    air = zarrox.open_array(tmp_path / "v3.zarr", path="air")
+    assert air.dimension_names == ("time", "lat", "lon")
+    assert "_ARRAY_DIMENSIONS" not in air.attrs and air.attrs["units"] == "K"

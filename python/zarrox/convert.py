@@ -8,6 +8,9 @@ In place, the v3 metadata is built and checked first and written last, and
 re-encoded chunks go to v3 keys beside the old ones, so a failure leaves the
 source readable.
 
+xarray's ``_ARRAY_DIMENSIONS`` attribute becomes the v3 ``dimension_names`` (where xarray
+reads them in v3), so a converted xarray dataset opens as the same dataset.
+
 The legacy formats are always re-encoded: a Zarr v1 array (in place too), and
 a hierarchy or array of the 2022 draft v3 layout (to a destination only: its
 entry point ``zarr.json`` is where the v3 root goes). Arrays sharded by the draft's
@@ -95,16 +98,37 @@ def _user_dtype(src: Array) -> Any:
     return src.dtype
 
 
+#: the attribute xarray keeps a v2 array's dimension names in (v3 has ``dimension_names``)
+XARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
+
+
+def _dimension_names(src: Array) -> tuple[dict[str, Any], Any]:
+    """(attributes, dimension names) of the v3 array: xarray's ``_ARRAY_DIMENSIONS``
+    attribute of a v2 array becomes ``dimension_names``, where xarray looks for them in v3."""
+    attributes = dict(src.attrs)
+    names = attributes.get(XARRAY_DIMENSIONS)
+    if (
+        src.dimension_names is None
+        and isinstance(names, list)
+        and len(names) == src.ndim
+        and all(isinstance(n, str) for n in names)
+    ):
+        del attributes[XARRAY_DIMENSIONS]
+        return attributes, tuple(names)
+    return attributes, src.dimension_names
+
+
 def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayMetadataV3, bool]:
     """(v3 metadata of the converted array, whether chunk bytes can be copied as they are)."""
     meta = src.metadata
     fill = meta.fill_value
+    attributes, dimension_names = _dimension_names(src)
     common: dict[str, Any] = dict(
         shape=src.shape,
         dtype=_user_dtype(src),
         fill_value=fill,
-        attributes=dict(src.attrs),
-        dimension_names=src.dimension_names,
+        attributes=attributes,
+        dimension_names=dimension_names,
         path=path,
     )
     if shards is None and is_legacy(meta):
