@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,30 @@ from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    """The runtime configuration of an array (zarr-python's ``ArrayConfig``)."""
+
+    order: str
+    write_empty_chunks: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"order": self.order, "write_empty_chunks": self.write_empty_chunks}
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    """An array configuration as a dict: from a dict, or an ArrayConfig (zarrox's or
+    zarr-python's)."""
+    if config is None:
+        return {}
+    if isinstance(config, Mapping):
+        return dict(config)
+    keys = ("order", "write_empty_chunks")
+    if all(hasattr(config, k) for k in keys):
+        return {k: getattr(config, k) for k in keys}
+    raise TypeError(f"config must be a dict or an ArrayConfig, got {config!r}")
 
 
 class OIndex:
@@ -106,7 +132,7 @@ class Array(Node):
         self._metadata = metadata
         self._read_only = read_only or is_legacy(metadata)
         # Like zarr-python, the array keeps the configuration in force when it was opened.
-        given = dict(config or {})
+        given = _config_dict(config)
         unknown = set(given) - {"order", "write_empty_chunks"}
         if unknown:
             raise ValueError(f"unknown array config keys {sorted(unknown)}")
@@ -261,6 +287,19 @@ class Array(Node):
     @property
     def write_empty_chunks(self) -> bool:
         return self._write_empty_chunks
+
+    @property
+    def config(self) -> ArrayConfig:
+        """The runtime configuration the array was opened with (zarr-python's
+        ``ArrayConfig``: ``order``, ``write_empty_chunks``)."""
+        return ArrayConfig(order=self._order, write_empty_chunks=self._write_empty_chunks)
+
+    def with_config(self, config: Any) -> Array:
+        """The same array with ``config`` (a dict or ArrayConfig) on top of its own."""
+        merged = {**self.config.to_dict(), **_config_dict(config)}
+        return Array(
+            self._store, self._path, self._metadata, read_only=self._read_only, config=merged
+        )
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
