@@ -437,6 +437,18 @@ def test_group_lookups_and_counts(tmp_path: Path) -> None:
     assert g.update_attributes({"k": 1}) is g and g.attrs["k"] == 1
 
 
+def test_class_constructors(tmp_path: Path) -> None:
+    g = zarrox.Group.from_store(tmp_path / "g.zarr", attributes={"a": 1})
+    assert zarrox.Group.open(tmp_path / "g.zarr").attrs["a"] == 1
+    with pytest.raises(zarrox.errors.ContainsGroupError):
+        zarrox.Group.from_store(tmp_path / "g.zarr")
+    assert zarrox.Group.from_store(tmp_path / "g.zarr", overwrite=True).attrs.asdict() == {}
+    a = zarrox.Array.create(tmp_path / "a.zarr", shape=(3,), dtype="i2")
+    a[:] = 4
+    assert np.array_equal(zarrox.Array.open(tmp_path / "a.zarr")[...], [4, 4, 4])
+    assert g.store_path.path == ""
+
+
 def test_require_array(tmp_path: Path) -> None:
     g = zarrox.open_group(tmp_path / "g.zarr", mode="w")
     a = g.require_array("a", shape=(4,), dtype="i2", chunks=(2,))

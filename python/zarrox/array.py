@@ -176,6 +176,22 @@ class Array(Node):
             self.write_empty_chunks,
         )
 
+    @classmethod
+    def open(cls, store: Any, **kwargs: Any) -> Array:
+        """The array at ``store`` (zarr-python's ``Array.open``; ``kwargs`` as
+        :func:`zarrox.open_array` takes them)."""
+        from zarrox.api import open_array
+
+        kwargs.setdefault("mode", "r+")
+        return open_array(store, **kwargs)
+
+    @classmethod
+    def create(cls, store: Any, **kwargs: Any) -> Array:
+        """A new array in ``store`` (zarr-python's ``Array.create``: :func:`create_array`)."""
+        from zarrox.api import create_array
+
+        return create_array(store, **kwargs)
+
     # -- description -------------------------------------------------------
     @property
     def metadata(self) -> ArrayMetadata:

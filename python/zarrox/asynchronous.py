@@ -67,15 +67,45 @@ class _AsyncIndex:
         await asyncio.to_thread(self._index.__setitem__, selection, value)
 
 
-class AsyncArray:
+class _AsyncNode:
+    """An asynchronous view of a node: the properties that describe it are the synchronous
+    node's (no I/O); the methods that do I/O are the subclass's coroutines."""
+
+    _kind: type[Array] | type[Group]
+
+    def __init__(self, node: Any) -> None:
+        if not isinstance(node, self._kind):
+            raise TypeError(
+                f"{type(self).__name__} wraps a zarrox.{self._kind.__name__}, "
+                f"got {type(node).__name__}"
+            )
+        self._sync = node
+
+    @property
+    def sync(self) -> Any:
+        """The synchronous :class:`zarrox.Array` / :class:`zarrox.Group` of the same node."""
+        return self._sync
+
+    def __getattr__(self, name: str) -> Any:
+        # shape, dtype, chunks, attrs, metadata, path, name, store, store_path, read_only,
+        # compressors, info, ...: whatever describes the node
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._sync, name)
+        if callable(value):
+            raise AttributeError(
+                f"{type(self).__name__!r} has no method {name!r}; use its awaitable methods "
+                f"or the synchronous zarrox.{self._kind.__name__} (.sync)"
+            )
+        return value
+
+
+class AsyncArray(_AsyncNode):
     """An array whose reads, writes and metadata changes are awaited (zarr-python's
     ``AsyncArray``). Wraps a :class:`zarrox.Array` (``AsyncArray(array)``); the properties
     describing the array are the same."""
 
-    def __init__(self, array: Array) -> None:
-        if not isinstance(array, Array):
-            raise TypeError(f"AsyncArray wraps a zarrox.Array, got {type(array).__name__}")
-        self._sync = array
+    _kind = Array
 
     # -- opening and creating ------------------------------------------------------------
     @classmethod
@@ -86,28 +116,8 @@ class AsyncArray:
     async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
         return AsyncArray(await _run(_api.create_array, store, **kwargs))
 
-    # -- description (no I/O) ----------------------------------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        # shape, dtype, chunks, shards, ndim, size, nbytes, fill_value, order, attrs,
-        # metadata, path, name, basename, store, store_path, read_only, compressors, filters,
-        # serializer, cdata_shape, nchunks, info, zarr_format, ...
-        if name.startswith("_"):
-            raise AttributeError(name)
-        value = getattr(self._sync, name)
-        if callable(value):
-            raise AttributeError(
-                f"'AsyncArray' has no method {name!r}; use the awaitable methods or the "
-                "synchronous zarrox.Array"
-            )
-        return value
-
     def __repr__(self) -> str:
         return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"
-
-    @property
-    def sync(self) -> Array:
-        """The synchronous :class:`zarrox.Array` of the same array."""
-        return self._sync
 
     @property
     def oindex(self) -> _AsyncIndex:
@@ -178,14 +188,11 @@ class AsyncArray:
         return await _run(self._sync.info_complete)
 
 
-class AsyncGroup:
+class AsyncGroup(_AsyncNode):
     """A group whose member lookups and changes are awaited (zarr-python's ``AsyncGroup``);
     members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`."""
 
-    def __init__(self, group: Group) -> None:
-        if not isinstance(group, Group):
-            raise TypeError(f"AsyncGroup wraps a zarrox.Group, got {type(group).__name__}")
-        self._sync = group
+    _kind = Group
 
     @classmethod
     async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncGroup:
@@ -210,25 +217,8 @@ class AsyncGroup:
             )
         )
 
-    def __getattr__(self, name: str) -> Any:
-        # attrs, metadata, path, name, basename, store, store_path, read_only, info, ...
-        if name.startswith("_"):
-            raise AttributeError(name)
-        value = getattr(self._sync, name)
-        if callable(value):
-            raise AttributeError(
-                f"'AsyncGroup' has no method {name!r}; use the awaitable methods or the "
-                "synchronous zarrox.Group"
-            )
-        return value
-
     def __repr__(self) -> str:
         return f"<zarrox.AsyncGroup {self._sync.store_path}>"
-
-    @property
-    def sync(self) -> Group:
-        """The synchronous :class:`zarrox.Group` of the same group."""
-        return self._sync
 
     # -- members -------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:

@@ -79,6 +79,29 @@ class Group(Node):
         self._read_only = read_only or is_legacy(metadata)
         self._consolidated = consolidated
 
+    @classmethod
+    def open(cls, store: Any, zarr_format: int | None = 3) -> Group:
+        """The group at the root of ``store`` (zarr-python's ``Group.open``)."""
+        from zarrox.api import open_group
+
+        return open_group(store, mode="r+", zarr_format=zarr_format)
+
+    @classmethod
+    def from_store(
+        cls,
+        store: Any,
+        *,
+        attributes: dict[str, Any] | None = None,
+        zarr_format: int = 3,
+        overwrite: bool = False,
+    ) -> Group:
+        """A new group at the root of ``store`` (zarr-python's ``Group.from_store``)."""
+        from zarrox.api import create_group
+
+        return create_group(
+            store, attributes=attributes, zarr_format=zarr_format, overwrite=overwrite
+        )
+
     @property
     def metadata(self) -> GroupMetadata:
         return self._metadata

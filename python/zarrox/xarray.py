@@ -300,6 +300,12 @@ class ZarroxStore(ZarrStore):
         """Nothing to release: zarrox stores hold no open files between calls."""
 
 
+def _decoded(store: ZarroxStore, **decode: Any) -> Any:
+    """The dataset of ``store``, CF-decoded by xarray as its zarr engine decodes."""
+    with close_on_error(store):
+        return StoreBackendEntrypoint().open_dataset(store, **decode)
+
+
 class ZarroxBackendEntrypoint(BackendEntrypoint):
     """``engine="zarrox"``: Zarr v2 and v3 groups read through zarrox."""
 
@@ -365,36 +371,31 @@ class ZarroxBackendEntrypoint(BackendEntrypoint):
                 zarr_format=zarr_format,
                 cache_members=cache_members,
             )
-        with close_on_error(store):
-            return StoreBackendEntrypoint().open_dataset(
-                store,
-                mask_and_scale=mask_and_scale,
-                decode_times=decode_times,
-                concat_characters=concat_characters,
-                decode_coords=decode_coords,
-                drop_variables=drop_variables,
-                use_cftime=use_cftime,
-                decode_timedelta=decode_timedelta,
-            )
+        return _decoded(
+            store,
+            mask_and_scale=mask_and_scale,
+            decode_times=decode_times,
+            concat_characters=concat_characters,
+            decode_coords=decode_coords,
+            drop_variables=drop_variables,
+            use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta,
+        )
 
     def open_groups_as_dict(  # type: ignore[override]
         self,
         filename_or_obj: Any,
         *,
-        mask_and_scale: bool = True,
-        decode_times: Any = True,
-        concat_characters: bool = True,
-        decode_coords: Any = True,
-        drop_variables: str | Iterable[str] | None = None,
-        use_cftime: bool | None = None,
-        decode_timedelta: Any = None,
         group: str | None = None,
         mode: str = "r",
         consolidated: bool | None = None,
         storage_options: dict[str, Any] | None = None,
         zarr_format: int | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
+        **decode: Any,
     ) -> dict[str, Any]:
+        """A dataset per group at or below ``group``, by path; ``decode`` are the CF decoding
+        arguments of :meth:`open_dataset`."""
         from xarray.core.treenode import NodePath
 
         parent = str(NodePath("/") / NodePath(group)) if group else "/"
@@ -407,22 +408,12 @@ class ZarroxBackendEntrypoint(BackendEntrypoint):
             zarr_format=zarr_format,
             use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
         )
-        out = {}
-        for path, node_store in stores.items():
-            with close_on_error(node_store):
-                ds = StoreBackendEntrypoint().open_dataset(
-                    node_store,
-                    mask_and_scale=mask_and_scale,
-                    decode_times=decode_times,
-                    concat_characters=concat_characters,
-                    decode_coords=decode_coords,
-                    drop_variables=drop_variables,
-                    use_cftime=use_cftime,
-                    decode_timedelta=decode_timedelta,
-                )
-            name = str(NodePath(path).relative_to(parent)) if group else str(NodePath(path))
-            out[name] = ds
-        return out
+        return {
+            str(NodePath(path).relative_to(parent)) if group else str(NodePath(path)): _decoded(
+                node_store, **decode
+            )
+            for path, node_store in stores.items()
+        }
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         from xarray.backends.common import datatree_from_dict_with_io_cleanup
