@@ -1,6 +1,9 @@
 """zarrox: Zarr arrays for Python, with a parallel Rust core."""
 
-from zarrox import errors
+import sys as _sys
+
+from zarrox import api, codecs, errors
+from zarrox import asynchronous as _asynchronous
 from zarrox._core import __version__, get_num_threads, set_num_threads
 from zarrox.api import (
     array,
@@ -10,6 +13,7 @@ from zarrox.api import (
     create_group,
     empty,
     empty_like,
+    from_array,
     full,
     full_like,
     group,
@@ -29,32 +33,50 @@ from zarrox.api import (
     zeros_like,
 )
 from zarrox.array import Array
+from zarrox.asynchronous import AsyncArray, AsyncGroup
 from zarrox.config import config
 from zarrox.convert import convert
 from zarrox.group import Group
+from zarrox.hierarchy import copy, copy_all, copy_store, create_hierarchy
 from zarrox.storage import LocalStore, MemoryStore, Store
 from zarrox.tensorstore_spec import ArrayView, Spec, d
+
+# zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and
+# zarrox.api.asynchronous the awaitable API (import zarrox.api.asynchronous works too).
+api.asynchronous = _asynchronous  # type: ignore[attr-defined]
+api.synchronous = api  # type: ignore[attr-defined]
+_sys.modules.setdefault("zarrox.api.asynchronous", _asynchronous)
+_sys.modules.setdefault("zarrox.api.synchronous", api)
 
 __all__ = [
     "Array",
     "ArrayView",
+    "AsyncArray",
+    "AsyncGroup",
     "Group",
     "LocalStore",
     "MemoryStore",
     "Spec",
     "Store",
     "__version__",
+    "api",
     "array",
+    "codecs",
     "config",
     "consolidate_metadata",
     "convert",
+    "copy",
+    "copy_all",
+    "copy_store",
     "create",
     "create_array",
     "create_group",
     "d",
+    "create_hierarchy",
     "empty",
     "empty_like",
     "errors",
+    "from_array",
     "full",
     "full_like",
     "get_num_threads",

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from zarrox.errors import MetadataError, UnsupportedError
@@ -12,7 +13,7 @@ from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, draft_v3, dumps, p
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1, loads_v1
 from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dumps_v2, loads_v2
-from zarrox.storage import Store
+from zarrox.storage import LocalStore, MemoryStore, Store
 
 METADATA_KEY = "zarr.json"
 V2_ARRAY_KEY = ".zarray"
@@ -159,6 +160,55 @@ def zarr_format(meta: NodeMetadata) -> int:
     return 1 if isinstance(meta, ArrayMetadataV1) else 2
 
 
+def store_url(store: Store) -> str:
+    """The URL of ``store`` as zarr-python prints it (``file://...``, ``memory://<id>``, or
+    the store's own ``url``)."""
+    url = getattr(store, "url", None)
+    if isinstance(url, str):
+        return url
+    if isinstance(store, LocalStore):
+        return f"file://{store.root.as_posix()}"
+    if isinstance(store, MemoryStore):
+        return f"memory://{id(store)}"
+    return repr(store)
+
+
+def store_token(store: Store) -> tuple[str, ...]:
+    """What identifies ``store``'s data for dask: the absolute path of a local store, the
+    identity of a memory store, else its URL."""
+    if isinstance(store, LocalStore):
+        return ("file", os.path.abspath(store.root))
+    if isinstance(store, MemoryStore):
+        return ("memory", str(id(store)))
+    return ("url", store_url(store))
+
+
+class StorePath:
+    """A store and a path in it (zarr-python's ``StorePath``): ``str()`` is the node's URL."""
+
+    def __init__(self, store: Store, path: str = "") -> None:
+        self.store = store
+        self.path = normalize_path(path)
+
+    def __truediv__(self, other: str) -> StorePath:
+        return StorePath(self.store, join(self.path, normalize_path(other)))
+
+    def __str__(self) -> str:
+        url = store_url(self.store)
+        return f"{url.rstrip('/')}/{self.path}" if self.path else url
+
+    def __repr__(self) -> str:
+        return f"StorePath({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, StorePath) and other.store == self.store and other.path == self.path
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.store), self.path))
+
+
 class Node:
     """What arrays and groups share: where they are and what describes them."""
 
@@ -190,3 +240,8 @@ class Node:
     @property
     def read_only(self) -> bool:
         return self._read_only
+
+    @property
+    def store_path(self) -> StorePath:
+        """The store and the node's path in it (``str()``: the node's URL)."""
+        return StorePath(self._store, self._path)

@@ -142,8 +142,10 @@ def create_array(
     store: Any,
     *,
     name: str | None = None,
-    shape: int | Sequence[int],
-    dtype: Any,
+    shape: int | Sequence[int] | None = None,
+    dtype: Any = None,
+    data: Any = None,
+    write_data: bool = True,
     chunks: int | Sequence[int] | Literal["auto"] | None = "auto",
     fill_value: Any = DEFAULT_FILL,
     compressors: Any = "auto",
@@ -169,7 +171,51 @@ def create_array(
 
     ``fill_value`` left out is the data type's default; an explicit None is the same
     for zarr_format=3, but ``null`` in a v2 array's ``.zarray``, as zarr-python writes.
+
+    ``data`` (an array or array-like) gives the shape and data type (then ``shape`` and
+    ``dtype`` must be left out) and, unless ``write_data=False``, the values: the array is
+    made by :func:`from_array` with these arguments.
     """
+    if data is not None:
+        if shape is not None:
+            raise ValueError(
+                "The data parameter was used, but the shape parameter was also used. This is "
+                "an error. Either use the data parameter, or the shape parameter, but not both."
+            )
+        if dtype is not None:
+            raise ValueError(
+                "The data parameter was used, but the dtype parameter was also used. This is "
+                "an error. Either use the data parameter, or the dtype parameter, but not both."
+            )
+        return from_array(
+            store,
+            data=data,
+            write_data=write_data,
+            name=name,
+            chunks=chunks if chunks is not None else "auto",
+            shards=shards,
+            filters=filters,
+            compressors=compressors,
+            serializer=serializer,
+            fill_value=fill_value,
+            order=order,
+            zarr_format=zarr_format,
+            attributes=attributes,
+            chunk_key_encoding=chunk_key_encoding,
+            dimension_names=dimension_names,
+            overwrite=overwrite,
+            config=config,
+        )
+    if shape is None:
+        raise ValueError(
+            "The data parameter was set to None, but shape was not specified. "
+            "Either provide a value for data, or specify shape."
+        )
+    if dtype is None:
+        raise ValueError(
+            "The data parameter was set to None, but dtype was not specified. "
+            "Either provide an array-like value for data, or specify dtype."
+        )
     if zarr_format not in (2, 3):
         raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     store = resolve_store(store, storage_options=storage_options, mode="w" if overwrite else "a")
@@ -178,6 +224,8 @@ def create_array(
     if any(s < 0 for s in shape_t):
         raise ValueError(f"shape must be non-negative, got {shape_t}")
     if zarr_format == 2:
+        if shards is not None:
+            raise ValueError("Zarr format 2 arrays do not support `shards`.")
         return _create_array_v2(
             store,
             path,
@@ -223,7 +271,8 @@ def create_array(
         codecs=codecs,
         chunk_key_encoding=chunk_key_encoding,
         attributes=attributes,
-        dimension_names=dimension_names,
+        # no names for no dimensions is no member, as zarr-python writes it
+        dimension_names=dimension_names if dimension_names or shape_t else None,
         path=path,
     )
     _prepare_node_path(store, path, overwrite, 3)
@@ -273,6 +322,156 @@ def _create_array_v2(
     array = Array(store, path, meta, config=config)
     array._save_metadata()
     return array
+
+
+def _is_zarr_array(data: Any) -> bool:
+    """Whether ``data`` is a Zarr array (zarrox's or zarr-python's), whose encoding
+    ``from_array`` can keep."""
+    if isinstance(data, Array):
+        return True
+    cls = type(data)
+    return cls.__name__ == "Array" and cls.__module__.startswith("zarr.")
+
+
+def _kept_encoding(data: Any, kw: dict[str, Any]) -> None:
+    """Resolve ``"keep"`` and unset arguments of :func:`from_array` in ``kw`` from the source
+    array ``data`` (what zarr-python keeps: chunks, shards, codecs in the same format, order,
+    chunk key encoding, dimension names; the fill value only for ``fill_value=None``)."""
+    meta = data.metadata
+    src_format = int(meta.zarr_format)
+    if kw["chunks"] == "keep":
+        kw["chunks"] = tuple(data.chunks)
+    if kw["shards"] == "keep":
+        kw["shards"] = data.shards
+    if kw["zarr_format"] is None:
+        kw["zarr_format"] = src_format
+    same = kw["zarr_format"] == src_format
+    if kw["filters"] == "keep":
+        kw["filters"] = (list(data.filters) or None) if same else "auto"
+    if kw["compressors"] == "keep":
+        kw["compressors"] = (list(data.compressors) or None) if same else "auto"
+    if kw["serializer"] == "keep":
+        kw["serializer"] = data.serializer if same and src_format == 3 else "auto"
+    if kw["fill_value"] is None:
+        kw["fill_value"] = data.fill_value
+    if src_format == 2 and kw["zarr_format"] == 3 and data.order == "F":
+        warnings.warn(
+            "The 'order' attribute of a Zarr format 2 array does not have a direct analogue "
+            "in Zarr format 3. The existing order='F' of the source Zarr format 2 array will "
+            "be ignored.",
+            UserWarning,
+            3,
+        )
+    elif kw["order"] is None and kw["zarr_format"] == 2:
+        kw["order"] = data.order
+    if kw["chunk_key_encoding"] is None and same:
+        if src_format == 2:
+            kw["chunk_key_encoding"] = {
+                "name": "v2",
+                "separator": meta.dimension_separator,
+            }
+        else:
+            encoding = meta.chunk_key_encoding
+            kw["chunk_key_encoding"] = (
+                encoding.to_dict() if hasattr(encoding, "to_dict") else dict(encoding)
+            )
+    if kw["dimension_names"] is None and src_format == 3:
+        kw["dimension_names"] = meta.dimension_names
+
+
+def from_array(
+    store: Any,
+    *,
+    data: Any,
+    write_data: bool = True,
+    name: str | None = None,
+    chunks: Literal["auto", "keep"] | Sequence[int] = "keep",
+    shards: Any = "keep",
+    filters: Any = "keep",
+    compressors: Any = "keep",
+    serializer: Any = "keep",
+    fill_value: Any = DEFAULT_FILL,
+    order: Literal["C", "F"] | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: dict[str, Any] | None = None,
+    dimension_names: Sequence[str | None] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    config: dict[str, Any] | None = None,
+) -> Array:
+    """A new array like ``data`` (zarr-python's ``from_array``), holding its values unless
+    ``write_data=False``.
+
+    ``data`` is a Zarr array (zarrox's or zarr-python's) or any array-like. ``"keep"``
+    (the default of ``chunks``, ``shards``, ``filters``, ``compressors`` and ``serializer``)
+    takes the source array's encoding (codecs only when the Zarr format stays the same), or
+    for other data the defaults; ``fill_value=None`` takes the source array's fill value. The
+    values are copied a block of whole destination shards (or chunks) at a time.
+    """
+    from zarrox.transfer import copy_values
+
+    kw: dict[str, Any] = dict(
+        chunks=chunks,
+        shards=shards,
+        filters=filters,
+        compressors=compressors,
+        serializer=serializer,
+        fill_value=fill_value,
+        order=order,
+        zarr_format=zarr_format,
+        chunk_key_encoding=chunk_key_encoding,
+        dimension_names=dimension_names,
+    )
+    if _is_zarr_array(data):
+        _kept_encoding(data, kw)
+    else:
+        for key, default in (
+            ("chunks", "auto"),
+            ("shards", None),
+            ("filters", "auto"),
+            ("compressors", "auto"),
+            ("serializer", "auto"),
+        ):
+            if isinstance(kw[key], str) and kw[key] == "keep":
+                kw[key] = default
+        if kw["zarr_format"] is None:
+            kw["zarr_format"] = 3
+        if not hasattr(data, "dtype") or not hasattr(data, "shape"):
+            data = np.array(data)
+    if kw["zarr_format"] == 2:
+        # v2 arrays have one compressor, no serializer and no chunk key encoding
+        for key, value in (("serializer", "auto"), ("chunk_key_encoding", None)):
+            if kw[key] not in (value, None) and not (
+                key == "chunk_key_encoding" and kw[key].get("name") == "v2"
+            ):
+                raise ValueError(f"{key} cannot be used for arrays with zarr_format 2")
+        encoding = kw.pop("chunk_key_encoding")
+        kw.pop("serializer")
+        if encoding is not None:
+            kw["dimension_separator"] = encoding.get("separator") or (
+                encoding.get("configuration") or {}
+            ).get("separator", ".")
+        if kw["dimension_names"] is not None:
+            kw["dimension_names"] = None  # v2 has none; xarray keeps them in attributes
+    dtype = data.dtype
+    if isinstance(data, Array) and data.metadata.data_type in ("string", "bytes"):
+        # variable-length strings or bytes, whatever numpy type holds them
+        dtype = str if data.metadata.data_type == "string" else bytes
+    new = create_array(
+        store,
+        name=name,
+        shape=tuple(data.shape),
+        dtype=dtype,
+        attributes=attributes,
+        overwrite=overwrite,
+        config=config,
+        storage_options=storage_options,
+        **kw,
+    )
+    if write_data:
+        copy_values(data, new)
+    return new
 
 
 def _sharding_codecs(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,11 +19,13 @@ from zarrox._nodes import (
     is_legacy,
     join,
     read_only_message,
+    store_token,
     write_node,
 )
 from zarrox.attributes import Attributes
+from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
-from zarrox.errors import ReadOnlyError
+from zarrox.errors import ReadOnlyError, UnknownCodecError
 from zarrox.indexing import (
     Selection,
     basic_selection,
@@ -35,11 +39,36 @@ from zarrox.indexing import (
     orthogonal_selection,
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
+from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
 
 if TYPE_CHECKING:
     from zarrox.tensorstore_spec import Spec
+
+
+@dataclass(frozen=True)
+class ArrayConfig:
+    """The runtime configuration of an array (zarr-python's ``ArrayConfig``)."""
+
+    order: str
+    write_empty_chunks: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"order": self.order, "write_empty_chunks": self.write_empty_chunks}
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    """An array configuration as a dict: from a dict, or an ArrayConfig (zarrox's or
+    zarr-python's)."""
+    if config is None:
+        return {}
+    if isinstance(config, Mapping):
+        return dict(config)
+    keys = ("order", "write_empty_chunks")
+    if all(hasattr(config, k) for k in keys):
+        return {k: getattr(config, k) for k in keys}
+    raise TypeError(f"config must be a dict or an ArrayConfig, got {config!r}")
 
 
 class OIndex:
@@ -106,7 +135,7 @@ class Array(Node):
         self._metadata = metadata
         self._read_only = read_only or is_legacy(metadata)
         # Like zarr-python, the array keeps the configuration in force when it was opened.
-        given = dict(config or {})
+        given = _config_dict(config)
         unknown = set(given) - {"order", "write_empty_chunks"}
         if unknown:
             raise ValueError(f"unknown array config keys {sorted(unknown)}")
@@ -125,6 +154,12 @@ class Array(Node):
     def _open_handle(self) -> None:
         m = self._metadata
         core = m.to_core_json()
+        for codec in core["codecs"]:
+            if codec["name"] not in CODEC_KINDS and codec["name"] not in NUMCODECS_KINDS:
+                raise UnknownCodecError(
+                    f"array '{self._path}': unknown codec {codec['name']!r} (zarrox supports "
+                    f"{sorted(CODEC_KINDS)} and {sorted(NUMCODECS_KINDS)})"
+                )
         #: elements of variable length (strings, bytes) go through read_var/write_var
         self._var_len = core["data_type"] in ("string", "bytes")
         fill = (
@@ -189,6 +224,22 @@ class Array(Node):
         config = {"order": self._order, "write_empty_chunks": self._write_empty_chunks}
         return (_restore_array, (self._store, self._path, self._metadata, self._read_only, config))
 
+    @classmethod
+    def open(cls, store: Any, **kwargs: Any) -> Array:
+        """The array at ``store`` (zarr-python's ``Array.open``; ``kwargs`` as
+        :func:`zarrox.open_array` takes them)."""
+        from zarrox.api import open_array
+
+        kwargs.setdefault("mode", "r+")
+        return open_array(store, **kwargs)
+
+    @classmethod
+    def create(cls, store: Any, **kwargs: Any) -> Array:
+        """A new array in ``store`` (zarr-python's ``Array.create``: :func:`create_array`)."""
+        from zarrox.api import create_array
+
+        return create_array(store, **kwargs)
+
     # -- description -------------------------------------------------------
     @property
     def metadata(self) -> ArrayMetadata:
@@ -215,6 +266,53 @@ class Array(Node):
         if sharding is not None:
             return tuple(int(c) for c in sharding["chunk_shape"])
         return self._metadata.chunk_shape
+
+    def _codec_chain(self) -> list[dict[str, Any]]:
+        """The v3 chain of one chunk (the inner chunks' chain when sharded)."""
+        sharding = self._sharding_config()
+        if sharding is not None:
+            return list(sharding.get("codecs") or [])
+        if isinstance(self._metadata, ArrayMetadataV3):
+            return list(self._metadata.codecs)
+        return list(self._core["codecs"])
+
+    def _codecs_of_kind(self, kind: str) -> list[dict[str, Any]]:
+        kinds = {**CODEC_KINDS, **NUMCODECS_KINDS}
+        return [c for c in self._codec_chain() if kinds.get(c["name"]) == kind]
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The array->array codecs (v2: the numcodecs filters, as numcodecs codec objects
+        when numcodecs is installed), as zarr-python reports them: of the inner chunks when
+        sharded."""
+        if isinstance(self._metadata, ArrayMetadataV2):
+            return tuple(numcodecs_value(f) for f in self._metadata.filters or [])
+        return tuple(codec_value(c) for c in self._codecs_of_kind("array->array"))
+
+    @property
+    def serializer(self) -> Codec | None:
+        """The array->bytes codec (None for a v2 array)."""
+        if isinstance(self._metadata, ArrayMetadataV2):
+            return None
+        found = self._codecs_of_kind("array->bytes")
+        return codec_value(found[0]) if found else None
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes->bytes codecs (v2: the compressor, when there is one)."""
+        if isinstance(self._metadata, ArrayMetadataV2):
+            c = self._metadata.compressor
+            return () if c is None else (numcodecs_value(c),)
+        return tuple(codec_value(c) for c in self._codecs_of_kind("bytes->bytes"))
+
+    @property
+    def compressor(self) -> Any:
+        """A v2 array's compressor (zarr-python's deprecated name; v3 arrays have
+        ``compressors``)."""
+        if not isinstance(self._metadata, ArrayMetadataV2):
+            raise TypeError("`compressor` is not available for Zarr format 3 arrays.")
+        c = self._metadata.compressor
+        return None if c is None else numcodecs_value(c)
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -253,6 +351,19 @@ class Array(Node):
     @property
     def write_empty_chunks(self) -> bool:
         return self._write_empty_chunks
+
+    @property
+    def config(self) -> ArrayConfig:
+        """The runtime configuration the array was opened with (zarr-python's
+        ``ArrayConfig``: ``order``, ``write_empty_chunks``)."""
+        return ArrayConfig(order=self._order, write_empty_chunks=self._write_empty_chunks)
+
+    def with_config(self, config: Any) -> Array:
+        """The same array with ``config`` (a dict or ArrayConfig) on top of its own."""
+        merged = {**self.config.to_dict(), **_config_dict(config)}
+        return Array(
+            self._store, self._path, self._metadata, read_only=self._read_only, config=merged
+        )
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -338,6 +449,44 @@ class Array(Node):
 
         return array_spec(self, minimal_spec=minimal_spec)
 
+    def info_complete(self) -> ArrayInfo:
+        """:attr:`info` (zarr-python's name for the summary that counts stored bytes)."""
+        return ArrayInfo(self)
+
+    @property
+    def async_array(self) -> Any:
+        """This array with awaitable methods (:class:`zarrox.AsyncArray`)."""
+        from zarrox.asynchronous import AsyncArray
+
+        return AsyncArray(self)
+
+    def to_dask(self, chunks: Any = None, **kwargs: Any) -> Any:
+        """A dask array reading this array lazily (see :func:`zarrox.dask.from_zarr`)."""
+        from zarrox.dask import from_zarr
+
+        return from_zarr(self, chunks=chunks, **kwargs)
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        # The same array opened twice has the same token; a metadata change (shape,
+        # codecs, attributes, ...) changes it.
+        return (
+            "zarrox.Array",
+            store_token(self._store),
+            self._path,
+            json.dumps(self._metadata_document(), sort_keys=True, default=repr),
+            self._order,
+        )
+
+    def _metadata_document(self) -> dict[str, Any]:
+        """Everything the metadata says, as JSON (legacy formats: what the core is given)."""
+        m = self._metadata
+        if is_legacy(m):
+            return {"core": self._core, "attributes": m.attributes, "fill": repr(m.fill_value)}
+        doc = m.to_json()
+        if isinstance(m, ArrayMetadataV2):
+            doc["attributes"] = m.attributes_json()
+        return doc
+
     def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
         """Merge ``new_attributes`` into the attributes with one metadata write."""
         self.attrs.update(new_attributes)
@@ -409,7 +558,7 @@ class Array(Node):
             raise ReadOnlyError(read_only_message("array", self._path, self._metadata))
 
     def __repr__(self) -> str:
-        return f"<zarrox.Array {self.name} shape={self.shape} dtype={self.dtype}>"
+        return f"<zarrox.Array {self.store_path} shape={self.shape} dtype={self.dtype}>"
 
     def __len__(self) -> int:
         if not self.shape:
@@ -503,6 +652,9 @@ class Array(Node):
         return self._read(block_selection(selection, self.shape, self._grid_chunks), out)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:
+            # the values are always read into a new array, as zarr-python says
+            raise ValueError("`copy=False` is not supported. This method always creates a copy.")
         a = np.asarray(self[...])
         return a if dtype is None else a.astype(dtype, copy=False)
 

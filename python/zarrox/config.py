@@ -65,6 +65,23 @@ class Config:
         _core.set_num_threads(0)
         _core.set_io_concurrency(0)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as nested dicts (``{"array": {"order": "C", ...}, ...}``)."""
+        nested: dict[str, Any] = {}
+        for key, value in self._values.items():
+            *parents, leaf = key.split(".")
+            node = nested
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = copy.deepcopy(value)
+        return nested
+
+    def pprint(self, **kwargs: Any) -> None:
+        """Print :meth:`to_dict` with :func:`pprint.pprint` (``stream``, ``width``, ...)."""
+        import pprint
+
+        pprint.pprint(self.to_dict(), **kwargs)
+
     def __repr__(self) -> str:
         return f"Config({self._values!r})"
 

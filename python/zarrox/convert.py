@@ -8,6 +8,9 @@ In place, the v3 metadata is built and checked first and written last, and
 re-encoded chunks go to v3 keys beside the old ones, so a failure leaves the
 source readable.
 
+xarray's ``_ARRAY_DIMENSIONS`` attribute becomes the v3 ``dimension_names`` (where xarray
+reads them in v3), so a converted xarray dataset opens as the same dataset.
+
 The legacy formats are always re-encoded: a Zarr v1 array (in place too), and
 a hierarchy or array of the 2022 draft v3 layout (to a destination only: its
 entry point ``zarr.json`` is where the v3 root goes). Arrays sharded by the draft's
@@ -17,8 +20,7 @@ otherwise.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zarrox._nodes import (
@@ -40,6 +42,7 @@ from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store, resolve_store
+from zarrox.transfer import copy_values
 
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
@@ -95,16 +98,37 @@ def _user_dtype(src: Array) -> Any:
     return src.dtype
 
 
+#: the attribute xarray keeps a v2 array's dimension names in (v3 has ``dimension_names``)
+XARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
+
+
+def _dimension_names(src: Array) -> tuple[dict[str, Any], Any]:
+    """(attributes, dimension names) of the v3 array: xarray's ``_ARRAY_DIMENSIONS``
+    attribute of a v2 array becomes ``dimension_names``, where xarray looks for them in v3."""
+    attributes = dict(src.attrs)
+    names = attributes.get(XARRAY_DIMENSIONS)
+    if (
+        src.dimension_names is None
+        and isinstance(names, list)
+        and len(names) == src.ndim
+        and all(isinstance(n, str) for n in names)
+    ):
+        del attributes[XARRAY_DIMENSIONS]
+        return attributes, tuple(names)
+    return attributes, src.dimension_names
+
+
 def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayMetadataV3, bool]:
     """(v3 metadata of the converted array, whether chunk bytes can be copied as they are)."""
     meta = src.metadata
     fill = meta.fill_value
+    attributes, dimension_names = _dimension_names(src)
     common: dict[str, Any] = dict(
         shape=src.shape,
         dtype=_user_dtype(src),
         fill_value=fill,
-        attributes=dict(src.attrs),
-        dimension_names=src.dimension_names,
+        attributes=attributes,
+        dimension_names=dimension_names,
         path=path,
     )
     if shards is None and is_legacy(meta):
@@ -133,17 +157,28 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
     return ArrayMetadataV3.create(chunk_shape=shard_shape, codecs=codecs, **common), False
 
 
-def _regions(shape: Sequence[int], step: Sequence[int]) -> Iterator[tuple[slice, ...]]:
-    axes = [
-        [slice(i, min(i + s, n)) for i in range(0, n, s)] for n, s in zip(shape, step, strict=True)
-    ]
-    return itertools.product(*axes)
+class _Progress:
+    """Bytes of values converted so far, reported to ``report(done, total)``."""
+
+    def __init__(self, report: Callable[[int, int], None] | None, total: int) -> None:
+        self._report = report
+        self.total = total
+        self.done = 0
+
+    def array_done(self, array: Array) -> None:
+        self.at(self.done + array.nbytes)
+
+    def at(self, done: int) -> None:
+        self.done = done
+        if self._report is not None:
+            self._report(done, self.total)
 
 
-def _copy_values(src: Array, dst: Array) -> None:
-    """Copy values one stored object of the destination at a time (bounded memory)."""
-    for region in _regions(src.shape, dst.shards or dst.chunks):
-        dst[region] = src[region]
+def _copy_values(src: Array, dst: Array, progress: _Progress) -> None:
+    """Copy values in blocks of whole destination objects (bounded memory)."""
+    start = progress.done
+    itemsize = src.nbytes // max(src.size, 1)
+    copy_values(src, dst, progress=lambda done, total: progress.at(start + done * itemsize))
 
 
 def _drop_v2_metadata(store: Store, path: str, v1: bool = False) -> None:
@@ -153,23 +188,28 @@ def _drop_v2_metadata(store: Store, path: str, v1: bool = False) -> None:
         store.delete(join(path, key))
 
 
-def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: bool) -> Array:
+def _convert_array(
+    src: Array, store: Store, path: str, shards: Any, overwrite: bool, progress: _Progress
+) -> Array:
     meta, verbatim = _target(src, path, shards)
     in_place = store is src.store and path == src.path
     if in_place:
         if isinstance(src.metadata, ArrayMetadataV3):
             if shards is None:
+                progress.array_done(src)
                 return src
             raise ValueError(f"array '{path}' is already v3: give a destination to re-shard it")
         old_keys = [key for key, _ in src._stored_chunks()]
         dst = Array(store, path, meta)
         if not verbatim:
-            _copy_values(src, dst)  # to v3 keys, beside the v2 chunks
+            _copy_values(src, dst, progress)  # to v3 keys, beside the v2 chunks
         _drop_v2_metadata(store, path, v1=isinstance(src.metadata, ArrayMetadataV1))
         write_node(store, path, meta)
         if not verbatim:
             for key in old_keys:
                 store.delete(key)
+        if verbatim:
+            progress.array_done(src)
         return dst
     _prepare_node_path(store, path, overwrite, 3)
     write_node(store, path, meta)
@@ -179,16 +219,17 @@ def _convert_array(src: Array, store: Store, path: str, shards: Any, overwrite: 
             value = src.store.get(key)
             if value is not None:
                 store.set(dst._handle.chunk_key(coords), value)
+        progress.array_done(src)
     else:
-        _copy_values(src, dst)
+        _copy_values(src, dst, progress)
     return dst
 
 
 def _convert_node(
-    node: Array | Group, store: Store, path: str, shards: Any, overwrite: bool
+    node: Array | Group, store: Store, path: str, shards: Any, overwrite: bool, progress: _Progress
 ) -> Array | Group:
     if isinstance(node, Array):
-        return _convert_array(node, store, path, shards, overwrite)
+        return _convert_array(node, store, path, shards, overwrite, progress)
     children = node.members()
     in_place = store is node.store and path == node.path
     if not (in_place and isinstance(node.metadata, GroupMetadataV3)):
@@ -198,7 +239,7 @@ def _convert_node(
             store, path=path, attributes=dict(node.attrs), overwrite=overwrite and not in_place
         )
     for name, child in children:
-        _convert_node(child, store, join(path, name), shards, overwrite)
+        _convert_node(child, store, join(path, name), shards, overwrite, progress)
     return open(store, path=path, mode="r+")
 
 
@@ -210,12 +251,14 @@ def convert(
     dest_path: str | None = None,
     shards: Sequence[int] | None = None,
     overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Array | Group:
     """Convert the array or hierarchy at ``path`` of ``source`` to Zarr v3.
 
     With ``dest`` None the conversion is in place. ``shards`` (a shape) stores
     arrays sharded, with the source's chunks as inner chunks. Values, fill
-    values and attributes are kept. Returns the converted node.
+    values and attributes are kept. ``progress(done, total)`` is told the bytes of values
+    converted so far. Returns the converted node.
     """
     src_store = resolve_store(source)
     dst_store = src_store if dest is None else resolve_store(dest)
@@ -229,4 +272,10 @@ def convert(
         )
     if dest is not None and not overwrite and node_exists(dst_store, dest_path):
         raise ContainsNodeError(f"a node already exists at '{dest_path}' in {dst_store!r}")
-    return _convert_node(node, dst_store, dest_path, shards, overwrite)
+    arrays = (
+        [node]
+        if isinstance(node, Array)
+        else [a for _, a in node.members(max_depth=None) if isinstance(a, Array)]
+    )
+    tracker = _Progress(progress, sum(a.nbytes for a in arrays))
+    return _convert_node(node, dst_store, dest_path, shards, overwrite, tracker)

@@ -3,16 +3,43 @@
 Each subclasses the builtin a caller would naturally catch (``ValueError`` for bad
 metadata and corrupt data, ``FileNotFoundError`` for missing nodes, ...), and every
 message names the node, and for chunk errors the chunk key, where it happened.
+
+When zarr-python is installed, the classes that have a counterpart in ``zarr.errors``
+also subclass it, so code written for zarr-python (``except
+zarr.errors.ArrayNotFoundError``) catches zarrox's. zarr-python stays optional: without
+it the classes subclass the same builtins only.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def _zarr_errors() -> Any:
+    try:
+        import zarr.errors
+    except ImportError:
+        return None
+    return zarr.errors
+
+
+_ZARR_ERRORS = _zarr_errors()
+
+
+def _zarr(name: str, *builtins: type) -> tuple[type, ...]:
+    """Base classes: ``zarr.errors.<name>`` when zarr-python has it, followed by those of
+    ``builtins`` it does not already subclass; else ``builtins``."""
+    cls = getattr(_ZARR_ERRORS, name, None)
+    if not isinstance(cls, type):
+        return builtins
+    return (cls, *(b for b in builtins if not issubclass(cls, b)))
 
 
 class ZarroxError(Exception):
     """Base class of every zarrox exception."""
 
 
-class MetadataError(ZarroxError, ValueError):
+class MetadataError(ZarroxError, *_zarr("MetadataValidationError", ValueError)):
     """Metadata (zarr.json, .zarray, a codec configuration) is malformed or invalid."""
 
 
@@ -20,16 +47,16 @@ class UnsupportedError(ZarroxError, NotImplementedError):
     """A codec, data type, extension or feature that zarrox does not support."""
 
 
-class NodeNotFoundError(ZarroxError, FileNotFoundError, ValueError):
+class NodeNotFoundError(ZarroxError, *_zarr("NodeNotFoundError", FileNotFoundError, ValueError)):
     """No array or group exists at the path. Also a ValueError, as zarr-python's
     ``NodeNotFoundError`` is."""
 
 
-class ArrayNotFoundError(NodeNotFoundError):
+class ArrayNotFoundError(NodeNotFoundError, *_zarr("ArrayNotFoundError")):
     """No array exists at the path."""
 
 
-class GroupNotFoundError(NodeNotFoundError):
+class GroupNotFoundError(NodeNotFoundError, *_zarr("GroupNotFoundError")):
     """No group exists at the path."""
 
 
@@ -39,12 +66,44 @@ class ContainsNodeError(ZarroxError, FileExistsError, ValueError):
     ``ContainsArrayError`` and ``ContainsGroupError`` are."""
 
 
-class ContainsArrayError(ContainsNodeError):
+class ContainsArrayError(ContainsNodeError, *_zarr("ContainsArrayError")):
     """An array is in the way (zarr-python's name)."""
 
 
-class ContainsGroupError(ContainsNodeError):
+class ContainsGroupError(ContainsNodeError, *_zarr("ContainsGroupError")):
     """A group is in the way (zarr-python's name)."""
+
+
+class UnsupportedDataTypeError(UnsupportedError, TypeError, ValueError):
+    """A data type zarrox does not know. A TypeError, as zarr-python raises when an array is
+    created with one, and a ValueError, as it raises when it opens one."""
+
+
+class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, ValueError)):
+    """A codec zarrox does not know. A KeyError, as zarr-python raises when an array is
+    created with one, and a ValueError (zarr-python's ``UnknownCodecError``), as it raises
+    when it opens one."""
+
+    def __str__(self) -> str:
+        # the message, not KeyError's repr of it
+        return Exception.__str__(self)
+
+
+class BoundsCheckError(*_zarr("BoundsCheckError", IndexError)):
+    """An index is out of bounds (zarr-python's ``BoundsCheckError``)."""
+
+
+class NegativeStepError(*_zarr("NegativeStepError", IndexError)):
+    """A slice has a negative or zero step (zarr-python's ``NegativeStepError``)."""
+
+
+class VindexInvalidSelectionError(*_zarr("VindexInvalidSelectionError", IndexError)):
+    """A ``vindex`` selection that is neither coordinates nor a mask."""
+
+
+class CopyError(ZarroxError, RuntimeError):
+    """``copy``, ``copy_all`` or ``copy_store`` found something in the way (zarr-python 2's
+    ``CopyError``)."""
 
 
 class CodecError(ZarroxError, ValueError):
@@ -94,15 +153,18 @@ class ReadOnlyError(ZarroxError, PermissionError, ValueError):
 
 __all__ = [
     "ArrayNotFoundError",
+    "BoundsCheckError",
     "ChecksumError",
     "CodecError",
     "ContainsArrayError",
     "ContainsGroupError",
     "ContainsNodeError",
+    "CopyError",
     "CorruptChunkError",
     "GroupNotFoundError",
     "MetadataError",
     "MissingChunkError",
+    "NegativeStepError",
     "NodeNotFoundError",
     "ReadOnlyError",
     "SpecError",
@@ -110,6 +172,9 @@ __all__ = [
     "StoreError",
     "StorePermissionError",
     "StoreTimeoutError",
+    "UnknownCodecError",
+    "UnsupportedDataTypeError",
     "UnsupportedError",
+    "VindexInvalidSelectionError",
     "ZarroxError",
 ]

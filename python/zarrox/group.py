@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import numpy as np
 
 from zarrox._nodes import (
     GroupMetadata,
@@ -76,6 +79,29 @@ class Group(Node):
         self._read_only = read_only or is_legacy(metadata)
         self._consolidated = consolidated
 
+    @classmethod
+    def open(cls, store: Any, zarr_format: int | None = 3) -> Group:
+        """The group at the root of ``store`` (zarr-python's ``Group.open``)."""
+        from zarrox.api import open_group
+
+        return open_group(store, mode="r+", zarr_format=zarr_format)
+
+    @classmethod
+    def from_store(
+        cls,
+        store: Any,
+        *,
+        attributes: dict[str, Any] | None = None,
+        zarr_format: int = 3,
+        overwrite: bool = False,
+    ) -> Group:
+        """A new group at the root of ``store`` (zarr-python's ``Group.from_store``)."""
+        from zarrox.api import create_group
+
+        return create_group(
+            store, attributes=attributes, zarr_format=zarr_format, overwrite=overwrite
+        )
+
     @property
     def metadata(self) -> GroupMetadata:
         return self._metadata
@@ -93,7 +119,25 @@ class Group(Node):
         write_node(self._store, self._path, self._metadata)
 
     def __repr__(self) -> str:
-        return f"<zarrox.Group {self.name}>"
+        return f"<zarrox.Group {self.store_path}>"
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Group:
+        """Merge ``new_attributes`` into the attributes with one metadata write."""
+        self.attrs.update(new_attributes)
+        return self
+
+    @property
+    def info(self) -> GroupInfo:
+        """What the group's metadata says (name, format, read-only, store); member counts
+        only when consolidated metadata lists them (see :meth:`info_complete`)."""
+        members = None
+        if self._consolidated is not None:
+            members = list(self._consolidated.values())
+        return GroupInfo(self, members)
+
+    def info_complete(self) -> GroupInfo:
+        """:attr:`info` with the number of members, arrays and groups below the group."""
+        return GroupInfo(self, [node.metadata for _, node in self.members(max_depth=None)])
 
     # -- children ----------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -113,6 +157,27 @@ class Group(Node):
             return open_node(self._store, self._child_path(rel), read_only=self._read_only)
         except NodeNotFoundError:
             raise KeyError(name) from None
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """The member at ``path``, or ``default`` when there is none."""
+        try:
+            return self[path]
+        except KeyError:
+            return default
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """Store ``value`` (an array-like) as a new array ``name`` with the default
+        settings, replacing what is there (zarr-python's fast path)."""
+        from zarrox.api import save_array
+
+        self._check_writable()
+        save_array(
+            self._store,
+            value if hasattr(value, "shape") else np.asarray(value),
+            zarr_format=self.zarr_format,
+            path=self._child_path(name),
+            overwrite=True,
+        )
 
     def __delitem__(self, name: str) -> None:
         """Delete the child (or descendant, by path) ``name`` with everything below it:
@@ -163,6 +228,23 @@ class Group(Node):
     def keys(self) -> list[str]:
         return self._child_names()
 
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """The number of members, down to ``max_depth`` levels below the children (None:
+        all)."""
+        if max_depth is not None and max_depth < 0:
+            raise ValueError(f"max_depth must be None or >= 0. Got '{max_depth}' instead")
+        if self._consolidated is not None:
+            if max_depth is None:
+                return len(self._consolidated)
+            return sum(1 for k in self._consolidated if k.count("/") <= max_depth)
+        return len(self.members(max_depth=max_depth))
+
+    def array_values(self) -> Iterator[Array]:
+        return (node for _, node in self.arrays())
+
+    def group_values(self) -> Iterator[Group]:
+        return (node for _, node in self.groups())
+
     def array_keys(self) -> list[str]:
         return [n for n, node in self.members() if isinstance(node, Array)]
 
@@ -175,13 +257,147 @@ class Group(Node):
     def groups(self) -> list[tuple[str, Group]]:
         return [(n, node) for n, node in self.members() if isinstance(node, Group)]
 
-    def create_array(self, name: str, **kwargs: Any) -> Array:
-        """Create an array below this group (in the group's format by default)."""
+    def create_array(self, name: str, *, compressor: Any = "auto", **kwargs: Any) -> Array:
+        """Create an array below this group (in the group's format by default).
+
+        As zarr-python's ``Group.create_array``: ``compressor`` (one codec, deprecated) is
+        ``compressors=[compressor]``, and a v2 array given neither is compressed with
+        numcodecs' default Blosc (lz4), where the module-level ``create_array`` uses zstd.
+        """
         from zarrox.api import create_array
 
         self._check_writable()
         kwargs.setdefault("zarr_format", self.zarr_format)
+        compressors = kwargs.get("compressors", "auto")
+        auto = isinstance(compressors, str) and compressors == "auto"
+        if not (isinstance(compressor, str) and compressor == "auto"):
+            if not auto:
+                raise ValueError("Cannot specify both `compressor` and `compressors`.")
+            if kwargs["zarr_format"] == 3:
+                warnings.warn(
+                    "The `compressor` argument is deprecated. Use `compressors` instead.",
+                    UserWarning,
+                    2,
+                )
+            kwargs["compressors"] = None if compressor is None else [compressor]
+        elif kwargs["zarr_format"] == 2 and auto:
+            kwargs["compressors"] = {"id": "blosc"}
         return create_array(self._store, name=self._child_path(name), **kwargs)
+
+    def create(self, name: str, **kwargs: Any) -> Array:
+        """:meth:`create_array` (zarr-python's alias)."""
+        return self.create_array(name, **kwargs)
+
+    def array(self, name: str, **kwargs: Any) -> Array:
+        """:meth:`create_array` (zarr-python's deprecated alias)."""
+        warnings.warn("Use Group.create_array instead.", DeprecationWarning, 2)
+        return self.create_array(name, **kwargs)
+
+    def create_dataset(self, name: str, **kwargs: Any) -> Array:
+        """Create an array, h5py style: ``data`` is written to it, and gives the data type
+        when ``dtype`` is left out (zarr-python's deprecated ``create_dataset``)."""
+        warnings.warn("Use Group.create_array instead.", DeprecationWarning, 2)
+        data = kwargs.pop("data", None)
+        if data is not None:
+            data = data if hasattr(data, "dtype") else np.asarray(data)
+            kwargs.setdefault("dtype", data.dtype)
+            kwargs.setdefault("shape", data.shape)
+        array = self.create_array(name, **kwargs)
+        if data is not None:
+            array[...] = data
+        return array
+
+    def require_array(
+        self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any
+    ) -> Array:
+        """The array ``name``, created (with ``kwargs``) when missing. An existing one must
+        have ``shape`` and a data type ``dtype`` can be cast from (``exact``: equal);
+        otherwise TypeError, as in zarr-python."""
+        node = self.get(name)
+        if node is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if not isinstance(node, Array):
+            raise TypeError(f"Incompatible object ({type(node).__name__}) already exists")
+        want = (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape)
+        if want != node.shape:
+            raise TypeError(f"Incompatible shape ({node.shape} vs {want})")
+        dt = np.dtype(dtype)
+        if (node.dtype != dt) if exact else not np.can_cast(node.dtype, dt):
+            raise TypeError(f"Incompatible dtype ({node.dtype} vs {dt})")
+        return node
+
+    def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> Array:
+        """:meth:`require_array` (h5py's name)."""
+        return self.require_array(name, shape=shape, **kwargs)
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        return tuple(self.require_group(name) for name in names)
+
+    def _create_like(self, make: Any, name: str, **kwargs: Any) -> Array:
+        self._check_writable()
+        kwargs.setdefault("zarr_format", self.zarr_format)
+        return make(store=self._store, path=self._child_path(name), **kwargs)  # type: ignore[no-any-return]
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """A new array ``name`` whose fill value is 0."""
+        from zarrox.api import zeros
+
+        return self._create_like(zeros, name, shape=shape, **kwargs)
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        from zarrox.api import ones
+
+        return self._create_like(ones, name, shape=shape, **kwargs)
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        from zarrox.api import empty
+
+        return self._create_like(empty, name, shape=shape, **kwargs)
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        from zarrox.api import full
+
+        return self._create_like(full, name, shape=shape, fill_value=fill_value, **kwargs)
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        from zarrox.api import zeros_like
+
+        return self._create_like(lambda **kw: zeros_like(data, **kw), name, **kwargs)
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        from zarrox.api import ones_like
+
+        return self._create_like(lambda **kw: ones_like(data, **kw), name, **kwargs)
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        from zarrox.api import empty_like
+
+        return self._create_like(lambda **kw: empty_like(data, **kw), name, **kwargs)
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        from zarrox.api import full_like
+
+        return self._create_like(lambda **kw: full_like(data, **kw), name, **kwargs)
+
+    def create_hierarchy(
+        self, nodes: Mapping[str, Any], *, overwrite: bool = False
+    ) -> Iterator[tuple[str, Array | Group]]:
+        """Create ``nodes`` (metadata by path) below this group; see
+        :func:`zarrox.create_hierarchy`. Yields (path relative to this group, node)."""
+        from zarrox.hierarchy import create_hierarchy
+
+        self._check_writable()
+        prefix = self._path + "/" if self._path else ""
+        for path, node in create_hierarchy(
+            store=self._store,
+            nodes={
+                self._child_path(k) if normalize_path(k) else self._path: v
+                for k, v in nodes.items()
+            },
+            overwrite=overwrite,
+        ):
+            if path.startswith(prefix) or path == self._path:
+                yield path[len(prefix) :] if path != self._path else "", node
 
     def create_group(
         self,
@@ -221,6 +437,39 @@ class Group(Node):
         if expand is not None:
             raise NotImplementedError("'expand' is not yet implemented.")
         return TreeView(self, level)
+
+
+class GroupInfo:
+    """What ``Group.info`` and ``Group.info_complete()`` show."""
+
+    def __init__(self, group: Group, members: list[NodeMetadata] | None) -> None:
+        self.name = group.name
+        self.type = "Group"
+        self.zarr_format = group.zarr_format
+        self.read_only = group.read_only
+        self.store_type = type(group.store).__name__
+        self.count_members = None if members is None else len(members)
+        self.count_arrays = None if members is None else sum(1 for m in members if is_array(m))
+        self.count_groups = None if members is None else len(members) - (self.count_arrays or 0)
+
+    def __repr__(self) -> str:
+        rows: list[tuple[str, Any]] = [
+            ("Name", self.name),
+            ("Type", self.type),
+            ("Zarr format", self.zarr_format),
+            ("Read-only", self.read_only),
+            ("Store type", self.store_type),
+        ]
+        if self.count_members is not None:
+            rows += [
+                ("No. members", self.count_members),
+                ("No. arrays", self.count_arrays),
+                ("No. groups", self.count_groups),
+            ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+    __str__ = __repr__
 
 
 class TreeView:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from zarrox.errors import BoundsCheckError, NegativeStepError, VindexInvalidSelectionError
+
 DimSelection = tuple[int, int, int] | np.ndarray
 
 
@@ -65,7 +67,7 @@ def _integer(s: Any, n: int, dim: int) -> int:
     if i < 0:
         i += n
     if not 0 <= i < n:
-        raise IndexError(
+        raise BoundsCheckError(
             f"index {operator.index(s if not isinstance(s, np.ndarray) else s.item())} "
             f"is out of bounds for axis {dim} with size {n}"
         )
@@ -76,7 +78,7 @@ def _slice(s: slice, n: int) -> tuple[int, int, int]:
     if s.step is not None and operator.index(s.step) == 0:
         raise ValueError("slice step cannot be zero")  # as numpy and zarr-python say
     if s.step is not None and operator.index(s.step) < 1:
-        raise IndexError("only slices with step >= 1 are supported")
+        raise NegativeStepError("only slices with step >= 1 are supported")
     start, stop, step = s.indices(n)
     return (start, max(stop, start), step)
 
@@ -105,7 +107,7 @@ def _index_array(s: Any, n: int, dim: int) -> np.ndarray:
     idx = np.where(idx < 0, idx + n, idx)
     bad = (idx < 0) | (idx >= n)
     if bad.any():
-        raise IndexError(f"index {arr[bad][0]} is out of bounds for axis {dim} with size {n}")
+        raise BoundsCheckError(f"index {arr[bad][0]} is out of bounds for axis {dim} with size {n}")
     return np.ascontiguousarray(idx, dtype=np.uint64)
 
 
@@ -188,7 +190,7 @@ def _points(arrays: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[np.ndarray
         idx = np.where(idx < 0, idx + n, idx)
         bad = (idx < 0) | (idx >= n)
         if bad.any():
-            raise IndexError(
+            raise BoundsCheckError(
                 f"index {p.reshape(-1)[bad][0]} is out of bounds for axis {dim} with size {n}"
             )
         cols.append(idx.astype(np.uint64))
@@ -210,11 +212,13 @@ def coordinate_selection(selection: Any, shape: tuple[int, ...]) -> Selection:
         )
     for s in sel:
         if isinstance(s, slice) or s is Ellipsis or isinstance(s, bool | np.bool_):
-            raise IndexError(
+            raise VindexInvalidSelectionError(
                 "coordinate selections take integer arrays only; use oindex for slices"
             )
         if isinstance(s, np.ndarray) and s.dtype == bool:
-            raise IndexError("boolean arrays in a coordinate selection: use a mask selection")
+            raise VindexInvalidSelectionError(
+                "boolean arrays in a coordinate selection: use a mask selection"
+            )
     # As in zarr-python, an integer is a coordinate array of length 1: one element
     # selected by integers comes back as an array of shape (1,).
     sel = tuple([s] if _is_integer(s) and not isinstance(s, np.ndarray) else s for s in sel)
@@ -257,7 +261,7 @@ def block_selection(selection: Any, shape: tuple[int, ...], chunks: tuple[int, .
             if b < 0:
                 b += n_blocks
             if not 0 <= b < n_blocks:
-                raise IndexError(
+                raise BoundsCheckError(
                     f"block index {s} is out of bounds for axis {dim} with {n_blocks} blocks"
                 )
             slices.append(slice(b * c, min((b + 1) * c, n)))

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, UnknownCodecError, UnsupportedError
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import (
     DataType,
@@ -516,7 +516,7 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
                 if ctx.form != "core":
                     out.append(_emit(name, cfg, must_understand, ctx.form))
                 continue
-            raise UnsupportedError(
+            raise UnknownCodecError(
                 f"{ctx.where}{item_label}: unsupported codec {name!r} "
                 f"(zarrox supports {sorted(CODEC_KINDS)} and numcodecs.<id> for "
                 f"{sorted(n.split('.', 1)[1] for n in NUMCODECS_KINDS)})"
@@ -666,11 +666,21 @@ def codecs_to_json(codecs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _codec_json(value: object) -> object:
+    """A codec object with ``to_dict()`` (zarr-python's codec classes) as its JSON; other
+    values as they are."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, str | Mapping):
+        return to_dict()
+    return value
+
+
 def _as_codec_list(value: object, what: str, where: str) -> list[object]:
+    value = _codec_json(value)
     if isinstance(value, str | Mapping):
         return [value]
     if isinstance(value, Iterable) and not isinstance(value, bytes):
-        return list(value)
+        return [_codec_json(v) for v in value]
     raise MetadataError(
         f"{where}{what} must be a codec (an object with 'name', or a name), a list of "
         f"codecs, or None; got {value!r}"
@@ -742,6 +752,7 @@ def build_codecs(
             info = _resolve_info(dtype, data_type, path)
             chain.append({"name": _VLEN_CODECS.get(info.category, "bytes")})
         else:
+            serializer = _codec_json(serializer)
             if not isinstance(serializer, str | Mapping):
                 raise MetadataError(
                     f'{where}serializer must be "auto" or one array->bytes codec, '

@@ -56,7 +56,12 @@ from typing import Any, ClassVar, Literal, NoReturn
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import (
+    MetadataError,
+    UnknownCodecError,
+    UnsupportedDataTypeError,
+    UnsupportedError,
+)
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import (
@@ -306,14 +311,14 @@ def parse_data_type(value: object, where: str) -> np.dtype[Any]:
                     return _parse_type_value(option, where)
                 except (MetadataError, UnsupportedError):
                     continue
-            raise UnsupportedError(
+            raise UnsupportedDataTypeError(
                 f"{where}unsupported data type {value.get('type')!r} "
                 f"(extension {value.get('extension')!r}) and no usable fallback"
             ) from None
     try:
         return _parse_type_value(value, where)
     except MetadataError:
-        raise UnsupportedError(f"{where}unsupported data type {value!r}") from None
+        raise UnsupportedDataTypeError(f"{where}unsupported data type {value!r}") from None
 
 
 def _parse_fill(value: object, dtype: np.dtype[Any], where: str) -> Any:
@@ -346,7 +351,7 @@ def _codec_name(uri: object, where: str) -> str:
     m = _CODEC_URI.fullmatch(uri) if isinstance(uri, str) else None
     name = m.group(1) if m else None
     if name not in (*_CODECS, "endian"):
-        raise UnsupportedError(f"{where}unsupported codec {uri!r}")
+        raise UnknownCodecError(f"{where}unsupported codec {uri!r}")
     return str(name)
 
 

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
 from zarrox.metadata._checks import is_int as _is_int
 
 __all__ = [
@@ -858,10 +858,10 @@ def _parse(value: object, where: str, label: str) -> DataType:
             raise MetadataError(f"{where}{label}: data type {name!r} requires a configuration")
         return _configured(name, cfg, where, label)
     if cfg:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"{where}unsupported data type {name!r} (configuration {dict(cfg)!r})"
         )
-    raise UnsupportedError(f"{where}unsupported data type {name!r}")
+    raise UnsupportedDataTypeError(f"{where}unsupported data type {name!r}")
 
 
 def _simple(name: str, where: str, label: str) -> DataType:
@@ -929,7 +929,7 @@ def _configured(name: str, cfg: Mapping[str, Any], where: str, label: str) -> Da
             )
         if unit == "generic":
             if scale != 1:
-                raise UnsupportedError(
+                raise UnsupportedDataTypeError(
                     f"{where}unsupported data type {name!r} with unit 'generic' and "
                     f"scale_factor {scale} (numpy has no such type)"
                 )
@@ -1042,13 +1042,13 @@ def data_type_from_numpy(dtype: object, *, path: str | None = None) -> DataType:
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError) as e:
-        raise UnsupportedError(f"{where}unsupported data type {dtype!r}: {e}") from None
+        raise UnsupportedDataTypeError(f"{where}unsupported data type {dtype!r}: {e}") from None
     return parse_data_type_json(_numpy_json(dt, where), path=path)
 
 
 def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
     if dt.subdtype is not None:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"{where}unsupported data type {dt!r}: sub-array dtypes have no v3 data type"
         )
     t = dt.type
@@ -1080,31 +1080,31 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
     elif kind == "V" and t is np.void:
         if dt.names is None:
             if dt.itemsize == 0:
-                raise UnsupportedError(f"{where}unsupported data type {dt!r}: empty void")
+                raise UnsupportedDataTypeError(f"{where}unsupported data type {dt!r}: empty void")
             return {"name": "raw_bytes", "configuration": {"length_bytes": dt.itemsize}}
         fields: list[Any] = []
         offset = 0
         for fname in dt.names:
             fdt, foffset = dt.fields[fname][:2]  # type: ignore[index]
             if foffset != offset:
-                raise UnsupportedError(
+                raise UnsupportedDataTypeError(
                     f"{where}unsupported data type {dt!r}: fields must be packed without "
                     "padding (the struct data type has no alignment)"
                 )
             fjson = _numpy_json(fdt, where)
             if fjson in ("string", "bytes"):
-                raise UnsupportedError(
+                raise UnsupportedDataTypeError(
                     f"{where}unsupported data type {dt!r}: field {fname!r} is variable-length"
                 )
             fields.append([fname, fjson])
             offset += fdt.itemsize
         if offset != dt.itemsize:
-            raise UnsupportedError(
+            raise UnsupportedDataTypeError(
                 f"{where}unsupported data type {dt!r}: padding after the last field"
             )
         # zarr-python 3.1 writes (and only reads) the legacy "structured" form
         return {"name": "structured", "configuration": {"fields": fields}}
-    raise UnsupportedError(
+    raise UnsupportedDataTypeError(
         f"{where}unsupported data type {dt!r}: no v3 data type (core: {list(_NAMED_CORE)}, r<N>; "
         "extensions: ml_dtypes types, datetime64/timedelta64, U, S, V, structured, str, bytes)"
     )

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import from_zarr_python_dtype
@@ -128,7 +128,7 @@ def _parse_typestr(value: str, where: str, label: str) -> np.dtype[Any]:
     if kind in _NUMERIC_SIZES:
         if size not in _NUMERIC_SIZES[kind]:
             if kind in "fc" and size in (12, 16, 24, 32):
-                raise UnsupportedError(
+                raise UnsupportedDataTypeError(
                     f"{where}unsupported data type {value!r} (extended precision floats)"
                 )
             raise MetadataError(
@@ -257,16 +257,18 @@ def v2_dtype_json(dtype: object) -> str | list[Any]:
     try:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except TypeError as e:
-        raise UnsupportedError(f"unsupported data type {dtype!r}: {e}") from None
+        raise UnsupportedDataTypeError(f"unsupported data type {dtype!r}: {e}") from None
     if dt.fields is not None:
         return _descr_json(dt.descr)  # type: ignore[no-any-return]
     if dt.subdtype is not None:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"unsupported data type {dt!r}: a sub-array dtype is not a v2 array data type "
             "(add its shape to the array's shape)"
         )
     if dt.kind in "SUV" and dt.itemsize == 0:
-        raise UnsupportedError(f"unsupported data type {dt!r}: fixed-size types need a size")
+        raise UnsupportedDataTypeError(
+            f"unsupported data type {dt!r}: fixed-size types need a size"
+        )
     return dt.str
 
 
@@ -284,7 +286,7 @@ def v2_core_data_type(dtype: np.dtype[Any] | Any, *, path: str | None = None) ->
     """
     dt = np.dtype(dtype)
     if dt.hasobject:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"{_where('.zarray', path)}unsupported data type {v2_dtype_json(dt)!r}: "
             "variable-length strings and objects are not supported yet"
         )
@@ -477,7 +479,7 @@ def parse_v2_fill_value(value: object, dtype: np.dtype[Any], *, path: str | None
                 f"{dt.itemsize}"
             )
         return np.frombuffer(raw, dtype=dt)[0]
-    raise UnsupportedError(
+    raise UnsupportedDataTypeError(
         f"{where}unsupported data type {dt!r} for fill_value"
     )  # pragma: no cover
 
@@ -515,7 +517,9 @@ def v2_fill_value_json(value: Any, dtype: np.dtype[Any] | Any) -> Any:
         return str(value)
     if kind == "V":
         return base64.standard_b64encode(_raw_bytes(value, dt)).decode("ascii")
-    raise UnsupportedError(f"unsupported data type {dt!r} for fill_value")  # pragma: no cover
+    raise UnsupportedDataTypeError(
+        f"unsupported data type {dt!r} for fill_value"
+    )  # pragma: no cover
 
 
 def _raw_bytes(value: Any, dt: np.dtype[Any]) -> bytes:
@@ -537,7 +541,7 @@ def default_v2_fill_value(dtype: np.dtype[Any] | Any) -> Any:
     zero / false / empty for every type except ``M8``/``m8``, which get NaT."""
     dt = np.dtype(dtype)
     if dt.hasobject:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"unsupported data type {v2_dtype_json(dt)!r}: variable-length strings and objects "
             "are not supported yet"
         )
@@ -651,7 +655,7 @@ def v2_fill_value_bytes(value: Any, dtype: np.dtype[Any] | Any) -> bytes:
     """
     dt = np.dtype(dtype)
     if dt.hasobject:
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"unsupported data type {v2_dtype_json(dt)!r}: variable-length strings and objects "
             "are not supported yet"
         )
@@ -1096,6 +1100,12 @@ class ArrayMetadataV2:
         doc["zarr_format"] = 2
         return doc
 
+    def to_dict(self) -> dict[str, Any]:
+        """``.zarray`` with the attributes (zarr-python's ``to_dict``)."""
+        doc = self.to_json()
+        doc["attributes"] = self.attributes_json()
+        return doc
+
     def attributes_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document."""
         return copy.deepcopy(self.attributes)
@@ -1264,10 +1274,10 @@ def _user_dtype(dtype: object, where: str) -> np.dtype[Any]:
         dt = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError) as e:
         if not isinstance(dtype, list):
-            raise UnsupportedError(f"{where}unsupported data type {dtype!r}: {e}") from None
+            raise UnsupportedDataTypeError(f"{where}unsupported data type {dtype!r}: {e}") from None
         dt = _parse_dtype(dtype, where, "dtype")  # a v2 field list (lists, not tuples)
     if dt.hasobject or (dt.kind in "SU" and dt.itemsize == 0):
-        raise UnsupportedError(
+        raise UnsupportedDataTypeError(
             f"{where}unsupported data type {dtype!r}: variable-length strings and objects are "
             "not supported yet"
         )
@@ -1348,6 +1358,10 @@ class GroupMetadataV2:
         if self.consolidated_metadata is not None:
             doc["consolidated_metadata"] = copy.deepcopy(self.consolidated_metadata)
         return doc
+
+    def to_dict(self) -> dict[str, Any]:
+        """``.zgroup`` with the attributes (zarr-python's ``to_dict``)."""
+        return {"attributes": self.attributes_json(), **self.to_json()}
 
     def attributes_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document."""

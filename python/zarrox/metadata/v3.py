@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -683,6 +683,18 @@ class ArrayMetadataV3:
             doc[key] = copy.deepcopy(value)
         return doc
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``zarr.json`` document (zarr-python's name)."""
+        return self.to_json()
+
+    @property
+    def zarr_format(self) -> Literal[3]:
+        return 3
+
+    @property
+    def node_type(self) -> Literal["array"]:
+        return "array"
+
     def to_core_json(self) -> dict[str, Any]:
         """The normalized description the Rust core consumes (fill bytes: :meth:`fill_bytes`).
 
@@ -803,6 +815,18 @@ class GroupMetadataV3:
         for key, value in self.extra.items():
             doc[key] = copy.deepcopy(value)
         return doc
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``zarr.json`` document (zarr-python's name)."""
+        return self.to_json()
+
+    @property
+    def zarr_format(self) -> Literal[3]:
+        return 3
+
+    @property
+    def node_type(self) -> Literal["group"]:
+        return "group"
 
 
 def parse_node(doc: Mapping[str, Any], *, path: str = "") -> ArrayMetadataV3 | GroupMetadataV3:

@@ -1,0 +1,535 @@
+"""Whole hierarchies at once: ``create_hierarchy`` (zarr-python 3.1) and ``copy``,
+``copy_all``, ``copy_store`` (zarr-python 2.x, which 3.x names but does not implement).
+
+``copy_store`` moves stored bytes (metadata documents and chunks, as they are); ``copy`` and
+``copy_all`` copy arrays and groups node by node through the API, so the destination may use
+other chunks or codecs (``create_kws``) and another store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any, Literal
+
+import numpy as np
+
+from zarrox._nodes import (
+    NodeMetadata,
+    is_array,
+    join,
+    normalize_path,
+    read_node,
+    write_node,
+)
+from zarrox._nodes import zarr_format as format_of
+from zarrox.array import Array
+from zarrox.errors import ContainsArrayError, ContainsGroupError, CopyError
+from zarrox.group import Group, make_node
+from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, parse_node
+from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrox.storage import resolve_store
+
+IfExists = Literal["raise", "replace", "skip", "skip_initialized"]
+
+
+# -- create_hierarchy ----------------------------------------------------------------------------
+
+
+def _json_scalar(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if hasattr(value, "value"):  # enums
+        return value.value
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    raise TypeError(f"cannot describe {value!r} as JSON")
+
+
+def _as_metadata(value: Any, path: str) -> NodeMetadata:
+    """zarrox metadata for a node of ``create_hierarchy``: zarrox's own metadata objects, or
+    zarr-python's (``GroupMetadata``, ``ArrayV3Metadata``, ``ArrayV2Metadata``: anything with
+    ``to_dict()``), or such a document as a dict."""
+    if isinstance(value, ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2):
+        return value
+    doc = value.to_dict() if callable(getattr(value, "to_dict", None)) else value
+    if not isinstance(doc, Mapping):
+        raise TypeError(f"node '{path}': expected array or group metadata, got {value!r}")
+    # tuples, numpy scalars and enums of zarr-python's documents -> plain JSON
+    doc = json.loads(json.dumps(dict(doc), default=_json_scalar))
+    fmt = doc.get("zarr_format", 3)
+    if fmt == 3:
+        doc.setdefault("node_type", "group")
+        return parse_node(doc, path=path)
+    if fmt == 2:
+        attrs = doc.pop("attributes", None) or {}
+        doc.pop("node_type", None)
+        if "shape" in doc:
+            return ArrayMetadataV2.from_json(doc, attrs, path=path)
+        return GroupMetadataV2(attributes=dict(attrs))
+    raise ValueError(f"node '{path}': zarr_format must be 2 or 3, got {fmt!r}")
+
+
+def _new_group(zarr_format: int) -> NodeMetadata:
+    return GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
+
+
+def create_hierarchy(
+    *, store: Any, nodes: Mapping[str, Any], overwrite: bool = False
+) -> Iterator[tuple[str, Array | Group]]:
+    """Create the arrays and groups ``nodes`` describes (metadata by path) and every group
+    above them that is missing (zarr-python's ``create_hierarchy``); yields (path, node).
+
+    All nodes must have the same Zarr format. A group that already exists where only an
+    implied parent group is needed is kept; an explicit node where one exists is an error
+    (ContainsArrayError / ContainsGroupError) unless ``overwrite``, which replaces it.
+    """
+    store = resolve_store(store)
+    explicit = {normalize_path(k): _as_metadata(v, k) for k, v in nodes.items()}
+    if not explicit:
+        return
+    formats = {format_of(m) for m in explicit.values()}
+    if len(formats) != 1:
+        raise ValueError(f"all nodes must have the same zarr_format, got {sorted(formats)}")
+    fmt = formats.pop()
+    implied: set[str] = set()
+    for key in explicit:
+        parts = key.split("/") if key else []
+        for i in range(len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in explicit:
+                if is_array(explicit[parent]):
+                    raise ValueError(
+                        f"The node at {parent} contains other nodes, but it is not a Zarr "
+                        "group. This is invalid. Only Zarr groups can contain other nodes."
+                    )
+            else:
+                implied.add(parent)
+    to_write: dict[str, NodeMetadata] = {}
+    for key in sorted(implied, key=lambda k: (k.count("/"), k) if k else (-1, k)):
+        existing = read_node(store, key, fmt)
+        if existing is None:
+            to_write[key] = _new_group(fmt)
+        elif is_array(existing):
+            raise ContainsArrayError(f"An array exists in store {store!r} at path {key!r}.")
+    for key, meta in explicit.items():
+        existing = read_node(store, key, fmt)
+        if existing is not None:
+            if overwrite:
+                store.delete_prefix(key + "/" if key else "")
+            elif is_array(existing):
+                raise ContainsArrayError(f"An array exists in store {store!r} at path {key!r}.")
+            else:
+                raise ContainsGroupError(f"A group exists in store {store!r} at path {key!r}.")
+        to_write[key] = meta
+    for key in sorted(to_write, key=lambda k: (k.count("/"), k) if k else (-1, k)):
+        meta = to_write[key]
+        write_node(store, key, meta)
+        yield key, make_node(store, key, meta)
+
+
+# -- copy_store ----------------------------------------------------------------------------------
+
+Log = Callable[[str], None] | str | IO[str] | None
+
+
+class _Logger:
+    """zarr-python 2's ``log`` argument: a callable, a file path, or a file-like object."""
+
+    def __init__(self, log: Log) -> None:
+        self._close: IO[str] | None = None
+        if log is None:
+            self.write: Callable[[str], None] = lambda msg: None
+        elif callable(log):
+            self.write = log
+        elif isinstance(log, str):
+            self._close = open(log, mode="w")  # noqa: SIM115 - closed in close()
+            stream = self._close
+            self.write = lambda msg: print(msg, file=stream)
+        elif hasattr(log, "write"):
+            self.write = lambda msg: print(msg, file=log)  # type: ignore[arg-type]
+        else:
+            raise TypeError(f"log must be a callable, a file path or a file-like, got {log!r}")
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close.close()
+
+
+def _summary(log: _Logger, dry_run: bool, copied: int, skipped: int, nbytes: int) -> None:
+    prefix = "dry run: " if dry_run else ""
+    log.write(f"{prefix}all done: {copied:,} copied, {skipped:,} skipped, {nbytes:,} bytes copied")
+
+
+def _patterns(value: str | Iterable[str] | None, flags: int) -> list[re.Pattern[str]]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [re.compile(p, flags) for p in items]
+
+
+def copy_store(
+    source: Any,
+    dest: Any,
+    source_path: str = "",
+    dest_path: str = "",
+    excludes: str | Iterable[str] | None = None,
+    includes: str | Iterable[str] | None = None,
+    flags: int = 0,
+    if_exists: Literal["raise", "replace", "skip"] = "raise",
+    dry_run: bool = False,
+    log: Log = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, int, int]:
+    """Copy the stored bytes of every key below ``source_path`` of ``source`` to the same
+    key below ``dest_path`` of ``dest`` (zarr-python 2's ``copy_store``); returns (keys
+    copied, keys skipped, bytes copied). ``progress(done, total)`` (zarrox's addition) is told
+    the number of keys handled.
+
+    ``excludes`` and ``includes`` are regular expressions (``flags``: their ``re`` flags)
+    searched in the source keys: an excluded key is not copied unless it is also included.
+    A key already in ``dest`` raises CopyError (``if_exists="raise"``), is overwritten
+    (``"replace"``) or left alone (``"skip"``). ``dry_run`` only counts; ``log`` gets one
+    line per key and a summary.
+    """
+    if if_exists not in ("raise", "replace", "skip"):
+        raise ValueError(f"if_exists must be 'raise', 'replace' or 'skip', got {if_exists!r}")
+    src = resolve_store(source)
+    dst = resolve_store(dest)
+    source_path = normalize_path(source_path)
+    dest_path = normalize_path(dest_path)
+    excluded = _patterns(excludes, flags)
+    included = _patterns(includes, flags)
+    logger = _Logger(log)
+    prefix = source_path + "/" if source_path else ""
+    copied = skipped = nbytes = 0
+    try:
+        keys = sorted(src.list_prefix(prefix))
+        for i, key in enumerate(keys):
+            if progress is not None:
+                progress(i, len(keys))
+            if any(p.search(key) for p in excluded) and not any(p.search(key) for p in included):
+                continue
+            dest_key = join(dest_path, key[len(prefix) :])
+            if dst.exists(dest_key):
+                if if_exists == "raise":
+                    raise CopyError(f"key {dest_key!r} exists in destination")
+                if if_exists == "skip":
+                    skipped += 1
+                    logger.write(f"skip {key} -> {dest_key}")
+                    continue
+            logger.write(f"copy {key} -> {dest_key}")
+            value = src.get(key)
+            if value is None:
+                continue
+            if not dry_run:
+                dst.set(dest_key, value)
+            copied += 1
+            nbytes += len(value)
+        if progress is not None:
+            progress(len(keys), len(keys))
+        _summary(logger, dry_run, copied, skipped, nbytes)
+    finally:
+        logger.close()
+    return copied, skipped, nbytes
+
+
+# -- copy, copy_all ------------------------------------------------------------------------------
+
+
+def _array_create_args(
+    src: Array, create_kws: Mapping[str, Any], zarr_format: int
+) -> dict[str, Any]:
+    """How :func:`copy` makes the destination array: like ``src`` (shape, chunks, shards,
+    data type, codecs, fill value, order, dimension names) in the destination group's
+    ``zarr_format``, with ``create_kws`` on top."""
+    kw: dict[str, Any] = dict(create_kws)
+    fmt = kw.pop("zarr_format", zarr_format)
+    args: dict[str, Any] = dict(
+        chunks=kw.pop("chunks", "keep"),
+        shards=kw.pop("shards", "keep"),
+        filters=kw.pop("filters", "keep"),
+        compressors=kw.pop("compressors", "keep"),
+        serializer=kw.pop("serializer", "keep"),
+        fill_value=kw.pop("fill_value", None),
+        zarr_format=fmt,
+    )
+    if "compressor" in kw:  # zarr-python 2's name
+        compressor = kw.pop("compressor")
+        args["compressors"] = None if compressor is None else [compressor]
+    args.update(kw)
+    return args
+
+
+class _Bytes:
+    """Bytes of values copied so far, reported to ``report(done, total)``; the total is that
+    of every array at or below ``nodes``."""
+
+    def __init__(self, report: Callable[[int, int], None] | None, nodes: list[Any]) -> None:
+        self._report = report
+        self.done = 0
+        self.total = 0
+        if report is not None:
+            for node in nodes:
+                if isinstance(node, Array):
+                    self.total += node.nbytes
+                else:
+                    members = node.members(max_depth=None)
+                    self.total += sum(a.nbytes for _, a in members if isinstance(a, Array))
+
+    def at(self, done: int) -> None:
+        self.done = done
+        if self._report is not None:
+            self._report(done, self.total)
+
+
+def _copy(
+    log: _Logger,
+    source: Array | Group,
+    dest: Group | None,
+    dest_path: str,
+    root: bool,
+    shallow: bool,
+    without_attrs: bool,
+    if_exists: IfExists,
+    dry_run: bool,
+    create_kws: Mapping[str, Any],
+    progress: _Bytes,
+) -> tuple[int, int, int]:
+    """Copy ``source`` to ``dest_path`` below the group ``dest`` (None: a group a dry run
+    has not created, so nothing is there yet)."""
+    from zarrox.api import from_array
+    from zarrox.transfer import copy_values
+
+    name = dest_path.rsplit("/", 1)[-1]
+    existing = dest.get(name) if dest is not None else None
+    shown = "/" + dest_path
+    if isinstance(source, Array):
+        if existing is not None:
+            if if_exists == "raise":
+                raise CopyError(f"an object {shown!r} already exists in the destination")
+            if if_exists == "skip" or (
+                if_exists == "skip_initialized"
+                and isinstance(existing, Array)
+                and existing.nchunks_initialized == existing.nchunks
+            ):
+                log.write(f"skip {source.name} -> {shown}")
+                return 0, 1, 0
+        log.write(f"copy {source.name} -> {shown} {source.shape} {source.dtype}")
+        if not dry_run and dest is not None:
+            if existing is not None:
+                dest.store.delete_prefix(dest_path + "/")
+            new = from_array(
+                dest.store,
+                name=dest_path,
+                data=source,
+                write_data=False,
+                attributes=None if without_attrs else dict(source.attrs),
+                **_array_create_args(source, create_kws, dest.zarr_format),
+            )
+            start, itemsize = progress.done, source.nbytes // max(source.size, 1)
+            copy_values(source, new, progress=lambda n, _: progress.at(start + n * itemsize))
+        else:
+            progress.at(progress.done + source.nbytes)
+        return 1, 0, source.nbytes
+    if existing is not None and not isinstance(existing, Group):
+        if if_exists == "raise":
+            raise CopyError(f"an array {shown!r} already exists in the destination")
+        if if_exists in ("skip", "skip_initialized"):
+            log.write(f"skip {source.name} -> {shown}")
+            return 0, 1, 0
+    log.write(f"copy {source.name} -> {shown}")
+    target: Group | None
+    if dry_run or dest is None:
+        target = existing if isinstance(existing, Group) else None
+    else:
+        if existing is not None and not isinstance(existing, Group):
+            dest.store.delete_prefix(dest_path + "/")
+        target = dest.require_group(name)
+        if not without_attrs:
+            target.attrs.update(dict(source.attrs))
+    copied, skipped, nbytes = 1, 0, 0
+    if root or not shallow:
+        for child_name, child in source.members():
+            c, s, b = _copy(
+                log,
+                child,
+                target,
+                join(dest_path, child_name),
+                False,
+                shallow,
+                without_attrs,
+                if_exists,
+                dry_run,
+                create_kws,
+                progress,
+            )
+            copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
+    return copied, skipped, nbytes
+
+
+def copy_node(
+    source: Array | Group,
+    dest: Any,
+    dest_path: str = "",
+    *,
+    overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    **create_kws: Any,
+) -> Array | Group:
+    """Copy the array or group ``source`` (with everything below it and the attributes) to
+    ``dest_path`` of the store ``dest``, which may be another kind of store: what ``zarrox
+    copy`` does when it re-encodes. Arrays keep their encoding unless ``create_kws`` change
+    it (``chunks``, ``shards``, ``compressors``, ``filters``, ``zarr_format``, ...); the Zarr
+    format is the source's unless ``zarr_format`` is given. A node already at ``dest_path``
+    is an error unless ``overwrite``. ``progress(done, total)`` is told the bytes of values
+    copied so far. Returns the new node."""
+    from zarrox.api import _prepare_node_path, create_group
+
+    store = resolve_store(dest)
+    dest_path = normalize_path(dest_path)
+    fmt = int(create_kws.get("zarr_format", source.zarr_format))
+    _prepare_node_path(store, dest_path, overwrite, fmt)  # with the missing parent groups
+    tracker = _Bytes(progress, [source])
+    if isinstance(source, Array):
+        parent_path, _, name = dest_path.rpartition("/")
+        parent = Group(store, parent_path, _new_group(fmt))  # type: ignore[arg-type]
+        _copy(
+            _Logger(None),
+            source,
+            parent,
+            dest_path,
+            True,
+            False,
+            False,
+            "raise",
+            False,
+            {**create_kws, "zarr_format": fmt},
+            tracker,
+        )
+        return parent[name] if name else make_node(store, "", read_node(store, "", fmt))  # type: ignore[arg-type]
+    group = create_group(store, path=dest_path, attributes=dict(source.attrs), zarr_format=fmt)
+    for name, child in source.members():
+        _copy(
+            _Logger(None),
+            child,
+            group,
+            join(dest_path, name),
+            False,
+            False,
+            False,
+            "raise",
+            False,
+            {**create_kws, "zarr_format": fmt},
+            tracker,
+        )
+    return group
+
+
+def _check_if_exists(if_exists: str) -> None:
+    if if_exists not in ("raise", "replace", "skip", "skip_initialized"):
+        raise ValueError(
+            f"if_exists must be 'raise', 'replace', 'skip' or 'skip_initialized', got {if_exists!r}"
+        )
+
+
+def copy(
+    source: Array | Group,
+    dest: Group,
+    name: str | None = None,
+    shallow: bool = False,
+    without_attrs: bool = False,
+    log: Log = None,
+    if_exists: IfExists = "raise",
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    **create_kws: Any,
+) -> tuple[int, int, int]:
+    """Copy the array or group ``source`` into the group ``dest`` as ``name`` (by default
+    its own name), with its attributes (unless ``without_attrs``) and, for a group, its
+    members (only the children when ``shallow``) (zarr-python 2's ``copy``). Arrays keep
+    their chunks, shards and codecs unless ``create_kws`` (``chunks``, ``shards``,
+    ``compressors``, ``compressor``, ``filters``, ``zarr_format``, ...) say otherwise.
+
+    An existing node ``name`` raises CopyError (``if_exists="raise"``), is replaced, or left
+    as it is (``"skip"``; ``"skip_initialized"``: arrays whose chunks are all stored).
+    Returns (nodes copied, nodes skipped, bytes of values copied). ``progress(done, total)``
+    (zarrox's addition) is told the bytes of values copied so far.
+    """
+    _check_if_exists(if_exists)
+    if not isinstance(dest, Group):
+        raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
+    if name is None:
+        name = source.basename
+        if not name:
+            raise TypeError("must provide a name for the copy of the root group")
+    logger = _Logger(log)
+    try:
+        result = _copy(
+            logger,
+            source,
+            dest,
+            join(dest.path, normalize_path(name)),
+            True,
+            shallow,
+            without_attrs,
+            if_exists,
+            dry_run,
+            create_kws,
+            _Bytes(progress, [source]),
+        )
+        _summary(logger, dry_run, *result)
+    finally:
+        logger.close()
+    return result
+
+
+def copy_all(
+    source: Group,
+    dest: Group,
+    shallow: bool = False,
+    without_attrs: bool = False,
+    log: Log = None,
+    if_exists: IfExists = "raise",
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    **create_kws: Any,
+) -> tuple[int, int, int]:
+    """Copy every member of the group ``source`` into the group ``dest`` (and ``source``'s
+    attributes into ``dest``'s, unless ``without_attrs``), as :func:`copy` copies one
+    (zarr-python 2's ``copy_all``). Returns (nodes copied, nodes skipped, bytes copied)."""
+    _check_if_exists(if_exists)
+    if not isinstance(dest, Group):
+        raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
+    logger = _Logger(log)
+    copied = skipped = nbytes = 0
+    tracker = _Bytes(progress, [child for _, child in source.members()])
+    try:
+        for name, child in source.members():
+            c, s, b = _copy(
+                logger,
+                child,
+                dest,
+                join(dest.path, name),
+                False,
+                shallow,
+                without_attrs,
+                if_exists,
+                dry_run,
+                create_kws,
+                tracker,
+            )
+            copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
+        if not without_attrs and not dry_run:
+            dest.attrs.update(dict(source.attrs))
+        _summary(logger, dry_run, copied, skipped, nbytes)
+    finally:
+        logger.close()
+    return copied, skipped, nbytes
+
+
+__all__ = ["copy", "copy_all", "copy_node", "copy_store", "create_hierarchy"]
