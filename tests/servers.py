@@ -653,6 +653,8 @@ class _Proxy:
         self.applied: list[int] = []
         self.entries: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        #: responses being sent back (their log entry is written when the body is through)
+        self.sending = 0
 
     # control (from the stdin thread)
     def command(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -663,11 +665,21 @@ class _Proxy:
                 self.applied = [0] * len(self.plan.rules)
                 return {}
             if cmd["op"] == "log":
-                out = list(self.entries)
+                out = self._settled_entries()
                 if cmd.get("reset"):
                     self.entries.clear()
                 return {"log": out}
         raise ValueError(f"unknown command {cmd!r}")
+
+    def _settled_entries(self) -> list[dict[str, Any]]:
+        """The log, once every response being sent has been logged (a client may have read a
+        whole body a moment before its entry is written); waits 5 s at most."""
+        deadline = time.monotonic() + 5.0
+        while self.sending and time.monotonic() < deadline:
+            self.lock.release()
+            time.sleep(0.002)
+            self.lock.acquire()
+        return list(self.entries)
 
     def decide(self, method: str, path: str) -> tuple[FaultRule | None, float]:
         """(the rule that acts on this request or None, the latency to add in seconds)."""
@@ -744,20 +756,27 @@ class _Proxy:
                     status = int(resp.start.split(" ")[1])
                     if status >= 200 or status == 101:
                         break
-                cwriter.write(resp.encode())
-                await cwriter.drain()
-                has_body = method != "HEAD" and status not in (204, 304)
-                close = (resp.get("connection") or "").lower() == "close"
-                framed = resp.get("content-length") is not None or (
-                    (resp.get("transfer-encoding") or "").lower() == "chunked"
-                )
-                limit = rule.after_bytes if action == "truncate" else None  # type: ignore[union-attr]
-                whole, nbytes = True, 0
-                if has_body:
-                    whole, nbytes = await _copy_body(
-                        ureader, cwriter, resp, until_eof=not framed, limit=limit
+                with self.lock:
+                    self.sending += 1
+                whole, nbytes = False, 0
+                try:
+                    cwriter.write(resp.encode())
+                    await cwriter.drain()
+                    has_body = method != "HEAD" and status not in (204, 304)
+                    close = (resp.get("connection") or "").lower() == "close"
+                    framed = resp.get("content-length") is not None or (
+                        (resp.get("transfer-encoding") or "").lower() == "chunked"
                     )
-                self.record(**entry, action=action, status=status, bytes=nbytes)
+                    limit = rule.after_bytes if action == "truncate" else None  # type: ignore[union-attr]
+                    whole = True
+                    if has_body:
+                        whole, nbytes = await _copy_body(
+                            ureader, cwriter, resp, until_eof=not framed, limit=limit
+                        )
+                finally:
+                    self.record(**entry, action=action, status=status, bytes=nbytes)
+                    with self.lock:
+                        self.sending -= 1
                 if not whole or (action == "truncate" and not has_body):
                     _reset(cwriter)
                     return
