@@ -687,23 +687,23 @@ def proxied_bucket(s3_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy) ->
 
 
 @pytest.fixture(scope="session")
-def _http_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def http_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("http-root")
 
 
 @pytest.fixture(scope="session")
-def http_server(_http_root: Path, _aws_isolation: None) -> Iterator[servers.ServerProcess]:
+def http_server(http_root: Path, _aws_isolation: None) -> Iterator[servers.ServerProcess]:
     """A static file server with Range support for the session's HTTP root directory."""
     pytest.importorskip("aiohttp")
-    with servers.start_http(_http_root) as server:
+    with servers.start_http(http_root) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
-def http_norange_server(_http_root: Path) -> Iterator[servers.ServerProcess]:
+def http_norange_server(http_root: Path) -> Iterator[servers.ServerProcess]:
     """A static file server for the same directory that ignores Range (200, whole body)."""
     pytest.importorskip("aiohttp")
-    with servers.start_http(_http_root, ranges=False) as server:
+    with servers.start_http(http_root, ranges=False) as server:
         yield server
 
 
@@ -724,10 +724,10 @@ def http_proxy(_http_proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
 
 @pytest.fixture
 def http_site(
-    _http_root: Path, http_server: servers.ServerProcess, request: pytest.FixtureRequest
+    http_root: Path, http_server: servers.ServerProcess, request: pytest.FixtureRequest
 ) -> HttpSite:
     """A fresh directory under the HTTP root and its URL on ``http_server``."""
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:80] + f"-{uuid.uuid4().hex[:8]}"
-    path = _http_root / name
+    path = http_root / name
     path.mkdir()
     return HttpSite(path, f"{http_server.url}/{name}")
