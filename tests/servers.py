@@ -139,6 +139,12 @@ class ServerProcess:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the child has used so far (Linux ``/proc``)."""
+        with open(f"/proc/{self._proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         """Stop the child (closing its stdin asks it to; then SIGTERM, then SIGKILL)."""
         if self._proc.poll() is None:
