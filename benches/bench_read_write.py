@@ -447,6 +447,32 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
+def timed_reads(
+    impl: Impl, where: Any, sels: Sequence[Any], src: np.ndarray, repeat: int, name: str
+) -> list[float]:
+    """Seconds per pass of open ``where`` + one ``get`` per selection: an untimed warm-up pass
+    (page cache, connections, the implementation itself), then ``repeat`` timed ones; every
+    block read is compared with the source, outside the timed span."""
+
+    def read_all() -> list[Any]:
+        a = impl.open(where)
+        return [impl.get(a, sel) for sel in sels]
+
+    def verify(blocks: list[Any], what: str) -> None:
+        for sel, block in zip(sels, blocks, strict=True):
+            check_equal(block, src[sel], f"{what} {sel}")
+
+    verify(read_all(), f"{name} warm-up")
+    times: list[float] = []
+    for rep in range(repeat):
+        t0 = time.perf_counter()
+        blocks = read_all()
+        times.append(time.perf_counter() - t0)
+        verify(blocks, f"{name} #{rep}")
+        del blocks
+    return times
+
+
 def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     layout = layout_from_args(args)
     src = np.load(args.src)
@@ -457,25 +483,9 @@ def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     times: list[float] = []
     result: dict[str, Any] = {"impl": args.worker, "op": args.op, "calls": 1}
     if args.op in ("read", "read-chunks"):
-        dataset = Path(args.dataset)
         sels = [Ellipsis] if args.op == "read" else chunk_selections(src.shape, layout.chunks)
-
-        def read_all() -> list[Any]:
-            a = impl.open(dataset)
-            return [impl.get(a, sel) for sel in sels]
-
-        def verify(blocks: list[Any], what: str) -> None:
-            for sel, block in zip(sels, blocks, strict=True):
-                check_equal(block, src[sel], f"{what} {sel}")
-
-        # untimed: warms the page cache and the implementation
-        verify(read_all(), f"{args.worker} warm-up {args.op}")
-        for rep in range(args.repeat):
-            t0 = time.perf_counter()
-            blocks = read_all()
-            times.append(time.perf_counter() - t0)
-            verify(blocks, f"{args.worker} {args.op} #{rep}")
-            del blocks
+        name = f"{args.worker} {args.op}"
+        times = timed_reads(impl, Path(args.dataset), sels, src, args.repeat, name)
         result["rss_peak_delta"] = peak_rss_bytes() - baseline
         result["calls"] = len(sels)
     else:

@@ -233,21 +233,8 @@ def run_worker(args: argparse.Namespace) -> dict[str, Any]:
             else sample_chunks(src.shape, layout.chunks, args.chunk_calls)
         )
 
-        def read_all() -> list[Any]:
-            a = impl.open(args.prefix)
-            return [impl.get(a, sel) for sel in sels]
-
-        def verify(blocks: list[Any], what: str) -> None:
-            for sel, block in zip(sels, blocks, strict=True):
-                brw.check_equal(block, src[sel], f"{what} {sel}")
-
-        verify(read_all(), f"{args.worker} warm-up {args.op}")  # untimed: connections, imports
-        for rep in range(args.repeat):
-            t0 = time.perf_counter()
-            blocks = read_all()
-            times.append(time.perf_counter() - t0)
-            verify(blocks, f"{args.worker} {args.op} #{rep}")
-            del blocks
+        name = f"{args.worker} {args.op}"
+        times = brw.timed_reads(impl, args.prefix, sels, src, args.repeat, name)
         result["calls"] = len(sels)
     else:
         for rep in range(args.repeat + 1):  # the first one is an untimed warm-up

@@ -670,14 +670,19 @@ def _s3_proxy(moto_server: servers.ServerProcess) -> Iterator[servers.FaultProxy
         yield proxy
 
 
+def _cleared(proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
+    """``proxy`` with no faults and an empty log for one test, its faults cleared after."""
+    proxy.clear()
+    proxy.log(reset=True)
+    yield proxy
+    proxy.clear()
+
+
 @pytest.fixture
 def s3_proxy(_s3_proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
     """The fault proxy in front of moto (no faults until the test configures some; cleared
     after it)."""
-    _s3_proxy.clear()
-    _s3_proxy.log(reset=True)
-    yield _s3_proxy
-    _s3_proxy.clear()
+    yield from _cleared(_s3_proxy)
 
 
 @pytest.fixture
@@ -716,10 +721,7 @@ def _http_proxy(http_server: servers.ServerProcess) -> Iterator[servers.FaultPro
 @pytest.fixture
 def http_proxy(_http_proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
     """The fault proxy in front of ``http_server`` (cleared before and after the test)."""
-    _http_proxy.clear()
-    _http_proxy.log(reset=True)
-    yield _http_proxy
-    _http_proxy.clear()
+    yield from _cleared(_http_proxy)
 
 
 @pytest.fixture

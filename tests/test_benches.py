@@ -28,26 +28,11 @@ TARGETS = (
 )
 
 
-def test_run_all_quick_smoke(tmp_path: Path) -> None:
-    pytest.importorskip("zarr")
-    pytest.importorskip("tensorstore")
-    md = tmp_path / "report.md"
+def run_bench(script: str, *argv: str) -> tuple[str, str]:
+    """Run ``benches/<script>`` with ``argv``; (its stdout, the tail of its output for
+    assertion messages), after checking that it exited 0 with no failed case."""
     proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCHES / "run_all.py"),
-            "--quick",
-            "--size",
-            "32",
-            "--codecs",
-            ",".join(DATASETS),
-            "--impls",
-            "zarrox,pipeline,tensorstore",
-            "--markdown",
-            str(md),
-            "--tmpdir",
-            str(tmp_path),
-        ],
+        [sys.executable, str(BENCHES / script), *argv],
         capture_output=True,
         text=True,
         timeout=300,
@@ -56,6 +41,27 @@ def test_run_all_quick_smoke(tmp_path: Path) -> None:
     context = out[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, context
     assert "failed cases: 0" in out, context
+    return out, context
+
+
+def test_run_all_quick_smoke(tmp_path: Path) -> None:
+    pytest.importorskip("zarr")
+    pytest.importorskip("tensorstore")
+    md = tmp_path / "report.md"
+    out, context = run_bench(
+        "run_all.py",
+        "--quick",
+        "--size",
+        "32",
+        "--codecs",
+        ",".join(DATASETS),
+        "--impls",
+        "zarrox,pipeline,tensorstore",
+        "--markdown",
+        str(md),
+        "--tmpdir",
+        str(tmp_path),
+    )
     for codec in DATASETS:
         assert f"== dataset {codec}" in out, context
         assert f"-- {codec}: indexing" in out, context
@@ -111,30 +117,20 @@ def test_bench_s3_quick_smoke(tmp_path: Path) -> None:
     pytest.importorskip("obstore")
     pytest.importorskip("tensorstore")
     md = tmp_path / "s3.md"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(BENCHES / "bench_s3.py"),
-            "--quick",
-            "--size",
-            "32",
-            "--codecs",
-            "sharded",
-            "--impls",
-            "zarrox,pipeline,zarr,tensorstore",
-            "--markdown",
-            str(md),
-            "--tmpdir",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    out, context = run_bench(
+        "bench_s3.py",
+        "--quick",
+        "--size",
+        "32",
+        "--codecs",
+        "sharded",
+        "--impls",
+        "zarrox,pipeline,zarr,tensorstore",
+        "--markdown",
+        str(md),
+        "--tmpdir",
+        str(tmp_path),
     )
-    out = proc.stdout
-    context = out[-4000:] + proc.stderr[-2000:]
-    assert proc.returncode == 0, context
-    assert "failed cases: 0" in out, context
     assert "== S3 dataset sharded" in out, context
     for op in ("GET", "PUT"):
         for via in ("moto directly", "through the latency proxy"):
