@@ -249,7 +249,8 @@ class FaultProxy(ServerProcess):
         )
 
     def configure(self, plan: FaultPlan) -> None:
-        """Replace the plan (and reset the per-rule counters); effective for the next request."""
+        """Replace the plan, effective for the next request; the per-rule counters and the
+        log start afresh (requests still in flight from before are not logged)."""
         self.command({"op": "configure", "plan": plan.to_json()})
 
     def clear(self) -> None:
@@ -661,12 +662,16 @@ class _Proxy:
         self.lock = threading.Lock()
         #: responses being sent back (their log entry is written when the body is through)
         self.sending = 0
+        #: counts the plans configured: the log keeps the requests of the current one only
+        self.generation = 0
 
     # control (from the stdin thread)
     def command(self, cmd: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             if cmd["op"] == "configure":
                 self.plan = FaultPlan.from_json(cmd["plan"])
+                self.generation += 1
+                self.entries.clear()
                 self.counters.clear()
                 self.applied = [0] * len(self.plan.rules)
                 return {}
@@ -687,10 +692,11 @@ class _Proxy:
             self.lock.acquire()
         return list(self.entries)
 
-    def decide(self, method: str, path: str) -> tuple[FaultRule | None, float]:
-        """(the rule that acts on this request or None, the latency to add in seconds)."""
+    def decide(self, method: str, path: str) -> tuple[FaultRule | None, float, int]:
+        """(the rule that acts on this request or None, the latency to add in seconds, the
+        plan's generation)."""
         with self.lock:
-            plan = self.plan
+            plan, generation = self.plan, self.generation
             if len(self.applied) != len(plan.rules):
                 self.applied = [0] * len(plan.rules)
             nth = self.counters.get(f"{method} {path}", 0)
@@ -706,13 +712,16 @@ class _Proxy:
                 if int.from_bytes(digest[:8], "big") / 2**64 >= rule.fraction:
                     continue
                 self.applied[i] += 1
-                return rule, plan.latency_ms / 1e3
-            return None, plan.latency_ms / 1e3
+                return rule, plan.latency_ms / 1e3, generation
+            return None, plan.latency_ms / 1e3, generation
 
-    def record(self, **entry: Any) -> None:
+    def record(self, generation: int, **entry: Any) -> None:
+        """Log a request, unless it arrived under an earlier plan (a request delayed past the
+        test that configured it must not show up in the next test's log)."""
         with self.lock:
-            self.entries.append(entry)
-            del self.entries[:-LOG_ENTRIES]
+            if generation == self.generation:
+                self.entries.append(entry)
+                del self.entries[:-LOG_ENTRIES]
 
     async def handle(self, creader: asyncio.StreamReader, cwriter: asyncio.StreamWriter) -> None:
         upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
@@ -723,16 +732,16 @@ class _Proxy:
                     return
                 req = _Head(raw)
                 method, path = req.start.split(" ")[:2]
-                rule, latency = self.decide(method, path)
+                rule, latency, generation = self.decide(method, path)
                 entry = {"method": method, "path": path, "range": req.get("range")}
                 action = rule.action if rule else "forward"
                 if (req.get("expect") or "").lower() == "100-continue":
                     if action == "drop":  # the client never sends its body then
-                        self.record(**entry, action="drop", status=None, bytes=0)
+                        self.record(generation, **entry, action="drop", status=None, bytes=0)
                         _reset(cwriter)
                         return
                     if action == "status":
-                        await self._reply_error(cwriter, rule, entry, close=True)  # type: ignore[arg-type]
+                        await self._reply_error(cwriter, rule, entry, True, generation)  # type: ignore[arg-type]
                         return
                     cwriter.write(b"HTTP/1.1 100 Continue\r\n\r\n")
                     await cwriter.drain()
@@ -741,11 +750,11 @@ class _Proxy:
                 if latency:
                     await asyncio.sleep(latency)
                 if action == "drop":
-                    self.record(**entry, action="drop", status=None, bytes=0)
+                    self.record(generation, **entry, action="drop", status=None, bytes=0)
                     _reset(cwriter)
                     return
                 if action == "status":
-                    await self._reply_error(cwriter, rule, entry, close=False)  # type: ignore[arg-type]
+                    await self._reply_error(cwriter, rule, entry, False, generation)  # type: ignore[arg-type]
                     continue
                 if action == "delay":
                     await asyncio.sleep(rule.delay_s)  # type: ignore[union-attr]
@@ -780,7 +789,7 @@ class _Proxy:
                             ureader, cwriter, resp, until_eof=not framed, limit=limit
                         )
                 finally:
-                    self.record(**entry, action=action, status=status, bytes=nbytes)
+                    self.record(generation, **entry, action=action, status=status, bytes=nbytes)
                     with self.lock:
                         self.sending -= 1
                 if not whole or (action == "truncate" and not has_body):
@@ -797,7 +806,12 @@ class _Proxy:
                 cwriter.close()
 
     async def _reply_error(
-        self, cwriter: asyncio.StreamWriter, rule: FaultRule, entry: dict[str, Any], close: bool
+        self,
+        cwriter: asyncio.StreamWriter,
+        rule: FaultRule,
+        entry: dict[str, Any],
+        close: bool,
+        generation: int,
     ) -> None:
         status = rule.status
         code = _S3_CODES.get(status, "InjectedFault")
@@ -811,7 +825,7 @@ class _Proxy:
             "Content-Type: application/xml\r\n"
             f"Content-Length: {len(body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n"
         ).encode()
-        self.record(**entry, action="status", status=status, bytes=0)
+        self.record(generation, **entry, action="status", status=status, bytes=0)
         cwriter.write(head + (b"" if entry["method"] == "HEAD" else body))
         await cwriter.drain()
 
