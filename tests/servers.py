@@ -757,7 +757,11 @@ class _Proxy:
                     await self._reply_error(cwriter, rule, entry, False, generation)  # type: ignore[arg-type]
                     continue
                 if action == "delay":
+                    # Logged when applied: the client may give up (time out) before the
+                    # delayed answer is sent, and the test looks at the log right after.
+                    self.record(generation, **entry, action="delay", status=None, bytes=0)
                     await asyncio.sleep(rule.delay_s)  # type: ignore[union-attr]
+                    action = "forward"
                 if upstream is None:
                     upstream = await asyncio.open_connection(LOOPBACK, self.upstream_port)
                 ureader, uwriter = upstream

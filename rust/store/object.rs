@@ -328,7 +328,9 @@ fn store_error(e: object_store::Error, op: &str, location: &str) -> Error {
     use object_store::Error as E;
     let kind = match &e {
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::Permission,
-        E::NotSupported { .. } | E::NotImplemented { .. } => ErrorKind::Unsupported,
+        // A server that ignores Range (answers 200 with the whole body) says
+        // NotSupported: a store failure, not a zarrox feature missing.
+        E::NotImplemented { .. } => ErrorKind::Unsupported,
         _ if timed_out(&e) => ErrorKind::Timeout,
         _ if status_code(&e).is_some_and(|s| s == 401 || s == 403) => ErrorKind::Permission,
         _ => ErrorKind::Store,

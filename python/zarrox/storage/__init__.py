@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zarrox._core import StoreHandle, memory_items
+from zarrox.errors import ReadOnlyError, StorageOptionsError
 from zarrox.storage.options import SCHEMES, object_store_options
 
 
@@ -37,10 +38,16 @@ class Store:
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         return self.handle.get_range(key, start, length)
 
+    def _check_writable(self, key: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"cannot write {self.location(key)!r}: the store is read-only")
+
     def set(self, key: str, value: bytes) -> None:
+        self._check_writable(key)
         self.handle.set(key, value)
 
     def delete(self, key: str) -> None:
+        self._check_writable(key)
         self.handle.delete(key)
 
     def exists(self, key: str) -> bool:
@@ -54,6 +61,7 @@ class Store:
         return self.handle.list_dir(prefix)
 
     def delete_prefix(self, prefix: str) -> None:
+        self._check_writable(prefix)
         self.handle.delete_prefix(prefix)
 
     def flush(self) -> None:
@@ -394,10 +402,11 @@ def resolve_store(
     (a new memory store), a local path (``str`` or ``os.PathLike``; a path ending in
     ``.zip`` is a zip archive), or a URL: ``file://``, ``memory://``, ``zip://path.zip``,
     ``s3://``, ``gs://``, ``az://``/``abfs://``, ``http(s)://``. ``storage_options``
-    apply to object store URLs only (TypeError otherwise, as zarr-python raises).
+    apply to object store URLs only (:class:`~zarrox.errors.StorageOptionsError` otherwise,
+    a TypeError as zarr-python raises and a ValueError).
     ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``) opens a zip archive."""
     if storage_options and not (isinstance(store, str) and _remote(store)):
-        raise TypeError(
+        raise StorageOptionsError(
             "'storage_options' was provided but unused. 'storage_options' is only used "
             "when the store is passed as a URL of an object store (s3://, gs://, az://, "
             "http(s)://)."
