@@ -88,12 +88,28 @@ class Store:
 
 
 class LocalStore(Store):
-    """A directory on the local filesystem; every write is atomic (temp file + rename)."""
+    """A directory on the local filesystem; every write is atomic (temp file + rename).
 
-    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    ``fsync`` (default: the ``store.fsync`` configuration) syncs every written file and
+    its directory to disk before the write returns, so that a power loss keeps what was
+    acknowledged (at a cost: see RELIABILITY.md). Nothing is written, deleted or listed
+    through a directory that links outside ``root``."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool | None = None
+    ) -> None:
+        from zarrox.config import config
+
         self.root = Path(root)
         self.read_only = read_only
-        self.handle = StoreHandle.local(os.fspath(self.root))
+        self.fsync = bool(config["store.fsync"] if fsync is None else fsync)
+        self.handle = StoreHandle.local(os.fspath(self.root), self.fsync)
+
+    def remove_temporaries(self, older_than: float = 3600.0) -> int:
+        """Remove the temporary files of writers that died mid-write (readers never see
+        them): those whose process is gone, and any older than ``older_than`` seconds.
+        Returns how many were removed (``zarrox clean STORE`` does the same)."""
+        return self.handle.remove_temporaries(float(older_than))
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -109,10 +125,11 @@ class LocalStore(Store):
         return hash(("LocalStore", self.root))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LocalStore, (os.fspath(self.root),), {"read_only": self.read_only})
+        return (_local_store, (os.fspath(self.root), self.read_only, self.fsync))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.read_only = state["read_only"]
+
+def _local_store(root: str, read_only: bool, fsync: bool) -> LocalStore:
+    return LocalStore(root, read_only=read_only, fsync=fsync)
 
 
 def _memory_store(items: dict[str, bytes]) -> MemoryStore:
