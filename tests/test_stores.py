@@ -86,7 +86,7 @@ def test_zip_modes(tmp_path):
         assert s.get("a") == b"1"
     r = ZipStore(path, "r")
     assert r.list_prefix("") == ["a", "b"]
-    with pytest.raises(StoreError, match="read-only"):
+    with pytest.raises(zarrox.errors.ReadOnlyError, match="read-only"):
         r.set("c", b"3")
     with pytest.raises(StoreError, match="already exists"):
         ZipStore(path, "x")
@@ -199,7 +199,7 @@ def test_urls_resolve_to_stores(tmp_path):
 def test_http_stores_are_read_only():
     s = resolve_store("http://127.0.0.1:9/x.zarr")
     assert s.read_only
-    with pytest.raises(StoreError, match="read-only"):
+    with pytest.raises(zarrox.errors.ReadOnlyError, match="read-only"):
         s.set("zarr.json", b"{}")
 
 
