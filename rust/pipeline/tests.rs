@@ -273,7 +273,8 @@ fn sharded_chunks_refuse_an_output_element_named_twice() {
     let c = sharded(&[4, 6], &[2, 3]);
     let pts = ChunkRegion::points(&[0, 23], Some(&[0, 0]), &[4, 6], &[2]).unwrap();
     let mut out = vec![0u8; 4];
-    let err = decode_into(&c, &tasks(std::slice::from_ref(&pts)), vec![None], &mut out).unwrap_err();
+    let err =
+        decode_into(&c, &tasks(std::slice::from_ref(&pts)), vec![None], &mut out).unwrap_err();
     assert_eq!(err.kind, crate::error::ErrorKind::Index);
     assert!(c.read_session(tasks(&[pts]), 2, "py").is_err());
     // The same in a chunk decoded whole is numpy's last-one-wins, on one thread.

@@ -96,8 +96,12 @@ pub fn slice_ranges(value: &Bytes, ranges: &[ByteRange]) -> Result<Vec<Bytes>> {
 /// object store answers a range past the end with what there is).
 pub fn check_range_len(got: usize, range: &ByteRange) -> Result<()> {
     match range.fixed_len() {
-        Some(want) if want != got as u64 => Err(Error::corrupt(format!(
+        Some(want) if want > got as u64 => Err(Error::corrupt(format!(
             "the store returned {got} bytes where {want} were asked for: the value is shorter"
+        ))),
+        Some(want) if want < got as u64 => Err(Error::corrupt(format!(
+            "the store returned {got} bytes where {want} were asked for: it ignored the byte \
+             range"
         ))),
         _ => Ok(()),
     }
