@@ -318,13 +318,10 @@ def tensorstore_spec(path: Path) -> dict[str, Any]:
     }
 
 
-def make_impl(impl: str, layout: Layout) -> Impl:
-    """Import one implementation (inside the worker only) and return its calls. Every writer
-    produces the metadata of ``layout``: zarrox and zarr-python through the same
-    ``create_array(chunks=, shards=, serializer=, compressors=)`` arguments, tensorstore from
-    the equivalent zarr3 metadata."""
+def create_kwargs(layout: Layout) -> dict[str, Any]:
+    """The ``create_array`` arguments (zarrox's and zarr-python's) that store ``layout``."""
     chain = layout.inner_chain
-    create_kwargs: dict[str, Any] = {
+    return {
         "chunks": layout.chunks,
         "shards": layout.shards,
         "serializer": chain[0],
@@ -332,11 +329,50 @@ def make_impl(impl: str, layout: Layout) -> Impl:
         "filters": None,
         "fill_value": 0,
     }
+
+
+def zarr3_metadata(layout: Layout, data: np.ndarray) -> dict[str, Any]:
+    """tensorstore's ``zarr3`` metadata for ``data`` stored as ``layout``."""
+    return {
+        "shape": list(data.shape),
+        "data_type": str(data.dtype),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(layout.grid)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0,
+        "codecs": layout.codecs(),
+    }
+
+
+def use_zarr_pipeline(impl: str) -> Callable[[Any], Any]:
+    """Configure zarr-python for ``impl`` (its own codec pipeline, or strictly, with no silent
+    fallback, zarrs's or zarrox's) and return the check that an array runs that pipeline."""
+    import zarr
+
+    pipeline_path, pipeline_class = ZARR_PIPELINES[impl]
+    if pipeline_path is not None:
+        importlib.import_module(pipeline_path.rpartition(".")[0])  # registers the pipeline
+        zarr.config.set({"codec_pipeline.path": pipeline_path, "codec_pipeline.strict": True})
+
+    def checked(a: Any) -> Any:
+        kind = type(a._async_array.codec_pipeline).__name__
+        if kind != pipeline_class:
+            raise AssertionError(f"zarr-python runs {kind}, not {pipeline_class}")
+        return a
+
+    return checked
+
+
+def make_impl(impl: str, layout: Layout) -> Impl:
+    """Import one implementation (inside the worker only) and return its calls. Every writer
+    produces the metadata of ``layout``: zarrox and zarr-python through the same
+    ``create_array(chunks=, shards=, serializer=, compressors=)`` arguments, tensorstore from
+    the equivalent zarr3 metadata."""
+    kwargs = create_kwargs(layout)
     if impl == "zarrox":
         import zarrox
 
         def write(path: Path, data: np.ndarray) -> None:
-            a = zarrox.create_array(str(path), shape=data.shape, dtype=data.dtype, **create_kwargs)
+            a = zarrox.create_array(str(path), shape=data.shape, dtype=data.dtype, **kwargs)
             a[...] = data
 
         return Impl(
@@ -346,25 +382,13 @@ def make_impl(impl: str, layout: Layout) -> Impl:
             write=write,
         )
     if impl in ZARR_PIPELINES:
-        # zarr-python, on its own codec pipeline or (strict: no silent fallback) zarrs's or
-        # zarrox's; every array it opens or creates is checked to run that pipeline
+        # every array zarr-python opens or creates is checked to run the intended pipeline
         import zarr
 
-        pipeline_path, pipeline_class = ZARR_PIPELINES[impl]
-        if pipeline_path is not None:
-            importlib.import_module(pipeline_path.rpartition(".")[0])  # registers the pipeline
-            zarr.config.set({"codec_pipeline.path": pipeline_path, "codec_pipeline.strict": True})
-
-        def checked(a: Any) -> Any:
-            kind = type(a._async_array.codec_pipeline).__name__
-            if kind != pipeline_class:
-                raise AssertionError(f"zarr-python runs {kind}, not {pipeline_class}")
-            return a
+        checked = use_zarr_pipeline(impl)
 
         def write(path: Path, data: np.ndarray) -> None:
-            a = zarr.create_array(
-                store=str(path), shape=data.shape, dtype=data.dtype, **create_kwargs
-            )
+            a = zarr.create_array(store=str(path), shape=data.shape, dtype=data.dtype, **kwargs)
             checked(a)[...] = data
 
         return Impl(
@@ -377,18 +401,7 @@ def make_impl(impl: str, layout: Layout) -> Impl:
         import tensorstore as ts
 
         def write(path: Path, data: np.ndarray) -> None:
-            spec = tensorstore_spec(path)
-            spec["metadata"] = {
-                "shape": list(data.shape),
-                "data_type": str(data.dtype),
-                "chunk_grid": {
-                    "name": "regular",
-                    "configuration": {"chunk_shape": list(layout.grid)},
-                },
-                "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-                "fill_value": 0,
-                "codecs": layout.codecs(),
-            }
+            spec = {**tensorstore_spec(path), "metadata": zarr3_metadata(layout, data)}
             t = ts.open(spec, create=True, open=False).result()
             t.write(data).result()
 
@@ -434,6 +447,32 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
+def timed_reads(
+    impl: Impl, where: Any, sels: Sequence[Any], src: np.ndarray, repeat: int, name: str
+) -> list[float]:
+    """Seconds per pass of open ``where`` + one ``get`` per selection: an untimed warm-up pass
+    (page cache, connections, the implementation itself), then ``repeat`` timed ones; every
+    block read is compared with the source, outside the timed span."""
+
+    def read_all() -> list[Any]:
+        a = impl.open(where)
+        return [impl.get(a, sel) for sel in sels]
+
+    def verify(blocks: list[Any], what: str) -> None:
+        for sel, block in zip(sels, blocks, strict=True):
+            check_equal(block, src[sel], f"{what} {sel}")
+
+    verify(read_all(), f"{name} warm-up")
+    times: list[float] = []
+    for rep in range(repeat):
+        t0 = time.perf_counter()
+        blocks = read_all()
+        times.append(time.perf_counter() - t0)
+        verify(blocks, f"{name} #{rep}")
+        del blocks
+    return times
+
+
 def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     layout = layout_from_args(args)
     src = np.load(args.src)
@@ -444,25 +483,9 @@ def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     times: list[float] = []
     result: dict[str, Any] = {"impl": args.worker, "op": args.op, "calls": 1}
     if args.op in ("read", "read-chunks"):
-        dataset = Path(args.dataset)
         sels = [Ellipsis] if args.op == "read" else chunk_selections(src.shape, layout.chunks)
-
-        def read_all() -> list[Any]:
-            a = impl.open(dataset)
-            return [impl.get(a, sel) for sel in sels]
-
-        def verify(blocks: list[Any], what: str) -> None:
-            for sel, block in zip(sels, blocks, strict=True):
-                check_equal(block, src[sel], f"{what} {sel}")
-
-        # untimed: warms the page cache and the implementation
-        verify(read_all(), f"{args.worker} warm-up {args.op}")
-        for rep in range(args.repeat):
-            t0 = time.perf_counter()
-            blocks = read_all()
-            times.append(time.perf_counter() - t0)
-            verify(blocks, f"{args.worker} {args.op} #{rep}")
-            del blocks
+        name = f"{args.worker} {args.op}"
+        times = timed_reads(impl, Path(args.dataset), sels, src, args.repeat, name)
         result["rss_peak_delta"] = peak_rss_bytes() - baseline
         result["calls"] = len(sels)
     else:

@@ -25,6 +25,10 @@ a case failed (an error or wrong data); a target that is not met does not change
         [--sample-s 0.2] [--markdown FILE] [--tmpdir DIR] [--keep] [--seed 0] [--quick]
 
 ``--quick``: a smoke run (size 64, 1 round, 1 repeat, 0.05 s indexing samples, unless given).
+
+``--s3`` adds ``bench_s3.py``'s part after the targets: the same implementations on S3 (moto on
+127.0.0.1 behind a proxy adding ``--s3-latency-ms``, 20 ms, per request), zstd and sharded,
+128 MiB (``--s3-size``), with the server's own ceiling beside the results.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import numpy as np
 
 import bench_indexing as bi
 import bench_read_write as brw
+import bench_s3
 
 INDEXING_CODECS = ("zstd", "sharded")
 FLOOR = "floor"
@@ -304,6 +309,27 @@ def run_dataset(
     return result
 
 
+def run_s3_part(report: Report, args: argparse.Namespace, impls: list[str]) -> list[str]:
+    """``bench_s3.py`` on its datasets (its defaults, or its quick settings with ``--quick``),
+    the same implementations; returns its failure lines."""
+    settings = bench_s3.QUICK if args.quick else bench_s3.DEFAULTS
+    s3_args = argparse.Namespace(
+        size=args.s3_size or settings["size"],
+        codecs=",".join(bench_s3.CODECS),
+        impls=",".join(impls),
+        ops=",".join(bench_s3.OPS),
+        repeat=settings["repeat"],
+        rounds=settings["rounds"],
+        seed=args.seed,
+        latency_ms=args.s3_latency_ms,
+        chunk_calls=settings["chunk_calls"] if args.s3_chunk_calls is None else args.s3_chunk_calls,
+    )
+    report.heading("S3: moto behind a latency proxy (bench_s3.py)")
+    print("S3 part: starting moto and the latency proxy", file=sys.stderr, flush=True)
+    with brw.scratch_dir(args) as work:
+        return bench_s3.run_s3(s3_args, work, report.pre)
+
+
 def run_suite(args: argparse.Namespace) -> int:
     codecs = brw.parse_choices(args.codecs, brw.CODECS, "codec")
     impls = brw.parse_choices(args.impls, tuple(brw.IMPLS), "implementation")
@@ -330,6 +356,8 @@ def run_suite(args: argparse.Namespace) -> int:
     report.heading("targets")
     report.table(format_targets(found), format_targets(found, markdown=True))
     failed = [line for r in results for line in r.failures()]
+    if args.s3:
+        failed += run_s3_part(report, args, impls)
     report.line(f"failed cases: {len(failed)}" + "".join(f"\n  {f}" for f in failed))
     if args.markdown:
         report.write(Path(args.markdown))
@@ -350,6 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smoke run: size 64, 1 round, 1 repeat")
+    p.add_argument(
+        "--s3", action="store_true", help="also run the S3 benchmark (bench_s3.py; moto, latency)"
+    )
+    p.add_argument("--s3-size", default=None, help="S3 dataset size; default 256,512,512")
+    bench_s3.add_s3_args(p, "s3-")
     # floor worker mode (internal)
     p.add_argument("--worker", choices=(FLOOR,), help=argparse.SUPPRESS)
     p.add_argument("--src", help=argparse.SUPPRESS)

@@ -127,7 +127,7 @@ impl ArrayCore {
     }
 
     fn at(&self) -> impl Fn(Error) -> Error + '_ {
-        move |e| e.context(format!("array '{}'", self.path))
+        move |e| e.in_array(&self.path)
     }
 
     fn rust_store(&self) -> Result<&dyn Store> {

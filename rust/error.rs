@@ -75,6 +75,20 @@ impl Error {
             message: format!("{prefix}: {}", self.message),
         }
     }
+
+    /// Prefix the message with the array it happened in: `array 'a/b', chunk
+    /// 'a/b/c/0/1': ...` when it names a chunk already, else `array 'a/b': ...`.
+    pub fn in_array(self, path: &str) -> Self {
+        let sep = if self.message.starts_with("chunk '") {
+            ", "
+        } else {
+            ": "
+        };
+        Error {
+            kind: self.kind,
+            message: format!("array '{path}'{sep}{}", self.message),
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -7,6 +7,7 @@ pub mod codec;
 pub mod dtype;
 pub mod engine;
 pub mod error;
+pub mod fork;
 pub mod grid;
 pub mod indexing;
 pub mod pipeline;

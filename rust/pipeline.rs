@@ -111,7 +111,9 @@ impl ChunkCodec {
             return self.check_inside(tasks, n);
         }
         let regions: Vec<&ChunkRegion> = tasks.iter().map(|t| &t.region).collect();
-        check_disjoint(&regions, &self.spec().shape, n)
+        // A chunk read in part decodes its inner chunks on several threads: an
+        // element named twice could be written by two at once.
+        check_disjoint(&regions, &self.spec().shape, n, self.reads_in_part())
     }
 
     /// Error unless every element the regions name is inside a buffer of `n`.

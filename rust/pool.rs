@@ -60,7 +60,7 @@ pub fn num_threads() -> usize {
 pub fn pool() -> Result<Arc<ThreadPool>> {
     let pid = std::process::id();
     let threads = num_threads();
-    let mut guard = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = crate::fork::lock(&POOL);
     if let Some(state) = guard.as_ref() {
         if state.pid == pid && state.threads == threads {
             return Ok(Arc::clone(&state.pool));

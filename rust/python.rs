@@ -107,9 +107,16 @@ fn encoded_chunks(items: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Bytes>>> {
 #[pyclass(module = "zarrox._core", name = "StoreHandle", frozen)]
 pub struct StoreHandle {
     inner: StoreRef,
+    /// A local store's root and fsync setting.
+    local: Option<(std::path::PathBuf, bool)>,
 }
 
 impl StoreHandle {
+    fn with_local(mut self, root: std::path::PathBuf, fsync: bool) -> Self {
+        self.local = Some((root, fsync));
+        self
+    }
+
     fn rust(&self) -> PyResult<&dyn Store> {
         match &self.inner {
             StoreRef::Rust(s) => Ok(s.as_ref()),
@@ -132,15 +139,34 @@ impl StoreHandle {
 fn wrap(store: impl Store + 'static) -> StoreHandle {
     StoreHandle {
         inner: StoreRef::Rust(Arc::new(store)),
+        local: None,
     }
 }
 
 #[pymethods]
 impl StoreHandle {
-    /// A store in the local directory `root`.
+    /// A store in the local directory `root`; `fsync`: every write is synced
+    /// to disk (file and directory) before it returns.
     #[staticmethod]
-    fn local(root: std::path::PathBuf) -> Self {
-        wrap(FilesystemStore::new(root))
+    #[pyo3(signature = (root, fsync=false))]
+    fn local(root: std::path::PathBuf, fsync: bool) -> Self {
+        wrap(FilesystemStore::new(root.clone()).with_fsync(fsync)).with_local(root, fsync)
+    }
+
+    /// Remove the temporary files of writers that died mid-write (their
+    /// process is gone, or they are older than `older_than` seconds) from a
+    /// local store; how many.
+    fn remove_temporaries(&self, py: Python<'_>, older_than: f64) -> PyResult<usize> {
+        let Some((root, fsync)) = &self.local else {
+            return Err(PyValueError::new_err(
+                "only a local store has temporary files",
+            ));
+        };
+        let age = std::time::Duration::try_from_secs_f64(older_than.max(0.0))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let store = FilesystemStore::new(root.clone()).with_fsync(*fsync);
+        py.detach(|| store.remove_temporaries(age))
+            .map_err(to_py_err)
     }
 
     /// A new, empty in-memory store.
@@ -193,6 +219,7 @@ impl StoreHandle {
     fn caller(name: String) -> Self {
         StoreHandle {
             inner: StoreRef::Caller(name),
+            local: None,
         }
     }
 

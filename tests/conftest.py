@@ -1,4 +1,6 @@
-"""Shared helpers and fixtures of the interop suites (zarr-python, tensorstore).
+"""Shared helpers and fixtures of the interop suites (zarr-python, tensorstore), and the
+fixtures that start servers on 127.0.0.1 for the store tests (S3 on moto, static HTTP with and
+without Range, the fault-injecting proxy; see ``servers.py``).
 
 The helpers are plain functions, imported by the test modules with ``from conftest import ...``
 (pytest puts ``tests/`` on ``sys.path``); the codec chains and data types here are the
@@ -8,14 +10,18 @@ parametrization tables both interop suites share.
 from __future__ import annotations
 
 import math
+import re
+import uuid
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import servers
 import zarrox
 
 # --------------------------------------------------------------------------------------------
@@ -616,3 +622,114 @@ def root(tmp_path: Path) -> Path:
     path = tmp_path / "store.zarr"
     path.mkdir()
     return path
+
+
+# --------------------------------------------------------------------------------------------
+# Servers on 127.0.0.1 (tests/servers.py): S3 on moto, static HTTP, the fault proxy
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpSite:
+    """A fresh directory served over HTTP: write a store into ``dir``, read it at ``url``."""
+
+    dir: Path
+    url: str
+
+    def at(self, url: str) -> HttpSite:
+        """The same directory reached through another server (the no-Range one, a proxy)."""
+        return HttpSite(self.dir, url.rstrip("/") + "/" + self.dir.name)
+
+
+@pytest.fixture(scope="session")
+def _aws_isolation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No AWS client in this session looks at instance metadata or the user's AWS files."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in servers.isolated_aws_env(tmp_path_factory.mktemp("aws-home")).items():
+            mp.setenv(key, value)
+        yield
+
+
+@pytest.fixture(scope="session")
+def moto_server(_aws_isolation: None) -> Iterator[servers.ServerProcess]:
+    """moto's S3 server (in memory) on 127.0.0.1, for the whole session."""
+    pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    with servers.start_moto() as server:
+        yield server
+
+
+@pytest.fixture
+def s3_bucket(moto_server: servers.ServerProcess) -> servers.S3Bucket:
+    """A fresh, empty bucket on moto, reached directly."""
+    return servers.S3Bucket.create(moto_server.url)
+
+
+@pytest.fixture(scope="session")
+def _s3_proxy(moto_server: servers.ServerProcess) -> Iterator[servers.FaultProxy]:
+    with servers.FaultProxy(moto_server.port) as proxy:
+        yield proxy
+
+
+def _cleared(proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
+    """``proxy`` with no faults and an empty log for one test, its faults cleared after."""
+    proxy.clear()
+    proxy.log(reset=True)
+    yield proxy
+    proxy.clear()
+
+
+@pytest.fixture
+def s3_proxy(_s3_proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
+    """The fault proxy in front of moto (no faults until the test configures some; cleared
+    after it)."""
+    yield from _cleared(_s3_proxy)
+
+
+@pytest.fixture
+def proxied_bucket(s3_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy) -> servers.S3Bucket:
+    """``s3_bucket`` reached through ``s3_proxy``."""
+    return s3_bucket.via(s3_proxy.url)
+
+
+@pytest.fixture(scope="session")
+def http_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("http-root")
+
+
+@pytest.fixture(scope="session")
+def http_server(http_root: Path, _aws_isolation: None) -> Iterator[servers.ServerProcess]:
+    """A static file server with Range support for the session's HTTP root directory."""
+    pytest.importorskip("aiohttp")
+    with servers.start_http(http_root) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def http_norange_server(http_root: Path) -> Iterator[servers.ServerProcess]:
+    """A static file server for the same directory that ignores Range (200, whole body)."""
+    pytest.importorskip("aiohttp")
+    with servers.start_http(http_root, ranges=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _http_proxy(http_server: servers.ServerProcess) -> Iterator[servers.FaultProxy]:
+    with servers.FaultProxy(http_server.port) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def http_proxy(_http_proxy: servers.FaultProxy) -> Iterator[servers.FaultProxy]:
+    """The fault proxy in front of ``http_server`` (cleared before and after the test)."""
+    yield from _cleared(_http_proxy)
+
+
+@pytest.fixture
+def http_site(
+    http_root: Path, http_server: servers.ServerProcess, request: pytest.FixtureRequest
+) -> HttpSite:
+    """A fresh directory under the HTTP root and its URL on ``http_server``."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:80] + f"-{uuid.uuid4().hex[:8]}"
+    path = http_root / name
+    path.mkdir()
+    return HttpSite(path, f"{http_server.url}/{name}")

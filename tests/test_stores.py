@@ -86,7 +86,7 @@ def test_zip_modes(tmp_path):
         assert s.get("a") == b"1"
     r = ZipStore(path, "r")
     assert r.list_prefix("") == ["a", "b"]
-    with pytest.raises(StoreError, match="read-only"):
+    with pytest.raises(zarrox.errors.ReadOnlyError, match="read-only"):
         r.set("c", b"3")
     with pytest.raises(StoreError, match="already exists"):
         ZipStore(path, "x")
@@ -199,7 +199,7 @@ def test_urls_resolve_to_stores(tmp_path):
 def test_http_stores_are_read_only():
     s = resolve_store("http://127.0.0.1:9/x.zarr")
     assert s.read_only
-    with pytest.raises(StoreError, match="read-only"):
+    with pytest.raises(zarrox.errors.ReadOnlyError, match="read-only"):
         s.set("zarr.json", b"{}")
 
 
@@ -258,3 +258,78 @@ def test_pickled_object_stores_keep_given_options_only(monkeypatch):
     data = pickle.dumps(s)
     assert b"from-the-environment" not in data and b"env-key" not in data
     assert pickle.loads(data).storage_options == {"region": "us-east-1"}
+
+
+# -- local stores: links out of the root, crashed writers, durable writes -------------------
+
+
+def test_nothing_is_deleted_or_written_through_a_link_out_of_the_store(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_bytes(b"keep me")
+    root = tmp_path / "store.zarr"
+    g = zarrox.open_group(str(root), mode="w")
+    g.create_array("inside", shape=(4,), chunks=(2,), dtype="i1")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StoreError, match="outside the store's root"):
+        zarrox.create_array(str(root), name="linked", shape=(4,), dtype="i1", overwrite=True)
+    with pytest.raises(StoreError, match="outside the store's root"):
+        del g["linked"]
+    assert (outside / "precious").read_bytes() == b"keep me"
+    s = LocalStore(root)
+    assert "linked/precious" not in s.list_prefix("")
+    with pytest.raises(StoreError, match="invalid store prefix"):
+        s.list_prefix("../")
+    with pytest.raises(StoreError, match="invalid store prefix"):
+        s.list_dir("/")
+    assert s.get("linked/precious") == b"keep me"  # reads follow links
+
+
+def test_a_writer_killed_mid_write_leaves_whole_chunks_and_cleanable_temporaries(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "k.zarr"
+    zarrox.create_array(str(root), shape=(4096,), chunks=(1,), dtype="int64")
+    code = (
+        "import numpy as np, zarrox\n"
+        f"a = zarrox.open_array({str(root)!r}, mode='r+')\n"
+        "i = 0\n"
+        "while True:\n"
+        "    a[i % 4096] = i + 1\n"
+        "    i += 1\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code])
+    time.sleep(1.5)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    a = zarrox.open_array(str(root), mode="r")
+    values = a[:]
+    assert (values >= 0).all()  # every chunk read whole: the fill or a written value
+    assert a.nchunks_initialized == int((values != 0).sum())
+    # A temporary file left by the dead writer (simulated: its pid cannot be alive) is no
+    # key, and `zarrox clean` removes it.
+    leftover = root / "c" / f".7.zarrox-tmp-{2**31 - 1}-3"
+    leftover.parent.mkdir(exist_ok=True)
+    leftover.write_bytes(b"torn")
+    assert not any(".zarrox-tmp-" in k for k in LocalStore(root).list_prefix(""))
+    out = subprocess.run(
+        [sys.executable, "-m", "zarrox.cli", "clean", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert '"removed": ' in out.stdout and not leftover.exists()
+
+
+def test_fsync_mode_writes_and_reads_back(tmp_path):
+    with zarrox.config.set({"store.fsync": True}):
+        s = resolve_store(str(tmp_path / "d.zarr"))
+    assert s.fsync
+    a = zarrox.create_array(s, shape=(8, 8), chunks=(4, 4), dtype="int16")
+    a[:] = _data((8, 8), "int16")
+    np.testing.assert_array_equal(zarrox.open_array(str(tmp_path / "d.zarr"))[:], a[:])
+    assert pickle.loads(pickle.dumps(s)).fsync
+    assert not LocalStore(tmp_path / "e.zarr").fsync

@@ -133,7 +133,7 @@ class Array(Node):
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only or is_legacy(metadata)
+        self._read_only = read_only or is_legacy(metadata) or store.read_only
         # Like zarr-python, the array keeps the configuration in force when it was opened.
         given = _config_dict(config)
         unknown = set(given) - {"order", "write_empty_chunks"}

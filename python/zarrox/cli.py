@@ -573,6 +573,20 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def clean(args: argparse.Namespace) -> int:
+    from zarrox.storage import LocalStore
+
+    store = _store(args.store, None)
+    if not isinstance(store, LocalStore):
+        raise ValueError(f"{args.store}: only a local store has temporary files to clean")
+    removed = store.remove_temporaries(args.older_than)
+    if args.json:
+        _print_json({"store": args.store, "removed": removed})
+    else:
+        print(f"removed {removed} temporary file{'s' if removed != 1 else ''} from {args.store}")
+    return 0
+
+
 # -- the parser -----------------------------------------------------------------------------------
 
 
@@ -690,6 +704,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=convert)
 
     p = sub.add_parser(
+        "clean",
+        parents=[common],
+        help="remove the temporary files of writers that died mid-write",
+        description="Remove the temporary files a writer killed mid-write leaves in a local "
+        "store (readers never see them): those whose process is gone, and any older than "
+        "--older-than seconds.",
+    )
+    p.add_argument("store", help="path of the local store")
+    p.add_argument("--older-than", type=float, default=3600.0, metavar="SECONDS")
+    p.set_defaults(func=clean)
+
+    p = sub.add_parser(
         "bench", parents=[common], help="time read-all of an array against its decode floor"
     )
     p.add_argument("store", help="path or URL of the store")
@@ -704,7 +730,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.error("a command is required: demo, info, tree, verify, copy, convert or bench")
+        parser.error(
+            "a command is required: demo, info, tree, verify, copy, convert, clean or bench"
+        )
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -18,6 +18,8 @@ _DEFAULTS: dict[str, Any] = {
     "threading.max_workers": None,
     # requests kept in flight on an object store (None: 64)
     "io.concurrency": None,
+    # local stores sync every write to disk (file and directory) before it returns
+    "store.fsync": False,
 }
 
 

@@ -138,6 +138,11 @@ class StoreError(ZarroxError, OSError):
     store's URL or path."""
 
 
+class StorageOptionsError(ZarroxError, TypeError, ValueError):
+    """``storage_options`` given where they cannot apply (a local path, a store object). A
+    TypeError, as zarr-python raises, and a ValueError."""
+
+
 class StorePermissionError(StoreError, PermissionError):
     """The store refused access (HTTP 401/403: credentials, permissions)."""
 
@@ -170,6 +175,7 @@ __all__ = [
     "SpecError",
     "SpecMismatchError",
     "StoreError",
+    "StorageOptionsError",
     "StorePermissionError",
     "StoreTimeoutError",
     "UnknownCodecError",

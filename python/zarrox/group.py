@@ -76,7 +76,7 @@ class Group(Node):
         self._store = store
         self._path = path
         self._metadata = metadata
-        self._read_only = read_only or is_legacy(metadata)
+        self._read_only = read_only or is_legacy(metadata) or store.read_only
         self._consolidated = consolidated
 
     @classmethod

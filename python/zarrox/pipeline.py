@@ -35,6 +35,7 @@ host memory) fall back to zarr-python's own ``BatchedCodecPipeline`` with a warn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import operator
@@ -50,7 +51,7 @@ from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
 
 from zarrox import _core
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, StoreError, StorePermissionError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
@@ -512,6 +513,38 @@ def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
     return store, adapted
 
 
+@contextlib.contextmanager
+def _as_its_errors(store: Store) -> Iterator[None]:
+    """For an obstore store read by Rust: a store error also is the obstore exception
+    zarr-python's own pipeline would raise there (code that catches
+    ``obstore.exceptions.PermissionDeniedError`` keeps working)."""
+    try:
+        yield
+    except StoreError as e:
+        if not isinstance(store, ObstoreStore):
+            raise
+        raise _obstore_flavoured(e) from e
+
+
+def _obstore_flavoured(e: StoreError) -> StoreError:
+    import obstore.exceptions as ox
+
+    if isinstance(e, StorePermissionError):
+        theirs: type[Exception] = ox.PermissionDeniedError
+    elif "not supported" in str(e).lower():
+        theirs = ox.NotSupportedError
+    else:
+        theirs = ox.GenericError
+    ours = type(e)
+    both = _FLAVOURS.get((ours, theirs))
+    if both is None:
+        both = _FLAVOURS[(ours, theirs)] = type(ours.__name__, (ours, theirs), {})
+    return both(*e.args)
+
+
+_FLAVOURS: dict[tuple[type, type], type[StoreError]] = {}
+
+
 async def _open(store: Any) -> None:
     if not getattr(store, "_is_open", True):
         await store._open()
@@ -724,15 +757,16 @@ class ZarroxCodecPipeline(CodecPipeline):
             await _open(zarr_store)
             if isinstance(store, ObstoreStore):
                 nbytes = None  # network I/O: on a thread, so that batches overlap
-            if kind.var is not None:
-                values, present = await _run_blocking(
-                    nbytes, kind.codec.read_var, store.handle, keys, chunk_sels, out_sels, shape
+            with _as_its_errors(store):
+                if kind.var is not None:
+                    values, present = await _run_blocking(
+                        nbytes, kind.codec.read_var, store.handle, keys, chunk_sels, out_sels, shape
+                    )
+                    self._place_var(out, values, out_sels, items)
+                    return list(present)
+                present = await self._decode_into(
+                    kind, nbytes, kind.codec.read, (store.handle, keys), chunk_sels, out_sels, out
                 )
-                self._place_var(out, values, out_sels, items)
-                return list(present)
-            present = await self._decode_into(
-                kind, nbytes, kind.codec.read, (store.handle, keys), chunk_sels, out_sels, out
-            )
             return list(present)
         # A store read on the Python side: the engine asks for whole chunks, or for a
         # shard's index and then the byte ranges of the inner chunks needed, round by
@@ -891,18 +925,19 @@ class ZarroxCodecPipeline(CodecPipeline):
             await _open(zarr_store)
             zarr_store._check_writable()
             keys = [item[0].path for item in items]
-            await _run_blocking(
-                None if isinstance(store, ObstoreStore) else len(items) * kind.nbytes,
-                kind.codec.write,
-                store.handle,
-                keys,
-                [bool(item[4]) for item in items],
-                chunk_sels,
-                value_sels,
-                payload,
-                value_shape,
-                write_empty,
-            )
+            with _as_its_errors(store):
+                await _run_blocking(
+                    None if isinstance(store, ObstoreStore) else len(items) * kind.nbytes,
+                    kind.codec.write,
+                    store.handle,
+                    keys,
+                    [bool(item[4]) for item in items],
+                    chunk_sels,
+                    value_sels,
+                    payload,
+                    value_shape,
+                    write_empty,
+                )
             return
         if any(i[1].config.write_empty_chunks != write_empty for i in items):
             # One Rust call per setting (rare: zarr-python uses one per array).

@@ -121,7 +121,7 @@ fn errors_name_array_and_chunk() {
     let err = a.read(&all(&[4]), &mut out).unwrap_err();
     assert_eq!(err.kind, crate::error::ErrorKind::Checksum);
     assert!(
-        err.message.starts_with("array 'a': chunk 'a/c/0': crc32c"),
+        err.message.starts_with("array 'a', chunk 'a/c/0': crc32c"),
         "{}",
         err.message
     );

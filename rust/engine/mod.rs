@@ -185,7 +185,7 @@ pub fn read(
                 store,
                 key: &task.key,
             };
-            futures::executor::block_on(read_chunk(chain, &origin, &task.region, fetching, &sink))
+            crate::store::now(read_chunk(chain, &origin, &task.region, fetching, &sink))?
         }),
         IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
             let sink = DecodeSink {
@@ -225,13 +225,14 @@ pub fn decode(
             out,
             worker: Worker::Here,
         };
-        futures::executor::block_on(read_chunk(
+        crate::store::now(read_chunk(
             chain,
             &origins[i],
             &task.region,
             fetching,
             &sink,
         ))
+        .and_then(|r| r)
         .map_err(task.at())
     };
     if indexed.len() <= 1 {
@@ -334,12 +335,12 @@ pub fn write(
                     return Ok(());
                 }
                 let old = if task.needs_old() {
-                    futures::executor::block_on(store.get(&task.key))?
+                    crate::store::now(store.get(&task.key))??
                 } else {
                     None
                 };
                 let new = encode_region(chain, &task.region, old, value, write_empty, &memo)?;
-                futures::executor::block_on(store_chunk(chain, store, &task.key, new))
+                crate::store::now(store_chunk(chain, store, &task.key, new))?
             })?;
         }
         IoMode::Concurrent => {

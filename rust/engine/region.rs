@@ -429,10 +429,19 @@ fn bit_words(t: usize, k: usize) -> impl Iterator<Item = (usize, u64)> {
 /// elements (one element may repeat within one chunk, not across chunks),
 /// so that the decoding threads write disjoint bytes; and unless every
 /// element written is inside the buffer.
-pub fn check_disjoint(regions: &[&ChunkRegion], chunk_shape: &[usize], n: usize) -> Result<()> {
+///
+/// `unique`: no element may repeat at all, not even within one chunk's region
+/// (for chunks read in part, whose inner chunks decode on different threads).
+pub fn check_disjoint(
+    regions: &[&ChunkRegion],
+    chunk_shape: &[usize],
+    n: usize,
+    unique: bool,
+) -> Result<()> {
     match box_footprints(regions, n) {
+        // Unit-stride boxes never repeat an element within a region.
         Some(rects) => check_disjoint_boxes(rects),
-        None => check_disjoint_runs(regions, chunk_shape, n),
+        None => check_disjoint_runs(regions, chunk_shape, n, unique),
     }
 }
 
@@ -506,9 +515,31 @@ fn check_disjoint_boxes(mut rects: Vec<Vec<(usize, usize)>>) -> Result<()> {
 }
 
 /// `check_disjoint` for any regions: marks every element in a bitmap.
-fn check_disjoint_runs(regions: &[&ChunkRegion], chunk_shape: &[usize], n: usize) -> Result<()> {
+fn check_disjoint_runs(
+    regions: &[&ChunkRegion],
+    chunk_shape: &[usize],
+    n: usize,
+    unique: bool,
+) -> Result<()> {
     let mut taken = vec![0u64; n.div_ceil(64)];
     let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mark = |taken: &mut [u64], runs: &[(usize, usize)]| -> Result<()> {
+        for &(t, k) in runs.iter().filter(|(_, k)| *k > 0) {
+            if bit_words(t, k).any(|(w, m)| taken[w] & m != 0) {
+                return Err(Error::index(if unique {
+                    "a buffer element is read twice from a chunk read in part"
+                } else {
+                    "the buffer regions of two chunks overlap"
+                }));
+            }
+            if unique {
+                for (w, m) in bit_words(t, k) {
+                    taken[w] |= m;
+                }
+            }
+        }
+        Ok(())
+    };
     for r in regions {
         runs.clear();
         let mut outside = false;
@@ -521,14 +552,14 @@ fn check_disjoint_runs(regions: &[&ChunkRegion], chunk_shape: &[usize], n: usize
                 "a chunk's region reaches outside the buffer of {n} elements"
             )));
         }
-        for &(t, k) in &runs {
-            if k > 0 && bit_words(t, k).any(|(w, m)| taken[w] & m != 0) {
-                return Err(Error::index("the buffer regions of two chunks overlap"));
-            }
-        }
-        for &(t, k) in runs.iter().filter(|(_, k)| *k > 0) {
-            for (w, m) in bit_words(t, k) {
-                taken[w] |= m;
+        // Unique: every run is checked and marked in turn, so a repeat within
+        // the region is caught; else the region is checked whole, then marked.
+        mark(&mut taken, &runs)?;
+        if !unique {
+            for &(t, k) in runs.iter().filter(|(_, k)| *k > 0) {
+                for (w, m) in bit_words(t, k) {
+                    taken[w] |= m;
+                }
             }
         }
     }
@@ -611,20 +642,20 @@ mod tests {
             .collect();
         let refs: Vec<&ChunkRegion> = grid.iter().collect();
         assert!(box_footprints(&refs, 36).is_some(), "the fast path applies");
-        check_disjoint(&refs, &[2, 3], 36).unwrap();
+        check_disjoint(&refs, &[2, 3], 36, false).unwrap();
         // A box shifted by one column overlaps its neighbour in one column only.
         let mut shifted = grid.clone();
         shifted.push(box_at((2, 4), (1, 4), &buffer));
         shifted.swap(0, 6);
         let refs: Vec<&ChunkRegion> = shifted.iter().collect();
-        let err = check_disjoint(&refs, &[2, 3], 36).unwrap_err();
+        let err = check_disjoint(&refs, &[2, 3], 36, false).unwrap_err();
         assert_eq!(err.kind, crate::error::ErrorKind::Index);
         // Touching boxes (a shared edge, no shared element) are disjoint, in any order.
         let edge = [
             box_at((0, 2), (3, 6), &buffer),
             box_at((0, 2), (0, 3), &buffer),
         ];
-        check_disjoint(&edge.iter().collect::<Vec<_>>(), &[2, 3], 36).unwrap();
+        check_disjoint(&edge.iter().collect::<Vec<_>>(), &[2, 3], 36, false).unwrap();
         // The fast path and the bitmap agree on random layouts.
         let mut seed = 7u64;
         let mut next = |m: u64| {
@@ -642,14 +673,18 @@ mod tests {
                 .collect();
             let refs: Vec<&ChunkRegion> = regions.iter().collect();
             assert_eq!(
-                check_disjoint(&refs, &[2, 3], 36).is_ok(),
-                check_disjoint_runs(&refs, &[2, 3], 36).is_ok(),
+                check_disjoint(&refs, &[2, 3], 36, false).is_ok(),
+                check_disjoint_runs(&refs, &[2, 3], 36, false).is_ok(),
                 "{regions:?}"
             );
         }
         // Points past the buffer's end are refused.
         let p = ChunkRegion::Points(vec![(0, 40)]);
-        assert!(check_disjoint(&[&p], &[2, 3], 36).is_err());
+        assert!(check_disjoint(&[&p], &[2, 3], 36, false).is_err());
+        // A repeat within one region: allowed, unless every element must be unique.
+        let twice = ChunkRegion::Points(vec![(0, 4), (1, 4)]);
+        check_disjoint(&[&twice], &[2, 3], 36, false).unwrap();
+        assert!(check_disjoint(&[&twice], &[2, 3], 36, true).is_err());
     }
 
     #[test]

@@ -267,6 +267,23 @@ fn sharded_reads_and_partial_writes() {
 }
 
 #[test]
+fn sharded_chunks_refuse_an_output_element_named_twice() {
+    // Points 0 and 23 are in different inner chunks, decoded by different threads:
+    // writing both to output element 0 would be a data race, so it is refused.
+    let c = sharded(&[4, 6], &[2, 3]);
+    let pts = ChunkRegion::points(&[0, 23], Some(&[0, 0]), &[4, 6], &[2]).unwrap();
+    let mut out = vec![0u8; 4];
+    let err =
+        decode_into(&c, &tasks(std::slice::from_ref(&pts)), vec![None], &mut out).unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Index);
+    assert!(c.read_session(tasks(&[pts]), 2, "py").is_err());
+    // The same in a chunk decoded whole is numpy's last-one-wins, on one thread.
+    let p = plain(&[4, 6]);
+    let pts = ChunkRegion::points(&[0, 23], Some(&[0, 0]), &[4, 6], &[2]).unwrap();
+    decode_into(&p, &tasks(&[pts]), vec![None], &mut out).unwrap();
+}
+
+#[test]
 fn sharded_points_split_by_inner_chunk() {
     let c = sharded(&[4, 6], &[2, 3]);
     let value: Vec<u16> = (100..124).collect();

@@ -19,6 +19,7 @@ use bytes::Bytes;
 
 use super::{check_key, check_range_len, ByteRange, IoMode, OpenValue, Store};
 use crate::error::{Error, Result};
+use crate::fork;
 
 /// What a request asks the caller to do.
 #[derive(Debug, Clone)]
@@ -68,8 +69,8 @@ impl CallerStore {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn state(&self) -> fork::Guarded<'_, State> {
+        fork::lock(&self.state)
     }
 
     /// The requests made since the last call.

@@ -1,7 +1,15 @@
 //! A store in a local directory, laid out as the v3 filesystem store spec says:
 //! key `a/b/c` is the file `<root>/a/b/c`. Writes go to a temporary file in the
 //! same directory, then are renamed over the key, so readers never see a torn
-//! value and a crash leaves the old value in place.
+//! value and a crash leaves the old value in place (its temporary file is not
+//! a key, and [`FilesystemStore::remove_temporaries`] removes it). With
+//! `fsync`, a write is on disk before it returns: the file and its directory
+//! are synced, so a power loss keeps it too.
+//!
+//! Nothing is written, deleted or listed through a path that resolves outside
+//! the root (a directory of the store that is a symbolic link to elsewhere):
+//! that is an error for writes and deletes, and listings leave it out. Reads
+//! follow links.
 
 use std::fs;
 use std::io::{self, ErrorKind, Read, Write};
@@ -22,17 +30,111 @@ pub const TMP_MARK: &str = ".zarrox-tmp-";
 #[derive(Debug)]
 pub struct FilesystemStore {
     root: PathBuf,
+    fsync: bool,
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl FilesystemStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        FilesystemStore { root: root.into() }
+        FilesystemStore {
+            root: root.into(),
+            fsync: false,
+        }
+    }
+
+    /// Sync every written file and its directory before a write returns.
+    pub fn with_fsync(mut self, fsync: bool) -> Self {
+        self.fsync = fsync;
+        self
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Error unless `path` (below the root) resolves inside the root: the
+    /// nearest existing one of it and its ancestors is checked.
+    fn contained(&self, path: &Path) -> Result<()> {
+        let Ok(root) = self.root.canonicalize() else {
+            return Ok(()); // no root yet: nothing below it exists to lead out
+        };
+        let mut existing = path;
+        loop {
+            match existing.symlink_metadata() {
+                Ok(_) => break,
+                Err(_) if existing != self.root => match existing.parent() {
+                    Some(p) => existing = p,
+                    None => return Ok(()),
+                },
+                Err(_) => return Ok(()),
+            }
+        }
+        let resolved = existing
+            .canonicalize()
+            .unwrap_or_else(|_| existing.to_path_buf());
+        if resolved.starts_with(&root) {
+            return Ok(());
+        }
+        Err(Error::store(format!(
+            "'{}' resolves to '{}', outside the store's root '{}': refused",
+            path.display(),
+            resolved.display(),
+            root.display()
+        )))
+    }
+
+    /// Whether a directory entry of the store is a link that resolves outside
+    /// the root (listings leave it out).
+    fn leads_out(&self, entry: &fs::DirEntry) -> bool {
+        entry.file_type().is_ok_and(|t| t.is_symlink()) && self.contained(&entry.path()).is_err()
+    }
+
+    /// Remove the temporary files of writers that died mid-write: those whose
+    /// process is gone, and those older than `older_than` (a live writer's
+    /// temporary lives for one write). Returns how many were removed.
+    pub fn remove_temporaries(&self, older_than: std::time::Duration) -> Result<usize> {
+        let mut removed = 0;
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if is_missing(&e) => continue,
+                Err(e) => return Err(io_error(e, "cannot list", &dir)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| io_error(e, "cannot list", &dir))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let kind = entry
+                    .file_type()
+                    .map_err(|e| io_error(e, "cannot stat", &dir))?;
+                if kind.is_dir() {
+                    stack.push(entry.path());
+                    continue;
+                }
+                let Some(at) = name.find(TMP_MARK) else {
+                    continue;
+                };
+                let writer = name[at + TMP_MARK.len()..]
+                    .split('-')
+                    .next()
+                    .and_then(|p| p.parse::<u32>().ok());
+                let old = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_none_or(|age| age >= older_than);
+                if old || writer.is_some_and(|pid| !process_alive(pid)) {
+                    match fs::remove_file(entry.path()) {
+                        Ok(()) => removed += 1,
+                        Err(e) if is_missing(&e) => {}
+                        Err(e) => return Err(io_error(e, "cannot delete", &entry.path())),
+                    }
+                }
+            }
+        }
+        Ok(removed)
     }
 
     fn path(&self, key: &str) -> Result<PathBuf> {
@@ -52,6 +154,7 @@ impl FilesystemStore {
     fn set_sync(&self, key: &str, value: &[u8]) -> Result<()> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
+        self.contained(dir)?;
         fs::create_dir_all(dir).map_err(|e| io_error(e, "cannot create directory", dir))?;
         let name = path
             .file_name()
@@ -62,16 +165,29 @@ impl FilesystemStore {
             std::process::id(),
             TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        let written = fs::File::create(&tmp).and_then(|mut f| f.write_all(value));
+        let written = fs::File::create(&tmp).and_then(|mut f| {
+            f.write_all(value)?;
+            if self.fsync {
+                f.sync_all()?;
+            }
+            Ok(())
+        });
         if let Err(e) = written.and_then(|_| fs::rename(&tmp, &path)) {
             let _ = fs::remove_file(&tmp);
             return Err(io_error(e, "cannot write", &path));
+        }
+        if self.fsync {
+            // The rename is durable once the directory is.
+            fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io_error(e, "cannot sync directory", dir))?;
         }
         Ok(())
     }
 
     fn delete_sync(&self, key: &str) -> Result<()> {
         let path = self.path(key)?;
+        self.contained(path.parent().unwrap_or(&self.root))?;
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if is_missing(&e) => Ok(()),
@@ -87,6 +203,9 @@ impl FilesystemStore {
             None => "",
         };
         let mut out = Vec::new();
+        if self.contained(&self.root.join(dir_part)).is_err() {
+            return Ok(out);
+        }
         let mut stack = vec![dir_part.to_string()];
         while let Some(rel) = stack.pop() {
             let dir = self.root.join(&rel);
@@ -101,8 +220,11 @@ impl FilesystemStore {
                 if name.contains(TMP_MARK) {
                     continue;
                 }
+                if self.leads_out(&entry) {
+                    continue;
+                }
                 let key = format!("{rel}{name}");
-                let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                let is_dir = entry.path().is_dir();
                 if is_dir {
                     let sub = format!("{key}/");
                     if sub.starts_with(prefix) || prefix.starts_with(&sub) {
@@ -135,6 +257,7 @@ impl FilesystemStore {
         } else {
             self.path(dir)?
         };
+        self.contained(&path)?;
         let entries = match fs::read_dir(&path) {
             Ok(e) => e,
             Err(e) if is_missing(&e) => return Ok(()),
@@ -162,6 +285,9 @@ impl FilesystemStore {
     fn list_dir_sync(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
         check_prefix(prefix)?;
         let dir = self.root.join(prefix);
+        if self.contained(&dir).is_err() {
+            return Ok((vec![], vec![]));
+        }
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if is_missing(&e) => return Ok((vec![], vec![])),
@@ -171,10 +297,10 @@ impl FilesystemStore {
         for entry in entries {
             let entry = entry.map_err(|e| io_error(e, "cannot list", &dir))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.contains(TMP_MARK) {
+            if name.contains(TMP_MARK) || self.leads_out(&entry) {
                 continue;
             }
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            if entry.path().is_dir() {
                 dirs.push(name);
             } else {
                 keys.push(name);
@@ -184,6 +310,16 @@ impl FilesystemStore {
         dirs.sort();
         Ok((keys, dirs))
     }
+}
+
+/// Whether a process with this id runs (or cannot be told apart from one).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 fn io_error(e: std::io::Error, what: &str, path: &Path) -> Error {
@@ -372,6 +508,63 @@ mod tests {
         assert_eq!(block_on(s.list_prefix("")).unwrap(), vec!["other"]);
         block_on(s.delete_prefix("")).unwrap();
         assert!(d.exists() && fs::read_dir(&d).unwrap().next().is_none());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn nothing_is_written_deleted_or_listed_through_a_link_out_of_the_root() {
+        let d = tempdir("links");
+        let outside = tempdir("links-outside");
+        fs::create_dir_all(outside.join("keep")).unwrap();
+        fs::write(outside.join("keep/data"), b"precious").unwrap();
+        let s = FilesystemStore::new(&d);
+        s.set_sync("g/zarr.json", b"{}").unwrap();
+        std::os::unix::fs::symlink(outside.join("keep"), d.join("g/arr")).unwrap();
+        // Reads follow the link; writes, deletes and listings do not.
+        assert_eq!(s.get_sync("g/arr/data").unwrap().unwrap(), &b"precious"[..]);
+        let err = s.set_sync("g/arr/c/0", b"x").unwrap_err();
+        assert!(err.message.contains("outside the store's root"), "{err}");
+        assert!(s.delete_sync("g/arr/data").is_err());
+        assert!(block_on(s.delete_prefix("g/arr/")).is_err());
+        assert_eq!(block_on(s.list_prefix("")).unwrap(), vec!["g/zarr.json"]);
+        assert_eq!(
+            block_on(s.list_prefix("g/arr/")).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            block_on(s.list_dir("g/")).unwrap(),
+            (vec!["zarr.json".to_string()], vec![])
+        );
+        // Deleting the group removes the link, not what it points to.
+        block_on(s.delete_prefix("g/")).unwrap();
+        assert_eq!(fs::read(outside.join("keep/data")).unwrap(), b"precious");
+        // A link that stays inside the root is a directory like any other.
+        s.set_sync("real/a", b"1").unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("alias")).unwrap();
+        s.set_sync("alias/b", b"2").unwrap();
+        assert_eq!(
+            block_on(s.list_prefix("")).unwrap(),
+            vec!["alias/a", "alias/b", "real/a", "real/b"]
+        );
+        fs::remove_dir_all(&d).unwrap();
+        fs::remove_dir_all(&outside).unwrap();
+    }
+
+    #[test]
+    fn temporaries_of_dead_writers_are_removed_others_kept() {
+        let d = tempdir("temporaries");
+        let s = FilesystemStore::new(&d).with_fsync(true);
+        s.set_sync("a/b", b"1").unwrap();
+        let dead = d.join(format!("a/.b{TMP_MARK}{}-7", i32::MAX));
+        let live = d.join(format!("a/.c{TMP_MARK}{}-8", std::process::id()));
+        fs::write(&dead, b"junk").unwrap();
+        fs::write(&live, b"in flight").unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        assert_eq!(s.remove_temporaries(hour).unwrap(), 1);
+        assert!(!dead.exists() && live.exists());
+        assert_eq!(s.remove_temporaries(std::time::Duration::ZERO).unwrap(), 1);
+        assert!(!live.exists());
+        assert_eq!(s.get_sync("a/b").unwrap().unwrap(), &b"1"[..]);
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use super::{check_key, check_prefix, children, HeldValue, OpenValue, ReadInto, Store};
 use crate::error::{Error, Result};
+use crate::fork::Section;
 
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -27,12 +28,14 @@ impl MemoryStore {
 
     fn value(&self, key: &str) -> Result<Option<Bytes>> {
         check_key(key)?;
+        let _section = Section::enter();
         let map = self.map.read().map_err(|_| poisoned())?;
         Ok(map.get(key).cloned())
     }
 
     /// Every key and value, in key order (pickling a memory store copies it).
     pub fn items(&self) -> Result<Vec<(String, Bytes)>> {
+        let _section = Section::enter();
         let map = self.map.read().map_err(|_| poisoned())?;
         Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
     }
@@ -65,6 +68,7 @@ impl Store for MemoryStore {
 
     async fn set(&self, key: &str, value: Bytes) -> Result<()> {
         check_key(key)?;
+        let _section = Section::enter();
         let mut map = self.map.write().map_err(|_| poisoned())?;
         map.insert(key.to_string(), value);
         Ok(())
@@ -72,12 +76,14 @@ impl Store for MemoryStore {
 
     async fn delete(&self, key: &str) -> Result<()> {
         check_key(key)?;
+        let _section = Section::enter();
         self.map.write().map_err(|_| poisoned())?.remove(key);
         Ok(())
     }
 
     async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         check_prefix(prefix)?;
+        let _section = Section::enter();
         let map = self.map.read().map_err(|_| poisoned())?;
         Ok(map
             .range(prefix.to_string()..)

@@ -22,6 +22,7 @@ use object_store::{
 
 use super::{check_key, check_prefix, check_range_len, ByteRange, IoMode, OpenValue, Store};
 use crate::error::{Error, ErrorKind, Result};
+use crate::fork;
 
 /// Builds the client: again in a forked child, whose copy of the parent's
 /// connections belongs to a runtime that does not run there.
@@ -262,14 +263,22 @@ impl ObjectStore {
         }
     }
 
-    /// The client of this process.
+    /// The client of this process (built again in a forked child; the
+    /// building, which may call into Python, happens outside the lock).
     fn client(&self) -> Result<Arc<dyn Inner>> {
         let pid = std::process::id();
-        let mut c = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        {
+            let c = fork::lock(&self.client);
+            if c.pid == pid {
+                return Ok(Arc::clone(&c.inner));
+            }
+        }
+        let inner = (self.connect)()?;
+        let mut c = fork::lock(&self.client);
         if c.pid != pid {
             *c = Client {
                 pid,
-                inner: (self.connect)()?,
+                inner: Arc::clone(&inner),
             };
         }
         Ok(Arc::clone(&c.inner))
@@ -319,7 +328,9 @@ fn store_error(e: object_store::Error, op: &str, location: &str) -> Error {
     use object_store::Error as E;
     let kind = match &e {
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::Permission,
-        E::NotSupported { .. } | E::NotImplemented { .. } => ErrorKind::Unsupported,
+        // A server that ignores Range (answers 200 with the whole body) says
+        // NotSupported: a store failure, not a zarrox feature missing.
+        E::NotImplemented { .. } => ErrorKind::Unsupported,
         _ if timed_out(&e) => ErrorKind::Timeout,
         _ if status_code(&e).is_some_and(|s| s == 401 || s == 403) => ErrorKind::Permission,
         _ => ErrorKind::Store,
@@ -421,11 +432,7 @@ impl OpenValue for ObjectValue<'_> {
                 Err(e) => Err(store_error(e, "HEAD", &location)),
             };
         }
-        let pinned = self
-            .version
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let pinned = fork::lock(&self.version).clone();
         let requests = ranges.iter().map(|r| {
             let options = GetOptions {
                 range: Some(get_range(r)),
@@ -470,7 +477,7 @@ impl OpenValue for ObjectValue<'_> {
         if missing > 0 {
             return Err(self.changed());
         }
-        *self.version.lock().unwrap_or_else(|p| p.into_inner()) = version;
+        *fork::lock(&self.version) = version;
         Ok(Some(parts))
     }
 }

@@ -27,7 +27,7 @@ const IO_THREADS: usize = 2;
 /// The I/O runtime of this process, built (or rebuilt after a fork) as needed.
 pub fn runtime() -> Result<Arc<Runtime>> {
     let pid = std::process::id();
-    let mut guard = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = crate::fork::lock(&RUNTIME);
     if let Some(state) = guard.as_ref() {
         if state.pid == pid {
             return Ok(Arc::clone(&state.runtime));

@@ -24,6 +24,7 @@ use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::{check_key, check_prefix, children, ByteRange, HeldValue, OpenValue, Store};
 use crate::error::{Error, Result};
+use crate::fork;
 
 /// Values written since the last flush are held in memory up to this many
 /// bytes; past it the store flushes by itself.
@@ -212,11 +213,11 @@ impl ZipStore {
     }
 
     fn archive(&self) -> Arc<Archive> {
-        Arc::clone(&self.archive.lock().unwrap_or_else(|p| p.into_inner()))
+        Arc::clone(&fork::lock(&self.archive))
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    fn pending(&self) -> fork::Guarded<'_, Pending> {
+        fork::lock(&self.pending)
     }
 
     fn value(&self, key: &str) -> Result<Option<Bytes>> {
@@ -394,7 +395,7 @@ impl Store for ZipStore {
             self.rewrite(&p)?;
         }
         let fresh = read_archive(&self.path)?;
-        *self.archive.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
+        *fork::lock(&self.archive) = Arc::new(fresh);
         *p = Pending::default();
         Ok(())
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zarrox._core import StoreHandle, memory_items
+from zarrox.errors import ReadOnlyError, StorageOptionsError
 from zarrox.storage.options import SCHEMES, object_store_options
 
 
@@ -37,10 +38,16 @@ class Store:
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         return self.handle.get_range(key, start, length)
 
+    def _check_writable(self, key: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"cannot write {self.location(key)!r}: the store is read-only")
+
     def set(self, key: str, value: bytes) -> None:
+        self._check_writable(key)
         self.handle.set(key, value)
 
     def delete(self, key: str) -> None:
+        self._check_writable(key)
         self.handle.delete(key)
 
     def exists(self, key: str) -> bool:
@@ -54,6 +61,7 @@ class Store:
         return self.handle.list_dir(prefix)
 
     def delete_prefix(self, prefix: str) -> None:
+        self._check_writable(prefix)
         self.handle.delete_prefix(prefix)
 
     def flush(self) -> None:
@@ -80,12 +88,28 @@ class Store:
 
 
 class LocalStore(Store):
-    """A directory on the local filesystem; every write is atomic (temp file + rename)."""
+    """A directory on the local filesystem; every write is atomic (temp file + rename).
 
-    def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    ``fsync`` (default: the ``store.fsync`` configuration) syncs every written file and
+    its directory to disk before the write returns, so that a power loss keeps what was
+    acknowledged (at a cost: see RELIABILITY.md). Nothing is written, deleted or listed
+    through a directory that links outside ``root``."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, read_only: bool = False, fsync: bool | None = None
+    ) -> None:
+        from zarrox.config import config
+
         self.root = Path(root)
         self.read_only = read_only
-        self.handle = StoreHandle.local(os.fspath(self.root))
+        self.fsync = bool(config["store.fsync"] if fsync is None else fsync)
+        self.handle = StoreHandle.local(os.fspath(self.root), self.fsync)
+
+    def remove_temporaries(self, older_than: float = 3600.0) -> int:
+        """Remove the temporary files of writers that died mid-write (readers never see
+        them): those whose process is gone, and any older than ``older_than`` seconds.
+        Returns how many were removed (``zarrox clean STORE`` does the same)."""
+        return self.handle.remove_temporaries(float(older_than))
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -101,10 +125,11 @@ class LocalStore(Store):
         return hash(("LocalStore", self.root))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LocalStore, (os.fspath(self.root),), {"read_only": self.read_only})
+        return (_local_store, (os.fspath(self.root), self.read_only, self.fsync))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.read_only = state["read_only"]
+
+def _local_store(root: str, read_only: bool, fsync: bool) -> LocalStore:
+    return LocalStore(root, read_only=read_only, fsync=fsync)
 
 
 def _memory_store(items: dict[str, bytes]) -> MemoryStore:
@@ -394,10 +419,11 @@ def resolve_store(
     (a new memory store), a local path (``str`` or ``os.PathLike``; a path ending in
     ``.zip`` is a zip archive), or a URL: ``file://``, ``memory://``, ``zip://path.zip``,
     ``s3://``, ``gs://``, ``az://``/``abfs://``, ``http(s)://``. ``storage_options``
-    apply to object store URLs only (TypeError otherwise, as zarr-python raises).
+    apply to object store URLs only (:class:`~zarrox.errors.StorageOptionsError` otherwise,
+    a TypeError as zarr-python raises and a ValueError).
     ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``) opens a zip archive."""
     if storage_options and not (isinstance(store, str) and _remote(store)):
-        raise TypeError(
+        raise StorageOptionsError(
             "'storage_options' was provided but unused. 'storage_options' is only used "
             "when the store is passed as a URL of an object store (s3://, gs://, az://, "
             "http(s)://)."
