@@ -3,6 +3,7 @@ by Rust where it can, served from Python otherwise), URLs and storage options, p
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import pickle
 import zipfile
@@ -13,7 +14,7 @@ import zarr
 import zarr.storage
 
 import zarrox
-from zarrox.errors import StoreError
+from zarrox.errors import StorageOptionsError, StoreError
 from zarrox.storage import (
     LocalStore,
     MemoryStore,
@@ -333,3 +334,82 @@ def test_fsync_mode_writes_and_reads_back(tmp_path):
     np.testing.assert_array_equal(zarrox.open_array(str(tmp_path / "d.zarr"))[:], a[:])
     assert pickle.loads(pickle.dumps(s)).fsync
     assert not LocalStore(tmp_path / "e.zarr").fsync
+
+
+# -- a dict as a store (zarr-python's MemoryStore(store_dict)) ------------------------------
+
+
+@pytest.mark.parametrize("layout", ["plain", "sharded", "strings"])
+def test_a_dict_is_a_memory_store_written_through(layout):
+    store: dict = {}
+    kwargs: dict = {"shape": (10, 6), "chunks": (4, 3), "dtype": "i4"}
+    data: np.ndarray = np.arange(60, dtype="i4").reshape(10, 6)
+    if layout == "sharded":
+        kwargs["shards"] = (8, 6)
+    if layout == "strings":
+        kwargs["dtype"] = str
+        data = np.array([f"v{i}" * (i % 4) for i in range(60)], dtype=object).reshape(10, 6)
+    a = zarrox.create_array(store=store, **kwargs)
+    a[:] = data
+    # every key is in the user's dict, as zarr-python's buffers, and zarr-python reads them
+    assert "zarr.json" in store
+    assert json.loads(store["zarr.json"].to_bytes())["shape"] == [10, 6]
+    assert all(isinstance(v, zarr.core.buffer.cpu.Buffer) for v in store.values())
+    z = zarr.open_array(zarr.storage.MemoryStore(store), mode="r")
+    np.testing.assert_array_equal(z[:], data)
+    # partial reads and writes through the dict
+    b = zarrox.open_array(store, mode="r+")
+    assert b == a
+    np.testing.assert_array_equal(b[3:9, 1:5], data[3:9, 1:5])
+    b[0, 0] = data[9, 5]
+    np.testing.assert_array_equal(z[0, 0], data[9, 5])
+    # a pickled copy carries the contents, independent of the dict
+    c = pickle.loads(pickle.dumps(b))
+    np.testing.assert_array_equal(c[:], b[:])
+    c[1, 1] = data[0, 1]
+    np.testing.assert_array_equal(b[1, 1], data[1, 1])
+
+
+def test_a_dict_written_by_zarr_python_opens_and_deletes():
+    store: dict = {}
+    z = zarr.create_array(zarr.storage.MemoryStore(store), shape=(7,), chunks=(2,), dtype="f8")
+    z[:] = np.linspace(0, 1, 7)
+    a = zarrox.open_array(zarrox.storage.MemoryStore(store))
+    np.testing.assert_array_equal(a[:], np.linspace(0, 1, 7))
+    a[:] = 0.0  # the fill value: chunks become empty and are deleted
+    assert sorted(store) == ["zarr.json"]
+    np.testing.assert_array_equal(z[:], np.zeros(7))
+    g = zarrox.group(store={})
+    g.create_array("x", shape=(3,), dtype="u1")[:] = [1, 2, 3]
+    assert sorted(g.store.store_dict) == ["x/c/0", "x/zarr.json", "zarr.json"]
+
+
+def test_object_store_takes_obstore_objects_rust_cannot_reach(tmp_path):
+    obstore_store = pytest.importorskip("obstore.store")
+    for inner in (obstore_store.MemoryStore(), obstore_store.LocalStore(str(tmp_path))):
+        store = zarrox.storage.ObjectStore(inner)
+        a = zarrox.create_array(store=store, shape=(9, 4), chunks=(4, 4), shards=(8, 4), dtype="u2")
+        a[:] = np.arange(36, dtype="u2").reshape(9, 4)
+        np.testing.assert_array_equal(a[5:9, 1], [21, 25, 29, 33])
+        z = zarr.open_array(zarr.storage.ObjectStore(inner), mode="r")
+        np.testing.assert_array_equal(z[:], a[:])
+        ro = zarrox.storage.ObjectStore(store=inner, read_only=True)
+        with pytest.raises(zarrox.errors.ReadOnlyError):
+            zarrox.open_array(ro, mode="r+")[0, 0] = 1
+    # stores whose configuration Rust takes over are read and written by Rust
+    s3 = zarrox.storage.ObjectStore(obstore_store.S3Store("bkt", region="us-east-1"))
+    assert type(s3).__name__ == "ObstoreStore" and s3.handle.in_rust
+    with pytest.raises(StorageOptionsError):
+        zarrox.storage.ObjectStore(obstore_store.MemoryStore(), {"anon": True})
+
+
+def test_nodes_equal_when_at_the_same_place_with_the_same_metadata(tmp_path):
+    a = zarrox.create_array(store=tmp_path / "x.zarr", shape=(4,), dtype="i8")
+    same = zarrox.open_array(tmp_path / "x.zarr")
+    assert a == same and hash(a) == hash(same) and a == pickle.loads(pickle.dumps(a))
+    assert a != zarrox.create_array(store=tmp_path / "y.zarr", shape=(4,), dtype="i8")
+    assert a != zarrox.create_array(
+        store=tmp_path / "x.zarr", shape=(5,), dtype="i8", overwrite=True
+    )
+    g = zarrox.open_group(tmp_path / "g.zarr")
+    assert g == zarrox.open_group(tmp_path / "g.zarr") and g != a

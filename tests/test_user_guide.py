@@ -8,9 +8,7 @@ tests/test_docs.py runs them, but with every ``zarr`` and ``zarr.<module>`` impo
 ``zarrox`` and ``zarrox.<module>``. A block that raises is recorded and the session goes on.
 
 Blocks that need what zarrox documents as out of scope are listed in ``OUT_OF_SCOPE`` with the
-reason, and must fail (so that the list stays true); blocks that wait for work under way
-elsewhere (the store API) are listed in ``PENDING`` and may fail or pass; every other block
-must run.
+reason, and must fail (so that the list stays true); every other block must run.
 """
 
 from __future__ import annotations
@@ -52,26 +50,6 @@ OUT_OF_SCOPE: dict[tuple[str, str, int], str] = {
     ("storage.md", "storage", 5): _NETWORK + " (and zarr-python's FsspecStore class)",
     ("storage.md", "storage", 6): _NETWORK + " (fsspec's s3fs)",
     ("storage.md", "storage", 9): _NETWORK + " (obstore's S3Store)",
-}
-
-_STORE_API = "lands with the store API (STORE_API.md, issue 15): "
-#: blocks that fail until work under way elsewhere lands; they may fail or pass
-PENDING: dict[tuple[str, str, int], str] = {
-    ("arrays.md", "arrays", 15): _STORE_API + "a dict as a store",
-    ("arrays.md", "arrays", 16): "uses the array block 15 makes",
-    **{
-        ("data_types.md", "data_types", i): _STORE_API + "a dict as a store, written through"
-        for i in (1, 3, 11, 12, 14)
-    },
-    ("data_types.md", "data_types", 13): "uses the array block 12 makes",
-    ("data_types.md", "data_types", 15): "uses the array block 14 makes",
-    **{("performance.md", "performance", i): _STORE_API + "a dict as a store" for i in range(9)},
-    ("performance.md", "performance", 10): _STORE_API + "arrays that pickle",
-    ("storage.md", "storage", 2): _STORE_API + "a dict as a store",
-    ("storage.md", "storage", 3): _STORE_API + "LocalStore(root, read_only=True)",
-    ("storage.md", "storage", 4): _STORE_API + "ZipStore",
-    ("storage.md", "storage", 7): _STORE_API + "MemoryStore(dict)",
-    ("storage.md", "storage", 8): _STORE_API + "ObjectStore(store=<an obstore store>)",
 }
 
 # Runs in the child: zarr is zarrox; each block is executed and its outcome reported.
@@ -156,8 +134,6 @@ def test_user_guide_session(page: str, session: str, blocks: list[str], tmp_path
     assert len(results) == len(blocks)
     failed, passed_but_listed = [], []
     for i, result in enumerate(results):
-        if (page, session, i) in PENDING:
-            continue
         reason = OUT_OF_SCOPE.get((page, session, i))
         if not result["ok"] and reason is None:
             failed.append(f"block {i}: {result['error']}\n{blocks[i]}")
@@ -172,6 +148,5 @@ def test_the_guide_is_there() -> None:
     assert len(found) >= 10
     assert sum(len(b) for _, _, b in found) >= 100
     assert (GUIDE / "LICENSE.txt").read_text().startswith("The MIT License")
-    for key in (*OUT_OF_SCOPE, *PENDING):
+    for key in OUT_OF_SCOPE:
         assert any(key[:2] == (p, s) and key[2] < len(b) for p, s, b in found), key
-    assert not set(OUT_OF_SCOPE) & set(PENDING)

@@ -217,6 +217,21 @@ class Node:
     _metadata: NodeMetadata
     _read_only: bool
 
+    def __eq__(self, other: object) -> bool:
+        """The same kind of node at the same path of an equal store, with equal metadata
+        (as zarr-python compares arrays and groups: an unpickled copy equals the original)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Node)
+        return (
+            self._path == other._path
+            and self._store == other._store
+            and self._metadata == other._metadata
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._path))
+
     @property
     def zarr_format(self) -> int:
         return zarr_format(self._metadata)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,9 @@ def _local_store(root: str, read_only: bool, fsync: bool) -> LocalStore:
     return LocalStore(root, read_only=read_only, fsync=fsync)
 
 
-def _memory_store(items: dict[str, bytes]) -> MemoryStore:
+def _memory_store(items: dict[str, bytes], as_dict: bool = False) -> MemoryStore:
+    if as_dict:
+        return MemoryStore({k: _stored_value(v) for k, v in items.items()})
     store = MemoryStore()
     for key, value in items.items():
         store.set(key, value)
@@ -141,9 +143,20 @@ def _memory_store(items: dict[str, bytes]) -> MemoryStore:
 
 class MemoryStore(Store):
     """Keys and values held in memory, shared by every node opened on it. A pickled
-    memory store carries its contents (the copy is independent of the original)."""
+    memory store carries its contents (the copy is independent of the original).
 
-    def __init__(self) -> None:
+    ``MemoryStore(store_dict)``, as zarr-python's, keeps the values in ``store_dict`` (a
+    dict or any mutable mapping; a dict given as a store does the same): every write goes
+    into it as a zarr-python ``Buffer`` where zarr-python is installed (bytes with a
+    ``to_bytes()`` method otherwise), so the same dict opens in zarr-python; values it
+    already holds may be buffers, bytes or anything with the buffer protocol."""
+
+    def __new__(cls, store_dict: MutableMapping[str, Any] | None = None) -> MemoryStore:
+        if store_dict is not None and cls is MemoryStore:
+            return super().__new__(DictMemoryStore)
+        return super().__new__(cls)
+
+    def __init__(self, store_dict: MutableMapping[str, Any] | None = None) -> None:
         self.handle = StoreHandle.memory()
 
     def __repr__(self) -> str:
@@ -155,6 +168,218 @@ class MemoryStore(Store):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_memory_store, (dict(memory_items(self.handle)),))
+
+
+class StoredBytes(bytes):
+    """A value a dict-backed memory store wrote when zarr-python is not installed: bytes
+    that also answer zarr-python's ``Buffer.to_bytes()``."""
+
+    def to_bytes(self) -> bytes:
+        return bytes(self)
+
+
+def _stored_value(value: bytes) -> Any:
+    """``value`` as a dict-backed memory store keeps it: a zarr-python CPU buffer where
+    zarr-python is installed (what its MemoryStore keeps), else :class:`StoredBytes`."""
+    try:
+        from zarr.core.buffer import cpu
+    except ImportError:
+        return StoredBytes(value)
+    return cpu.Buffer.from_bytes(value)
+
+
+def _value_bytes(value: Any) -> Any:
+    """The bytes of a value found in a dict-backed memory store: bytes, or a uint8 numpy
+    array for a zarr-python buffer (no copy)."""
+    if isinstance(value, bytes):
+        return value
+    as_array = getattr(value, "as_numpy_array", None)
+    if as_array is not None:
+        return as_array()
+    to_bytes = getattr(value, "to_bytes", None)
+    if to_bytes is not None:
+        return to_bytes()
+    return bytes(memoryview(value))
+
+
+def _byte_range(value: Any, arg: Any) -> Any:
+    """The part of ``value`` a get request's argument asks for (None: all of it,
+    ``(offset, length | None)`` or ``("suffix", n)``)."""
+    if arg is None:
+        return value
+    if arg[0] == "suffix":
+        n = int(arg[1])
+        return value[len(value) - n :] if n else value[:0]
+    start, length = int(arg[0]), arg[1]
+    return value[start:] if length is None else value[start : start + int(length)]
+
+
+class ServedStore(Store):
+    """A store whose keys Python reads and writes (``_answer``), serving the engine's
+    requests: the base of stores over a Python mapping or an obstore object that Rust
+    cannot reach."""
+
+    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+        """Perform a request: ``get`` (``arg`` None, ``(offset, length | None)`` or
+        ``("suffix", n)``; None when missing), ``set`` (``arg``: the bytes), ``delete``."""
+        raise NotImplementedError
+
+    def get(self, key: str) -> bytes | None:
+        got = self._answer("get", key)
+        return None if got is None else bytes(memoryview(got))
+
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        arg = ("suffix", -start) if start < 0 and length is None else (start, length)
+        got = self._answer("get", key, arg)
+        return None if got is None else bytes(memoryview(got))
+
+    def set(self, key: str, value: bytes) -> None:
+        self._check_writable(key)
+        self._answer("set", key, value)
+
+    def delete(self, key: str) -> None:
+        self._check_writable(key)
+        self._answer("delete", key)
+
+    def exists(self, key: str) -> bool:
+        return self._answer("get", key) is not None
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        return _split_listing(prefix, self.list_prefix(prefix))
+
+    def delete_prefix(self, prefix: str) -> None:
+        for key in self.list_prefix(prefix):
+            self.delete(key)
+
+    def flush(self) -> None:
+        pass
+
+    def serve(self, session: Any) -> Any:
+        """Run a Rust read session to its end, answering its requests."""
+        while requests := session.step():
+            session.answer([r[0] for r in requests], [self._answer(*r[1:]) for r in requests])
+        return session
+
+    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
+        """The values of the ``needed`` ``keys`` (None elsewhere)."""
+        return [self._answer("get", k) if n else None for k, n in zip(keys, needed, strict=True)]
+
+    def store_values(self, keys: list[str], values: list[Any]) -> None:
+        """Store encoded chunks (None: delete the key)."""
+        if keys:
+            self._check_writable(keys[0])
+        for key, value in zip(keys, values, strict=True):
+            self._answer("delete" if value is None else "set", key, value)
+
+
+class DictMemoryStore(ServedStore, MemoryStore):
+    """A memory store whose values live in a mapping the user holds (see
+    :class:`MemoryStore`)."""
+
+    def __init__(self, store_dict: MutableMapping[str, Any] | None = None) -> None:
+        self.store_dict: MutableMapping[str, Any] = {} if store_dict is None else store_dict
+        self.handle = StoreHandle.caller("memory://")
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(<dict {id(self.store_dict):#x}>)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DictMemoryStore) and other.store_dict is self.store_dict
+
+    def __hash__(self) -> int:
+        return hash(("DictMemoryStore", id(self.store_dict)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        items = {k: bytes(memoryview(_value_bytes(v))) for k, v in self.store_dict.items()}
+        return (_memory_store, (items, True))
+
+    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+        if op == "get":
+            value = self.store_dict.get(key)
+            return None if value is None else _byte_range(_value_bytes(value), arg)
+        if op == "set":
+            self.store_dict[key] = _stored_value(bytes(memoryview(arg)))
+        elif op == "delete":
+            self.store_dict.pop(key, None)
+        else:
+            raise ValueError(f"unknown request {op!r}")
+        return None
+
+    def exists(self, key: str) -> bool:
+        return key in self.store_dict
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        return sorted(k for k in self.store_dict if k.startswith(prefix))
+
+
+class ObstorePythonStore(ServedStore):
+    """An obstore store whose state Rust cannot reach (``obstore.store.MemoryStore``,
+    ``LocalStore``: they live in obstore's own extension), read and written through
+    obstore's Python functions. It pickles as the obstore object does."""
+
+    def __init__(self, store: Any, *, read_only: bool = False) -> None:
+        self.obstore = store
+        self.read_only = read_only
+        self.handle = StoreHandle.caller(_obstore_url(store))
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.obstore!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ObstorePythonStore, (self.obstore,), {"read_only": self.read_only})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.read_only = state["read_only"]
+
+    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+        import obstore
+
+        try:
+            if op == "get":
+                if arg is None:
+                    return obstore.get(self.obstore, key).bytes()
+                if arg[0] == "suffix":
+                    if not int(arg[1]):
+                        return b""
+                    options = {"range": {"suffix": int(arg[1])}}
+                    return obstore.get(self.obstore, key, options=options).bytes()
+                start, length = int(arg[0]), arg[1]
+                if length is None:
+                    options = {"range": {"offset": start}}
+                    return obstore.get(self.obstore, key, options=options).bytes()
+                if not int(length):
+                    return b""
+                return obstore.get_range(self.obstore, key, start=start, length=int(length))
+            if op == "set":
+                obstore.put(self.obstore, key, bytes(memoryview(arg)))
+                return None
+            if op == "delete":
+                obstore.delete(self.obstore, key)
+                return None
+        except FileNotFoundError:
+            return None
+        raise ValueError(f"unknown request {op!r}")
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        import obstore
+
+        return sorted(
+            o["path"] for batch in obstore.list(self.obstore, prefix or None) for o in batch
+        )
+
+
+def _split_listing(prefix: str, keys: list[str]) -> tuple[list[str], list[str]]:
+    """(keys, sub-directories) directly under ``prefix`` from the sorted ``keys`` that
+    start with it."""
+    names: list[str] = []
+    dirs: set[str] = set()
+    for key in keys:
+        rest = key[len(prefix) :]
+        if "/" in rest:
+            dirs.add(rest.split("/", 1)[0])
+        elif rest:
+            names.append(rest)
+    return sorted(names), sorted(dirs)
 
 
 class ZipStore(Store):
@@ -191,11 +416,41 @@ class ObjectStore(Store):
     region and timeouts; without them the environment's are used. Only the options given
     here are pickled."""
 
-    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+    def __new__(
+        cls,
+        store: Any,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        read_only: bool = False,
+    ) -> Any:
+        if isinstance(store, str):
+            return super().__new__(cls)
+        # an obstore store object, as zarr-python's ObjectStore(store) takes it
+        if storage_options:
+            raise StorageOptionsError(
+                "'storage_options' was provided but unused: an obstore store object "
+                "carries its own configuration"
+            )
+        if type(store).__name__ in _RUST_OBSTORES:
+            return ObstoreStore(store, read_only=read_only)
+        return ObstorePythonStore(store, read_only=read_only)
+
+    def __init__(
+        self,
+        store: str,
+        storage_options: Mapping[str, Any] | None = None,
+        *,
+        read_only: bool = False,
+    ) -> None:
+        """``store``: a URL (``s3://bucket/prefix``, ...), or an obstore store object
+        (``obstore.store.S3Store``, ..., as zarr-python's ``ObjectStore`` takes it: read
+        and written by Rust for S3, GCS, Azure and HTTP stores, through obstore's Python
+        functions for the others)."""
+        url = store
         self._url = url.rstrip("/")
         self.storage_options = dict(storage_options or {})
         scheme = url.split("://", 1)[0].lower()
-        self.read_only = SCHEMES.get(scheme) == "http"
+        self.read_only = read_only or SCHEMES.get(scheme) == "http"
         self.handle = StoreHandle.object(
             self._url, object_store_options(self._url, self.storage_options)
         )
@@ -218,7 +473,16 @@ class ObjectStore(Store):
         return hash(("ObjectStore", self._url))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ObjectStore, (self._url, self.storage_options))
+        return (_object_store, (self._url, self.storage_options, self.read_only))
+
+
+def _object_store(url: str, storage_options: dict[str, Any], read_only: bool) -> ObjectStore:
+    return ObjectStore(url, storage_options, read_only=read_only)
+
+
+#: obstore store classes whose configuration Rust takes over (pyo3-object_store); the
+#: others (MemoryStore, LocalStore) hold state only their own extension can reach
+_RUST_OBSTORES = ("S3Store", "GCSStore", "AzureStore", "HTTPStore")
 
 
 class ObstoreStore(Store):
@@ -323,17 +587,7 @@ class PythonStore(Store):
         return sorted(self.run(collect()))
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        keys: list[str] = []
-        dirs: list[str] = []
-        for key in self.list_prefix(prefix):
-            rest = key[len(prefix) :]
-            if "/" in rest:
-                d = rest.split("/", 1)[0]
-                if not dirs or dirs[-1] != d:
-                    dirs.append(d)
-            elif rest:
-                keys.append(rest)
-        return sorted(keys), sorted(set(dirs))
+        return _split_listing(prefix, self.list_prefix(prefix))
 
     def delete_prefix(self, prefix: str) -> None:
         for key in self.list_prefix(prefix):
@@ -399,7 +653,7 @@ def _adapt(store: Any) -> Store:
         return LocalStore(store.root, read_only=read_only)
     if module == "zarr" and name == "ObjectStore":
         inner = store.store
-        if type(inner).__name__ in ("S3Store", "GCSStore", "AzureStore", "HTTPStore"):
+        if type(inner).__name__ in _RUST_OBSTORES:
             return ObstoreStore(inner, read_only=read_only)
     return PythonStore(store)
 
@@ -416,12 +670,14 @@ def resolve_store(
     store: Any, *, storage_options: Mapping[str, Any] | None = None, mode: str | None = None
 ) -> Store:
     """A store from what a user passes: a zarrox store, a zarr-python store object, None
-    (a new memory store), a local path (``str`` or ``os.PathLike``; a path ending in
-    ``.zip`` is a zip archive), or a URL: ``file://``, ``memory://``, ``zip://path.zip``,
-    ``s3://``, ``gs://``, ``az://``/``abfs://``, ``http(s)://``. ``storage_options``
-    apply to object store URLs only (:class:`~zarrox.errors.StorageOptionsError` otherwise,
-    a TypeError as zarr-python raises and a ValueError).
-    ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``) opens a zip archive."""
+    (a new memory store), a dict or other mutable mapping (a memory store keeping its
+    values there, as zarr-python's ``MemoryStore(store_dict)``), a local path (``str`` or
+    ``os.PathLike``; a path ending in ``.zip`` is a zip archive), or a URL: ``file://``,
+    ``memory://``, ``zip://path.zip``, ``s3://``, ``gs://``, ``az://``/``abfs://``,
+    ``http(s)://``. ``storage_options`` apply to object store URLs only
+    (:class:`~zarrox.errors.StorageOptionsError` otherwise, a TypeError as zarr-python
+    raises and a ValueError). ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``)
+    opens a zip archive."""
     if storage_options and not (isinstance(store, str) and _remote(store)):
         raise StorageOptionsError(
             "'storage_options' was provided but unused. 'storage_options' is only used "
@@ -440,6 +696,8 @@ def resolve_store(
         return _from_string(store, storage_options, mode)
     if isinstance(store, Mapping) and "driver" in store:
         raise TypeError("a TensorStore spec is opened with zarrox.open(spec)")
+    if isinstance(store, MutableMapping):
+        return MemoryStore(store)
     if _is_zarr_store(store):
         return from_zarr_store(store)
     raise TypeError(f"cannot use {type(store).__name__} as a store")
