@@ -524,7 +524,7 @@ def _obstore_url(store: Any) -> str:
     return f"{base}/{prefix}" if prefix else base
 
 
-class PythonStore(Store):
+class PythonStore(ServedStore):
     """A zarr-python store object with no Rust equivalent (``ZipStore``, ``FsspecStore``,
     ``MemoryStore``, wrappers): metadata is read and written through its async methods,
     chunks through the engine's request rounds. It pickles as the wrapped store does."""
@@ -559,23 +559,10 @@ class PythonStore(Store):
 
         return sync(opened())
 
-    def _request(self, op: str, key: str, arg: Any = None) -> Any:
+    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+        if op == "set":
+            arg = bytes(memoryview(arg))
         return self.run(self.answerer.perform((0, op, key, arg)))
-
-    def get(self, key: str) -> bytes | None:
-        got = self._request("get", key)
-        return None if got is None else bytes(got)
-
-    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
-        arg = ("suffix", -start) if start < 0 and length is None else (start, length)
-        got = self._request("get", key, arg)
-        return None if got is None else bytes(got)
-
-    def set(self, key: str, value: bytes) -> None:
-        self._request("set", key, bytes(value))
-
-    def delete(self, key: str) -> None:
-        self._request("delete", key)
 
     def exists(self, key: str) -> bool:
         return bool(self.run(self.zarr_store.exists(key)))
@@ -585,16 +572,6 @@ class PythonStore(Store):
             return [k async for k in self.zarr_store.list_prefix(prefix)]
 
         return sorted(self.run(collect()))
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        return _split_listing(prefix, self.list_prefix(prefix))
-
-    def delete_prefix(self, prefix: str) -> None:
-        for key in self.list_prefix(prefix):
-            self.delete(key)
-
-    def flush(self) -> None:
-        pass
 
     def close(self) -> None:
         self.zarr_store.close()
