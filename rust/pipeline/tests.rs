@@ -348,3 +348,52 @@ fn variable_length_strings() {
     let mut buf = vec![0u8; 6];
     assert!(decode_into(&c, &tasks(&[region(0, 3)]), vec![None], &mut buf).is_err());
 }
+
+#[test]
+fn writes_whose_regions_reach_outside_the_value_are_refused() {
+    // block(3) names columns 3..6 of a 2x6 value: a value of 2x3 elements is too small
+    let c = plain(&[2, 3]);
+    let small = u16s(&[1, 2, 3, 4, 5, 6]);
+    let err = c
+        .encode(
+            &tasks(&[block(3)]),
+            vec![None],
+            Input::Fixed(&small),
+            6,
+            true,
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("chunk 'c/0': the region reaches outside the buffer of 6 elements"),
+        "{err}"
+    );
+    let store = MemoryStore::new();
+    let err = c
+        .write(
+            &store,
+            &tasks(&[block(0), block(3)]),
+            Input::Fixed(&small),
+            6,
+            true,
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("outside the buffer of 6 elements"),
+        "{err}"
+    );
+    assert!(crate::store::now(store.list_prefix(""))
+        .unwrap()
+        .unwrap()
+        .is_empty());
+    // the same regions over a value of the right size write
+    let whole = u16s(&[0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15]);
+    c.write(
+        &store,
+        &tasks(&[block(0), block(3)]),
+        Input::Fixed(&whole),
+        12,
+        true,
+    )
+    .unwrap();
+}
