@@ -87,9 +87,7 @@ impl ArrayCore {
         if meta.chunk_shape.contains(&0) {
             return Err(at(Error::metadata("chunk shape must be positive")));
         }
-        let first_shape = grid
-            .chunk_shape(&vec![0; meta.shape.len()])
-            .map_err(at)?;
+        let first_shape = grid.chunk_shape(&vec![0; meta.shape.len()]).map_err(at)?;
         let dtype = DataType::from_json(&meta.data_type).map_err(at)?;
         if !dtype.is_var_len() && fill.len() != dtype.size {
             return Err(at(Error::metadata(format!(
@@ -415,11 +413,8 @@ impl ArrayCore {
                 }
             }
         };
-        let counts: Vec<(usize, usize)> = pool()?.install(|| {
-            keys.par_iter()
-                .map(one)
-                .collect::<Result<_>>()
-        })?;
+        let counts: Vec<(usize, usize)> =
+            pool()?.install(|| keys.par_iter().map(one).collect::<Result<_>>())?;
         Ok(counts
             .iter()
             .fold((0, 0), |(n, b), (cn, cb)| (n + cn, b + cb)))

@@ -275,9 +275,9 @@ impl DimGrid {
     /// Error unless the edges reach `extent`.
     pub fn check_covers(&self, extent: u64) -> Result<()> {
         match self {
-            DimGrid::Rectilinear { total, .. } if *total < extent => Err(Error::metadata(
-                format!("chunk edges sum to {total}, below the extent {extent}"),
-            )),
+            DimGrid::Rectilinear { total, .. } if *total < extent => Err(Error::metadata(format!(
+                "chunk edges sum to {total}, below the extent {extent}"
+            ))),
             _ => Ok(()),
         }
     }
@@ -327,7 +327,11 @@ impl ChunkGrid {
                 let dim = DimGrid::from_json(v)
                     .and_then(|g| g.check_covers(extent).map(|_| g))
                     .map_err(|e| e.context(format!("chunk_shapes dimension {d}")))?;
-                if dim.distinct_edges().iter().any(|&e| usize::try_from(e).is_err()) {
+                if dim
+                    .distinct_edges()
+                    .iter()
+                    .any(|&e| usize::try_from(e).is_err())
+                {
                     return Err(Error::metadata(format!(
                         "chunk_shapes dimension {d}: an edge does not fit in memory"
                     )));
@@ -364,7 +368,9 @@ impl ChunkGrid {
                 .map(|(g, &c)| {
                     g.chunk(c)
                         .and_then(|(_, e)| usize::try_from(e).ok())
-                        .ok_or_else(|| Error::index(format!("chunk {coords:?} is outside the grid")))
+                        .ok_or_else(|| {
+                            Error::index(format!("chunk {coords:?} is outside the grid"))
+                        })
                 })
                 .collect(),
         }
@@ -458,12 +464,24 @@ mod tests {
         };
         assert_eq!(*total, 24);
         // 2,2,2,2 then 5,5,5 then 1: adjacent equal edges merge into runs.
-        let summary: Vec<_> = runs.iter().map(|r| (r.start, r.first, r.edge, r.count)).collect();
+        let summary: Vec<_> = runs
+            .iter()
+            .map(|r| (r.start, r.first, r.edge, r.count))
+            .collect();
         assert_eq!(summary, vec![(0, 0, 2, 4), (8, 4, 5, 3), (23, 7, 1, 1)]);
         let edges: Vec<_> = (0..8).map(|c| d.chunk(c).unwrap()).collect();
         assert_eq!(
             edges,
-            vec![(0, 2), (2, 2), (4, 2), (6, 2), (8, 5), (13, 5), (18, 5), (23, 1)]
+            vec![
+                (0, 2),
+                (2, 2),
+                (4, 2),
+                (6, 2),
+                (8, 5),
+                (13, 5),
+                (18, 5),
+                (23, 1)
+            ]
         );
         assert_eq!(d.chunk(8), None);
         for i in 0..24 {
@@ -479,7 +497,10 @@ mod tests {
     #[test]
     fn chunks_counted_up_to_the_extent() {
         let d = DimGrid::from_json(&json!([4, 4, 4, 4])).unwrap();
-        let counts: Vec<u64> = [0, 1, 4, 5, 8, 9, 16].iter().map(|&e| d.nchunks(e)).collect();
+        let counts: Vec<u64> = [0, 1, 4, 5, 8, 9, 16]
+            .iter()
+            .map(|&e| d.nchunks(e))
+            .collect();
         assert_eq!(counts, vec![0, 1, 1, 2, 2, 3, 4]);
         assert_eq!(DimGrid::Regular(3).nchunks(10), 4);
         assert!(d.check_covers(16).is_ok() && d.check_covers(17).is_err());

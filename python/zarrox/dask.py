@@ -59,7 +59,10 @@ def from_zarr(
         if storage_options:
             open_kwargs["storage_options"] = storage_options
         z = open_array(url, path=component, **open_kwargs)
-    chunks = chunks if chunks is not None else z.chunks
+    if chunks is None:
+        # a rectilinear grid's chunks are given per dimension, as dask takes them
+        rect = getattr(z, "_rectilinear", None) is not None and z._sharding_config() is None
+        chunks = z.read_chunk_sizes if rect else z.chunks
     if name is None:
         name = "from-zarrox-" + tokenize(z, component, storage_options, chunks, **kwargs)
     meta = np.empty((0,) * z.ndim, dtype=z.dtype)

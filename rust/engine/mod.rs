@@ -425,7 +425,15 @@ pub fn encode(
     let work: Vec<(&ChunkTask, Option<Bytes>)> = tasks.iter().zip(old).collect();
     let one = |(task, old): (&ChunkTask, Option<Bytes>)| {
         let old = if task.needs_old() { old } else { None };
-        encode_region(task.chain(chain), &task.region, old, value, write_empty, &memo).map_err(task.at())
+        encode_region(
+            task.chain(chain),
+            &task.region,
+            old,
+            value,
+            write_empty,
+            &memo,
+        )
+        .map_err(task.at())
     };
     if work.len() <= 1 {
         return work.into_iter().map(one).collect();

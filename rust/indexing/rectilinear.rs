@@ -225,21 +225,36 @@ mod tests {
     #[test]
     fn edge_chunks_cover_only_their_elements_in_bounds() {
         let dim = rect(json!([4, 4, 4]));
-        let all = project_dim_on(&DimSelection::Slice { start: 0, stop: 10, step: 1 }, 10, &dim)
-            .unwrap();
-        let covers: Vec<(bool, usize)> = all.iter().map(|c| (c.covers_chunk, c.src.len())).collect();
+        let all = project_dim_on(
+            &DimSelection::Slice {
+                start: 0,
+                stop: 10,
+                step: 1,
+            },
+            10,
+            &dim,
+        )
+        .unwrap();
+        let covers: Vec<(bool, usize)> =
+            all.iter().map(|c| (c.covers_chunk, c.src.len())).collect();
         assert_eq!(covers, vec![(true, 4), (true, 4), (true, 2)]);
     }
 
     #[test]
     fn indices_group_by_chunk() {
         let dim = rect(json!([2, 5, 1]));
-        let got =
-            project_dim_on(&DimSelection::Indices(vec![7, 0, 3, 6, 1]), 8, &dim).unwrap();
-        let summary: Vec<_> = got.iter().map(|c| (c.chunk, c.src.clone(), c.dst.clone())).collect();
+        let got = project_dim_on(&DimSelection::Indices(vec![7, 0, 3, 6, 1]), 8, &dim).unwrap();
+        let summary: Vec<_> = got
+            .iter()
+            .map(|c| (c.chunk, c.src.clone(), c.dst.clone()))
+            .collect();
         assert_eq!(
             summary,
-            vec![(0, vec![0, 1], vec![1, 4]), (1, vec![1, 4], vec![2, 3]), (2, vec![0], vec![0])]
+            vec![
+                (0, vec![0, 1], vec![1, 4]),
+                (1, vec![1, 4], vec![2, 3]),
+                (2, vec![0], vec![0])
+            ]
         );
     }
 
@@ -247,12 +262,23 @@ mod tests {
     fn huge_dimensions_visit_only_touched_chunks() {
         // 2^60 chunks of edge 1: a strided slice touches three of them.
         let dim = DimGrid::from_runs(&[(1, 1 << 60)]).unwrap();
-        let s = DimSelection::Slice { start: 5, stop: 1 << 60, step: 1 << 59 };
+        let s = DimSelection::Slice {
+            start: 5,
+            stop: 1 << 60,
+            step: 1 << 59,
+        };
         let got = project_dim_on(&s, 1 << 60, &dim).unwrap();
-        assert_eq!(got.iter().map(|c| c.chunk).collect::<Vec<_>>(), vec![5, 5 + (1 << 59)]);
+        assert_eq!(
+            got.iter().map(|c| c.chunk).collect::<Vec<_>>(),
+            vec![5, 5 + (1 << 59)]
+        );
         let top = u64::MAX;
         let dim = DimGrid::from_runs(&[(top - 1, 1), (1, 1)]).unwrap();
-        let s = DimSelection::Slice { start: top - 3, stop: top, step: 2 };
+        let s = DimSelection::Slice {
+            start: top - 3,
+            stop: top,
+            step: 2,
+        };
         let got = project_dim_on(&s, top, &dim).unwrap();
         assert_eq!(pairs(&dim, &got), vec![(0, top - 3), (1, top - 1)]);
     }
@@ -261,21 +287,29 @@ mod tests {
     fn points_use_their_own_chunk_shape() {
         let grid = ChunkGrid::rectilinear(&json!([[1, 3], [2, 2]]), &[4, 4]).unwrap();
         // (3, 3): chunk (1, 1) of shape 3x2, offset (2, 1): flat 5.
-        let plan = Plan::on_grid(&Selection::Points(vec![3, 3, 0, 0, 2, 1]), &[4, 4], &grid)
-            .unwrap();
+        let plan =
+            Plan::on_grid(&Selection::Points(vec![3, 3, 0, 0, 2, 1]), &[4, 4], &grid).unwrap();
         let PlanKind::Points(groups) = plan.kind else {
             panic!("points")
         };
         assert_eq!(
             groups,
-            vec![(vec![0, 0], vec![(0, 1)]), (vec![1, 0], vec![(3, 2)]), (vec![1, 1], vec![(5, 0)])]
+            vec![
+                (vec![0, 0], vec![(0, 1)]),
+                (vec![1, 0], vec![(3, 2)]),
+                (vec![1, 1], vec![(5, 0)])
+            ]
         );
         assert!(Plan::on_grid(&Selection::Points(vec![4, 0]), &[4, 4], &grid).is_err());
     }
 
     #[test]
     fn regular_grids_take_the_closed_form() {
-        let sel = Selection::Orthogonal(vec![DimSelection::Slice { start: 1, stop: 9, step: 2 }]);
+        let sel = Selection::Orthogonal(vec![DimSelection::Slice {
+            start: 1,
+            stop: 9,
+            step: 2,
+        }]);
         let a = Plan::on_grid(&sel, &[10], &ChunkGrid::Regular(vec![3])).unwrap();
         let b = Plan::new(&sel, &[10], &[3]).unwrap();
         let (PlanKind::Box(a), PlanKind::Box(b)) = (a.kind, b.kind) else {
