@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import zarrox
+from conftest import shard_inner_chunks
 from zarrox.errors import MetadataError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rectilinear"
@@ -218,24 +219,9 @@ def test_zarrox_writes_the_same_metadata_and_chunks(name: str, tmp_path: Path) -
         if f.name == "zarr.json" or inner is None:
             assert (ours / f).read_bytes() == (theirs / f).read_bytes(), f
         else:
-            assert _shard_chunks(ours / f) == _shard_chunks(theirs / f), f
-
-
-def _shard_chunks(path: Path) -> list[bytes | None]:
-    """A shard's inner chunks' bytes in index (C) order, None where absent: zarr-python lays
-    the chunks out in Morton order, zarrox in C order; the index says where each is."""
-    data = path.read_bytes()
-    n = (len(data) - 4) // 16
-    # index at the end: the last 16 * k + 4 bytes, k the number of inner chunks
-    for k in range(1, n + 1):
-        index = np.frombuffer(data[len(data) - 16 * k - 4 : len(data) - 4], dtype="<u8")
-        pairs = index.reshape(-1, 2)
-        ends = [int(o + s) for o, s in pairs if o != 2**64 - 1]
-        if ends and max(ends) == len(data) - 16 * k - 4:
-            return [
-                None if o == 2**64 - 1 else data[int(o) : int(o + s)] for o, s in pairs
-            ]
-    raise AssertionError(f"{path}: no shard index found")
+            assert shard_inner_chunks((ours / f).read_bytes()) == shard_inner_chunks(
+                (theirs / f).read_bytes()
+            ), f
 
 
 def test_create_accepts_zarr_34_chunk_forms(tmp_path: Path) -> None:
@@ -360,3 +346,42 @@ def test_huge_dimension_of_unit_edges_is_not_expanded(tmp_path: Path) -> None:
         str(n - 3),
         str(n - 1),
     ]
+
+
+@pytest.mark.parametrize("name", ["two_d_rle", "sharded_edges", "overflow"])
+def test_convert_keeps_a_rectilinear_grid(name: str, tmp_path: Path) -> None:
+    out = zarrox.convert(FIXTURES / "store", tmp_path / "out", path=name)
+    src = zarrox.open_array(FIXTURES / "store", path=name, mode="r")
+    assert out.metadata.to_json()["chunk_grid"] == src.metadata.to_json()["chunk_grid"]
+    assert out.metadata.codecs == src.metadata.codecs
+    np.testing.assert_array_equal(out[...], _expected(name))
+    assert out.write_chunk_sizes == src.write_chunk_sizes
+
+
+def test_convert_to_a_rectilinear_shard_grid(tmp_path: Path) -> None:
+    data = np.arange(12 * 8, dtype="u2").reshape(12, 8)
+    src = zarrox.create_array(tmp_path / "src", shape=data.shape, chunks=(3, 4), dtype="u2")
+    src[...] = data
+    out = zarrox.convert(tmp_path / "src", tmp_path / "dst", shards=[[3, 9], 8])
+    assert out.metadata.to_json()["chunk_grid"] == {
+        "name": "rectilinear",
+        "configuration": {"kind": "inline", "chunk_shapes": [[3, 9], 8]},
+    }
+    assert out.chunks == (3, 4) and out.write_chunk_sizes == ((3, 9), (8,))
+    np.testing.assert_array_equal(out[...], data)
+    with pytest.raises(ValueError, match="divisible"):
+        zarrox.convert(tmp_path / "src", tmp_path / "bad", shards=[[4, 8], 8])
+
+
+def test_dask_reads_rectilinear_chunks() -> None:
+    da = pytest.importorskip("dask.array")
+    a = zarrox.open_array(FIXTURES / "store", path="two_d_rle", mode="r")
+    d = a.to_dask()
+    assert d.chunks == a.read_chunk_sizes
+    np.testing.assert_array_equal(da.asarray(d).compute(), _expected("two_d_rle"))
+
+
+def test_tensorstore_spec_is_refused() -> None:
+    a = zarrox.open_array(FIXTURES / "store", path="one_d", mode="r")
+    with pytest.raises(zarrox.errors.UnsupportedError, match="rectilinear"):
+        a.spec()

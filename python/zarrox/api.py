@@ -42,6 +42,7 @@ from zarrox.metadata import (
     GroupMetadataV3,
     build_codecs,
 )
+from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.consolidated import (
     ZMETADATA_KEY,
     build_consolidated_v3,
@@ -52,7 +53,6 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
     zmetadata_nodes,
 )
-from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node, resolve_data_type

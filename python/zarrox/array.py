@@ -39,8 +39,8 @@ from zarrox.indexing import (
     orthogonal_selection,
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
-from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.chunk_grid import RectilinearGrid
+from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
 
@@ -441,7 +441,9 @@ class Array(Node):
         inner = [int(c) for c in sharding["chunk_shape"]]
         if grid is None:
             return self._chunks_per_object
-        return math.prod(grid.chunk(d, c)[1] // n for d, (c, n) in enumerate(zip(coords, inner)))
+        return math.prod(
+            grid.chunk(d, c)[1] // n for d, (c, n) in enumerate(zip(coords, inner, strict=True))
+        )
 
     @property
     def nchunks(self) -> int:
@@ -573,6 +575,15 @@ class Array(Node):
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise ValueError(f"new shape {shape} does not fit a {self.ndim}-d array")
         old = self.shape
+        rect = self._rectilinear
+        new_rect = None
+        if rect is not None:
+            # The grown edges must make valid metadata (a shard edge must stay a multiple of
+            # the inner chunk edge): checked before anything is written, as zarr-python 3.4.
+            new_rect = rect.resized(shape)
+            doc = {**self._metadata.to_json(), "shape": list(shape)}
+            doc["chunk_grid"] = new_rect.to_json()
+            type(self._metadata).from_json(doc, path=self._path)
         # Reset the part of straddling chunks beyond the new edge, per dimension.
         for dim, (n_new, n_old) in enumerate(zip(shape, old, strict=True)):
             end = min(n_old, self._chunk_end(dim, n_new))
@@ -588,10 +599,9 @@ class Array(Node):
                 self.set_basic_selection(region, self.fill_value)
         # The chunks of the old grid outside the box it shares with the new one go, as in
         # zarr-python 3.4; a rectilinear grid's edges grow as zarr-python 3.4 grows them.
-        rect = self._rectilinear
-        if rect is not None:
-            self._metadata.rectilinear = rect.resized(shape)
-            new_grid = list(self._metadata.rectilinear.grid_shape(shape))
+        if new_rect is not None:
+            self._metadata.rectilinear = new_rect
+            new_grid = list(new_rect.grid_shape(shape))
         else:
             new_grid = [-(-s // c) for s, c in zip(shape, self._grid_chunks, strict=True)]
         for key, coords in self._stored_chunks():

@@ -84,9 +84,7 @@ class RectilinearGrid:
                         raise MetadataError(
                             f"{where}{what}: a run-length entry is [edge, count], got {item!r}"
                         )
-                    pairs.append(
-                        (_positive(item[0], what, where), _positive(item[1], what, where))
-                    )
+                    pairs.append((_positive(item[0], what, where), _positive(item[1], what, where)))
                 else:
                     pairs.append((_positive(item, what, where), 1))
             runs = _merged(pairs)
