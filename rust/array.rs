@@ -1,6 +1,7 @@
 //! zarrox's own front door: an opened array (chunk grid, codec chain, store)
 //! whose selections become chunk tasks for the engine.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -13,7 +14,7 @@ use crate::dtype::DataType;
 use crate::engine::session::ReadSession;
 use crate::engine::{self, ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, Result};
-use crate::grid::ChunkKeyEncoding;
+use crate::grid::{ChunkGrid, ChunkKeyEncoding};
 use crate::indexing::{Plan, PlanKind, Selection};
 use crate::pool::pool;
 use crate::store::{self, Store};
@@ -22,7 +23,12 @@ use crate::store::{self, Store};
 #[derive(Debug, Deserialize)]
 struct CoreMetadata {
     shape: Vec<u64>,
+    /// A regular grid's chunk shape (absent for a rectilinear grid).
+    #[serde(default)]
     chunk_shape: Vec<usize>,
+    /// A rectilinear grid's `chunk_shapes` (its v3 JSON form).
+    #[serde(default)]
+    chunk_shapes: Option<Value>,
     data_type: Value,
     codecs: Value,
     chunk_key_encoding: Value,
@@ -42,9 +48,14 @@ pub struct ArrayCore {
     /// Node path inside the store, without leading or trailing `/`.
     path: String,
     shape: Vec<u64>,
-    chunk_shape: Vec<usize>,
+    grid: ChunkGrid,
     key_encoding: ChunkKeyEncoding,
+    /// The chain of the first chunk (of every chunk, on a regular grid).
     chain: Arc<CodecChain>,
+    /// A rectilinear grid's `codecs` JSON and chains per chunk shape, built
+    /// as chunks of each shape are first met.
+    codecs: Value,
+    chains: Mutex<HashMap<Vec<usize>, Arc<CodecChain>>>,
     write_empty_chunks: bool,
 }
 
@@ -62,16 +73,21 @@ impl ArrayCore {
         let at = |e: Error| e.context(format!("array '{path}'"));
         let meta: CoreMetadata = serde_json::from_str(metadata_json)
             .map_err(|e| at(Error::metadata(format!("invalid metadata: {e}"))))?;
-        if meta.shape.len() != meta.chunk_shape.len() {
+        let grid = match &meta.chunk_shapes {
+            Some(shapes) => ChunkGrid::rectilinear(shapes, &meta.shape).map_err(at)?,
+            None => ChunkGrid::Regular(meta.chunk_shape.clone()),
+        };
+        if meta.shape.len() != grid.ndim() {
             return Err(at(Error::metadata(format!(
                 "shape has {} dimensions but chunk shape has {}",
                 meta.shape.len(),
-                meta.chunk_shape.len()
+                grid.ndim()
             ))));
         }
         if meta.chunk_shape.contains(&0) {
             return Err(at(Error::metadata("chunk shape must be positive")));
         }
+        let first_shape = grid.chunk_shape(&vec![0; meta.shape.len()]).map_err(at)?;
         let dtype = DataType::from_json(&meta.data_type).map_err(at)?;
         if !dtype.is_var_len() && fill.len() != dtype.size {
             return Err(at(Error::metadata(format!(
@@ -82,19 +98,21 @@ impl ArrayCore {
             ))));
         }
         let spec = ChunkSpec {
-            shape: meta.chunk_shape.clone(),
+            shape: first_shape.clone(),
             dtype,
             fill,
         };
-        let chain = CodecChain::from_json(&meta.codecs, spec).map_err(at)?;
+        let chain = Arc::new(CodecChain::from_json(&meta.codecs, spec).map_err(at)?);
         let key_encoding = ChunkKeyEncoding::from_json(&meta.chunk_key_encoding).map_err(at)?;
         Ok(ArrayCore {
             store,
             path,
             shape: meta.shape,
-            chunk_shape: meta.chunk_shape,
+            grid,
             key_encoding,
-            chain: Arc::new(chain),
+            chains: Mutex::new(HashMap::from([(first_shape, Arc::clone(&chain))])),
+            chain,
+            codecs: meta.codecs,
             write_empty_chunks,
         })
     }
@@ -130,6 +148,41 @@ impl ArrayCore {
         move |e| e.in_array(&self.path)
     }
 
+    /// The chain of the chunk at `coords` when chunks differ in shape (a
+    /// rectilinear grid; `None` on a regular grid: the array's chain).
+    fn own_chain(&self, coords: &[u64]) -> Result<Option<Arc<CodecChain>>> {
+        if matches!(self.grid, ChunkGrid::Regular(_)) {
+            return Ok(None);
+        }
+        let shape = self.grid.chunk_shape(coords)?;
+        let mut chains = self.chains.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = chains.get(&shape) {
+            return Ok(Some(Arc::clone(c)));
+        }
+        let spec = ChunkSpec {
+            shape: shape.clone(),
+            ..self.chain.spec().clone()
+        };
+        let chain = Arc::new(CodecChain::from_json(&self.codecs, spec)?);
+        chains.insert(shape, Arc::clone(&chain));
+        Ok(Some(chain))
+    }
+
+    /// The chain of the chunk at `coords`.
+    fn chain_of(&self, coords: &[u64]) -> Result<Arc<CodecChain>> {
+        Ok(self
+            .own_chain(coords)?
+            .unwrap_or_else(|| Arc::clone(&self.chain)))
+    }
+
+    /// A task for the chunk at `coords`, with its own chain where chunks
+    /// differ in shape.
+    fn task(&self, coords: &[u64], region: ChunkRegion) -> Result<ChunkTask> {
+        let mut task = ChunkTask::new(self.chunk_key(coords), region);
+        task.chain = self.own_chain(coords)?;
+        Ok(task)
+    }
+
     fn rust_store(&self) -> Result<&dyn Store> {
         match &self.store {
             StoreRef::Rust(s) => Ok(s.as_ref()),
@@ -162,7 +215,7 @@ impl ArrayCore {
     /// when the array is sharded; the engine reads inner chunks in part), and
     /// the selection's shape.
     pub fn tasks(&self, sel: &Selection) -> Result<(Vec<ChunkTask>, Vec<usize>)> {
-        let plan = Plan::new(sel, &self.shape, &self.chunk_shape).map_err(self.at())?;
+        let plan = Plan::on_grid(sel, &self.shape, &self.grid).map_err(self.at())?;
         let out_shape = plan.out_shape.clone();
         let tasks = match plan.kind {
             PlanKind::Box(proj) => {
@@ -191,17 +244,17 @@ impl ArrayCore {
                         .map(|parts| {
                             let coords: Vec<u64> = parts.iter().map(|p| p.chunk).collect();
                             let region = ChunkRegion::from_parts(parts, out_shape.clone());
-                            ChunkTask::new(self.chunk_key(&coords), region)
+                            self.task(&coords, region)
                         })
-                        .collect()
+                        .collect::<Result<_>>()
+                        .map_err(self.at())?
                 }
             }
             PlanKind::Points(groups) => groups
                 .into_iter()
-                .map(|(coords, pairs)| {
-                    ChunkTask::new(self.chunk_key(&coords), ChunkRegion::Points(pairs))
-                })
-                .collect(),
+                .map(|(coords, pairs)| self.task(&coords, ChunkRegion::Points(pairs)))
+                .collect::<Result<_>>()
+                .map_err(self.at())?,
         };
         Ok((tasks, out_shape))
     }
@@ -335,9 +388,9 @@ impl ArrayCore {
     pub fn decode_stored_chunks(&self) -> Result<(usize, usize)> {
         let store = self.rust_store()?;
         let keys = self.stored_chunks()?;
-        let chain = self.chain.as_ref();
-        let one = |key: &String| -> Result<(usize, usize)> {
+        let one = |(key, coords): &(String, Vec<u64>)| -> Result<(usize, usize)> {
             let at = |e: Error| e.context(format!("chunk '{key}'"));
+            let chain = self.chain_of(coords).map_err(at)?;
             let Some(encoded) = store::block_on(store, store.get(key))?.map_err(at)? else {
                 return Ok((0, 0));
             };
@@ -360,11 +413,8 @@ impl ArrayCore {
                 }
             }
         };
-        let counts: Vec<(usize, usize)> = pool()?.install(|| {
-            keys.par_iter()
-                .map(|(key, _)| one(key))
-                .collect::<Result<_>>()
-        })?;
+        let counts: Vec<(usize, usize)> =
+            pool()?.install(|| keys.par_iter().map(one).collect::<Result<_>>())?;
         Ok(counts
             .iter()
             .fold((0, 0), |(n, b), (cn, cb)| (n + cn, b + cb)))

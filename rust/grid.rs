@@ -133,6 +133,260 @@ impl ChunkKeyEncoding {
     }
 }
 
+/// A run of chunks of one edge length along a rectilinear dimension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// Array offset of the run's first chunk.
+    pub start: u64,
+    /// Grid index of the run's first chunk.
+    pub first: u64,
+    /// Edge length of every chunk of the run (>= 1).
+    pub edge: u64,
+    /// Number of chunks in the run (>= 1).
+    pub count: u64,
+}
+
+/// The chunk edges along one dimension: a fixed step (a regular grid, or a
+/// rectilinear dimension declared by one integer), or explicit edges kept as
+/// runs so that a dimension of many equal chunks never expands in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimGrid {
+    Regular(u64),
+    Rectilinear {
+        runs: Vec<Run>,
+        /// Sum of all edges (>= the array's extent).
+        total: u64,
+    },
+}
+
+impl DimGrid {
+    /// Explicit edges from (edge, count) pairs, adjacent equal edges merged;
+    /// errors for zero edges or counts, no edges, or a sum past `u64`.
+    pub fn from_runs(pairs: &[(u64, u64)]) -> Result<Self> {
+        let mut runs: Vec<Run> = Vec::new();
+        let (mut start, mut first) = (0u64, 0u64);
+        for &(edge, count) in pairs {
+            if edge == 0 || count == 0 {
+                return Err(Error::metadata(format!(
+                    "chunk edges and run lengths must be positive, got [{edge}, {count}]"
+                )));
+            }
+            let span = edge
+                .checked_mul(count)
+                .and_then(|n| n.checked_add(start))
+                .ok_or_else(|| Error::metadata("chunk edges sum past 2^64"))?;
+            let chunks = first
+                .checked_add(count)
+                .ok_or_else(|| Error::metadata("more than 2^64 chunks"))?;
+            match runs.last_mut() {
+                Some(last) if last.edge == edge => last.count += count,
+                _ => runs.push(Run {
+                    start,
+                    first,
+                    edge,
+                    count,
+                }),
+            }
+            (start, first) = (span, chunks);
+        }
+        if runs.is_empty() {
+            return Err(Error::metadata("a dimension needs at least one chunk edge"));
+        }
+        Ok(DimGrid::Rectilinear { runs, total: start })
+    }
+
+    /// One dimension of a rectilinear `chunk_shapes`: an integer step, or a
+    /// list of edges and `[edge, count]` run-length pairs.
+    pub fn from_json(v: &Value) -> Result<Self> {
+        let positive = |x: &Value| -> Result<u64> {
+            x.as_u64().filter(|&n| n > 0).ok_or_else(|| {
+                Error::metadata(format!("chunk edges must be positive integers, got {x}"))
+            })
+        };
+        match v {
+            Value::Array(items) => {
+                let pairs = items
+                    .iter()
+                    .map(|item| match item {
+                        Value::Array(pair) if pair.len() == 2 => {
+                            Ok((positive(&pair[0])?, positive(&pair[1])?))
+                        }
+                        Value::Array(_) => Err(Error::metadata(format!(
+                            "a run-length entry is [edge, count], got {item}"
+                        ))),
+                        _ => Ok((positive(item)?, 1)),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Self::from_runs(&pairs)
+            }
+            _ => Ok(DimGrid::Regular(positive(v)?)),
+        }
+    }
+
+    /// The run holding chunk `c` (explicit edges only; `c` below the number of chunks).
+    fn run_of_chunk(runs: &[Run], c: u64) -> Option<&Run> {
+        let i = runs.partition_point(|r| r.first <= c).checked_sub(1)?;
+        let r = &runs[i];
+        (c - r.first < r.count).then_some(r)
+    }
+
+    /// The chunk holding array index `i` and `i`'s offset in it; `None` past
+    /// the last edge.
+    pub fn locate(&self, i: u64) -> Option<(u64, u64)> {
+        match self {
+            DimGrid::Regular(step) => Some((i / step, i % step)),
+            DimGrid::Rectilinear { runs, total } => {
+                if i >= *total {
+                    return None;
+                }
+                let r = &runs[runs.partition_point(|r| r.start <= i) - 1];
+                let k = (i - r.start) / r.edge;
+                Some((r.first + k, (i - r.start) % r.edge))
+            }
+        }
+    }
+
+    /// Array offset and edge length of chunk `c`; `None` past the last edge
+    /// (or past `u64` offsets).
+    pub fn chunk(&self, c: u64) -> Option<(u64, u64)> {
+        match self {
+            DimGrid::Regular(step) => Some((c.checked_mul(*step)?, *step)),
+            DimGrid::Rectilinear { runs, .. } => {
+                let r = Self::run_of_chunk(runs, c)?;
+                Some((r.start + (c - r.first) * r.edge, r.edge))
+            }
+        }
+    }
+
+    /// Number of chunks holding elements of `0..extent`.
+    pub fn nchunks(&self, extent: u64) -> u64 {
+        if extent == 0 {
+            return 0;
+        }
+        self.locate(extent - 1).map_or_else(
+            || match self {
+                DimGrid::Rectilinear { runs, .. } => runs.last().map_or(0, |r| r.first + r.count),
+                DimGrid::Regular(_) => 0,
+            },
+            |(c, _)| c + 1,
+        )
+    }
+
+    /// Error unless the edges reach `extent`.
+    pub fn check_covers(&self, extent: u64) -> Result<()> {
+        match self {
+            DimGrid::Rectilinear { total, .. } if *total < extent => Err(Error::metadata(format!(
+                "chunk edges sum to {total}, below the extent {extent}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The distinct edge lengths (one for a regular dimension).
+    pub fn distinct_edges(&self) -> Vec<u64> {
+        match self {
+            DimGrid::Regular(step) => vec![*step],
+            DimGrid::Rectilinear { runs, .. } => {
+                let mut e: Vec<u64> = runs.iter().map(|r| r.edge).collect();
+                e.sort_unstable();
+                e.dedup();
+                e
+            }
+        }
+    }
+}
+
+/// A chunk grid: regular (one chunk shape) or rectilinear (per dimension a
+/// [`DimGrid`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChunkGrid {
+    Regular(Vec<usize>),
+    Rectilinear(Vec<DimGrid>),
+}
+
+impl ChunkGrid {
+    /// A rectilinear grid from its `chunk_shapes` JSON, checked against the
+    /// array's shape (one entry per dimension, edges reaching each extent,
+    /// every edge addressable in memory).
+    pub fn rectilinear(chunk_shapes: &Value, shape: &[u64]) -> Result<Self> {
+        let items = chunk_shapes
+            .as_array()
+            .ok_or_else(|| Error::metadata("chunk_shapes must be a list"))?;
+        if items.len() != shape.len() {
+            return Err(Error::metadata(format!(
+                "chunk_shapes has {} dimensions, the shape has {}",
+                items.len(),
+                shape.len()
+            )));
+        }
+        let dims = items
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .map(|(d, (v, &extent))| {
+                let dim = DimGrid::from_json(v)
+                    .and_then(|g| g.check_covers(extent).map(|_| g))
+                    .map_err(|e| e.context(format!("chunk_shapes dimension {d}")))?;
+                if dim
+                    .distinct_edges()
+                    .iter()
+                    .any(|&e| usize::try_from(e).is_err())
+                {
+                    return Err(Error::metadata(format!(
+                        "chunk_shapes dimension {d}: an edge does not fit in memory"
+                    )));
+                }
+                Ok(dim)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ChunkGrid::Rectilinear(dims))
+    }
+
+    pub fn ndim(&self) -> usize {
+        match self {
+            ChunkGrid::Regular(c) => c.len(),
+            ChunkGrid::Rectilinear(d) => d.len(),
+        }
+    }
+
+    /// The dimension grids (a regular grid's steps as [`DimGrid::Regular`]).
+    pub fn dims(&self) -> Vec<DimGrid> {
+        match self {
+            ChunkGrid::Regular(c) => c.iter().map(|&n| DimGrid::Regular(n as u64)).collect(),
+            ChunkGrid::Rectilinear(d) => d.clone(),
+        }
+    }
+
+    /// The shape (codec shape: edges past the array's end included) of the
+    /// chunk at `coords`; an index error outside the grid.
+    pub fn chunk_shape(&self, coords: &[u64]) -> Result<Vec<usize>> {
+        match self {
+            ChunkGrid::Regular(c) => Ok(c.clone()),
+            ChunkGrid::Rectilinear(dims) => dims
+                .iter()
+                .zip(coords)
+                .map(|(g, &c)| {
+                    g.chunk(c)
+                        .and_then(|(_, e)| usize::try_from(e).ok())
+                        .ok_or_else(|| {
+                            Error::index(format!("chunk {coords:?} is outside the grid"))
+                        })
+                })
+                .collect(),
+        }
+    }
+
+    /// Number of chunks along each dimension holding elements of `shape`.
+    pub fn grid_shape(&self, shape: &[u64]) -> Vec<u64> {
+        match self {
+            ChunkGrid::Regular(c) => grid_shape(shape, c),
+            ChunkGrid::Rectilinear(dims) => {
+                dims.iter().zip(shape).map(|(g, &s)| g.nchunks(s)).collect()
+            }
+        }
+    }
+}
+
 /// Number of chunks along each dimension of a regular grid.
 pub fn grid_shape(shape: &[u64], chunk_shape: &[usize]) -> Vec<u64> {
     shape
@@ -200,6 +454,102 @@ mod tests {
                 assert_eq!(enc.decode(&enc.encode(&coords), 3), Some(coords.clone()));
             }
         }
+    }
+
+    #[test]
+    fn run_length_edges_expand_and_merge() {
+        let d = DimGrid::from_json(&json!([[2, 3], 2, 5, [5, 2], 1])).unwrap();
+        let DimGrid::Rectilinear { runs, total } = &d else {
+            panic!("rectilinear")
+        };
+        assert_eq!(*total, 24);
+        // 2,2,2,2 then 5,5,5 then 1: adjacent equal edges merge into runs.
+        let summary: Vec<_> = runs
+            .iter()
+            .map(|r| (r.start, r.first, r.edge, r.count))
+            .collect();
+        assert_eq!(summary, vec![(0, 0, 2, 4), (8, 4, 5, 3), (23, 7, 1, 1)]);
+        let edges: Vec<_> = (0..8).map(|c| d.chunk(c).unwrap()).collect();
+        assert_eq!(
+            edges,
+            vec![
+                (0, 2),
+                (2, 2),
+                (4, 2),
+                (6, 2),
+                (8, 5),
+                (13, 5),
+                (18, 5),
+                (23, 1)
+            ]
+        );
+        assert_eq!(d.chunk(8), None);
+        for i in 0..24 {
+            let (c, off) = d.locate(i).unwrap();
+            let (lo, e) = d.chunk(c).unwrap();
+            assert!(lo + off == i && off < e, "{i}");
+        }
+        assert_eq!(d.locate(24), None);
+        assert_eq!(d.distinct_edges(), vec![1, 2, 5]);
+        assert_eq!(DimGrid::from_json(&json!(4)).unwrap(), DimGrid::Regular(4));
+    }
+
+    #[test]
+    fn chunks_counted_up_to_the_extent() {
+        let d = DimGrid::from_json(&json!([4, 4, 4, 4])).unwrap();
+        let counts: Vec<u64> = [0, 1, 4, 5, 8, 9, 16]
+            .iter()
+            .map(|&e| d.nchunks(e))
+            .collect();
+        assert_eq!(counts, vec![0, 1, 1, 2, 2, 3, 4]);
+        assert_eq!(DimGrid::Regular(3).nchunks(10), 4);
+        assert!(d.check_covers(16).is_ok() && d.check_covers(17).is_err());
+    }
+
+    #[test]
+    fn bad_edges_are_metadata_errors() {
+        use crate::error::ErrorKind;
+        for bad in [
+            json!([]),
+            json!([0]),
+            json!([-1]),
+            json!([2.5]),
+            json!(0),
+            json!([[2]]),
+            json!([[2, 0]]),
+            json!([[0, 2]]),
+            json!([[1, 2, 3]]),
+            json!(["4"]),
+            json!([[u64::MAX, 2]]),
+            json!([u64::MAX, 1]),
+        ] {
+            let e = DimGrid::from_json(&bad).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Metadata, "{bad}");
+        }
+        let shape = [10u64, 10];
+        assert!(ChunkGrid::rectilinear(&json!([[5, 4]]), &shape).is_err());
+        let e = ChunkGrid::rectilinear(&json!([[5, 4], 2]), &shape).unwrap_err();
+        assert!(e.to_string().contains("dimension 0"), "{e}");
+        assert!(ChunkGrid::rectilinear(&json!([[5, 5], 2]), &shape).is_ok());
+    }
+
+    #[test]
+    fn bounds_near_two_to_the_64() {
+        let top = u64::MAX;
+        // One chunk per index up to 2^64 - 1: never expanded.
+        let d = DimGrid::from_runs(&[(1, top)]).unwrap();
+        assert_eq!(d.locate(top - 1), Some((top - 1, 0)));
+        assert_eq!(d.chunk(top - 1), Some((top - 1, 1)));
+        assert_eq!(d.chunk(top), None);
+        assert_eq!(d.nchunks(top), top);
+        let d = DimGrid::from_runs(&[(top - 10, 1), (5, 2)]).unwrap();
+        assert_eq!(d.locate(top - 1), Some((2, 4)));
+        assert!(DimGrid::from_runs(&[(top - 10, 1), (6, 2)]).is_err());
+        assert!(DimGrid::from_runs(&[(1, top), (1, 1)]).is_err());
+        assert_eq!(DimGrid::Regular(3).chunk(top), None);
+        let g = ChunkGrid::rectilinear(&json!([[[1, top]]]), &[top]).unwrap();
+        assert_eq!(g.grid_shape(&[top]), vec![top]);
+        assert!(g.chunk_shape(&[top]).is_err());
     }
 
     #[test]

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 
+mod rectilinear;
+pub use rectilinear::project_dim_on;
+
 /// One dimension of a selection; indices must be in bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DimSelection {

@@ -72,6 +72,7 @@ impl ChunkCodec {
                 key,
                 region,
                 complete: complete.is_some_and(|c| c[i]),
+                chain: None,
             })
             .collect())
     }

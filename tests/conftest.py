@@ -733,3 +733,17 @@ def http_site(
     path = http_root / name
     path.mkdir()
     return HttpSite(path, f"{http_server.url}/{name}")
+
+
+def shard_inner_chunks(data: bytes) -> list[bytes | None]:
+    """The inner chunks' bytes of a shard whose index (bytes + crc32c) is at its end, in index
+    (C) order, None where absent. zarr-python 3.x lays inner chunks out in Morton order,
+    zarrox in C order: both are valid, the index says where each chunk is."""
+    absent = 2**64 - 1
+    for k in range(1, (len(data) - 4) // 16 + 1):
+        body = len(data) - 16 * k - 4
+        pairs = np.frombuffer(data[body : len(data) - 4], dtype="<u8").reshape(-1, 2)
+        ends = [int(o + n) for o, n in pairs if o != absent]
+        if ends and max(ends) == body:
+            return [None if o == absent else data[int(o) : int(o + n)] for o, n in pairs]
+    raise AssertionError("no shard index found at the end of the shard")

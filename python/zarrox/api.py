@@ -42,6 +42,7 @@ from zarrox.metadata import (
     GroupMetadataV3,
     build_codecs,
 )
+from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.consolidated import (
     ZMETADATA_KEY,
     build_consolidated_v3,
@@ -244,17 +245,26 @@ def create_array(
     if order is not None and order != "C":
         raise ValueError("order applies to zarr_format=2; for v3 use a transpose filter")
     data_type, dt = _resolve_dtype(dtype, path)
-    if chunks is None or chunks == "auto":
+    rect_chunks = _rectilinear_spec(chunks, shape_t, "chunks")
+    if rect_chunks is not None:
+        if shards is not None:
+            raise ValueError(
+                "chunks must be regular when the array is sharded; give the shards edges instead"
+            )
+        chunk_shape: Any = rect_chunks
+    elif chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         chunk_shape = guess_chunks(shape_t, dt.itemsize)
     elif isinstance(chunks, int | np.integer):
         chunk_shape = (int(chunks),) * len(shape_t)
     else:
         chunk_shape = tuple(int(c) for c in chunks)
-    if len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape):
+    if rect_chunks is None and (
+        len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape)
+    ):
         raise ValueError(f"chunks {chunk_shape} do not fit shape {shape_t}")
     if shards is not None:
         grid_shape, codecs = _sharding_codecs(
-            shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs
+            shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs, shape_t
         )
         filters, serializer, compressors = None, "auto", "auto"
     else:
@@ -483,17 +493,36 @@ def _sharding_codecs(
     serializer: Any,
     compressors: Any,
     codecs: Any,
-) -> tuple[tuple[int, ...], list[dict[str, Any]]]:
-    """(shard shape, the one-codec chain) for ``create_array(..., shards=...)``."""
+    array_shape: tuple[int, ...],
+) -> tuple[tuple[int, ...] | RectilinearGrid, list[dict[str, Any]]]:
+    """(shard shape or rectilinear shard grid, the one-codec chain) for
+    ``create_array(..., shards=...)``."""
     if codecs is not None:
         raise ValueError("give either codecs= or shards=, not both")
-    if isinstance(shards, dict):
-        shape = tuple(int(s) for s in shards["shape"])
-        location = shards.get("index_location", "end")
+    spec, location = (
+        (shards["shape"], shards.get("index_location", "end"))
+        if isinstance(shards, dict)
+        else (shards, "end")
+    )
+    rect = _rectilinear_spec(spec, array_shape, "shards", unit=inner)
+    shape: tuple[int, ...] | RectilinearGrid
+    if rect is not None:
+        # zarr-python 3.4: inner chunks are regular in every shard, so every shard edge is
+        # a multiple of the inner chunk edge.
+        for d, c in enumerate(inner):
+            bad = [e for e in rect.distinct_edges(d) if e % c]
+            if bad:
+                raise ValueError(
+                    f"shard edge {bad[0]} in dimension {d} is not divisible by the inner "
+                    f"chunk size {c}"
+                )
+        shape = rect
     else:
-        shape, location = tuple(int(s) for s in shards), "end"
-    if len(shape) != len(inner) or any(s % c for s, c in zip(shape, inner, strict=True)):
-        raise ValueError(f"shards {shape} must be a multiple of chunks {inner} in every dimension")
+        shape = tuple(int(s) for s in spec)
+        if len(shape) != len(inner) or any(s % c for s, c in zip(shape, inner, strict=True)):
+            raise ValueError(
+                f"shards {shape} must be a multiple of chunks {inner} in every dimension"
+            )
     inner_codecs = build_codecs(
         dt,
         data_type=data_type,
@@ -515,6 +544,55 @@ def _sharding_codecs(
         },
     }
     return shape, [sharding]
+
+
+def _rectilinear_spec(
+    spec: Any, shape: tuple[int, ...], what: str, unit: Sequence[int] | None = None
+) -> RectilinearGrid | None:
+    """The rectilinear grid ``chunks=`` (or ``shards=``) declares when one of its entries is
+    a list of edges (zarr-python 3.4's rule: a list keeps its dimension rectilinear even when
+    its edges are equal; integers stay steps, ``-1`` one chunk spanning the axis, a multiple
+    of ``unit``); None for any other form."""
+    if isinstance(spec, RectilinearGrid):
+        return spec
+    if (
+        spec is None
+        or isinstance(spec, str | int | np.integer | dict)
+        or not isinstance(spec, Sequence | np.ndarray)
+    ):
+        return None
+    entries = list(spec)
+    if not any(isinstance(e, Sequence | np.ndarray) and not isinstance(e, str) for e in entries):
+        return None
+    if len(entries) != len(shape):
+        raise ValueError(
+            f"{what} has {len(entries)} dimensions but shape has {len(shape)} dimensions"
+        )
+    dims: list[int | list[int]] = []
+    for d, (entry, span) in enumerate(zip(entries, shape, strict=True)):
+        if isinstance(entry, int | np.integer) and not isinstance(entry, bool | np.bool_):
+            n = int(entry)
+            if n == -1:
+                u = 1 if unit is None else int(unit[d])
+                n = u * max(1, -(-span // u))
+            if n < 1:
+                raise ValueError(f"Chunk size must be positive or -1, got {n}")
+            dims.append(n)
+            continue
+        edges = list(entry)
+        if not edges:
+            raise ValueError("Chunk specification must not be empty")
+        if not all(
+            isinstance(e, int | np.integer) and not isinstance(e, bool | np.bool_) for e in edges
+        ):
+            raise TypeError(f"Each chunk size must be an integer; got {edges!r}")
+        ints = [int(e) for e in edges]
+        if any(e <= 0 for e in ints):
+            raise ValueError(f"All chunk sizes must be positive, got {ints}")
+        if span > 0 and sum(ints) != span:
+            raise ValueError(f"Chunk sizes {ints} do not sum to span {span}")
+        dims.append(ints)
+    return RectilinearGrid.from_edges(dims)
 
 
 #: keywords only zarr-python's legacy ``create`` takes, which its ``open_array`` uses

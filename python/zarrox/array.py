@@ -39,6 +39,7 @@ from zarrox.indexing import (
     orthogonal_selection,
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
+from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
@@ -260,12 +261,43 @@ class Array(Node):
         return None
 
     @property
+    def _rectilinear(self) -> RectilinearGrid | None:
+        """The stored chunk (or shard) grid when it is rectilinear."""
+        return getattr(self._metadata, "rectilinear", None)
+
+    @property
     def chunks(self) -> tuple[int, ...]:
-        """The chunk shape: inner chunks when the array is sharded."""
+        """The chunk shape: inner chunks when the array is sharded. Undefined (as in
+        zarr-python 3.4) for an array with a rectilinear chunk grid that is not sharded: see
+        :attr:`read_chunk_sizes`."""
         sharding = self._sharding_config()
         if sharding is not None:
             return tuple(int(c) for c in sharding["chunk_shape"])
+        if self._rectilinear is not None:
+            raise NotImplementedError(
+                "The `chunks` attribute is only defined for arrays using regular chunk grids. "
+                "This array has a rectilinear chunk grid. Use `read_chunk_sizes` for general "
+                "access."
+            )
         return self._metadata.chunk_shape
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the data sizes of the chunks reads use (inner chunks when sharded),
+        clipped at the array's extent (dask's ``chunks`` convention)."""
+        sharding = self._sharding_config()
+        if sharding is not None:
+            return _regular_sizes(self.shape, tuple(int(c) for c in sharding["chunk_shape"]))
+        return self.write_chunk_sizes
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Per dimension, the data sizes of the stored chunks (shards when sharded),
+        clipped at the array's extent."""
+        grid = self._rectilinear
+        if grid is None:
+            return _regular_sizes(self.shape, self._metadata.chunk_shape)
+        return tuple(grid.data_sizes(d, n) for d, n in enumerate(self.shape))
 
     def _codec_chain(self) -> list[dict[str, Any]]:
         """The v3 chain of one chunk (the inner chunks' chain when sharded)."""
@@ -317,7 +349,15 @@ class Array(Node):
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape, or None when the array is not sharded."""
-        return self._metadata.chunk_shape if self._sharding_config() is not None else None
+        if self._sharding_config() is None:
+            return None
+        if self._rectilinear is not None:
+            raise NotImplementedError(
+                "The `shards` attribute is only defined for arrays using regular chunk grids. "
+                "This array has a rectilinear chunk grid. Use `write_chunk_sizes` for general "
+                "access."
+            )
+        return self._metadata.chunk_shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -380,7 +420,30 @@ class Array(Node):
     @property
     def cdata_shape(self) -> tuple[int, ...]:
         """Number of chunks (inner chunks, when sharded) along each dimension."""
+        if self._rectilinear is not None and self._sharding_config() is None:
+            return self._stored_grid_shape
         return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks, strict=True))
+
+    @property
+    def _stored_grid_shape(self) -> tuple[int, ...]:
+        """Number of stored objects (shards when sharded, else chunks) along each dimension."""
+        grid = self._rectilinear
+        if grid is not None:
+            return grid.grid_shape(self.shape)
+        return tuple(-(-s // c) for s, c in zip(self.shape, self._grid_chunks, strict=True))
+
+    def _chunks_in_object(self, coords: tuple[int, ...]) -> int:
+        """Chunks in the stored object at ``coords``: chunks in that shard, or 1."""
+        sharding = self._sharding_config()
+        if sharding is None:
+            return 1
+        grid = self._rectilinear
+        inner = [int(c) for c in sharding["chunk_shape"]]
+        if grid is None:
+            return self._chunks_per_object
+        return math.prod(
+            grid.chunk(d, c)[1] // n for d, (c, n) in enumerate(zip(coords, inner, strict=True))
+        )
 
     @property
     def nchunks(self) -> int:
@@ -404,6 +467,11 @@ class Array(Node):
         return BlockIndex(self)
 
     @property
+    def _block_grid(self) -> tuple[int, ...] | RectilinearGrid:
+        """The grid ``blocks`` index: the stored grid (shards when sharded)."""
+        return self._rectilinear or self._grid_chunks
+
+    @property
     def _grid_chunks(self) -> tuple[int, ...]:
         """The chunk grid's shape of one stored object (the shard shape when sharded)."""
         return self._metadata.chunk_shape
@@ -412,12 +480,14 @@ class Array(Node):
     def nchunks_initialized(self) -> int:
         """Number of stored chunks; for a sharded array, the chunks of the stored
         shards (as zarr-python counts them)."""
+        if self._rectilinear is not None:
+            return sum(self._chunks_in_object(tuple(c)) for _, c in self._stored_chunks())
         return len(self._stored_chunks()) * self._chunks_per_object
 
     @property
     def nshards(self) -> int:
         """Number of objects of the grid (shards when sharded, else chunks)."""
-        return math.prod(-(-s // c) for s, c in zip(self.shape, self._grid_chunks, strict=True))
+        return math.prod(self._stored_grid_shape)
 
     @property
     def nshards_initialized(self) -> int:
@@ -505,10 +575,18 @@ class Array(Node):
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise ValueError(f"new shape {shape} does not fit a {self.ndim}-d array")
         old = self.shape
-        grid = self._grid_chunks
+        rect = self._rectilinear
+        new_rect = None
+        if rect is not None:
+            # The grown edges must make valid metadata (a shard edge must stay a multiple of
+            # the inner chunk edge): checked before anything is written, as zarr-python 3.4.
+            new_rect = rect.resized(shape)
+            doc = {**self._metadata.to_json(), "shape": list(shape)}
+            doc["chunk_grid"] = new_rect.to_json()
+            type(self._metadata).from_json(doc, path=self._path)
         # Reset the part of straddling chunks beyond the new edge, per dimension.
-        for dim, (n_new, n_old, c) in enumerate(zip(shape, old, grid, strict=True)):
-            end = min(n_old, -(-n_new // c) * c)
+        for dim, (n_new, n_old) in enumerate(zip(shape, old, strict=True)):
+            end = min(n_old, self._chunk_end(dim, n_new))
             if n_new < end:
                 region = tuple(
                     slice(n_new, end)
@@ -519,13 +597,30 @@ class Array(Node):
                     for d in range(self.ndim)
                 )
                 self.set_basic_selection(region, self.fill_value)
-        new_grid = [-(-s // c) for s, c in zip(shape, grid, strict=True)]
+        # The chunks of the old grid outside the box it shares with the new one go, as in
+        # zarr-python 3.4; a rectilinear grid's edges grow as zarr-python 3.4 grows them.
+        if new_rect is not None:
+            self._metadata.rectilinear = new_rect
+            new_grid = list(new_rect.grid_shape(shape))
+        else:
+            new_grid = [-(-s // c) for s, c in zip(shape, self._grid_chunks, strict=True)]
         for key, coords in self._stored_chunks():
             if any(c >= g for c, g in zip(coords, new_grid, strict=True)):
                 self._store.delete(key)
         self._metadata.shape = shape
         self._save_metadata()
         self._open_handle()
+
+    def _chunk_end(self, dim: int, n: int) -> int:
+        """Where the stored chunk holding element ``n - 1`` of ``dim`` ends (0 when n is 0)."""
+        if n <= 0:
+            return 0
+        grid = self._rectilinear
+        if grid is None:
+            c = self._grid_chunks[dim]
+            return -(-n // c) * c
+        lo, edge = grid.chunk(dim, grid.nchunks(dim, n) - 1)
+        return lo + edge
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` there; returns the new shape."""
@@ -649,7 +744,7 @@ class Array(Node):
         return self._read(mask_selection(selection, self.shape), out)
 
     def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._read(block_selection(selection, self.shape, self._grid_chunks), out)
+        return self._read(block_selection(selection, self.shape, self._block_grid), out)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -734,7 +829,7 @@ class Array(Node):
         self._write(mask_selection(selection, self.shape), value)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
-        self._write(block_selection(selection, self.shape, self._grid_chunks), value)
+        self._write(block_selection(selection, self.shape, self._block_grid), value)
 
 
 class ArrayInfo:
@@ -748,8 +843,11 @@ class ArrayInfo:
         self.data_type = a.metadata.data_type
         self.dtype = a.dtype
         self.shape = a.shape
-        self.chunks = a.chunks
-        self.shards = a.shards
+        # Shapes a rectilinear grid does not have show as zarr-python 3.4 shows them.
+        sharded = a._sharding_config() is not None
+        rect = a._rectilinear is not None
+        self.chunks: Any = "<variable>" if rect and not sharded else a.chunks
+        self.shards: Any = "<variable>" if rect and sharded else a.shards
         self.fill_value = a.fill_value
         self.read_only = a.read_only
         self.store = repr(a.store)
@@ -788,6 +886,13 @@ class ArrayInfo:
         return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
 
     __str__ = __repr__
+
+
+def _regular_sizes(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Per dimension, the data sizes of regular chunks clipped at the extent."""
+    return tuple(
+        tuple(min(c, n - i) for i in range(0, n, c)) for n, c in zip(shape, chunks, strict=True)
+    )
 
 
 def _human(n: float) -> str:

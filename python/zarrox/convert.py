@@ -38,6 +38,7 @@ from zarrox.array import Array
 from zarrox.errors import ContainsNodeError, UnsupportedError
 from zarrox.group import Group
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, data_type_name
+from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
@@ -141,11 +142,17 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
                 chunk_shape=src.chunks, codecs=codecs, chunk_key_encoding=encoding, **common
             )
             return created, True
+    rect = getattr(meta, "rectilinear", None)
+    if shards is None and rect is not None:
+        # A rectilinear grid is kept: the chunks, or the shards with their inner chunks.
+        if src._sharding_config() is None:
+            return ArrayMetadataV3.create(chunk_shape=rect, **common), False
+        shards = rect
     if shards is None:
         return ArrayMetadataV3.create(chunk_shape=src.chunks, **common), False
     name = data_type_name(common["dtype"]) if not isinstance(common["dtype"], type) else None
     shard_shape, codecs = _sharding_codecs(
-        tuple(shards),
+        shards if isinstance(shards, dict | RectilinearGrid) else tuple(shards),
         tuple(src.chunks),
         src.dtype,
         name or "string",
@@ -153,6 +160,7 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
         "auto",
         "auto",
         None,
+        tuple(src.shape),
     )
     return ArrayMetadataV3.create(chunk_shape=shard_shape, codecs=codecs, **common), False
 
@@ -249,14 +257,16 @@ def convert(
     *,
     path: str | None = None,
     dest_path: str | None = None,
-    shards: Sequence[int] | None = None,
+    shards: Sequence[int] | Sequence[Sequence[int] | int] | None = None,
     overwrite: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> Array | Group:
     """Convert the array or hierarchy at ``path`` of ``source`` to Zarr v3.
 
-    With ``dest`` None the conversion is in place. ``shards`` (a shape) stores
-    arrays sharded, with the source's chunks as inner chunks. Values, fill
+    With ``dest`` None the conversion is in place. ``shards`` (a shape, or per dimension
+    a list of shard edges for a rectilinear shard grid, as zarr-python 3.4's
+    ``create_array`` takes it) stores arrays sharded, with the source's chunks as inner
+    chunks. A rectilinear chunk (or shard) grid is kept. Values, fill
     values and attributes are kept. ``progress(done, total)`` is told the bytes of values
     converted so far. Returns the converted node.
     """

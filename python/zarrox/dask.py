@@ -59,11 +59,35 @@ def from_zarr(
         if storage_options:
             open_kwargs["storage_options"] = storage_options
         z = open_array(url, path=component, **open_kwargs)
-    chunks = chunks if chunks is not None else z.chunks
+    source: Any = z
+    if getattr(z, "_rectilinear", None) is not None and z._sharding_config() is None:
+        # A rectilinear grid has no chunk shape (``chunks`` raises, as in zarr-python 3.4):
+        # dask is given its chunks per dimension, as dask itself writes them.
+        source = _PerDimensionChunks(z)
+        chunks = z.read_chunk_sizes if chunks is None else chunks
+    elif chunks is None:
+        chunks = z.chunks
     if name is None:
         name = "from-zarrox-" + tokenize(z, component, storage_options, chunks, **kwargs)
     meta = np.empty((0,) * z.ndim, dtype=z.dtype)
-    return da.from_array(z, chunks, name=name, inline_array=inline_array, meta=meta, lock=False)
+    return da.from_array(
+        source, chunks, name=name, inline_array=inline_array, meta=meta, lock=False
+    )
+
+
+class _PerDimensionChunks:
+    """An array whose ``chunks`` are per-dimension chunk sizes (dask's form), reading
+    through the zarrox array it wraps."""
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.ndim = array.ndim
+        self.chunks = array.read_chunk_sizes
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.array[selection]
 
 
 def _aligned(chunks: Sequence[Sequence[int]], grid: Sequence[int], shape: Sequence[int]) -> bool:

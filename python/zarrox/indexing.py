@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import BoundsCheckError, NegativeStepError, VindexInvalidSelectionError
+from zarrox.metadata.chunk_grid import RectilinearGrid
 
 DimSelection = tuple[int, int, int] | np.ndarray
 
@@ -249,30 +250,47 @@ def is_mask(selection: Any, shape: tuple[int, ...]) -> bool:
     )
 
 
-def block_selection(selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...]) -> Selection:
-    """Whole blocks (chunks of the grid) by block index: integers keep their
-    dimension; slices of blocks with step 1."""
-    grid = tuple(-(-s // c) for s, c in zip(shape, chunks, strict=True))
+def block_selection(
+    selection: Any, shape: tuple[int, ...], chunks: tuple[int, ...] | RectilinearGrid
+) -> Selection:
+    """Whole blocks (chunks of the grid: a chunk shape, or a rectilinear grid whose block
+    ``i`` is its chunk ``i``) by block index: integers keep their dimension; slices of blocks
+    with step 1."""
+    rect = chunks if isinstance(chunks, RectilinearGrid) else None
+
+    def n_blocks(dim: int) -> int:
+        if rect is not None:
+            return rect.nchunks(dim, shape[dim])
+        return -(-shape[dim] // chunks[dim])  # type: ignore[index]
+
+    def offset(dim: int, b: int) -> int:
+        """Where block ``b`` of ``dim`` starts (the extent past the last block)."""
+        if b >= n_blocks(dim):
+            return shape[dim]
+        start = rect.chunk(dim, b)[0] if rect is not None else b * chunks[dim]  # type: ignore[index]
+        return min(start, shape[dim])
+
     sel = _expand_ellipsis(_as_tuple(selection), len(shape))
     slices: list[slice] = []
-    for dim, (s, n_blocks, c, n) in enumerate(zip(sel, grid, chunks, shape, strict=True)):
+    for dim, s in enumerate(sel):
+        nb = n_blocks(dim)
         if _is_integer(s):
             b = operator.index(s.item() if isinstance(s, np.ndarray) else s)
             if b < 0:
-                b += n_blocks
-            if not 0 <= b < n_blocks:
+                b += nb
+            if not 0 <= b < nb:
                 raise BoundsCheckError(
-                    f"block index {s} is out of bounds for axis {dim} with {n_blocks} blocks"
+                    f"block index {s} is out of bounds for axis {dim} with {nb} blocks"
                 )
-            slices.append(slice(b * c, min((b + 1) * c, n)))
+            slices.append(slice(offset(dim, b), offset(dim, b + 1)))
         elif isinstance(s, slice):
             if s.step == 0:
                 raise ValueError("slice step cannot be zero")
             if s.step not in (None, 1):
                 raise IndexError("block selections support slices with step 1 only")
-            start, stop, _ = s.indices(n_blocks)
+            start, stop, _ = s.indices(nb)
             stop = max(stop, start)
-            slices.append(slice(start * c, min(stop * c, n)))
+            slices.append(slice(offset(dim, start), offset(dim, stop)))
         else:
             raise IndexError(f"block selections take integers and slices, got {type(s).__name__}")
     return basic_selection(tuple(slices), shape)

@@ -54,6 +54,14 @@ def write_grid(array: Any) -> tuple[int, ...]:
     return tuple(shards) if shards else tuple(array.chunks)
 
 
+def _rectilinear_sizes(array: Any) -> tuple[tuple[int, ...], ...] | None:
+    """Per dimension, the data sizes of the stored objects of a zarrox array whose grid is
+    rectilinear; None for any other array."""
+    if getattr(array, "_rectilinear", None) is None:
+        return None
+    return tuple(array.write_chunk_sizes)
+
+
 def copy_values(
     source: Any,
     dest: Any,
@@ -77,9 +85,19 @@ def copy_values(
             progress(1, 1)
         return 1
     itemsize = max(np.dtype(dest.dtype).itemsize, 1) if dest.dtype.kind not in "OT" else 16
-    step = block_shape(shape, write_grid(dest), itemsize, target)
+    sizes = _rectilinear_sizes(dest)
+    if sizes is not None:
+        # Chunks differ in shape: one stored object (chunk or shard) at a time.
+        blocks: Iterator[tuple[slice, ...]] = itertools.product(
+            *(
+                [slice(int(a), int(a) + n) for a, n in zip(np.cumsum((0, *s)), s, strict=False)]
+                for s in sizes
+            )
+        )
+    else:
+        blocks = regions(shape, block_shape(shape, write_grid(dest), itemsize, target))
     done = 0
-    for region in regions(shape, step):
+    for region in blocks:
         dest[region] = np.asarray(source[region])
         done += math.prod(s.stop - s.start for s in region)
         if progress is not None:

@@ -24,6 +24,7 @@ pub mod region;
 pub mod session;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -48,6 +49,9 @@ pub struct ChunkTask {
     /// For writes: the caller knows the region covers the chunk, so the old
     /// chunk is not read (also derived from the region where it can be).
     pub complete: bool,
+    /// The chunk's own codec chain where chunks differ in shape (a
+    /// rectilinear grid); `None`: the batch's chain.
+    pub chain: Option<Arc<CodecChain>>,
 }
 
 impl ChunkTask {
@@ -56,7 +60,13 @@ impl ChunkTask {
             key,
             region,
             complete: false,
+            chain: None,
         }
+    }
+
+    /// The codec chain of this task's chunk: its own, or the batch's.
+    pub fn chain<'a>(&'a self, batch: &'a CodecChain) -> &'a CodecChain {
+        self.chain.as_deref().unwrap_or(batch)
     }
 
     /// Whether a write of this task must read the old chunk first.
@@ -173,6 +183,7 @@ pub fn read(
     let fetching = Fetching::for_store(Some(store));
     match store.io_mode() {
         IoMode::Blocking => run_blocking(tasks, |task| {
+            let chain = task.chain(chain);
             if let Some(present) = read_into_output(chain, store, task, out)? {
                 return Ok(present);
             }
@@ -188,6 +199,7 @@ pub fn read(
             crate::store::now(read_chunk(chain, &origin, &task.region, fetching, &sink))?
         }),
         IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
+            let chain = task.chain(chain);
             let sink = DecodeSink {
                 top: chain,
                 out,
@@ -220,6 +232,7 @@ pub fn decode(
     let indexed: Vec<(usize, &ChunkTask)> = tasks.iter().enumerate().collect();
     let fetching = Fetching::for_store(None);
     let one = |&(i, task): &(usize, &ChunkTask)| -> Result<bool> {
+        let chain = task.chain(chain);
         let sink = DecodeSink {
             top: chain,
             out,
@@ -334,6 +347,7 @@ pub fn write(
                 if matches!(task.region, ChunkRegion::Empty) {
                     return Ok(());
                 }
+                let chain = task.chain(chain);
                 let old = if task.needs_old() {
                     crate::store::now(store.get(&task.key))??
                 } else {
@@ -350,6 +364,7 @@ pub fn write(
                     if matches!(task.region, ChunkRegion::Empty) {
                         return Ok(());
                     }
+                    let chain = task.chain(chain);
                     let old = if task.needs_old() {
                         store.get(&task.key).await?
                     } else {
@@ -410,7 +425,15 @@ pub fn encode(
     let work: Vec<(&ChunkTask, Option<Bytes>)> = tasks.iter().zip(old).collect();
     let one = |(task, old): (&ChunkTask, Option<Bytes>)| {
         let old = if task.needs_old() { old } else { None };
-        encode_region(chain, &task.region, old, value, write_empty, &memo).map_err(task.at())
+        encode_region(
+            task.chain(chain),
+            &task.region,
+            old,
+            value,
+            write_empty,
+            &memo,
+        )
+        .map_err(task.at())
     };
     if work.len() <= 1 {
         return work.into_iter().map(one).collect();

@@ -52,6 +52,8 @@ enum ChunkRead {
 /// A read of chunks from a store the caller reads.
 pub struct ReadSession {
     chain: Arc<CodecChain>,
+    /// Per task, its own chain where chunks differ in shape.
+    own_chains: Vec<Option<Arc<CodecChain>>>,
     store: Arc<CallerStore>,
     pieces: Collected,
     keys: Vec<String>,
@@ -65,11 +67,13 @@ impl ReadSession {
         let pieces = Collected::default();
         let fetching = Fetching::for_store(Some(store.as_ref()));
         let keys = tasks.iter().map(|t| t.key.clone()).collect();
+        let own_chains = tasks.iter().map(|t| t.chain.clone()).collect();
         let reads = tasks
             .into_iter()
             .enumerate()
             .map(|(i, task)| {
-                let (chain, store) = (Arc::clone(&chain), Arc::clone(&store));
+                let chain = task.chain.clone().unwrap_or_else(|| Arc::clone(&chain));
+                let store = Arc::clone(&store);
                 let sink = CollectSink {
                     pieces: Arc::clone(&pieces),
                     task: i,
@@ -88,6 +92,7 @@ impl ReadSession {
             .collect();
         ReadSession {
             chain,
+            own_chains,
             store,
             pieces,
             keys,
@@ -116,9 +121,9 @@ impl ReadSession {
             pool()?.install(|| self.reads.par_iter_mut().try_for_each(poll_one))?;
         }
         let pieces = std::mem::take(&mut *self.pieces.lock().unwrap_or_else(|p| p.into_inner()));
-        let (chain, keys) = (self.chain.as_ref(), &self.keys);
+        let (chain, keys, own) = (self.chain.as_ref(), &self.keys, &self.own_chains);
         let one = |(task, piece): (usize, Piece<'static>)| {
-            decode_piece(chain, piece, out)
+            decode_piece(own[task].as_deref().unwrap_or(chain), piece, out)
                 .map_err(|e| e.context(format!("chunk '{}'", keys[task])))
         };
         if pieces.len() <= 1 {

@@ -24,6 +24,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import (
     _where,
     build_codecs,
@@ -333,7 +334,12 @@ def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
         raise MetadataError(f"{where}node_type: expected {node_type!r}, got {doc['node_type']!r}")
 
 
-def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
+def _parse_chunk_grid(
+    value: object, shape: Sequence[int], where: str
+) -> tuple[tuple[int, ...], RectilinearGrid | None]:
+    """The chunk shape of a regular grid, or of a rectilinear grid its first chunk's shape
+    and the grid."""
+    ndim = len(shape)
     if isinstance(value, str):
         raise MetadataError(
             f"{where}chunk_grid: {value!r} needs a configuration with 'chunk_shape'"
@@ -348,8 +354,13 @@ def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
         raise MetadataError(f'{where}chunk_grid: "must_understand" must not be false')
     if not isinstance(name, str):
         raise MetadataError(f"{where}chunk_grid.name: must be a string, got {name!r}")
+    if name == "rectilinear":
+        grid = RectilinearGrid.from_json(value.get("configuration"), shape, where)
+        return grid.first_chunk_shape(), grid
     if name != "regular":
-        raise UnsupportedError(f"{where}unsupported chunk grid {name!r} (only 'regular')")
+        raise UnsupportedError(
+            f"{where}unsupported chunk grid {name!r} (only 'regular' and 'rectilinear')"
+        )
     cfg = value.get("configuration")
     if not isinstance(cfg, Mapping) or "chunk_shape" not in cfg:
         raise MetadataError(
@@ -366,7 +377,24 @@ def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
             f"{where}chunk_grid.configuration.chunk_shape: {list(chunk_shape)} has "
             f"{len(chunk_shape)} dimension(s), shape has {ndim}"
         )
-    return chunk_shape
+    return chunk_shape, None
+
+
+def _check_shard_edges(
+    grid: RectilinearGrid, codecs: Sequence[Mapping[str, Any]], where: str
+) -> None:
+    """Every shard edge of a rectilinear shard grid is a multiple of the inner chunk edge
+    (zarr-python 3.4's rule: inner chunks are regular inside every shard)."""
+    if len(codecs) != 1 or codecs[0].get("name") != "sharding_indexed":
+        return
+    inner = codecs[0].get("configuration", {}).get("chunk_shape", [])
+    for d, n in enumerate(inner):
+        for edge in grid.distinct_edges(d):
+            if edge % n:
+                raise MetadataError(
+                    f"{where}chunk_grid: shard edge {edge} in dimension {d} is not divisible "
+                    f"by the inner chunk size {n}"
+                )
 
 
 _DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
@@ -540,6 +568,8 @@ class ArrayMetadataV3:
     dimension_names: tuple[str | None, ...] | None = None
     storage_transformers: list[Any] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A rectilinear chunk grid (``chunk_shape`` is then its first chunk's shape).
+    rectilinear: RectilinearGrid | None = None
 
     def __post_init__(self) -> None:
         self.shape = tuple(int(s) for s in self.shape)
@@ -563,7 +593,7 @@ class ArrayMetadataV3:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_list(doc["shape"], "shape", where, positive=False)
         data_type, dtype = parse_data_type(doc["data_type"], path=path)
-        chunk_shape = _parse_chunk_grid(doc["chunk_grid"], len(shape), where)
+        chunk_shape, rectilinear = _parse_chunk_grid(doc["chunk_grid"], shape, where)
         cke = _parse_chunk_key_encoding(doc["chunk_key_encoding"], where)
         fill_value = parse_fill_value(doc["fill_value"], data_type, dtype, path=path)
         codecs = validate_codecs(
@@ -571,9 +601,11 @@ class ArrayMetadataV3:
             dtype=dtype,
             data_type=data_type,
             ndim=len(shape),
-            chunk_shape=chunk_shape,
+            chunk_shape=chunk_shape if rectilinear is None else None,
             path=path,
         )
+        if rectilinear is not None:
+            _check_shard_edges(rectilinear, codecs, where)
         attributes = _parse_attributes(doc.get("attributes", {}), where)
         dimension_names = _parse_dimension_names(doc.get("dimension_names"), len(shape), where)
         transformers = _parse_storage_transformers(doc.get("storage_transformers"), where)
@@ -590,6 +622,7 @@ class ArrayMetadataV3:
             dimension_names=dimension_names,
             storage_transformers=transformers,
             extra=extra,
+            rectilinear=rectilinear,
         )
 
     @classmethod
@@ -627,6 +660,10 @@ class ArrayMetadataV3:
         name = copy_json(info.json)
         dt = info.dtype
         shape_t = _int_list(shape, "shape", where, positive=False)
+        rectilinear = None
+        if isinstance(chunk_shape, RectilinearGrid):
+            rectilinear = chunk_shape
+            chunk_shape = rectilinear.first_chunk_shape()
         chunks_t = _int_list(chunk_shape, "chunk_shape", where, positive=True)
         if len(chunks_t) != len(shape_t):
             raise MetadataError(
@@ -640,7 +677,7 @@ class ArrayMetadataV3:
             compressors=compressors,
             codecs=codecs,
             ndim=len(shape_t),
-            chunk_shape=chunks_t,
+            chunk_shape=chunks_t if rectilinear is None else None,
             path=path,
         )
         meta = cls(
@@ -655,6 +692,7 @@ class ArrayMetadataV3:
             codecs=chain,
             attributes=dict(attributes or {}),
             dimension_names=None if dimension_names is None else tuple(dimension_names),
+            rectilinear=rectilinear,
         )
         return cls.from_json(meta.to_json(), path=path)
 
@@ -668,7 +706,9 @@ class ArrayMetadataV3:
             "chunk_grid": {
                 "name": "regular",
                 "configuration": {"chunk_shape": list(self.chunk_shape)},
-            },
+            }
+            if self.rectilinear is None
+            else self.rectilinear.to_json(),
             "chunk_key_encoding": copy.deepcopy(self.chunk_key_encoding),
             "fill_value": fill_value_to_json(self.fill_value, self.data_type),
             "codecs": codecs_to_json(self.codecs),
@@ -711,7 +751,7 @@ class ArrayMetadataV3:
         the IEEE-like float components (format ``"float16"``, ``"bfloat16"``, ``"float32"`` or
         ``"float64"``; 8-bit and smaller floats are not listed) for NaN-aware comparisons.
         """
-        return {
+        core: dict[str, Any] = {
             "shape": list(self.shape),
             "chunk_shape": list(self.chunk_shape),
             "data_type": self.info.core_json(),
@@ -720,7 +760,7 @@ class ArrayMetadataV3:
                 dtype=self.dtype,
                 data_type=self.data_type,
                 ndim=self.ndim,
-                chunk_shape=self.chunk_shape,
+                chunk_shape=self.chunk_shape if self.rectilinear is None else None,
                 form="core",
             ),
             "chunk_key_encoding": {
@@ -728,6 +768,11 @@ class ArrayMetadataV3:
                 "separator": self.chunk_key_encoding["configuration"]["separator"],
             },
         }
+        if self.rectilinear is not None:
+            # Chunks differ in shape: the core takes the grid and builds a chain per shape.
+            del core["chunk_shape"]
+            core["chunk_shapes"] = self.rectilinear.core_json()
+        return core
 
     def fill_bytes(self) -> bytes:
         """The fill value as one element's bytes, native byte order (for ``string``/``bytes``:

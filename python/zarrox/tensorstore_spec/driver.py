@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrox.array import Array
-from zarrox.errors import ArrayNotFoundError, ContainsArrayError
+from zarrox.errors import ArrayNotFoundError, ContainsArrayError, UnsupportedError
 from zarrox.tensorstore_spec import store_io, zarr2, zarr3
 from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
 from zarrox.tensorstore_spec.index_space import IndexTransform
@@ -172,6 +172,11 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
 
 def array_spec(array: Array, *, minimal_spec: bool = False) -> Spec:
     """``Array.spec()``: a spec that reopens ``array`` (driver ``zarr3`` or ``zarr``)."""
+    if getattr(array.metadata, "rectilinear", None) is not None:
+        raise UnsupportedError(
+            f"the array at '{array.path}' has a rectilinear chunk grid, which TensorStore's "
+            "zarr3 driver does not describe"
+        )
     driver, _ = store_io.document_of(array)
     view = ArrayView(array, settings=Settings(driver, kvstore_of(array.store, array.path)))
     return view.spec(minimal_spec=minimal_spec)
