@@ -480,7 +480,8 @@ impl ArrayCore {
         let complete = members.len() == self.inner_chunks_in_bounds(sh, shard)
             && members.iter().all(|(_, r)| r.covers_chunk());
         // A write that covers the whole shard never reads it.
-        let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
+        let mut chunks: Vec<Option<Vec<u8>>> =
+            crate::alloc::filled(None, sh.num_inner()).map_err(&ctx)?;
         if !complete {
             if let Some(old) = self.store.get(&key).map_err(&ctx)? {
                 let index = sh.read_index(&old).map_err(&ctx)?;
@@ -705,7 +706,7 @@ pub(crate) fn update_chunk(
         (Some(chunk), _) => return finish_chunk(chain, chunk, write_empty),
         (None, Some(encoded)) => chain.decode(encoded)?,
         (None, None) => {
-            let mut buf = vec![0u8; spec.nbytes()];
+            let mut buf = crate::alloc::zeroed(spec.nbytes())?;
             fill_pattern(&mut buf, &spec.fill);
             buf
         }
@@ -757,7 +758,7 @@ fn gather_full_chunk(
     value: &[u8],
 ) -> Option<Vec<u8>> {
     let elem = spec.dtype.size;
-    let mut chunk = Vec::with_capacity(spec.nbytes());
+    let mut chunk = crate::alloc::with_capacity(spec.nbytes()).ok()?;
     let mut in_order = true;
     region.for_each_run(&spec.shape, out_shape, false, |f, t, n| {
         if in_order && t * elem == chunk.len() {
@@ -816,7 +817,7 @@ fn update_var_chunk(
                 .map(|r| frame[r].to_vec())
                 .collect()
         }
-        None => vec![spec.fill.clone(); n],
+        None => crate::alloc::filled(spec.fill.clone(), n)?,
     };
     match value {
         Input::Var(items) => region.for_each_run(&spec.shape, out_shape, false, |f, t, k| {

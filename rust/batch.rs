@@ -923,7 +923,8 @@ impl BatchCodec {
                 .map(Cow::into_owned)
                 .map_err(at(key));
         };
-        let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
+        let mut chunks: Vec<Option<Vec<u8>>> =
+            crate::alloc::filled(None, sh.num_inner()).map_err(at(key))?;
         if let Some(old) = old {
             let index = sh.read_index(&old).map_err(at(key))?;
             for (slot, range) in chunks.iter_mut().zip(index) {

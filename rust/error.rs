@@ -22,6 +22,8 @@ pub enum ErrorKind {
     Index,
     /// A value has the wrong size or type.
     Value,
+    /// A buffer (a chunk, a decoded chunk) could not be allocated.
+    Memory,
 }
 
 /// An error with its kind and a human-readable message.
@@ -60,6 +62,9 @@ impl Error {
     }
     pub fn value(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Value, message)
+    }
+    pub fn memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Memory, message)
     }
 
     /// Prefix the message with where it happened, e.g. `array 'a/b', chunk 'a/b/c/0/1'`.

@@ -7,7 +7,7 @@ use numpy::{
     PyUntypedArrayMethods,
 };
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyBytes, PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyString, PyTuple, PyType,
@@ -33,6 +33,7 @@ fn to_py_err(e: Error) -> PyErr {
         ErrorKind::NotFound => "NodeNotFoundError",
         ErrorKind::Index => return PyIndexError::new_err(e.message),
         ErrorKind::Value => return PyValueError::new_err(e.message),
+        ErrorKind::Memory => return PyMemoryError::new_err(e.message),
     };
     Python::attach(|py| {
         let cls = py

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::config::{bool_member, check_members, int_member};
-use super::{check_len, BytesToBytesCodec};
+use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -26,6 +26,38 @@ thread_local! {
 
 /// The largest compression context a thread keeps between chunks.
 const KEPT_CCTX_BYTES: usize = 8 << 20;
+
+/// Decoded bytes one compressed byte can stand for: a block of up to 128 KiB
+/// takes at least 4 bytes (an RLE block), so honest frames never declare more
+/// than this ratio of their size (twice that, for margin).
+pub(crate) const MAX_RATIO: usize = 1 << 16;
+
+/// Error unless `declared` decoded bytes are possible for `src_len` compressed
+/// ones and within `bound`; the size to allocate.
+pub(crate) fn check_declared(declared: u64, src_len: usize, bound: SizeBound) -> Result<usize> {
+    let n = bound.check_declared("zstd", declared)?;
+    if n > src_len.saturating_mul(MAX_RATIO) {
+        return Err(Error::corrupt(format!(
+            "zstd: frames declare {declared} bytes, more than {src_len} compressed bytes can hold"
+        )));
+    }
+    Ok(n)
+}
+
+/// Decode frames without a recorded content size as a stream, within `bound`.
+pub(crate) fn stream_decode(src: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
+    let corrupt = |e: std::io::Error| Error::corrupt(format!("zstd: {e}"));
+    let decoder = zstd::stream::read::Decoder::with_buffer(src).map_err(corrupt)?;
+    read_bounded(decoder, bound, "zstd", corrupt)
+}
+
+/// zstd's worst case for `n` bytes (`ZSTD_compressBound`), with slack.
+pub(crate) fn encoded_bound(decoded: SizeBound) -> SizeBound {
+    decoded.compressed(|n| {
+        let worst = zstd_safe::compress_bound(n);
+        with_slack((worst >= n).then_some(worst))
+    })
+}
 
 impl ZstdCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
@@ -56,7 +88,7 @@ fn zstd_error(code: usize) -> Error {
 impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let param_error = |c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c)));
-        let mut out = Vec::with_capacity(zstd_safe::compress_bound(decoded.len()));
+        let mut out = crate::alloc::with_capacity(zstd_safe::compress_bound(decoded.len()))?;
         CCTX.with(|c| {
             let mut cctx = c.borrow_mut();
             // A reset forgets the previous chunk's parameters (and any frame an
@@ -78,20 +110,24 @@ impl BytesToBytesCodec for ZstdCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         match zstd_safe::get_frame_content_size(&encoded) {
-            Ok(Some(size)) if size <= (1 << 34) => {
+            Ok(Some(size)) => {
+                let size = check_declared(size, encoded.len(), bound)?;
                 // Decoded into the spare capacity: no zeroing of bytes that
-                // zstd overwrites anyway.
-                let mut out = Vec::with_capacity(size as usize);
+                // zstd overwrites anyway; more output than declared is an error.
+                let mut out = crate::alloc::with_capacity(size)?;
                 let n = decompress(&mut out, &encoded)?;
-                check_len(n, size as usize)?;
+                check_len(n, size)?;
                 Ok(out)
             }
             // Unknown size (streamed frame): decode as a stream.
-            _ => zstd::stream::decode_all(encoded.as_slice())
-                .map_err(|e| Error::corrupt(format!("zstd: {e}"))),
+            _ => stream_decode(&encoded, bound),
         }
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        encoded_bound(decoded)
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
@@ -103,6 +139,7 @@ impl BytesToBytesCodec for ZstdCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     fn codec(cfg: Value) -> Result<ZstdCodec> {
@@ -118,7 +155,7 @@ mod tests {
             assert_eq!(&enc[..4], &[0x28, 0xb5, 0x2f, 0xfd]); // zstd magic
                                                               // Frame header descriptor bit 2 is the checksum flag.
             assert_eq!(enc[4] & 0x04 != 0, checksum);
-            assert_eq!(c.decode(enc.clone()).unwrap(), data);
+            assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), data);
             let mut out = vec![0; data.len()];
             c.decode_into(enc.clone(), &mut out).unwrap();
             assert_eq!(out, data);
@@ -157,7 +194,10 @@ mod tests {
                 .encode(data.clone())
                 .unwrap();
             assert_eq!(enc, fresh_frame(data, level, checksum), "level {level}");
-            assert_eq!(&ZstdCodec::new(level, false).decode(enc).unwrap(), data);
+            assert_eq!(
+                &ZstdCodec::new(level, false).decode(enc, Unbounded).unwrap(),
+                data
+            );
             // A level-19 context for megabytes is not kept for the next chunk.
             let kept = CCTX.with(|c| c.borrow().sizeof());
             assert!(
@@ -177,7 +217,7 @@ mod tests {
             w.finish().unwrap();
         }
         let c = codec(json!({"level": 0})).unwrap();
-        assert_eq!(c.decode(enc).unwrap(), data);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
     }
 
     #[test]
