@@ -227,7 +227,7 @@ impl ArrayCore {
     }
 
     fn check_buffer(&self, plan: &Plan, len: usize, what: &str) -> Result<()> {
-        let want = plan.out_shape.iter().product::<usize>() * self.elem();
+        let want = (plan.out_shape.iter().product::<usize>()).saturating_mul(self.elem());
         if len != want {
             return Err(Error::value(format!(
                 "array '{}': {what} buffer has {len} bytes, the selection needs {want}",

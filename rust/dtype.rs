@@ -107,8 +107,9 @@ fn intern(layout: Layout) -> &'static Layout {
 
 fn usize_pair(v: &Value, what: &str) -> Result<(usize, usize)> {
     let pair = v.as_array().filter(|a| a.len() == 2);
-    match pair.map(|a| (a[0].as_u64(), a[1].as_u64())) {
-        Some((Some(a), Some(b))) => Ok((a as usize, b as usize)),
+    let int = |x: &Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
+    match pair.map(|a| (int(&a[0]), int(&a[1]))) {
+        Some((Some(a), Some(b))) => Ok((a, b)),
         _ => Err(Error::metadata(format!(
             "data type {what}: expected [offset, length], got {v}"
         ))),
@@ -167,9 +168,9 @@ impl DataType {
         let size = obj
             .get("size")
             .and_then(Value::as_u64)
-            .filter(|&s| s > 0)
-            .ok_or_else(|| Error::metadata(format!("data type {v}: needs a positive size")))?
-            as usize;
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|&s| s > 0 && s <= isize::MAX as usize)
+            .ok_or_else(|| Error::metadata(format!("data type {v}: needs a positive size")))?;
         let list = |key: &str| {
             obj.get(key)
                 .and_then(Value::as_array)
@@ -184,10 +185,9 @@ impl DataType {
             .iter()
             .map(|p| {
                 let pair = p.as_array().filter(|a| a.len() == 2);
-                match pair.map(|a| (a[0].as_u64(), a[1].as_str())) {
-                    Some((Some(off), Some(fmt))) => {
-                        Ok((off as usize, FloatFormat::from_name(fmt)?))
-                    }
+                let offset = |x: &Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
+                match pair.map(|a| (offset(&a[0]), a[1].as_str())) {
+                    Some((Some(off), Some(fmt))) => Ok((off, FloatFormat::from_name(fmt)?)),
                     _ => Err(Error::metadata(format!(
                         "data type floats: expected [offset, format], got {p}"
                     ))),
@@ -404,6 +404,8 @@ mod tests {
         assert_eq!(elem, vec![2, 1, 9, 6, 5, 4, 3]);
         assert!(DataType::from_json(&json!({"size": 2, "swap": [[1, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 0})).is_err());
+        assert!(DataType::from_json(&json!({"size": u64::MAX})).is_err());
+        assert!(DataType::from_json(&json!({"size": 4, "swap": [[u64::MAX, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 4, "floats": [[0, "float8"]]})).is_err());
         assert!(DataType::from_json(&json!(7)).is_err());
     }

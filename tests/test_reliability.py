@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import zarrox
@@ -194,3 +195,52 @@ def test_chunk_too_large_to_allocate_is_a_memory_error(tmp_path: Path) -> None:
     got = run_child(tmp_path, "big", "write")
     assert got["outcome"] == "MemoryError", got
     assert "'big'" in got["message"] and "big/c/0" in got["message"], got
+
+
+# -- shapes, offsets and chunk ids near 2**64 ---------------------------------------------------
+
+HUGE = 2**64 - 1
+
+
+def test_selections_at_the_end_of_a_2_to_the_64_array() -> None:
+    """The last chunk of shape (2**64-1,) in chunks of 2 (or 2**62) ends past 2**64: its
+    bounds must not wrap (they did: reads returned uninitialised memory, writes wrote
+    nothing)."""
+    store = zarrox.MemoryStore()
+    a = zarrox.create_array(
+        store, name="a", shape=(HUGE,), chunks=(2,), dtype="uint8", fill_value=7
+    )
+    a[-1:] = 5
+    a[-4] = 9
+    np.testing.assert_array_equal(a[-5:], [7, 9, 7, 7, 5])
+    assert sorted(store.list_prefix("a/c/")) == [f"a/c/{HUGE // 2 - 2}", f"a/c/{HUGE // 2}"]
+    np.testing.assert_array_equal(a.oindex[[HUGE - 1, HUGE - 4, 0]], [5, 9, 7])
+    np.testing.assert_array_equal(a.vindex[[HUGE - 1, -4, 2**63]], [5, 9, 7])
+    np.testing.assert_array_equal(a[np.array([-1, -4], dtype=np.int64)], [5, 9])
+    np.testing.assert_array_equal(a[np.array([HUGE - 1], dtype=np.uint64)], [5])
+    a.vindex[[-2, 2**63 + 1]] = [3, 4]
+    np.testing.assert_array_equal(a.vindex[[HUGE - 2, 2**63 + 1]], [3, 4])
+    with pytest.raises(IndexError):
+        a.vindex[[HUGE]]
+    with pytest.raises(IndexError):
+        a.oindex[[-HUGE - 1]]
+    with pytest.raises(IndexError):
+        a[np.array([2**64 - 1], dtype=np.uint64)]
+    big = zarrox.create_array(
+        store, name="big", shape=(HUGE,), chunks=(2**62,), dtype="uint8", fill_value=7
+    )
+    np.testing.assert_array_equal(big[-8:], [7] * 8)
+    np.testing.assert_array_equal(big.vindex[[HUGE - 1, 0]], [7, 7])
+
+
+def test_point_selections_in_a_grid_of_2_to_the_186_chunks() -> None:
+    """Chunk ids of a 3-d grid of 2**62 chunks per dimension do not fit 128 bits: two points
+    must never share a chunk because their ids wrapped (they did: (0,0,0) and (64,0,0))."""
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(HUGE,) * 3, chunks=(4, 4, 4), dtype="uint8", fill_value=0
+    )
+    a.vindex[[0, 64, 2**63], [0, 0, 5], [0, 0, HUGE - 1]] = np.array([1, 2, 3], dtype="uint8")
+    assert (a[0, 0, 0], a[64, 0, 0], a[2**63, 5, HUGE - 1]) == (1, 2, 3)
+    np.testing.assert_array_equal(
+        a.vindex[[64, 0, 2**63, 1], [0, 0, 5, 0], [0, 0, -1, 0]], [2, 1, 3, 0]
+    )
