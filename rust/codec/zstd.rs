@@ -44,6 +44,31 @@ pub(crate) fn check_declared(declared: u64, src_len: usize, bound: SizeBound) ->
     Ok(n)
 }
 
+/// The summed content size of the frames in `src` (as numcodecs'
+/// `findTotalContentSize` computes it), `None` when a frame does not record
+/// its size, checked against `bound` and what `src` can hold before anything
+/// is allocated for it.
+fn total_content_size(src: &[u8], bound: SizeBound) -> Result<Option<usize>> {
+    if src.is_empty() {
+        return Err(Error::corrupt("zstd: empty input holds no frame"));
+    }
+    let mut offset = 0;
+    let mut total: u64 = 0;
+    while offset < src.len() {
+        let n = zstd_safe::find_frame_compressed_size(&src[offset..]).map_err(zstd_error)?;
+        if n == 0 || n > src.len() - offset {
+            return Err(Error::corrupt("zstd: invalid frame size"));
+        }
+        match zstd_safe::get_frame_content_size(&src[offset..offset + n]) {
+            Ok(Some(size)) => total = total.saturating_add(size),
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(Error::corrupt("zstd: invalid frame header")),
+        }
+        offset += n;
+    }
+    check_declared(total, src.len(), bound).map(Some)
+}
+
 /// Decode frames without a recorded content size as a stream, within `bound`.
 pub(crate) fn stream_decode(src: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
     let corrupt = |e: std::io::Error| Error::corrupt(format!("zstd: {e}"));
@@ -110,10 +135,11 @@ impl BytesToBytesCodec for ZstdCodec {
         Ok(out)
     }
 
+    /// Concatenated frames decode to the concatenation of their content, as
+    /// numcodecs (zarr-python's zstd) decodes them.
     fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        match zstd_safe::get_frame_content_size(&encoded) {
-            Ok(Some(size)) => {
-                let size = check_declared(size, encoded.len(), bound)?;
+        match total_content_size(&encoded, bound)? {
+            Some(size) => {
                 // Decoded into the spare capacity: no zeroing of bytes that
                 // zstd overwrites anyway; more output than declared is an error.
                 let mut out = crate::alloc::with_capacity(size)?;
@@ -121,8 +147,8 @@ impl BytesToBytesCodec for ZstdCodec {
                 check_len(n, size)?;
                 Ok(out)
             }
-            // Unknown size (streamed frame): decode as a stream.
-            _ => stream_decode(&encoded, bound),
+            // A frame without its content size (streamed): decode as a stream.
+            None => stream_decode(&encoded, bound),
         }
     }
 
@@ -131,6 +157,8 @@ impl BytesToBytesCodec for ZstdCodec {
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
+        // Declared sizes (when the frames record them) must add up to `out`'s.
+        total_content_size(&encoded, SizeBound::Exact(out.len()))?;
         let n = decompress(out, &encoded)?;
         check_len(n, out.len())
     }
@@ -218,6 +246,23 @@ mod tests {
         }
         let c = codec(json!({"level": 0})).unwrap();
         assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
+    }
+
+    #[test]
+    fn concatenated_frames_decode_the_same_both_ways() {
+        // numcodecs (zarr-python's zstd) decodes concatenated frames: so must
+        // both decode paths (decode used to see only the first frame's size).
+        let c = ZstdCodec::new(1, false);
+        let data = super::super::tests::sample(100);
+        let mut two = c.encode(data[..40].to_vec()).unwrap();
+        two.extend(c.encode(data[40..].to_vec()).unwrap());
+        assert_eq!(c.decode(two.clone(), SizeBound::Exact(100)).unwrap(), data);
+        assert_eq!(c.decode(two.clone(), Unbounded).unwrap(), data);
+        let mut out = vec![0; 100];
+        c.decode_into(two.clone(), &mut out).unwrap();
+        assert_eq!(out, data);
+        assert!(c.decode(two.clone(), SizeBound::Exact(99)).is_err());
+        assert!(c.decode_into(two, &mut out[..99]).is_err());
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! `numcodecs.zstd`: Zstandard with numcodecs' `level` and `checksum`.
 //!
-//! Encoding is the core `zstd` codec's (`ZSTD_compress2` with the level, which
-//! numcodecs clamps to the library's maximum, and the checksum flag). Decoding
-//! follows numcodecs: the decoded size is the sum of the content sizes of all
-//! concatenated frames; frames without one are decoded as a stream.
+//! Encoding and decoding are the core `zstd` codec's (`ZSTD_compress2` with the
+//! level, which numcodecs clamps to the library's maximum, and the checksum
+//! flag; decoding as numcodecs does it, see there).
 
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
@@ -11,8 +10,8 @@ use zstd::zstd_safe;
 use super::check_config;
 use crate::codec::config::{bool_member, int_member};
 use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
-use crate::codec::{check_len, BytesToBytesCodec, SizeBound};
-use crate::error::{Error, Result};
+use crate::codec::{BytesToBytesCodec, SizeBound};
+use crate::error::Result;
 
 #[derive(Debug)]
 pub struct ZstdCodec {
@@ -40,69 +39,17 @@ impl ZstdCodec {
     }
 }
 
-fn zstd_error(code: usize) -> Error {
-    Error::corrupt(format!("zstd: {}", zstd_safe::get_error_name(code)))
-}
-
-/// The summed content size of the frames in `src`, `None` when a frame does
-/// not record its size (numcodecs' `findTotalContentSize`), checked against
-/// `bound` and what `src` can hold before anything is allocated for it.
-fn total_content_size(src: &[u8], bound: SizeBound) -> Result<Option<usize>> {
-    if src.is_empty() {
-        return Err(Error::corrupt("zstd: empty input holds no frame"));
-    }
-    let mut offset = 0;
-    let mut total: u64 = 0;
-    while offset < src.len() {
-        let n = zstd_safe::find_frame_compressed_size(&src[offset..]).map_err(zstd_error)?;
-        if n == 0 || n > src.len() - offset {
-            return Err(Error::corrupt("zstd: invalid frame size"));
-        }
-        match zstd_safe::get_frame_content_size(&src[offset..offset + n]) {
-            Ok(Some(size)) => total = total.saturating_add(size),
-            Ok(None) => return Ok(None),
-            Err(_) => return Err(Error::corrupt("zstd: invalid frame header")),
-        }
-        offset += n;
-    }
-    core_zstd::check_declared(total, src.len(), bound).map(Some)
-}
-
-fn decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
-    let n = core_zstd::decompress(out, src)?;
-    check_len(n, out.len())
-}
-
 impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         self.inner.encode(decoded)
     }
 
     fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        match total_content_size(&encoded, bound)? {
-            Some(size) => {
-                let mut out = crate::alloc::zeroed(size)?;
-                decompress_into(&encoded, &mut out)?;
-                Ok(out)
-            }
-            None => core_zstd::stream_decode(&encoded, bound),
-        }
+        self.inner.decode(encoded, bound)
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let bound = SizeBound::Exact(out.len());
-        match total_content_size(&encoded, bound)? {
-            Some(size) => {
-                check_len(size, out.len())?;
-                decompress_into(&encoded, out)
-            }
-            None => {
-                let decoded = core_zstd::stream_decode(&encoded, bound)?;
-                check_len(decoded.len(), out.len())?;
-                out.copy_from_slice(&decoded);
-                Ok(())
-            }
-        }
+        self.inner.decode_into(encoded, out)
     }
 
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
