@@ -41,17 +41,18 @@ from zarrox.metadata import (
     GroupMetadataV3,
     build_codecs,
 )
+from zarrox.metadata._checks import copy_json
 from zarrox.metadata.consolidated import (
     ZMETADATA_KEY,
     build_consolidated_v3,
     build_zmetadata,
+    check_parents,
     dumps_zmetadata,
     parse_consolidated_v3,
     parse_zmetadata,
     zmetadata_entries,
     zmetadata_nodes,
 )
-from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node, resolve_data_type
 from zarrox.storage import Store, resolve_store
@@ -249,7 +250,7 @@ def _create_array_v2(
     if chunks is None or chunks == "auto":
         try:
             itemsize = max(np.dtype(dtype).itemsize, 1)
-        except TypeError:
+        except (TypeError, ValueError):  # the metadata layer says what is wrong with it
             itemsize = 8
         chunk_shape: Any = guess_chunks(shape, itemsize)
     else:
@@ -401,14 +402,17 @@ def _consolidated(store: Store, path: str, meta: NodeMetadata) -> dict[str, Node
         for rel, doc in docs.items():
             node_path = f"{path}/{rel}" if path else rel
             nodes[rel] = parse_node(doc, path=node_path)
-        return nodes
-    key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
-    raw = store.get(key)
-    if raw is None:
-        return None
-    entries = parse_zmetadata(loads_v2(raw, key=ZMETADATA_KEY, path=path), path=path)
-    found = zmetadata_nodes(entries, path=path)
-    return {rel: m for rel, m in found.items() if rel}
+        where = f"zarr.json at {path!r}: consolidated_metadata: "
+    else:
+        key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
+        raw = store.get(key)
+        if raw is None:
+            return None
+        entries = parse_zmetadata(loads_v2(raw, key=ZMETADATA_KEY, path=path), path=path)
+        nodes = {rel: m for rel, m in zmetadata_nodes(entries, path=path).items() if rel}
+        where = f"{ZMETADATA_KEY} at {path!r}: "
+    check_parents(nodes, lambda m: isinstance(m, GroupMetadataV3 | GroupMetadataV2), where)
+    return nodes
 
 
 def open_group(
