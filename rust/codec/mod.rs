@@ -771,6 +771,39 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn reading_a_stream_stays_within_the_bound() {
+        use crate::alloc::tracking::largest_allocation;
+        let data = sample(100_000);
+        let io = |e: std::io::Error| Error::corrupt(e.to_string());
+        for (bound, fits) in [
+            (SizeBound::Exact(100_000), true),
+            (SizeBound::AtMost(150_000), true),
+            (SizeBound::AtMost(100_000), true),
+            (SizeBound::Unbounded, true),
+            (SizeBound::AtMost(99_999), false),
+            (SizeBound::Exact(100_001), false),
+        ] {
+            let (got, largest) = largest_allocation(|| read_bounded(&data[..], bound, "c", io));
+            match got {
+                Ok(out) => {
+                    assert!(fits, "{bound:?}");
+                    assert_eq!(out, data);
+                    assert!(
+                        out.capacity() <= bound.limit().saturating_add(1),
+                        "{bound:?}"
+                    );
+                }
+                Err(e) => assert!(!fits && e.kind == crate::error::ErrorKind::Corrupt),
+            }
+            // Never more than the bound, nor (unbounded) more than twice the output.
+            assert!(
+                largest <= 200_000.min(bound.limit() + 1),
+                "{bound:?}: {largest}"
+            );
+        }
+    }
+
+    #[test]
     fn chain_bounds_follow_each_codecs_largest_encoding() {
         let s = spec(&[1000], "uint16");
         let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});

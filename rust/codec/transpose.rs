@@ -98,9 +98,15 @@ fn walk_permuted(src_shape: &[usize], perm: &[usize], mut visit: impl FnMut(usiz
     let inner_walk = walk[n - 1];
     let mut idx = vec![0usize; n - 1];
     loop {
-        let base: usize = idx.iter().zip(&walk).map(|(i, w)| i * w).sum();
-        for k in 0..inner {
-            visit(base + k * inner_walk);
+        // Offsets into `src` are below its element count, which a buffer holds:
+        // they cannot overflow, and this hot loop does without overflow checks.
+        let mut at = idx
+            .iter()
+            .zip(&walk)
+            .fold(0usize, |acc, (&i, &w)| acc.wrapping_add(i.wrapping_mul(w)));
+        for _ in 0..inner {
+            visit(at);
+            at = at.wrapping_add(inner_walk);
         }
         // Advance the odometer over the outer dimensions.
         let mut d = n - 1;
@@ -132,11 +138,15 @@ fn permute_frame(frame: &[u8], src_shape: &[usize], perm: &[usize]) -> Result<Ve
 fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Result<Vec<u8>> {
     let total: usize = src_shape.iter().product();
     let mut dst = crate::alloc::zeroed(total * elem)?;
-    let mut out = 0usize;
+    if elem == 0 {
+        return Ok(dst);
+    }
+    let mut slots = dst.chunks_exact_mut(elem);
     walk_permuted(src_shape, perm, |i| {
-        let s = i * elem;
-        dst[out..out + elem].copy_from_slice(&src[s..s + elem]);
-        out += elem;
+        if let Some(slot) = slots.next() {
+            // `i` is an element of `src`: `i * elem` is below its length.
+            slot.copy_from_slice(&src[i.wrapping_mul(elem)..][..elem]);
+        }
     });
     Ok(dst)
 }
