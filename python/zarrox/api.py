@@ -201,11 +201,16 @@ def create_array(
     else:
         chunk_shape = tuple(int(c) for c in chunks)
     if len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape):
-        raise ValueError(f"chunks {chunk_shape} do not fit shape {shape_t}")
+        raise ValueError(f"array '{path}': chunks {chunk_shape} do not fit shape {shape_t}")
     if shards is not None:
-        grid_shape, codecs = _sharding_codecs(
-            shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs
-        )
+        try:
+            grid_shape, codecs = _sharding_codecs(
+                shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs
+            )
+        except ValueError as e:
+            if f"'{path}'" in str(e):
+                raise
+            raise type(e)(f"array '{path}': {e}") from None
         filters, serializer, compressors = None, "auto", "auto"
     else:
         grid_shape = chunk_shape
