@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build zarrox's fuzz targets (libFuzzer, through libfuzzer-sys) and run each for a fixed
 # time with a fixed seed, on its corpus (fuzz/corpus/<target>, grown by the runs, not
-# committed) and the committed seeds (fuzz/seeds/<target>, fuzz/make_corpus.py writes them).
+# committed), the committed seeds (fuzz/seeds/<target>, fuzz/make_corpus.py writes them) and
+# the inputs of past findings (fuzz/regressions/<target>), which every run replays first.
 # Needs only stable cargo and a C++ compiler: the coverage instrumentation is what
 # `cargo fuzz build --sanitizer none` passes to rustc; --asan adds AddressSanitizer, which
 # needs an unstable rustc flag (RUSTC_BOOTSTRAP=1 is set for it). Any crash, panic,
@@ -70,7 +71,9 @@ for t in "${targets[@]}"; do
     [ "$jobs" -gt 1 ] && options+=(-fork="$jobs")
     echo "== $t: ${seconds}s"
     log="artifacts/$t/last-run.log"
-    if "$bin/$t" "${options[@]}" "corpus/$t" "seeds/$t" >"$log" 2>&1; then
+    dirs=("corpus/$t" "seeds/$t")
+    [ -d "regressions/$t" ] && dirs+=("regressions/$t")
+    if "$bin/$t" "${options[@]}" "${dirs[@]}" >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
         size=$(find "corpus/$t" -type f | wc -l)
         echo "   ok: ${runs:-?} inputs run, corpus of $size"

@@ -10,6 +10,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+/// The largest element: numpy's item sizes are C ints, and the fill value
+/// (one element) comes from numpy.
+pub const MAX_ELEMENT_SIZE: usize = i32::MAX as usize;
+
 /// Float formats whose NaNs compare equal when checking for the fill value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FloatFormat {
@@ -143,9 +147,10 @@ impl DataType {
                     let bits: usize = bits
                         .parse()
                         .map_err(|_| Error::unsupported(format!("unknown data type '{name}'")))?;
-                    if bits == 0 || !bits.is_multiple_of(8) {
+                    if bits == 0 || !bits.is_multiple_of(8) || bits / 8 > MAX_ELEMENT_SIZE {
                         return Err(Error::metadata(format!(
-                            "raw data type '{name}': bits must be a positive multiple of 8"
+                            "raw data type '{name}': bits must be a positive multiple of 8, \
+                             at most {MAX_ELEMENT_SIZE} bytes"
                         )));
                     }
                     (Raw, bits / 8)
@@ -169,8 +174,12 @@ impl DataType {
             .get("size")
             .and_then(Value::as_u64)
             .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| s > 0 && s <= isize::MAX as usize)
-            .ok_or_else(|| Error::metadata(format!("data type {v}: needs a positive size")))?;
+            .filter(|&s| s > 0 && s <= MAX_ELEMENT_SIZE)
+            .ok_or_else(|| {
+                Error::metadata(format!(
+                    "data type {v}: needs a size from 1 to {MAX_ELEMENT_SIZE} bytes"
+                ))
+            })?;
         let list = |key: &str| {
             obj.get(key)
                 .and_then(Value::as_array)
@@ -405,6 +414,10 @@ mod tests {
         assert!(DataType::from_json(&json!({"size": 2, "swap": [[1, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 0})).is_err());
         assert!(DataType::from_json(&json!({"size": u64::MAX})).is_err());
+        // Found by the metadata fuzz target: a 20 GB element (numpy's limit is 2^31 - 1).
+        assert!(DataType::from_json(&json!({"size": 20_000_000_000u64})).is_err());
+        assert!(DataType::from_json(&json!({"size": i32::MAX})).is_ok());
+        assert!(DataType::from_name("r17179869184").is_err());
         assert!(DataType::from_json(&json!({"size": 4, "swap": [[u64::MAX, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 4, "floats": [[0, "float8"]]})).is_err());
         assert!(DataType::from_json(&json!(7)).is_err());

@@ -69,7 +69,10 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     let dtype = DataType::from_json(&doc["data_type"]).ok();
-    let fill = vec![0u8; dtype.map_or(0, |d| d.size)];
+    // The fill value is one element, which the Python layer (numpy) provides.
+    let Ok(fill) = zarrox::alloc::zeroed(dtype.map_or(0, |d| d.size)) else {
+        return;
+    };
     let store = Arc::new(MemoryStore::new());
     if let Ok(a) = ArrayCore::new(store, "a", text, fill, true) {
         let chunk_bytes = doc["chunk_shape"].as_array().and_then(|c| {
