@@ -156,6 +156,15 @@ HOSTILE: dict[str, Callable[[], zarrox.MemoryStore]] = {
     "draft entry point": lambda: store_draft(
         json.dumps(DRAFT_ARRAY).encode(), json.dumps({**DRAFT_ENTRY, "extensions": 5}).encode()
     ),
+    # numpy's ValueErrors on a filter's data type (found by the fuzzer's longer runs)
+    "v2 filter dtype object": lambda: store_v2(
+        json.dumps({**V2_ARRAY, "filters": [{"id": "delta", "dtype": {"a": "x"}}]}).encode()
+    ),
+    "v2 filter dtype surrogate": lambda: store_v2(
+        with_raw(
+            {**V2_ARRAY, "filters": "@@F@@"}, "filters", '[{"id": "delta", "dtype": "\\ud800"}]'
+        )
+    ),
     # zarr-python refuses lists and objects as fill values of string arrays
     "v2 vlen-utf8 list fill": lambda: store_v2(
         json.dumps(

@@ -768,7 +768,7 @@ def _check_codec(value: object, where: str, label: str) -> dict[str, Any]:
         if member in value and codec_id in _NUMCODECS_DEFAULTS:
             try:
                 np.dtype(value[member])
-            except TypeError:
+            except (TypeError, ValueError):  # ValueError: odd lists, lone surrogates
                 raise MetadataError(
                     f"{where}{label}.{member}: not a data type: {value[member]!r}"
                 ) from None
