@@ -389,17 +389,39 @@ impl LzmaCodec {
         }
     }
 
-    fn decoder(&self) -> Result<Stream> {
+    /// A decoder whose memory (mostly the dictionary the stream header
+    /// declares, allocated up front) stays within [`memlimit`] of `bound`.
+    fn decoder(&self, bound: SizeBound) -> Result<Stream> {
+        let limit = memlimit(bound);
         match self.format {
-            FORMAT_AUTO => Stream::new_auto_decoder(u64::MAX, 0),
-            FORMAT_XZ => Stream::new_stream_decoder(u64::MAX, 0),
-            FORMAT_ALONE => Stream::new_lzma_decoder(u64::MAX),
+            FORMAT_AUTO => Stream::new_auto_decoder(limit, 0),
+            FORMAT_XZ => Stream::new_stream_decoder(limit, 0),
+            FORMAT_ALONE => Stream::new_lzma_decoder(limit),
             _ => {
                 let specs = self.filters.as_deref().unwrap_or_default();
                 Stream::new_raw_decoder(&build_filters(specs)?)
             }
         }
         .map_err(|e| Error::corrupt(format!("lzma: {e:?}")))
+    }
+}
+
+/// The largest dictionary of the presets (preset 9: 64 MiB). Encoders declare
+/// their preset's dictionary whatever the size of the data (Python's
+/// `lzma.compress` does), so decoders must accept it even for small chunks.
+const PRESET_DICT_MAX: u64 = 64 << 20;
+
+/// Memory a decoder may use for a chunk within `bound`: a dictionary as large
+/// as the chunk (decoding never needs more) or the presets' largest, whichever
+/// is larger, and liblzma's bookkeeping. A stream header declaring a larger
+/// dictionary (up to 1.5 GiB) is refused before liblzma allocates it. For
+/// variable-length chunks (no bound) there is no limit.
+fn memlimit(bound: SizeBound) -> u64 {
+    match bound {
+        SizeBound::Unbounded => u64::MAX,
+        b => (b.limit() as u64)
+            .max(PRESET_DICT_MAX)
+            .saturating_add(16 << 20),
     }
 }
 
@@ -422,6 +444,14 @@ fn decode_stream(
         let (ti, to) = (stream.total_in() as usize, stream.total_out() as usize);
         let status = match stream.process_vec(&input[ti..], out, Action::Run) {
             Ok(status) => status,
+            Err(liblzma::stream::Error::MemLimit) => {
+                return Err(Error::corrupt(format!(
+                    "lzma: the stream declares a dictionary larger than the {} bytes a chunk \
+                     of at most {} bytes may use",
+                    memlimit(bound),
+                    bound.limit()
+                )))
+            }
             Err(e) => return Ok(Err(StreamError::Data(format!("{e:?}")))),
         };
         if status == Status::StreamEnd {
@@ -465,7 +495,7 @@ impl BytesToBytesCodec for LzmaCodec {
         let mut first = true;
         loop {
             let before = out.len();
-            match decode_stream(self.decoder()?, rest, &mut out, bound)? {
+            match decode_stream(self.decoder(bound)?, rest, &mut out, bound)? {
                 Ok(used) => rest = &rest[used.min(rest.len())..],
                 Err(StreamError::Data(_)) if !first => {
                     out.truncate(before);
@@ -721,6 +751,33 @@ mod tests {
         assert!(err(json!({"filters": [{"id": 33, "lp": 2}]})).contains("lc"));
         assert!(err(json!({"filters": [{"id": 33, "pb": 5}]})).contains("pb"));
         assert!(bytes_codec("lzma", json!({"preset": 2147483654u32})).is_ok()); // 6 | extreme
+    }
+
+    #[test]
+    fn dictionaries_larger_than_a_chunk_needs_are_refused_before_allocation() {
+        // Found by the AddressSanitizer fuzz run: a .lzma header declaring a
+        // 2.9 GB dictionary made liblzma allocate it for a 300-byte chunk.
+        let c = bytes_codec("lzma", json!({"format": 2})).unwrap();
+        let mut bomb = c.encode(compressor_input()).unwrap();
+        bomb[1..5].copy_from_slice(&0xadad_adadu32.to_le_bytes());
+        let err = c
+            .decode(bomb, crate::codec::SizeBound::Exact(500))
+            .unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert!(
+            err.message.contains("declares a dictionary"),
+            "{}",
+            err.message
+        );
+        // The presets' largest dictionary (64 MiB, preset 9) is fine for a small chunk.
+        for config in [json!({"preset": 9}), json!({"format": 2, "preset": 9})] {
+            let c = bytes_codec("lzma", config).unwrap();
+            let enc = c.encode(compressor_input()).unwrap();
+            assert_eq!(
+                c.decode(enc, crate::codec::SizeBound::Exact(500)).unwrap(),
+                compressor_input()
+            );
+        }
     }
 
     #[test]
