@@ -347,9 +347,3 @@ fn stores_that_cannot_delete_get_the_fill_chunk_instead() {
     drop(store);
     std::fs::remove_file(&path).unwrap();
 }
-
-#[test]
-fn allocation_failures_are_errors() {
-    let err = alloc_zeroed(usize::MAX / 2).unwrap_err();
-    assert_eq!(err.kind, crate::error::ErrorKind::Memory);
-}
