@@ -10,6 +10,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+/// The largest element: numpy's item sizes are C ints, and the fill value
+/// (one element) comes from numpy.
+pub const MAX_ELEMENT_SIZE: usize = i32::MAX as usize;
+
 /// Float formats whose NaNs compare equal when checking for the fill value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FloatFormat {
@@ -107,8 +111,9 @@ fn intern(layout: Layout) -> &'static Layout {
 
 fn usize_pair(v: &Value, what: &str) -> Result<(usize, usize)> {
     let pair = v.as_array().filter(|a| a.len() == 2);
-    match pair.map(|a| (a[0].as_u64(), a[1].as_u64())) {
-        Some((Some(a), Some(b))) => Ok((a as usize, b as usize)),
+    let int = |x: &Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
+    match pair.map(|a| (int(&a[0]), int(&a[1]))) {
+        Some((Some(a), Some(b))) => Ok((a, b)),
         _ => Err(Error::metadata(format!(
             "data type {what}: expected [offset, length], got {v}"
         ))),
@@ -142,9 +147,10 @@ impl DataType {
                     let bits: usize = bits
                         .parse()
                         .map_err(|_| Error::unsupported(format!("unknown data type '{name}'")))?;
-                    if bits == 0 || !bits.is_multiple_of(8) {
+                    if bits == 0 || !bits.is_multiple_of(8) || bits / 8 > MAX_ELEMENT_SIZE {
                         return Err(Error::metadata(format!(
-                            "raw data type '{name}': bits must be a positive multiple of 8"
+                            "raw data type '{name}': bits must be a positive multiple of 8, \
+                             at most {MAX_ELEMENT_SIZE} bytes"
                         )));
                     }
                     (Raw, bits / 8)
@@ -167,9 +173,13 @@ impl DataType {
         let size = obj
             .get("size")
             .and_then(Value::as_u64)
-            .filter(|&s| s > 0)
-            .ok_or_else(|| Error::metadata(format!("data type {v}: needs a positive size")))?
-            as usize;
+            .and_then(|s| usize::try_from(s).ok())
+            .filter(|&s| s > 0 && s <= MAX_ELEMENT_SIZE)
+            .ok_or_else(|| {
+                Error::metadata(format!(
+                    "data type {v}: needs a size from 1 to {MAX_ELEMENT_SIZE} bytes"
+                ))
+            })?;
         let list = |key: &str| {
             obj.get(key)
                 .and_then(Value::as_array)
@@ -184,10 +194,9 @@ impl DataType {
             .iter()
             .map(|p| {
                 let pair = p.as_array().filter(|a| a.len() == 2);
-                match pair.map(|a| (a[0].as_u64(), a[1].as_str())) {
-                    Some((Some(off), Some(fmt))) => {
-                        Ok((off as usize, FloatFormat::from_name(fmt)?))
-                    }
+                let offset = |x: &Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
+                match pair.map(|a| (offset(&a[0]), a[1].as_str())) {
+                    Some((Some(off), Some(fmt))) => Ok((off, FloatFormat::from_name(fmt)?)),
                     _ => Err(Error::metadata(format!(
                         "data type floats: expected [offset, format], got {p}"
                     ))),
@@ -404,6 +413,12 @@ mod tests {
         assert_eq!(elem, vec![2, 1, 9, 6, 5, 4, 3]);
         assert!(DataType::from_json(&json!({"size": 2, "swap": [[1, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 0})).is_err());
+        assert!(DataType::from_json(&json!({"size": u64::MAX})).is_err());
+        // Found by the metadata fuzz target: a 20 GB element (numpy's limit is 2^31 - 1).
+        assert!(DataType::from_json(&json!({"size": 20_000_000_000u64})).is_err());
+        assert!(DataType::from_json(&json!({"size": i32::MAX})).is_ok());
+        assert!(DataType::from_name("r17179869184").is_err());
+        assert!(DataType::from_json(&json!({"size": 4, "swap": [[u64::MAX, 2]]})).is_err());
         assert!(DataType::from_json(&json!({"size": 4, "floats": [[0, "float8"]]})).is_err());
         assert!(DataType::from_json(&json!(7)).is_err());
     }

@@ -67,6 +67,9 @@ impl Error {
     pub fn value(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Value, message)
     }
+    pub fn memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Memory, message)
+    }
 
     /// Prefix the message with where it happened, e.g. `array 'a/b', chunk 'a/b/c/0/1'`.
     pub fn context(self, prefix: impl fmt::Display) -> Self {

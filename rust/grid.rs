@@ -387,12 +387,13 @@ impl ChunkGrid {
     }
 }
 
-/// Number of chunks along each dimension of a regular grid.
+/// Number of chunks along each dimension of a regular grid (none along a
+/// dimension whose chunk extent is 0, which metadata validation refuses).
 pub fn grid_shape(shape: &[u64], chunk_shape: &[usize]) -> Vec<u64> {
     shape
         .iter()
         .zip(chunk_shape)
-        .map(|(&s, &c)| s.div_ceil(c as u64))
+        .map(|(&s, &c)| if c == 0 { 0 } else { s.div_ceil(c as u64) })
         .collect()
 }
 
@@ -555,5 +556,6 @@ mod tests {
     #[test]
     fn grid() {
         assert_eq!(grid_shape(&[10, 0, 7], &[3, 4, 7]), vec![4, 0, 1]);
+        assert_eq!(grid_shape(&[u64::MAX, 5], &[2, 0]), vec![1 << 63, 0]);
     }
 }

@@ -22,13 +22,28 @@ pub enum DimSelection {
     Indices(Vec<u64>),
 }
 
+/// Error unless a buffer of `shape` has an element count a buffer can hold
+/// (so that products of its extents and offsets into it never wrap).
+pub fn check_elements(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &s| n.checked_mul(s))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| {
+            Error::index(format!(
+                "a selection of shape {shape:?} has more elements than a buffer can hold"
+            ))
+        })
+}
+
 impl DimSelection {
-    /// Number of output elements along this dimension.
+    /// Number of output elements along this dimension (saturating at
+    /// `usize::MAX`, which no buffer holds: see [`check_elements`]).
     pub fn len(&self) -> usize {
         match self {
             DimSelection::Slice { start, stop, step } => {
-                if stop > start {
-                    ((stop - start).div_ceil(*step)) as usize
+                if stop > start && *step > 0 {
+                    usize::try_from((stop - start).div_ceil(*step)).unwrap_or(usize::MAX)
                 } else {
                     0
                 }
@@ -102,8 +117,13 @@ impl DimChunk {
 }
 
 /// The chunks a selection touches along one dimension, in chunk order.
+/// Offsets are computed so that none wraps, the last chunk of an extent near
+/// 2^64 included (its end may lie past `u64::MAX`); the work is proportional
+/// to the selected elements and chunks, not to the chunks a strided slice
+/// steps over.
 pub fn project_dim(sel: &DimSelection, extent: u64, chunk_len: usize) -> Vec<DimChunk> {
     let cl = chunk_len as u64;
+    // Elements of chunk `c` inside the extent (`c * cl <= index < extent`).
     let valid = |c: u64| ((extent - c * cl).min(cl)) as usize;
     match sel {
         DimSelection::Slice { start, stop, step } => {
@@ -111,13 +131,27 @@ pub fn project_dim(sel: &DimSelection, extent: u64, chunk_len: usize) -> Vec<Dim
             if stop <= start {
                 return out;
             }
-            let last = start + (sel.len() as u64 - 1) * step;
+            let n = sel.len() as u64;
+            if *step >= cl {
+                // At most one element per chunk: visit the elements.
+                for k in 0..n {
+                    let i = start + k * step;
+                    let (c, at) = (i / cl, (i % cl) as usize);
+                    out.push(DimChunk::new(c, vec![at], vec![k as usize], valid(c)));
+                }
+                return out;
+            }
+            let last = start + (n - 1) * step;
             for c in start / cl..=last / cl {
                 let lo = c * cl;
-                let hi = (lo + cl).min(*stop);
+                // The chunk's end, or the slice's stop when that comes first
+                // (the end of the grid's last chunk may not fit 64 bits).
+                let hi = lo.checked_add(cl).map_or(*stop, |end| end.min(*stop));
                 let first = if *start >= lo {
                     *start
                 } else {
+                    // The first element at or after `lo`; `step < cl`, so it
+                    // is below `lo + cl`.
                     start + (lo - start).div_ceil(*step) * step
                 };
                 if first >= hi {
@@ -184,16 +218,15 @@ impl Projection {
         for (d, s) in sel.iter().enumerate() {
             s.check(d, shape[d])?;
         }
+        let out_shape: Vec<usize> = sel.iter().map(DimSelection::len).collect();
+        check_elements(&out_shape)?;
         let dims = sel
             .iter()
             .zip(shape)
             .zip(chunk_shape)
             .map(|((s, &e), &c)| project_dim(s, e, c))
             .collect();
-        Ok(Projection {
-            dims,
-            out_shape: sel.iter().map(DimSelection::len).collect(),
-        })
+        Ok(Projection { dims, out_shape })
     }
 
     /// Every touched chunk, as one index into each dimension's list.
@@ -372,11 +405,16 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
         .collect();
     let strides = c_strides(chunk_shape);
     let npoints = flat.len() / ndim;
-    // Per point: (linear chunk id, flat index in the chunk).
-    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(npoints);
+    let chunk_of = |k: usize| {
+        flat[k * ndim..(k + 1) * ndim]
+            .iter()
+            .zip(chunk_shape)
+            .map(|(&x, &c)| x / c as u64)
+    };
+    // Per point, the flat index in its chunk.
+    let mut inner = Vec::with_capacity(npoints);
     for point in flat.chunks_exact(ndim) {
-        let mut id: u128 = 0;
-        let mut inner = 0usize;
+        let mut at = 0usize;
         for d in 0..ndim {
             let x = point[d];
             if x >= shape[d] {
@@ -385,55 +423,66 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
                     shape[d]
                 )));
             }
-            let c = chunk_shape[d] as u64;
-            id = id * grid[d] as u128 + (x / c) as u128;
-            inner += (x % c) as usize * strides[d];
+            at += (x % chunk_shape[d] as u64) as usize * strides[d];
         }
-        keyed.push((id, inner));
+        inner.push(at);
     }
-    // Point numbers ordered by chunk, in selection order within a chunk.
-    let order = order_by_chunk(&keyed, &grid);
+    // Point numbers ordered by chunk (C order of chunk coordinates), in
+    // selection order within a chunk: by a linear chunk id while the grid's
+    // chunk count fits 128 bits, else by the coordinates themselves (an id
+    // computed past 128 bits would wrap and merge distinct chunks).
+    let fits = grid
+        .iter()
+        .try_fold(1u128, |n, &g| n.checked_mul(u128::from(g)))
+        .is_some();
+    let order = if fits {
+        let ids: Vec<u128> = (0..npoints)
+            .map(|k| {
+                chunk_of(k)
+                    .zip(&grid)
+                    .fold(0u128, |id, (c, &g)| id * u128::from(g) + u128::from(c))
+            })
+            .collect();
+        order_by_chunk(&ids, &grid)
+    } else {
+        let mut order: Vec<usize> = (0..npoints).collect();
+        order.sort_by(|&a, &b| chunk_of(a).cmp(chunk_of(b)));
+        order
+    };
     let mut groups: Vec<PointGroup> = Vec::new();
-    let mut last: Option<u128> = None;
+    let mut last: Option<usize> = None;
     for k in order {
-        let (id, inner) = keyed[k];
-        if last != Some(id) {
-            let point = &flat[k * ndim..(k + 1) * ndim];
-            let coords = point
-                .iter()
-                .zip(chunk_shape)
-                .map(|(&x, &c)| x / c as u64)
-                .collect();
-            groups.push((coords, Vec::new()));
-            last = Some(id);
+        if !last.is_some_and(|l| chunk_of(l).eq(chunk_of(k))) {
+            groups.push((chunk_of(k).collect(), Vec::new()));
         }
+        last = Some(k);
         if let Some(g) = groups.last_mut() {
-            g.1.push((inner, k));
+            g.1.push((inner[k], k));
         }
     }
     Ok(groups)
 }
 
-/// The point numbers `0..keyed.len()` ordered by chunk id (`keyed[k].0`), in
-/// ascending point number within a chunk. A counting sort when the grid is
-/// not much larger than the number of points (the common case: many points,
-/// few chunks), else a stable comparison sort.
-fn order_by_chunk(keyed: &[(u128, usize)], grid: &[u64]) -> Vec<usize> {
-    let n = keyed.len();
+/// The point numbers `0..ids.len()` ordered by chunk id (`ids[k]`, below the
+/// product of `grid`), in ascending point number within a chunk. A counting
+/// sort when the grid is not much larger than the number of points (the
+/// common case: many points, few chunks), else a stable comparison sort.
+fn order_by_chunk(ids: &[u128], grid: &[u64]) -> Vec<usize> {
+    let n = ids.len();
     let nchunks = grid
         .iter()
         .try_fold(1usize, |acc, &g| acc.checked_mul(usize::try_from(g).ok()?));
     match nchunks {
         Some(nchunks) if nchunks <= 2 * n.max(4096) => {
             let mut start = vec![0usize; nchunks + 1];
-            for &(id, _) in keyed {
+            for &id in ids {
                 start[id as usize + 1] += 1;
             }
             for i in 1..start.len() {
                 start[i] += start[i - 1];
             }
             let mut order = vec![0usize; n];
-            for (k, &(id, _)) in keyed.iter().enumerate() {
+            for (k, &id) in ids.iter().enumerate() {
                 let slot = &mut start[id as usize];
                 order[*slot] = k;
                 *slot += 1;
@@ -442,7 +491,7 @@ fn order_by_chunk(keyed: &[(u128, usize)], grid: &[u64]) -> Vec<usize> {
         }
         _ => {
             let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&k| keyed[k].0);
+            order.sort_by_key(|&k| ids[k]);
             order
         }
     }
@@ -760,20 +809,93 @@ mod tests {
         for grid in [vec![3u64, 4], vec![1 << 20, 1 << 20]] {
             let nchunks: u128 = grid.iter().map(|&g| g as u128).product();
             let mut state = 12345u64;
-            let keyed: Vec<(u128, usize)> = (0..500)
-                .map(|i| {
+            let ids: Vec<u128> = (0..500)
+                .map(|_| {
                     state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
                     // few distinct chunks, so that chunks repeat
-                    let id = ((state >> 33) % 7) as u128 * (nchunks / 7);
-                    (id, i)
+                    ((state >> 33) % 7) as u128 * (nchunks / 7)
                 })
                 .collect();
-            let got = order_by_chunk(&keyed, &grid);
-            let mut want: Vec<usize> = (0..keyed.len()).collect();
-            want.sort_by_key(|&k| (keyed[k].0, k));
+            let got = order_by_chunk(&ids, &grid);
+            let mut want: Vec<usize> = (0..ids.len()).collect();
+            want.sort_by_key(|&k| (ids[k], k));
             assert_eq!(got, want, "grid {grid:?}");
         }
         assert!(order_by_chunk(&[], &[0]).is_empty());
+    }
+
+    fn summary(p: &[DimChunk]) -> Vec<(u64, Vec<usize>, Vec<usize>, bool)> {
+        p.iter()
+            .map(|c| (c.chunk, c.src.clone(), c.dst.clone(), c.covers_chunk))
+            .collect()
+    }
+
+    #[test]
+    fn projections_at_the_end_of_a_2_to_the_64_extent() {
+        let end = u64::MAX;
+        // Chunks of 2: the grid's last chunk, 2^63 - 1, would end at 2^64.
+        let last = (1u64 << 63) - 1;
+        assert_eq!(
+            summary(&project_dim(&sl(end - 3, end, 1), end, 2)),
+            [
+                (last - 1, vec![0, 1], vec![0, 1], true),
+                (last, vec![0], vec![2], true)
+            ]
+        );
+        // Chunks of 2^62: the last 8 elements are in chunk 3.
+        let p = project_dim(&sl(end - 8, end, 1), end, 1 << 62);
+        let lo = (1usize << 62) - 9;
+        assert_eq!(
+            summary(&p),
+            [(3, (lo..lo + 8).collect(), (0..8).collect(), false)]
+        );
+        assert_eq!(
+            summary(&project_dim(
+                &DimSelection::Indices(vec![end - 1, 0]),
+                end,
+                2
+            )),
+            [(0, vec![0], vec![1], false), (last, vec![0], vec![0], true)]
+        );
+        // Steps of at least a chunk visit the selected elements, not every
+        // chunk in between (2^61 of them here).
+        let p = project_dim(&sl(1, end, 1 << 62), end, 2);
+        assert_eq!(
+            summary(&p),
+            (0..4u64)
+                .map(|k| ((k << 61), vec![1], vec![k as usize], false))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn selections_with_more_elements_than_a_buffer_are_refused() {
+        let huge = sl(0, u64::MAX, 1);
+        assert_eq!(
+            Projection::new(&[huge.clone(), huge], &[u64::MAX; 2], &[2, 2])
+                .unwrap_err()
+                .kind,
+            crate::error::ErrorKind::Index
+        );
+        assert!(check_elements(&[1 << 31, 1 << 31]).is_ok());
+        assert!(check_elements(&[1 << 32, 1 << 32]).is_err());
+    }
+
+    #[test]
+    fn points_in_a_grid_of_more_than_2_to_the_128_chunks_keep_their_chunks() {
+        // Linear ids of a 3-d grid of 2^62 chunks per dimension wrap at 128
+        // bits: (0, 0, 0) and (64, 0, 0) would share id 0.
+        let shape = [u64::MAX; 3];
+        let flat = [0, 0, 0, 64, 0, 0, 0, 0, 1, 1 << 63, 5, u64::MAX - 1];
+        let groups = group_points(&flat, &shape, &[4, 4, 4]).unwrap();
+        assert_eq!(
+            groups,
+            [
+                (vec![0, 0, 0], vec![(0, 0), (1, 2)]),
+                (vec![16, 0, 0], vec![(0, 1)]),
+                (vec![1 << 61, 1, (u64::MAX - 1) / 4], vec![(4 + 2, 3)]),
+            ]
+        );
     }
 
     #[test]

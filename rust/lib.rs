@@ -2,6 +2,7 @@
 //! The Python layer (`python/zarrox`) decides what to read or write; this
 //! crate does the work, one call per batch of chunks.
 
+pub mod alloc;
 pub mod array;
 pub mod codec;
 pub mod dtype;

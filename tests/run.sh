@@ -25,9 +25,14 @@ cargo clippy -q --all-targets --features python -- -D warnings
 cargo test -q --lib
 
 echo "== python: ruff, pytest"
-ruff check python tests benches
-ruff format --check python tests benches
+ruff check python tests benches fuzz
+ruff format --check python tests benches fuzz
 python -m pytest -q -p no:cacheprovider tests "$@"
+
+echo "== fuzzing: each cargo-fuzz target for 20 s from its seeds, fixed seed (RELIABILITY.md)"
+cargo fmt --check --manifest-path fuzz/Cargo.toml
+cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+bash fuzz/run.sh -t 20
 
 echo "== zarr-python's own test suite, with zarrox as its codec pipeline (tests/zarr_suite)"
 bash tests/zarr_suite/run.sh

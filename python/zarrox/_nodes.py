@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, draft_v3, dumps, parse_node
+from zarrox.metadata._checks import parse_json
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1, loads_v1
 from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dumps_v2, loads_v2
@@ -47,10 +47,7 @@ def read_document(store: Store, path: str) -> dict[str, Any] | None:
     raw = store.get(join(path, METADATA_KEY))
     if raw is None:
         return None
-    try:
-        doc = json.loads(raw)
-    except ValueError as e:
-        raise MetadataError(f"zarr.json at '{path}': not valid JSON: {e}") from None
+    doc = parse_json(raw, f"zarr.json at '{path}': ")
     if not isinstance(doc, dict):
         raise MetadataError(f"zarr.json at '{path}': must be a JSON object")
     return doc
@@ -75,7 +72,18 @@ def _read_v1(store: Store, path: str) -> ArrayMetadataV1 | None:
 
 def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeMetadata | None:
     """The metadata of the node at ``path`` (v3 first, then v2, v1 and the draft v3 layout,
-    whose hierarchy's entry point is ``zarr.json`` at ``path`` or an ancestor), or None."""
+    whose hierarchy's entry point is ``zarr.json`` at ``path`` or an ancestor), or None.
+    Errors name the node, also those found in a document elsewhere (a draft hierarchy's entry
+    point)."""
+    try:
+        return _read_node(store, path, zarr_format)
+    except (MetadataError, UnsupportedError) as e:
+        if f"'{path}'" in str(e):
+            raise
+        raise type(e)(f"node '{path}': {e}") from None
+
+
+def _read_node(store: Store, path: str, zarr_format: int | None) -> NodeMetadata | None:
     if zarr_format in (None, 3):
         doc = read_document(store, path)
         if doc is not None:
@@ -118,9 +126,18 @@ def read_only_message(kind: str, path: str, meta: object) -> str:
 
 
 def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
-    """Store a node's metadata documents."""
+    """Store a node's metadata documents; errors (attributes JSON cannot hold) name it."""
     if is_legacy(meta):
         raise UnsupportedError(read_only_message("node", path, meta))
+    try:
+        _write_node(store, path, meta)
+    except MetadataError as e:
+        if f"'{path}'" in str(e):
+            raise
+        raise MetadataError(f"node '{path}': {e}") from None
+
+
+def _write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
         store.set(join(path, METADATA_KEY), dumps(meta.to_json()))
         return

@@ -42,18 +42,19 @@ from zarrox.metadata import (
     GroupMetadataV3,
     build_codecs,
 )
+from zarrox.metadata._checks import copy_json
 from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.consolidated import (
     ZMETADATA_KEY,
     build_consolidated_v3,
     build_zmetadata,
+    check_parents,
     dumps_zmetadata,
     parse_consolidated_v3,
     parse_zmetadata,
     zmetadata_entries,
     zmetadata_nodes,
 )
-from zarrox.metadata.dtypes import copy_json
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2, loads_v2
 from zarrox.metadata.v3 import parse_node, resolve_data_type
 from zarrox.storage import Store, resolve_store
@@ -261,11 +262,24 @@ def create_array(
     if rect_chunks is None and (
         len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape)
     ):
-        raise ValueError(f"chunks {chunk_shape} do not fit shape {shape_t}")
+        raise ValueError(f"array '{path}': chunks {chunk_shape} do not fit shape {shape_t}")
     if shards is not None:
-        grid_shape, codecs = _sharding_codecs(
-            shards, chunk_shape, dt, data_type, filters, serializer, compressors, codecs, shape_t
-        )
+        try:
+            grid_shape, codecs = _sharding_codecs(
+                shards,
+                chunk_shape,
+                dt,
+                data_type,
+                filters,
+                serializer,
+                compressors,
+                codecs,
+                shape_t,
+            )
+        except ValueError as e:
+            if f"'{path}'" in str(e):
+                raise
+            raise type(e)(f"array '{path}': {e}") from None
         filters, serializer, compressors = None, "auto", "auto"
     else:
         grid_shape = chunk_shape
@@ -311,7 +325,7 @@ def _create_array_v2(
     if chunks is None or chunks == "auto":
         try:
             itemsize = max(np.dtype(dtype).itemsize, 1)
-        except TypeError:
+        except (TypeError, ValueError):  # the metadata layer says what is wrong with it
             itemsize = 8
         chunk_shape: Any = guess_chunks(shape, itemsize)
     else:
@@ -682,14 +696,17 @@ def _consolidated(store: Store, path: str, meta: NodeMetadata) -> dict[str, Node
         for rel, doc in docs.items():
             node_path = f"{path}/{rel}" if path else rel
             nodes[rel] = parse_node(doc, path=node_path)
-        return nodes
-    key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
-    raw = store.get(key)
-    if raw is None:
-        return None
-    entries = parse_zmetadata(loads_v2(raw, key=ZMETADATA_KEY, path=path), path=path)
-    found = zmetadata_nodes(entries, path=path)
-    return {rel: m for rel, m in found.items() if rel}
+        where = f"zarr.json at {path!r}: consolidated_metadata: "
+    else:
+        key = f"{path}/{ZMETADATA_KEY}" if path else ZMETADATA_KEY
+        raw = store.get(key)
+        if raw is None:
+            return None
+        entries = parse_zmetadata(loads_v2(raw, key=ZMETADATA_KEY, path=path), path=path)
+        nodes = {rel: m for rel, m in zmetadata_nodes(entries, path=path).items() if rel}
+        where = f"{ZMETADATA_KEY} at {path!r}: "
+    check_parents(nodes, lambda m: isinstance(m, GroupMetadataV3 | GroupMetadataV2), where)
+    return nodes
 
 
 def open_group(

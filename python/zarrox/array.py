@@ -25,7 +25,7 @@ from zarrox._nodes import (
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
-from zarrox.errors import ReadOnlyError, UnknownCodecError
+from zarrox.errors import MetadataError, ReadOnlyError, UnknownCodecError, UnsupportedError
 from zarrox.indexing import (
     Selection,
     basic_selection,
@@ -153,6 +153,16 @@ class Array(Node):
         self._open_handle()
 
     def _open_handle(self) -> None:
+        try:
+            self._make_handle()
+        except (MetadataError, UnsupportedError) as e:
+            # The Rust core names the path chunks are under (another one in the draft v3
+            # layout); the node is what the user opened.
+            if f"'{self._path}'" in str(e):
+                raise
+            raise type(e)(f"array '{self._path}': {e}") from None
+
+    def _make_handle(self) -> None:
         m = self._metadata
         core = m.to_core_json()
         for codec in core["codecs"]:
@@ -572,8 +582,11 @@ class Array(Node):
             if len(new_shape) == 1 and isinstance(new_shape[0], tuple | list)
             else tuple(int(s) for s in new_shape)  # type: ignore[arg-type]
         )
-        if len(shape) != self.ndim or any(s < 0 for s in shape):
-            raise ValueError(f"new shape {shape} does not fit a {self.ndim}-d array")
+        if len(shape) != self.ndim or any(not 0 <= s < 2**64 for s in shape):
+            raise ValueError(
+                f"array '{self._path}': new shape {shape} does not fit a {self.ndim}-d array "
+                "(extents from 0 to 2**64 - 1)"
+            )
         old = self.shape
         rect = self._rectilinear
         new_rect = None

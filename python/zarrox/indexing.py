@@ -7,6 +7,7 @@ from the result's shape. The chunk projection itself happens in Rust.
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -88,8 +89,49 @@ def _slice_len(start: int, stop: int, step: int) -> int:
     return max(0, -(-(stop - start) // step))
 
 
-def _index_array(s: Any, n: int, dim: int) -> np.ndarray:
+def _as_index_array(s: Any) -> np.ndarray:
+    """An index array from an array or a (nested) list. numpy turns lists holding integers
+    beyond int64 (indices into dimensions of up to 2**64 - 1) into floats or objects; those
+    keep their exact values, as an object array of Python ints."""
     arr = np.asarray(s)
+    if not isinstance(s, np.ndarray) and arr.size and arr.dtype.kind in "fO":
+        exact = np.asarray(s, dtype=object)
+        if all(_is_integer(x) for x in exact.flat):
+            return exact
+    return arr
+
+
+def _normalized(arr: np.ndarray, n: int, dim: int) -> np.ndarray:
+    """Integer indices (negative ones counting from the end) as uint64 in ``[0, n)``, for any
+    extent ``n`` below 2**64: no arithmetic here wraps or overflows int64."""
+    if arr.dtype == object:
+        flat = [operator.index(x) for x in arr.flat]
+        out = []
+        for i in flat:
+            j = i + n if i < 0 else i
+            if not 0 <= j < n:
+                raise BoundsCheckError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            out.append(j)
+        return np.array(out, dtype=np.uint64).reshape(arr.shape)
+    extent = np.uint64(n)
+    if arr.dtype.kind == "u":
+        idx = arr.astype(np.uint64)
+        bad = idx >= extent
+    else:
+        signed = arr.astype(np.int64)
+        negative = signed < 0
+        as_unsigned = signed.view(np.uint64)
+        # |i| of the negative ones (two's complement, exact for int64's minimum)
+        magnitude = np.uint64(0) - as_unsigned
+        bad = np.where(negative, magnitude > extent, as_unsigned >= extent)
+        idx = np.where(negative, extent - np.minimum(magnitude, extent), as_unsigned)
+    if bad.any():
+        raise BoundsCheckError(f"index {arr[bad][0]} is out of bounds for axis {dim} with size {n}")
+    return np.ascontiguousarray(idx, dtype=np.uint64)
+
+
+def _index_array(s: Any, n: int, dim: int) -> np.ndarray:
+    arr = _as_index_array(s)
     if arr.ndim != 1:
         raise IndexError(f"index arrays must be 1-dimensional (axis {dim})")
     if arr.dtype == bool:
@@ -100,16 +142,11 @@ def _index_array(s: Any, n: int, dim: int) -> np.ndarray:
         return np.flatnonzero(arr).astype(np.uint64)
     if arr.size == 0:
         return np.zeros(0, dtype=np.uint64)
-    if arr.dtype.kind not in "iu":
+    if arr.dtype.kind not in "iuO":
         raise IndexError(
             f"arrays used as indices must be of integer or boolean type, got {arr.dtype}"
         )
-    idx = arr.astype(np.int64)
-    idx = np.where(idx < 0, idx + n, idx)
-    bad = (idx < 0) | (idx >= n)
-    if bad.any():
-        raise BoundsCheckError(f"index {arr[bad][0]} is out of bounds for axis {dim} with size {n}")
-    return np.ascontiguousarray(idx, dtype=np.uint64)
+    return _normalized(arr, n, dim)
 
 
 def _unsupported(s: Any) -> IndexError:
@@ -177,25 +214,18 @@ def is_fancy(selection: Any) -> bool:
 def _points(arrays: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]]:
     """Broadcast per-dimension integer index arrays into (K, ndim) uint64 points."""
     try:
-        parts = np.broadcast_arrays(*[np.asarray(a) for a in arrays])
+        parts = np.broadcast_arrays(*[_as_index_array(a) for a in arrays])
     except ValueError as e:
         raise IndexError(f"coordinate arrays could not be broadcast together: {e}") from None
     result_shape = parts[0].shape if parts else ()
     cols = []
     for dim, (p, n) in enumerate(zip(parts, shape, strict=True)):
-        if p.size and p.dtype.kind not in "iu":
+        if p.size and p.dtype.kind not in "iuO":
             raise IndexError(
                 f"coordinate selections need integer arrays, got {p.dtype} for axis {dim}"
             )
-        idx = p.reshape(-1).astype(np.int64)
-        idx = np.where(idx < 0, idx + n, idx)
-        bad = (idx < 0) | (idx >= n)
-        if bad.any():
-            raise BoundsCheckError(
-                f"index {p.reshape(-1)[bad][0]} is out of bounds for axis {dim} with size {n}"
-            )
-        cols.append(idx.astype(np.uint64))
-    k = int(np.prod(result_shape, dtype=np.int64))
+        cols.append(_normalized(p.reshape(-1), n, dim) if p.size else np.zeros(0, np.uint64))
+    k = math.prod(result_shape)
     points = np.stack(cols, axis=1) if cols else np.zeros((k, 0), dtype=np.uint64)
     return np.ascontiguousarray(points, dtype=np.uint64), tuple(result_shape)
 

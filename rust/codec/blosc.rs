@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void, CStr};
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member, int_member};
-use super::{check_len, BytesToBytesCodec, ChunkSpec};
+use super::{check_len, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -118,10 +118,28 @@ fn validated_size(encoded: &[u8]) -> Result<usize> {
     Ok(nbytes)
 }
 
+/// Decoded bytes one byte of a blosc buffer can stand for: each block's
+/// streams are compressed by one of blosc's codecs, the most expansive of
+/// which (zstd) stays below this ratio (see `zstd::MAX_RATIO`).
+const MAX_RATIO: usize = super::zstd::MAX_RATIO;
+
+/// The decoded size a blosc buffer declares, once checked against its
+/// compressed size and `bound` (before anything is allocated for it).
+fn declared_size(encoded: &[u8], bound: SizeBound) -> Result<usize> {
+    let size = bound.check_declared("blosc", validated_size(encoded)? as u64)?;
+    if size > encoded.len().saturating_mul(MAX_RATIO) {
+        return Err(Error::corrupt(format!(
+            "blosc: header declares {size} bytes, more than {} compressed bytes can hold",
+            encoded.len()
+        )));
+    }
+    Ok(size)
+}
+
 impl BytesToBytesCodec for BloscCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let cap = decoded.len() + blosc_src::BLOSC_MAX_OVERHEAD as usize;
-        let mut out = vec![0u8; cap];
+        let mut out = crate::alloc::zeroed(cap)?;
         // SAFETY: src and dest are distinct live buffers of the lengths passed;
         // c-blosc never writes past `destsize` (documented) and the context API
         // keeps no global state, so concurrent calls from rayon threads are fine.
@@ -146,15 +164,19 @@ impl BytesToBytesCodec for BloscCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        let size = validated_size(&encoded)?;
-        let mut out = vec![0u8; size];
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        let size = declared_size(&encoded, bound)?;
+        let mut out = crate::alloc::zeroed(size)?;
         self.decode_into(encoded, &mut out)?;
         Ok(out)
     }
 
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.compressed(|n| with_slack(n.checked_add(blosc_src::BLOSC_MAX_OVERHEAD as usize)))
+    }
+
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let size = validated_size(&encoded)?;
+        let size = declared_size(&encoded, SizeBound::Exact(out.len()))?;
         check_len(size, out.len())?;
         if size == 0 {
             return Ok(());
@@ -181,6 +203,7 @@ impl BytesToBytesCodec for BloscCodec {
 mod tests {
     use super::super::tests::{sample, spec};
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     fn codec(cfg: Value) -> Result<BloscCodec> {
@@ -197,7 +220,7 @@ mod tests {
                 // Header: version byte 2, then the declared size at bytes 4..8.
                 assert_eq!(enc[0], 2);
                 assert_eq!(u32::from_le_bytes(enc[4..8].try_into().unwrap()), 4000);
-                assert_eq!(c.decode(enc).unwrap(), data, "{cname} {shuffle}");
+                assert_eq!(c.decode(enc, Unbounded).unwrap(), data, "{cname} {shuffle}");
             }
         }
     }
@@ -207,7 +230,10 @@ mod tests {
         let c = codec(json!({"cname": "lz4", "clevel": 5, "shuffle": "shuffle"})).unwrap();
         let enc = c.encode(sample(4000)).unwrap();
         for cut in [0, 5, 15, enc.len() / 2, enc.len() - 1] {
-            assert!(c.decode(enc[..cut].to_vec()).is_err(), "cut {cut}");
+            assert!(
+                c.decode(enc[..cut].to_vec(), Unbounded).is_err(),
+                "cut {cut}"
+            );
         }
         let mut out = vec![0; 3999];
         assert!(c.decode_into(enc, &mut out).is_err());

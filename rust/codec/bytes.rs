@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member};
-use super::{check_len, ArrayToBytesCodec, ChunkSpec};
+use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
@@ -48,12 +48,16 @@ impl ArrayToBytesCodec for BytesCodec {
         }
         Ok(decoded)
     }
-    fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
-        check_len(encoded.len(), self.nbytes)?;
+    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        bound.check("bytes", encoded.len())?;
+        SizeBound::Exact(self.nbytes).check("bytes", encoded.len())?;
         if let Some(dtype) = self.swap {
             dtype.swap_bytes(&mut encoded);
         }
         Ok(encoded)
+    }
+    fn encoded_bound(&self) -> SizeBound {
+        SizeBound::Exact(self.nbytes)
     }
     fn is_identity(&self) -> bool {
         self.swap.is_none()
@@ -80,7 +84,7 @@ mod tests {
         let data = [1u32.to_ne_bytes(), 0x0102_0304u32.to_ne_bytes()].concat();
         let enc = c.encode(data.clone()).unwrap();
         assert_eq!(enc, [[0, 0, 0, 1], [1, 2, 3, 4]].concat());
-        assert_eq!(c.decode(enc).unwrap(), data);
+        assert_eq!(c.decode(enc, SizeBound::Exact(8)).unwrap(), data);
     }
 
     #[test]
@@ -100,7 +104,7 @@ mod tests {
         assert!(codec(json!("middle"), "int16", 3).is_err());
         assert!(codec(json!("little"), "int16", 3)
             .unwrap()
-            .decode(vec![0; 5])
+            .decode(vec![0; 5], SizeBound::Exact(6))
             .is_err());
     }
 }

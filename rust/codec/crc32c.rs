@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::config::check_members;
-use super::BytesToBytesCodec;
+use super::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -23,7 +23,7 @@ impl BytesToBytesCodec for Crc32cCodec {
         Ok(decoded)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         if encoded.len() < 4 {
             return Err(Error::corrupt(format!(
                 "crc32c: {} bytes is too short to hold a checksum",
@@ -39,14 +39,21 @@ impl BytesToBytesCodec for Crc32cCodec {
                 "crc32c checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
             )));
         }
+        // The checksum first: it says more about a damaged chunk than its length.
+        bound.check("crc32c", n)?;
         encoded.truncate(n);
         Ok(encoded)
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.plus(4)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
 
     #[test]
@@ -54,15 +61,18 @@ mod tests {
         // RFC 3720 B.4: 32 bytes of zeros have CRC32C 0x8a9136aa.
         let enc = Crc32cCodec.encode(vec![0u8; 32]).unwrap();
         assert_eq!(&enc[32..], &0x8a91_36aau32.to_le_bytes());
-        assert_eq!(Crc32cCodec.decode(enc.clone()).unwrap(), vec![0u8; 32]);
+        assert_eq!(
+            Crc32cCodec.decode(enc.clone(), Unbounded).unwrap(),
+            vec![0u8; 32]
+        );
         let mut bad = enc;
         bad[3] ^= 1;
         assert_eq!(
-            Crc32cCodec.decode(bad).unwrap_err().kind,
+            Crc32cCodec.decode(bad, Unbounded).unwrap_err().kind,
             ErrorKind::Checksum
         );
         assert_eq!(
-            Crc32cCodec.decode(vec![1, 2]).unwrap_err().kind,
+            Crc32cCodec.decode(vec![1, 2], Unbounded).unwrap_err().kind,
             ErrorKind::Corrupt
         );
     }

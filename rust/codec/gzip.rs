@@ -8,7 +8,7 @@ use flate2::Compression;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, int_member};
-use super::{check_len, BytesToBytesCodec};
+use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -31,10 +31,23 @@ fn corrupt(e: std::io::Error) -> Error {
     Error::corrupt(format!("gzip: {e}"))
 }
 
+/// The most bytes a deflate stream of `n` bytes takes: zlib's `deflateBound`
+/// for stored blocks (its worst case, whatever the parameters), plus `wrapper`
+/// bytes of container header and trailer.
+pub(crate) fn deflate_bound(n: usize, wrapper: usize) -> Option<usize> {
+    n.checked_add((n >> 5) + (n >> 7) + (n >> 11) + 7 + wrapper)
+}
+
+/// What a gzip stream of a chunk within `decoded` may take (one member, a
+/// 10-byte header, an 8-byte trailer), with slack for other encoders.
+pub(crate) fn encoded_bound(decoded: SizeBound) -> SizeBound {
+    decoded.compressed(|n| with_slack(deflate_bound(n, 18)))
+}
+
 impl BytesToBytesCodec for GzipCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let mut enc = GzEncoder::new(
-            Vec::with_capacity(decoded.len() / 2 + 64),
+            crate::alloc::with_capacity(decoded.len() / 2 + 64)?,
             Compression::new(self.level),
         );
         enc.write_all(&decoded)
@@ -42,12 +55,22 @@ impl BytesToBytesCodec for GzipCodec {
             .map_err(|e| Error::value(format!("gzip: {e}")))
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(encoded.len() * 4);
-        MultiGzDecoder::new(encoded.as_slice())
-            .read_to_end(&mut out)
-            .map_err(corrupt)?;
-        Ok(out)
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        if let Some(n) = bound.exact() {
+            let mut out = crate::alloc::zeroed(n)?;
+            self.decode_into(encoded, &mut out)?;
+            return Ok(out);
+        }
+        read_bounded(
+            MultiGzDecoder::new(encoded.as_slice()),
+            bound,
+            "gzip",
+            corrupt,
+        )
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        encoded_bound(decoded)
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
@@ -73,6 +96,7 @@ impl BytesToBytesCodec for GzipCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     #[test]
@@ -81,7 +105,7 @@ mod tests {
         let data = super::super::tests::sample(10_000);
         let enc = c.encode(data.clone()).unwrap();
         assert_eq!(&enc[..2], &[0x1f, 0x8b]); // gzip magic
-        assert_eq!(c.decode(enc.clone()).unwrap(), data);
+        assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), data);
         let mut out = vec![0; data.len()];
         c.decode_into(enc.clone(), &mut out).unwrap();
         assert_eq!(out, data);

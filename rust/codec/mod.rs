@@ -15,6 +15,7 @@ pub mod vlen;
 pub mod zstd;
 
 use std::fmt::Debug;
+use std::io::Read;
 
 use serde_json::{Map, Value};
 
@@ -40,6 +41,157 @@ impl ChunkSpec {
     }
 }
 
+/// What a decoder may produce: what the chain knows of its output's size.
+/// Decoders never allocate beyond [`SizeBound::limit`], whatever a header in
+/// the stored bytes claims, and refuse output beyond it as corrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeBound {
+    /// Exactly this many bytes (a fixed-size chunk, or the encoding of one by a
+    /// fixed-size codec); anything else is corrupt.
+    Exact(usize),
+    /// At most this many bytes (what a compressor writes for a bounded input).
+    AtMost(usize),
+    /// Bounded by memory only (variable-length chunks): buffers grow as output
+    /// arrives, fallibly, and never on a header's word alone.
+    Unbounded,
+}
+
+impl SizeBound {
+    /// The most bytes allowed.
+    pub fn limit(self) -> usize {
+        match self {
+            SizeBound::Exact(n) | SizeBound::AtMost(n) => n,
+            SizeBound::Unbounded => isize::MAX as usize,
+        }
+    }
+
+    pub fn exact(self) -> Option<usize> {
+        match self {
+            SizeBound::Exact(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Error unless `n` decoded bytes satisfy the bound.
+    pub fn check(self, codec: &str, n: usize) -> Result<()> {
+        match self {
+            SizeBound::Exact(e) if n != e => Err(Error::corrupt(format!(
+                "{codec}: decoded {n} bytes, expected {e}"
+            ))),
+            _ if n > self.limit() => Err(self.exceeded(codec)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The size a header in the encoded bytes declares, once checked against
+    /// the bound (before anything is allocated for it).
+    pub fn check_declared(self, codec: &str, declared: u64) -> Result<usize> {
+        let n = usize::try_from(declared).unwrap_or(usize::MAX);
+        match self {
+            SizeBound::Exact(e) if n != e => Err(Error::corrupt(format!(
+                "{codec}: header declares {declared} decoded bytes, expected {e}"
+            ))),
+            _ if n > self.limit() => Err(Error::corrupt(format!(
+                "{codec}: header declares {declared} decoded bytes, more than the {} \
+                 this chunk can hold",
+                self.limit()
+            ))),
+            _ => Ok(n),
+        }
+    }
+
+    /// The error for output that went past the bound.
+    pub fn exceeded(self, codec: &str) -> Error {
+        Error::corrupt(match self {
+            SizeBound::Exact(e) => format!("{codec}: decoded more than the expected {e} bytes"),
+            _ => format!(
+                "{codec}: decoded more than the {} bytes this chunk can hold",
+                self.limit()
+            ),
+        })
+    }
+
+    /// The bound after a codec that adds exactly `n` bytes (checksums).
+    pub fn plus(self, n: usize) -> SizeBound {
+        match self {
+            SizeBound::Exact(e) => e
+                .checked_add(n)
+                .map_or(SizeBound::Unbounded, SizeBound::Exact),
+            SizeBound::AtMost(m) => m
+                .checked_add(n)
+                .map_or(SizeBound::Unbounded, SizeBound::AtMost),
+            SizeBound::Unbounded => SizeBound::Unbounded,
+        }
+    }
+
+    /// The bound after a compressor whose encoding of `n` bytes takes at most
+    /// `worst(n)` bytes (`None`: more than a buffer can hold).
+    pub fn compressed(self, worst: impl FnOnce(usize) -> Option<usize>) -> SizeBound {
+        match self {
+            SizeBound::Exact(n) | SizeBound::AtMost(n) => worst(n)
+                .filter(|&w| w <= isize::MAX as usize)
+                .map_or(SizeBound::Unbounded, SizeBound::AtMost),
+            SizeBound::Unbounded => SizeBound::Unbounded,
+        }
+    }
+}
+
+/// The most bytes a compressed encoding of some input may take: `worst`, its
+/// format's worst case for incompressible input as the reference encoder
+/// writes it, plus an eighth and 64 KiB for what other encoders may add
+/// (smaller stored blocks, flushes, gzip file names and comments, zstd
+/// skippable frames, several members). `None` on overflow.
+pub fn with_slack(worst: Option<usize>) -> Option<usize> {
+    let worst = worst?;
+    worst.checked_add(worst / 8)?.checked_add(64 << 10)
+}
+
+/// Read everything `reader` decodes into a buffer grown within `bound` (see
+/// [`make_room`]); `err` maps the reader's errors.
+pub fn read_bounded(
+    mut reader: impl Read,
+    bound: SizeBound,
+    codec: &str,
+    err: impl Fn(std::io::Error) -> Error,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        make_room(&mut out, bound, codec)?;
+        let spare = out.capacity() - out.len();
+        // At most `spare` bytes: the reader appends into the spare capacity and
+        // the vector never grows here.
+        let n = (&mut reader)
+            .take(spare as u64)
+            .read_to_end(&mut out)
+            .map_err(&err)?;
+        if n < spare {
+            bound.check(codec, out.len())?;
+            return Ok(out);
+        }
+    }
+}
+
+/// Make room in `out` for more decoded bytes, within `bound`: all of an exact
+/// size at once, else doubling; capacity stops one byte past the limit, so a
+/// decoder writing into spare capacity cannot go further and
+/// [`SizeBound::check`] catches the one byte too many. Allocation is fallible.
+/// An error when `out` is already full at that size.
+pub fn make_room(out: &mut Vec<u8>, bound: SizeBound, codec: &str) -> Result<()> {
+    if out.len() < out.capacity() {
+        return Ok(());
+    }
+    let cap = bound.limit().saturating_add(1);
+    if out.len() >= cap {
+        return Err(bound.exceeded(codec));
+    }
+    let room = cap - out.len();
+    let more = match bound {
+        SizeBound::Exact(_) => room,
+        _ => out.capacity().max(64 << 10).min(room),
+    };
+    crate::alloc::reserve(out, more)
+}
+
 /// Codecs that turn one array into another (transpose).
 pub trait ArrayToArrayCodec: Send + Sync + Debug {
     /// The representation this codec produces on encode.
@@ -51,14 +203,20 @@ pub trait ArrayToArrayCodec: Send + Sync + Debug {
         None
     }
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>>;
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>>;
+    /// Decode; `bound` is the decoded chunk's size (exact for fixed-size
+    /// data types, [`SizeBound::Unbounded`] for a variable-length frame).
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>>;
 }
 
-/// Codecs that serialize an array to bytes (bytes; later sharding, vlen).
+/// Codecs that serialize an array to bytes (bytes, packbits, sharding, vlen).
 pub trait ArrayToBytesCodec: Send + Sync + Debug {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>>;
-    /// Returns exactly the decoded spec's `nbytes()` bytes.
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>>;
+    /// Decode; `bound` is the decoded chunk's size (exact for fixed-size data
+    /// types, [`SizeBound::Unbounded`] for a variable-length frame).
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>>;
+    /// What this codec's encoded bytes may take (the bound on what the
+    /// bytes->bytes codecs after it decode to).
+    fn encoded_bound(&self) -> SizeBound;
     /// True when encoded and decoded bytes are identical (native byte order),
     /// which lets the chain decode straight into the caller's buffer.
     fn is_identity(&self) -> bool {
@@ -73,15 +231,20 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
 /// Codecs from bytes to bytes (compressors, checksums).
 pub trait BytesToBytesCodec: Send + Sync + Debug {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>>;
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>>;
+    /// Decode at most (or exactly) what `bound` allows: more output is a
+    /// corrupt chunk, never a larger allocation.
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>>;
     /// Decode into `out`, whose length is the exact decoded size. Compressors
     /// that know the size override this to skip a copy.
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let decoded = self.decode(encoded)?;
+        let decoded = self.decode(encoded, SizeBound::Exact(out.len()))?;
         check_len(decoded.len(), out.len())?;
         out.copy_from_slice(&decoded);
         Ok(())
     }
+    /// The bound on this codec's encoded bytes for input within `decoded`: the
+    /// largest encoding any encoder of its format writes.
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound;
 }
 
 /// Error unless a decoded buffer has the expected length.
@@ -111,6 +274,55 @@ pub struct CodecChain {
     array_to_array: Vec<Box<dyn ArrayToArrayCodec>>,
     array_to_bytes: Box<dyn ArrayToBytesCodec>,
     bytes_to_bytes: Vec<Box<dyn BytesToBytesCodec>>,
+    bounds: Bounds,
+}
+
+/// What each codec of a chain may decode to, computed once from the chunk
+/// spec: the decoded sizes of fixed-size chunks, and from the innermost
+/// bytes->bytes codec outwards, each codec's largest encoding of what the
+/// codec inside it may produce.
+#[derive(Debug)]
+struct Bounds {
+    /// Per array->array codec (in chain order), the size of its decoded array.
+    array_to_array: Vec<SizeBound>,
+    /// What the array->bytes codec decodes to.
+    array_to_bytes: SizeBound,
+    /// Per bytes->bytes codec (in chain order), what it decodes to.
+    bytes_to_bytes: Vec<SizeBound>,
+    /// The chain's encoded bytes.
+    encoded: SizeBound,
+}
+
+impl Bounds {
+    fn new(
+        specs: &[ChunkSpec],
+        array_to_bytes: &dyn ArrayToBytesCodec,
+        bytes_to_bytes: &[Box<dyn BytesToBytesCodec>],
+    ) -> Bounds {
+        let decoded = |s: &ChunkSpec| {
+            if s.dtype.is_var_len() {
+                SizeBound::Unbounded
+            } else {
+                SizeBound::Exact(s.nbytes())
+            }
+        };
+        let mut encoded = array_to_bytes.encoded_bound();
+        let bytes_to_bytes = bytes_to_bytes
+            .iter()
+            .map(|c| {
+                let inner = encoded;
+                encoded = c.encoded_bound(inner);
+                inner
+            })
+            .collect();
+        let (last, before) = specs.split_last().expect("the chunk spec comes first");
+        Bounds {
+            array_to_array: before.iter().map(decoded).collect(),
+            array_to_bytes: decoded(last),
+            bytes_to_bytes,
+            encoded,
+        }
+    }
 }
 
 pub(crate) enum AnyCodec {
@@ -213,6 +425,8 @@ impl CodecChain {
         let mut array_to_bytes: Option<Box<dyn ArrayToBytesCodec>> = None;
         let mut bytes_to_bytes = Vec::new();
         let mut current = spec.clone();
+        // The decoded spec of each array->array codec, then the array->bytes codec's.
+        let mut specs = vec![spec.clone()];
         for codec in list {
             match build_codec(codec, &current)? {
                 AnyCodec::ArrayToArray(c) => {
@@ -222,6 +436,7 @@ impl CodecChain {
                         )));
                     }
                     current = c.encoded_spec().clone();
+                    specs.push(current.clone());
                     array_to_array.push(c);
                 }
                 AnyCodec::ArrayToBytes(c) => {
@@ -245,11 +460,13 @@ impl CodecChain {
         let array_to_bytes = array_to_bytes.ok_or_else(|| {
             Error::metadata("codecs must contain exactly one array->bytes codec, found none")
         })?;
+        let bounds = Bounds::new(&specs, array_to_bytes.as_ref(), &bytes_to_bytes);
         Ok(CodecChain {
             spec,
             array_to_array,
             array_to_bytes,
             bytes_to_bytes,
+            bounds,
         })
     }
 
@@ -327,15 +544,34 @@ impl CodecChain {
         Ok(data)
     }
 
-    /// Decode stored bytes into a new buffer of the decoded chunk.
+    /// The most bytes an encoded chunk of this chain may take (sharding bounds
+    /// a shard by its inner chunks').
+    pub fn encoded_bound(&self) -> SizeBound {
+        self.bounds.encoded
+    }
+
+    /// Decode stored bytes into a new buffer of the decoded chunk. No codec
+    /// allocates more than its step of the chain can produce.
     pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
         let mut data = encoded;
-        for c in self.bytes_to_bytes.iter().rev() {
-            data = c.decode(data)?;
+        for (c, &bound) in self
+            .bytes_to_bytes
+            .iter()
+            .zip(&self.bounds.bytes_to_bytes)
+            .rev()
+        {
+            data = c.decode(data, bound)?;
         }
-        data = self.array_to_bytes.decode(data)?;
-        for c in self.array_to_array.iter().rev() {
-            data = c.decode(data)?;
+        data = self
+            .array_to_bytes
+            .decode(data, self.bounds.array_to_bytes)?;
+        for (c, &bound) in self
+            .array_to_array
+            .iter()
+            .zip(&self.bounds.array_to_array)
+            .rev()
+        {
+            data = c.decode(data, bound)?;
         }
         if !self.spec.dtype.is_var_len() {
             check_len(data.len(), self.spec.nbytes())?;
@@ -355,8 +591,8 @@ impl CodecChain {
                     out.copy_from_slice(&data);
                 }
                 Some((innermost, outer)) => {
-                    for c in outer.iter().rev() {
-                        data = c.decode(data)?;
+                    for (c, &bound) in outer.iter().zip(&self.bounds.bytes_to_bytes[1..]).rev() {
+                        data = c.decode(data, bound)?;
                     }
                     innermost.decode_into(data, out)?;
                 }
@@ -474,6 +710,324 @@ pub(crate) mod tests {
             }
             // Garbage must give an error or (for raw bytes) different data, never a panic.
             let _ = chain.decode(garbage);
+        }
+    }
+
+    fn bytes_to_bytes(codec: Value) -> Box<dyn BytesToBytesCodec> {
+        match build_codec(&codec, &spec(&[1 << 20], "uint8")).unwrap() {
+            AnyCodec::BytesToBytes(c) => c,
+            _ => panic!("{codec} is not a bytes->bytes codec"),
+        }
+    }
+
+    /// A 16-byte zstd frame declaring `size` decoded bytes (single segment,
+    /// 8-byte content size), holding one empty raw block.
+    pub fn zstd_frame_claiming(size: u64) -> Vec<u8> {
+        let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
+        f.extend_from_slice(&size.to_le_bytes());
+        f.extend_from_slice(&[1, 0, 0]);
+        f
+    }
+
+    /// A 16-byte blosc header (version 2, byte shuffle, typesize 1) declaring `size` bytes.
+    pub fn blosc_header_claiming(size: u32) -> Vec<u8> {
+        let mut h = vec![2, 1, 1, 1];
+        for v in [size, 1 << 16, 16] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h
+    }
+
+    /// One zlib stream of `copies` full-flushed segments of `segment` zero bytes
+    /// (never finished): a bomb for a decoder of one stream.
+    fn zlib_bomb(segment: usize, copies: usize) -> Vec<u8> {
+        use flate2::{Compress, Compression, FlushCompress};
+        let zeros = vec![0u8; segment];
+        let mut c = Compress::new(Compression::best(), true);
+        let mut piece = || {
+            let start = c.total_in();
+            let mut v = Vec::with_capacity(segment);
+            while c.total_in() - start < segment as u64 || v.is_empty() {
+                let done = (c.total_in() - start) as usize;
+                c.compress_vec(&zeros[done..], &mut v, FlushCompress::Full)
+                    .unwrap();
+            }
+            v
+        };
+        let (first, second, third) = (piece(), piece(), piece());
+        assert_eq!(second, third, "full-flushed segments repeat");
+        [first, second.repeat(copies - 1)].concat()
+    }
+
+    #[test]
+    fn size_bounds() {
+        use SizeBound::*;
+        assert_eq!((Exact(5).limit(), AtMost(7).limit()), (5, 7));
+        assert_eq!(Unbounded.limit(), isize::MAX as usize);
+        assert!(Exact(5).check("c", 5).is_ok() && Exact(5).check("c", 4).is_err());
+        assert!(AtMost(5).check("c", 0).is_ok() && AtMost(5).check("c", 6).is_err());
+        assert!(Unbounded.check("c", 1 << 40).is_ok());
+        assert_eq!(Exact(5).check_declared("c", 5).unwrap(), 5);
+        let err = Exact(5).check_declared("zstd", 1 << 34).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert_eq!(
+            err.message,
+            "zstd: header declares 17179869184 decoded bytes, expected 5"
+        );
+        assert!(AtMost(5).check_declared("c", 6).is_err());
+        assert!(Unbounded.check_declared("c", u64::MAX).is_err());
+        assert_eq!(Exact(5).plus(4), Exact(9));
+        assert_eq!(AtMost(5).plus(4), AtMost(9));
+        assert_eq!(Exact(usize::MAX).plus(4), Unbounded);
+        assert_eq!(Exact(100).compressed(|n| Some(2 * n)), AtMost(200));
+        assert_eq!(Exact(100).compressed(|_| None), Unbounded);
+        assert_eq!(Unbounded.compressed(Some), Unbounded);
+        assert_eq!(with_slack(Some(800)), Some(800 + 100 + 65536));
+        assert_eq!(with_slack(Some(usize::MAX)), None);
+    }
+
+    #[test]
+    fn room_grows_within_the_bound() {
+        let mut out = Vec::new();
+        make_room(&mut out, SizeBound::Exact(10), "c").unwrap();
+        assert_eq!(out.capacity(), 11, "an exact size at once, one byte over");
+        out.resize(11, 0);
+        assert!(make_room(&mut out, SizeBound::Exact(10), "c").is_err());
+        let mut out = Vec::new();
+        let mut caps = Vec::new();
+        while make_room(&mut out, SizeBound::AtMost(300_000), "c").is_ok() {
+            caps.push(out.capacity());
+            out.resize(out.capacity(), 0);
+        }
+        assert_eq!(caps, [65536, 131072, 262144, 300_001]);
+        let err = make_room(&mut out, SizeBound::AtMost(300_000), "gzip").unwrap_err();
+        assert_eq!(
+            err.message,
+            "gzip: decoded more than the 300000 bytes this chunk can hold"
+        );
+    }
+
+    #[test]
+    fn reading_a_stream_stays_within_the_bound() {
+        use crate::alloc::tracking::largest_allocation;
+        let data = sample(100_000);
+        let io = |e: std::io::Error| Error::corrupt(e.to_string());
+        for (bound, fits) in [
+            (SizeBound::Exact(100_000), true),
+            (SizeBound::AtMost(150_000), true),
+            (SizeBound::AtMost(100_000), true),
+            (SizeBound::Unbounded, true),
+            (SizeBound::AtMost(99_999), false),
+            (SizeBound::Exact(100_001), false),
+        ] {
+            let (got, largest) = largest_allocation(|| read_bounded(&data[..], bound, "c", io));
+            match got {
+                Ok(out) => {
+                    assert!(fits, "{bound:?}");
+                    assert_eq!(out, data);
+                    assert!(
+                        out.capacity() <= bound.limit().saturating_add(1),
+                        "{bound:?}"
+                    );
+                }
+                Err(e) => assert!(!fits && e.kind == crate::error::ErrorKind::Corrupt),
+            }
+            // Never more than the bound, nor (unbounded) more than twice the output.
+            assert!(
+                largest <= 200_000.min(bound.limit() + 1),
+                "{bound:?}: {largest}"
+            );
+        }
+    }
+
+    #[test]
+    fn chain_bounds_follow_each_codecs_largest_encoding() {
+        let s = spec(&[1000], "uint16");
+        let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+        let chain = CodecChain::from_json(
+            &json!([{"name": "transpose", "configuration": {"order": [0]}}, bytes, "crc32c", "zstd", "gzip", "crc32c"]),
+            s,
+        )
+        .unwrap();
+        let b = &chain.bounds;
+        assert_eq!(b.array_to_array, [SizeBound::Exact(2000)]);
+        assert_eq!(b.array_to_bytes, SizeBound::Exact(2000));
+        let zstd_worst = zstd::encoded_bound(SizeBound::Exact(2004));
+        assert_eq!(
+            b.bytes_to_bytes,
+            [
+                SizeBound::Exact(2000),
+                SizeBound::Exact(2004),
+                zstd_worst,
+                gzip::encoded_bound(zstd_worst),
+            ]
+        );
+        assert_eq!(b.encoded, gzip::encoded_bound(zstd_worst).plus(4));
+        assert!(matches!(zstd_worst, SizeBound::AtMost(n) if (2004..80_000).contains(&n)));
+        // Variable-length chunks have no bound but memory.
+        let strings = CodecChain::from_json(
+            &json!(["vlen-utf8", "gzip", "crc32c"]),
+            spec(&[10], "string"),
+        )
+        .unwrap();
+        assert_eq!(strings.bounds.array_to_bytes, SizeBound::Unbounded);
+        assert_eq!(
+            strings.bounds.bytes_to_bytes,
+            [SizeBound::Unbounded, SizeBound::Unbounded]
+        );
+        // Every encoding of a real chunk is within the bound.
+        let data = sample(2000);
+        let enc = chain.encode(data.clone()).unwrap();
+        assert!(enc.len() <= b.encoded.limit());
+        assert_eq!(chain.decode(enc).unwrap(), data);
+    }
+
+    /// Hostile inputs for every compressor: headers claiming far more than the
+    /// chunk and bombs (concatenated members and streams of zeros decoding to
+    /// 256 MiB) must be corrupt for a 1000-byte chunk, and nothing near their
+    /// claims may be allocated.
+    #[test]
+    fn decoders_never_allocate_past_their_bound() {
+        use crate::alloc::tracking::largest_allocation;
+        let member = |codec: &Value| {
+            bytes_to_bytes(codec.clone())
+                .encode(vec![0; 8 << 20])
+                .unwrap()
+        };
+        let bombs: Vec<(Value, Vec<u8>)> = [
+            json!({"name": "gzip", "configuration": {"level": 9}}),
+            json!({"name": "zstd", "configuration": {"level": 3}}),
+            json!({"name": "numcodecs.gzip", "configuration": {"level": 9}}),
+            json!({"name": "numcodecs.zstd"}),
+            json!({"name": "numcodecs.bz2", "configuration": {"level": 1}}),
+            json!({"name": "numcodecs.lzma", "configuration": {"preset": 1}}),
+        ]
+        .into_iter()
+        .map(|c| {
+            let bomb = member(&c).repeat(32);
+            (c, bomb)
+        })
+        .chain([
+            (json!({"name": "numcodecs.zlib"}), zlib_bomb(8 << 20, 32)),
+            (json!({"name": "zstd"}), zstd_frame_claiming(1 << 34)),
+            (
+                json!({"name": "numcodecs.zstd"}),
+                zstd_frame_claiming(1 << 34),
+            ),
+            (
+                json!({"name": "blosc"}),
+                blosc_header_claiming((1 << 31) - 17),
+            ),
+            (
+                json!({"name": "numcodecs.blosc"}),
+                blosc_header_claiming((1 << 31) - 17),
+            ),
+            (json!({"name": "numcodecs.lz4"}), {
+                let mut b = member(&json!({"name": "numcodecs.lz4"}));
+                let claim = 255 * (b.len() as u32 - 4);
+                b[..4].copy_from_slice(&claim.to_le_bytes());
+                b
+            }),
+        ])
+        .collect();
+        for (codec, bomb) in &bombs {
+            let c = bytes_to_bytes(codec.clone());
+            for bound in [SizeBound::Exact(1000), SizeBound::AtMost(1000)] {
+                let input = bomb.clone();
+                let (got, largest) = largest_allocation(|| c.decode(input, bound));
+                let err = got.unwrap_err();
+                assert_eq!(
+                    err.kind,
+                    crate::error::ErrorKind::Corrupt,
+                    "{codec} {bound:?}: {}",
+                    err.message
+                );
+                // Decoder state (bzip2's block, an lzma dictionary) aside, nothing
+                // near the 256 MiB (or more) the input claims.
+                assert!(
+                    largest < 8 << 20,
+                    "{codec} {bound:?}: allocated {largest} bytes"
+                );
+            }
+            let mut out = vec![0u8; 1000];
+            let (got, largest) = largest_allocation(|| c.decode_into(bomb.clone(), &mut out));
+            assert!(got.is_err(), "{codec}");
+            assert!(
+                largest < 8 << 20 || largest == bomb.len(),
+                "{codec}: allocated {largest} bytes"
+            );
+        }
+        // Without a bound, a header is still no reason to allocate what it claims.
+        for (codec, claim) in [
+            (json!({"name": "zstd"}), zstd_frame_claiming(1 << 34)),
+            (
+                json!({"name": "numcodecs.zstd"}),
+                zstd_frame_claiming(1 << 34),
+            ),
+            (
+                json!({"name": "blosc"}),
+                blosc_header_claiming((1 << 31) - 17),
+            ),
+        ] {
+            let c = bytes_to_bytes(codec.clone());
+            let (got, largest) = largest_allocation(|| c.decode(claim, SizeBound::Unbounded));
+            assert_eq!(
+                got.unwrap_err().kind,
+                crate::error::ErrorKind::Corrupt,
+                "{codec}"
+            );
+            assert!(largest < 1 << 20, "{codec}: allocated {largest} bytes");
+        }
+    }
+
+    #[test]
+    fn every_codec_decodes_its_own_output_within_its_bound() {
+        let data: Vec<u8> = sample(1 << 16).iter().map(|b| b % 7).collect();
+        for codec in [
+            json!("gzip"),
+            json!("zstd"),
+            json!("blosc"),
+            json!("crc32c"),
+            json!("numcodecs.zlib"),
+            json!("numcodecs.gzip"),
+            json!("numcodecs.bz2"),
+            json!("numcodecs.lzma"),
+            json!("numcodecs.zstd"),
+            json!("numcodecs.lz4"),
+            json!("numcodecs.blosc"),
+            json!("numcodecs.shuffle"),
+            json!("numcodecs.crc32"),
+            json!("numcodecs.adler32"),
+            json!("numcodecs.fletcher32"),
+            json!("numcodecs.jenkins_lookup3"),
+        ] {
+            let c = bytes_to_bytes(codec.clone());
+            for input in [data.clone(), sample(5000), Vec::new()] {
+                let n = input.len();
+                let enc = c.encode(input.clone()).unwrap();
+                let bound = c.encoded_bound(SizeBound::Exact(n));
+                assert!(
+                    enc.len() <= bound.limit(),
+                    "{codec}: {} > {bound:?}",
+                    enc.len()
+                );
+                for b in [
+                    SizeBound::Exact(n),
+                    SizeBound::AtMost(n),
+                    SizeBound::Unbounded,
+                ] {
+                    assert_eq!(c.decode(enc.clone(), b).unwrap(), input, "{codec} {b:?}");
+                }
+                if n > 0 {
+                    for b in [SizeBound::Exact(n - 1), SizeBound::AtMost(n - 1)] {
+                        let err = c.decode(enc.clone(), b).unwrap_err();
+                        assert!(
+                            matches!(err.kind, crate::error::ErrorKind::Corrupt),
+                            "{codec} {b:?}: {err:?}"
+                        );
+                    }
+                }
+            }
         }
     }
 }

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::config::{bool_member, check_members, choice_member, int_member};
-use super::{ArrayToBytesCodec, ChunkSpec};
+use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +98,11 @@ impl PackbitsCodec {
         (bytes, (bytes * 8 - total_bits) as u8)
     }
 
+    /// The encoded length: the packed bits and the padding byte if any.
+    fn encoded_len(&self) -> usize {
+        self.packed_len().0 + usize::from(self.padding != Padding::None)
+    }
+
     fn mask(width: u32) -> u64 {
         if width >= 64 {
             u64::MAX
@@ -130,7 +135,7 @@ impl PackbitsCodec {
 impl ArrayToBytesCodec for PackbitsCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let (nbytes, pad) = self.packed_len();
-        let mut packed = vec![0u8; nbytes];
+        let mut packed = crate::alloc::zeroed(nbytes)?;
         let keep = Self::mask(self.kept);
         let mut bit = 0usize;
         for comp in decoded.chunks_exact(self.component_bytes) {
@@ -152,9 +157,13 @@ impl ArrayToBytesCodec for PackbitsCodec {
         })
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn encoded_bound(&self) -> SizeBound {
+        SizeBound::Exact(self.encoded_len())
+    }
+
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         let (nbytes, pad) = self.packed_len();
-        let with_pad = nbytes + usize::from(self.padding != Padding::None);
+        let with_pad = self.encoded_len();
         if encoded.len() != with_pad {
             return Err(Error::corrupt(format!(
                 "packbits: {} bytes, expected {with_pad}",
@@ -171,7 +180,9 @@ impl ArrayToBytesCodec for PackbitsCodec {
                 "packbits: {stored_pad} padding bits recorded, expected {pad}"
             )));
         }
-        let mut out = vec![0u8; self.components * self.component_bytes];
+        let decoded = self.components * self.component_bytes;
+        bound.check("packbits", decoded)?;
+        let mut out = crate::alloc::zeroed(decoded)?;
         let width = Self::mask(self.bits);
         let top = self.first_bit + self.kept - 1;
         let mut bit = 0usize;
@@ -195,6 +206,7 @@ impl ArrayToBytesCodec for PackbitsCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use crate::dtype::DataType;
     use serde_json::json;
 
@@ -217,7 +229,7 @@ mod tests {
         let c = codec(json!({"bits": 4, "signed": true}), one_byte(), 3);
         let enc = c.encode(vec![0x0e, 0x08, 0x07]).unwrap();
         assert_eq!(enc, vec![0x8e, 0x07]);
-        assert_eq!(c.decode(enc).unwrap(), vec![0x0e, 0x08, 0x07]);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), vec![0x0e, 0x08, 0x07]);
     }
 
     #[test]
@@ -231,11 +243,11 @@ mod tests {
             let c = codec(json!({"bits": 1, "padding_encoding": padding}), b, 3);
             let enc = c.encode(vec![1, 0, 1]).unwrap();
             assert_eq!(enc, expected, "{padding}");
-            assert_eq!(c.decode(enc).unwrap(), vec![1, 0, 1]);
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), vec![1, 0, 1]);
         }
         let c = codec(json!({"bits": 1, "padding_encoding": "first_byte"}), b, 3);
-        assert!(c.decode(vec![4, 5]).is_err()); // wrong padding count
-        assert!(c.decode(vec![5]).is_err()); // too short
+        assert!(c.decode(vec![4, 5], Unbounded).is_err()); // wrong padding count
+        assert!(c.decode(vec![5], Unbounded).is_err()); // too short
     }
 
     #[test]
@@ -250,7 +262,7 @@ mod tests {
         let enc = c.encode(values).unwrap();
         assert_eq!(enc, vec![0xab, 0x12]);
         let back: Vec<u16> = c
-            .decode(enc)
+            .decode(enc, Unbounded)
             .unwrap()
             .chunks_exact(2)
             .map(|b| u16::from_ne_bytes([b[0], b[1]]))
@@ -260,7 +272,7 @@ mod tests {
         let i16t = DataType::from_name("int16").unwrap();
         let c = codec(json!({"last_bit": 3, "signed": true}), i16t, 1);
         let back = c
-            .decode(c.encode((-3i16).to_ne_bytes().to_vec()).unwrap())
+            .decode(c.encode((-3i16).to_ne_bytes().to_vec()).unwrap(), Unbounded)
             .unwrap();
         assert_eq!(i16::from_ne_bytes([back[0], back[1]]), -3);
     }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member};
-use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain};
+use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
@@ -33,6 +33,9 @@ pub struct ShardingCodec {
     chunks_per_shard: Vec<usize>,
     index_at_end: bool,
     index_size: usize,
+    /// The most bytes one encoded inner chunk may take: longer index entries
+    /// are corrupt, before anything is fetched or allocated for them.
+    inner_limit: u64,
 }
 
 /// Index codecs must produce a fixed size: no compressors.
@@ -120,6 +123,7 @@ impl ShardingCodec {
         // chain above checked that this size fits in a buffer; nothing is allocated here).
         let n: usize = chunks_per_shard.iter().product();
         let index_size = n * 16 + 4 * checksums;
+        let inner_limit = inner.encoded_bound().limit() as u64;
         Ok(ShardingCodec {
             shard_spec: spec.clone(),
             inner,
@@ -127,6 +131,7 @@ impl ShardingCodec {
             chunks_per_shard,
             index_at_end,
             index_size,
+            inner_limit,
         })
     }
 
@@ -185,30 +190,37 @@ impl ShardingCodec {
             .index_chain
             .decode(encoded)
             .map_err(|e| e.context("shard index"))?;
-        let words: Vec<u64> = raw
-            .chunks_exact(8)
-            .map(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
-            .collect();
-        words
-            .chunks_exact(2)
-            .enumerate()
-            .map(|(i, pair)| {
-                let (offset, nbytes) = (pair[0], pair[1]);
-                if offset == EMPTY && nbytes == EMPTY {
-                    return Ok(None);
-                }
-                let end = offset.checked_add(nbytes);
-                match (end, shard_size) {
-                    (None, _) => Err(Error::corrupt(format!(
+        let word = |w: &[u8]| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        let mut index = crate::alloc::with_capacity(raw.len() / 16)?;
+        for (i, pair) in raw.chunks_exact(16).enumerate() {
+            let (offset, nbytes) = (word(&pair[..8]), word(&pair[8..]));
+            if offset == EMPTY && nbytes == EMPTY {
+                index.push(None);
+                continue;
+            }
+            if nbytes > self.inner_limit {
+                return Err(Error::corrupt(format!(
+                    "shard index: inner chunk {i} has {nbytes} bytes, more than the {} an \
+                     encoded inner chunk can take",
+                    self.inner_limit
+                )));
+            }
+            let end = offset.checked_add(nbytes);
+            index.push(Some(match (end, shard_size) {
+                (None, _) => {
+                    return Err(Error::corrupt(format!(
                         "shard index: inner chunk {i} has an invalid range ({offset}, {nbytes})"
-                    ))),
-                    (Some(end), Some(size)) if end > size => Err(Error::corrupt(format!(
-                        "shard index: inner chunk {i} ends at byte {end}, the shard has {size}"
-                    ))),
-                    (Some(end), _) => Ok(Some(offset..end)),
+                    )))
                 }
-            })
-            .collect()
+                (Some(end), Some(size)) if end > size => {
+                    return Err(Error::corrupt(format!(
+                        "shard index: inner chunk {i} ends at byte {end}, the shard has {size}"
+                    )))
+                }
+                (Some(end), _) => offset..end,
+            }));
+        }
+        Ok(index)
     }
 
     /// Split a whole shard into its index.
@@ -238,14 +250,14 @@ impl ShardingCodec {
             return Ok(None);
         }
         let data_len: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
-        let mut shard = Vec::with_capacity(data_len + self.index_size);
+        let mut shard = crate::alloc::with_capacity(data_len + self.index_size)?;
         let base = if self.index_at_end {
             0
         } else {
             self.index_size
         };
         shard.resize(base, 0);
-        let mut index = Vec::with_capacity(chunks.len() * 16);
+        let mut index = crate::alloc::with_capacity(chunks.len() * 16)?;
         for c in chunks {
             let (offset, nbytes) = match c {
                 Some(bytes) => {
@@ -303,7 +315,7 @@ impl ArrayToBytesCodec for ShardingCodec {
                 let (origin, shape) = self.inner_block(pos);
                 let parts = block_parts(&origin, shape);
                 let parts: Vec<_> = parts.iter().collect();
-                let mut chunk = vec![0u8; spec.nbytes()];
+                let mut chunk = crate::alloc::zeroed(spec.nbytes())?;
                 copy_selected(
                     &parts,
                     &decoded,
@@ -321,12 +333,28 @@ impl ArrayToBytesCodec for ShardingCodec {
         match self.assemble(&chunks)? {
             Some(shard) => Ok(shard),
             // An all-empty shard still needs its index when it must be stored.
-            None => self.index_chain.encode(vec![0xff; self.num_inner() * 16]),
+            None => self
+                .index_chain
+                .encode(crate::alloc::filled(0xff, self.num_inner() * 16)?),
         }
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    /// The index and at most every inner chunk's largest encoding.
+    fn encoded_bound(&self) -> SizeBound {
+        match self.inner.encoded_bound() {
+            SizeBound::Unbounded => SizeBound::Unbounded,
+            inner => inner
+                .limit()
+                .checked_mul(self.num_inner())
+                .and_then(|n| n.checked_add(self.index_size))
+                .filter(|&n| n <= isize::MAX as usize)
+                .map_or(SizeBound::Unbounded, SizeBound::AtMost),
+        }
+    }
+
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         whole_shard_supported(&self.shard_spec)?;
+        bound.check("sharding_indexed", self.shard_spec.nbytes())?;
         let index = self.read_index(&encoded)?;
         let spec = self.inner.spec();
         let decoded: Vec<Option<Vec<u8>>> = index
@@ -339,7 +367,7 @@ impl ArrayToBytesCodec for ShardingCodec {
                     .map(Some),
             })
             .collect::<Result<_>>()?;
-        let mut shard = vec![0u8; self.shard_spec.nbytes()];
+        let mut shard = crate::alloc::zeroed(self.shard_spec.nbytes())?;
         crate::dtype::fill_pattern(&mut shard, &self.shard_spec.fill);
         for (pos, chunk) in decoded.iter().enumerate() {
             if let Some(chunk) = chunk {
@@ -368,6 +396,7 @@ impl ArrayToBytesCodec for ShardingCodec {
 mod tests {
     use super::super::tests::{sample, spec};
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::json;
 
@@ -410,7 +439,7 @@ mod tests {
             assert_eq!(c.index_size, 4 * 16 + 4);
             let data = sample(8 * 6 * 2);
             let shard = c.encode(data.clone()).unwrap();
-            assert_eq!(c.decode(shard.clone()).unwrap(), data);
+            assert_eq!(c.decode(shard.clone(), Unbounded).unwrap(), data);
             let index = c.read_index(&shard).unwrap();
             assert!(index.iter().all(Option::is_some));
             if location == "start" {
@@ -432,7 +461,7 @@ mod tests {
         // The empty sentinel is 2^64-1 twice, little endian, followed by crc32c.
         let tail = &shard[shard.len() - 68..];
         assert_eq!(&tail[16..32], &[0xff; 16]);
-        assert_eq!(c.decode(shard).unwrap(), data);
+        assert_eq!(c.decode(shard, Unbounded).unwrap(), data);
     }
 
     #[test]
@@ -442,9 +471,12 @@ mod tests {
         let mut bad = shard.clone();
         let n = bad.len();
         bad[n - 10] ^= 1; // inside the index: the crc32c no longer matches
-        assert_eq!(c.decode(bad).unwrap_err().kind, ErrorKind::Checksum);
         assert_eq!(
-            c.decode(shard[..10].to_vec()).unwrap_err().kind,
+            c.decode(bad, Unbounded).unwrap_err().kind,
+            ErrorKind::Checksum
+        );
+        assert_eq!(
+            c.decode(shard[..10].to_vec(), Unbounded).unwrap_err().kind,
             ErrorKind::Corrupt
         );
         // An index entry reaching past the end of the shard is corrupt, not a panic.
@@ -459,10 +491,26 @@ mod tests {
         }
         let mut forged = two[..4].to_vec();
         forged.extend_from_slice(&c.index_chain.encode(raw).unwrap());
-        let err = c.decode(forged).unwrap_err();
+        let err = c.decode(forged, Unbounded).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Corrupt);
         assert!(
             err.message.contains("inner chunk 1 ends at byte 1002"),
+            "{}",
+            err.message
+        );
+        // An entry longer than any encoding of an inner chunk is refused before
+        // anything is read or allocated for it, even when the shard's size is unknown.
+        let mut raw = Vec::new();
+        for (offset, nbytes) in [(0u64, 2u64), (0, 1 << 40)] {
+            raw.extend_from_slice(&offset.to_ne_bytes());
+            raw.extend_from_slice(&nbytes.to_ne_bytes());
+        }
+        let index = c.index_chain.encode(raw).unwrap();
+        let err = c.decode_index(index, None).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Corrupt);
+        assert!(
+            err.message
+                .contains("inner chunk 1 has 1099511627776 bytes, more than the"),
             "{}",
             err.message
         );
@@ -497,6 +545,10 @@ mod tests {
         let c =
             ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 8], "uint16")).unwrap();
         let data = sample(128);
-        assert_eq!(c.decode(c.encode(data.clone()).unwrap()).unwrap(), data);
+        assert_eq!(
+            c.decode(c.encode(data.clone()).unwrap(), Unbounded)
+                .unwrap(),
+            data
+        );
     }
 }

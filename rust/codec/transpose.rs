@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::config::check_members;
 use super::vlen::{build_frame, split_frame};
-use super::{check_len, ArrayToArrayCodec, ChunkSpec};
+use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -98,9 +98,15 @@ fn walk_permuted(src_shape: &[usize], perm: &[usize], mut visit: impl FnMut(usiz
     let inner_walk = walk[n - 1];
     let mut idx = vec![0usize; n - 1];
     loop {
-        let base: usize = idx.iter().zip(&walk).map(|(i, w)| i * w).sum();
-        for k in 0..inner {
-            visit(base + k * inner_walk);
+        // Offsets into `src` are below its element count, which a buffer holds:
+        // they cannot overflow, and this hot loop does without overflow checks.
+        let mut at = idx
+            .iter()
+            .zip(&walk)
+            .fold(0usize, |acc, (&i, &w)| acc.wrapping_add(i.wrapping_mul(w)));
+        for _ in 0..inner {
+            visit(at);
+            at = at.wrapping_add(inner_walk);
         }
         // Advance the odometer over the outer dimensions.
         let mut d = n - 1;
@@ -122,23 +128,27 @@ fn walk_permuted(src_shape: &[usize], perm: &[usize], mut visit: impl FnMut(usiz
 fn permute_frame(frame: &[u8], src_shape: &[usize], perm: &[usize]) -> Result<Vec<u8>> {
     let n: usize = src_shape.iter().product();
     let ranges = split_frame(frame, n, false).map_err(|e| e.context("transpose"))?;
-    let mut order = Vec::with_capacity(n);
+    let mut order = crate::alloc::with_capacity(n)?;
     walk_permuted(src_shape, perm, |i| order.push(i));
     build_frame(order.iter().map(|&i| &frame[ranges[i].clone()]))
 }
 
 /// Write `dst` (shape `dst_shape`, C order) where `dst[i_0..i_n] = src[j]` with
 /// `j[perm[k]] = i_k`, i.e. dimension `k` of `dst` walks dimension `perm[k]` of `src`.
-fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Vec<u8> {
+fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Result<Vec<u8>> {
     let total: usize = src_shape.iter().product();
-    let mut dst = vec![0u8; total * elem];
-    let mut out = 0usize;
+    let mut dst = crate::alloc::zeroed(total * elem)?;
+    if elem == 0 {
+        return Ok(dst);
+    }
+    let mut slots = dst.chunks_exact_mut(elem);
     walk_permuted(src_shape, perm, |i| {
-        let s = i * elem;
-        dst[out..out + elem].copy_from_slice(&src[s..s + elem]);
-        out += elem;
+        if let Some(slot) = slots.next() {
+            // `i` is an element of `src`: `i * elem` is below its length.
+            slot.copy_from_slice(&src[i.wrapping_mul(elem)..][..elem]);
+        }
     });
-    dst
+    Ok(dst)
 }
 
 impl ArrayToArrayCodec for TransposeCodec {
@@ -153,14 +163,16 @@ impl ArrayToArrayCodec for TransposeCodec {
             return permute_frame(&decoded, &self.decoded.shape, &self.order);
         }
         check_len(decoded.len(), self.decoded.nbytes())?;
-        Ok(permute(
+        permute(
             &decoded,
             &self.decoded.shape,
             &self.order,
             self.decoded.dtype.size,
-        ))
+        )
     }
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        // A permutation keeps the size: the output is the input's.
+        bound.check("transpose", encoded.len())?;
         let mut inverse = vec![0; self.order.len()];
         for (i, &d) in self.order.iter().enumerate() {
             inverse[d] = i;
@@ -169,12 +181,12 @@ impl ArrayToArrayCodec for TransposeCodec {
             return permute_frame(&encoded, &self.encoded.shape, &inverse);
         }
         check_len(encoded.len(), self.encoded.nbytes())?;
-        Ok(permute(
+        permute(
             &encoded,
             &self.encoded.shape,
             &inverse,
             self.decoded.dtype.size,
-        ))
+        )
     }
 }
 
@@ -182,6 +194,7 @@ impl ArrayToArrayCodec for TransposeCodec {
 mod tests {
     use super::super::tests::spec;
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     fn codec(order: Value, shape: &[usize]) -> Result<TransposeCodec> {
@@ -198,7 +211,7 @@ mod tests {
         let enc = c.encode(vec![0, 1, 2, 3, 4, 5]).unwrap();
         assert_eq!(enc, vec![0, 3, 1, 4, 2, 5]);
         assert_eq!(c.encoded_spec().shape, vec![3, 2]);
-        assert_eq!(c.decode(enc).unwrap(), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), vec![0, 1, 2, 3, 4, 5]);
     }
 
     #[test]
@@ -215,7 +228,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(c.decode(enc).unwrap(), data);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
     }
 
     fn frame_items(frame: &[u8], n: usize) -> Vec<String> {
@@ -239,9 +252,11 @@ mod tests {
         let frame = build_frame(items.iter().map(|s| s.as_bytes())).unwrap();
         let enc = c.encode(frame.clone()).unwrap();
         assert_eq!(frame_items(&enc, 6), ["a", "dddd", "bb", "e", "ccc", "ff"]);
-        assert_eq!(c.decode(enc).unwrap(), frame);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), frame);
         // A frame with the wrong number of elements is an error, not a panic.
-        assert!(c.decode(frame[..frame.len() - 6].to_vec()).is_err());
+        assert!(c
+            .decode(frame[..frame.len() - 6].to_vec(), Unbounded)
+            .is_err());
     }
 
     #[test]
@@ -263,7 +278,7 @@ mod tests {
             .map(|s| s.len() as u8)
             .collect();
         assert_eq!(lengths, fixed.encode(data).unwrap());
-        assert_eq!(var.decode(enc).unwrap(), frame);
+        assert_eq!(var.decode(enc, Unbounded).unwrap(), frame);
     }
 
     #[test]

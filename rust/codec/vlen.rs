@@ -9,7 +9,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::config::check_members;
-use super::{ArrayToBytesCodec, ChunkSpec};
+use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
 
@@ -51,7 +51,7 @@ impl VlenCodec {
 pub fn build_frame<'a>(items: impl ExactSizeIterator<Item = &'a [u8]>) -> Result<Vec<u8>> {
     let too_big = || Error::value("a variable-length chunk is larger than 4 GiB");
     let n = u32::try_from(items.len()).map_err(|_| too_big())?;
-    let mut out = Vec::with_capacity(4 + items.len() * 8);
+    let mut out = crate::alloc::with_capacity(4 + items.len() * 8)?;
     out.extend_from_slice(&n.to_le_bytes());
     for item in items {
         let len = u32::try_from(item.len()).map_err(|_| too_big())?;
@@ -76,7 +76,15 @@ pub fn split_frame(frame: &[u8], n: usize, utf8: bool) -> Result<Vec<Range<usize
             "holds {count} elements, the chunk has {n}"
         )));
     }
-    let mut ranges = Vec::with_capacity(n);
+    // Each element takes at least its 4-byte length: a frame too short for its
+    // count is refused before anything is allocated for the count.
+    if n > (frame.len() - 4) / 4 {
+        return Err(corrupt(format!(
+            "{} bytes cannot hold {n} elements",
+            frame.len()
+        )));
+    }
+    let mut ranges = crate::alloc::with_capacity(n)?;
     let mut at = 4;
     for i in 0..n {
         let len = read_u32(at)?;
@@ -105,9 +113,15 @@ impl ArrayToBytesCodec for VlenCodec {
         Ok(frame)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        bound.check(self.name, encoded.len())?;
         split_frame(&encoded, self.elements, self.utf8).map_err(|e| e.context(self.name))?;
         Ok(encoded)
+    }
+
+    /// Elements have any length: a frame has no bound but memory.
+    fn encoded_bound(&self) -> SizeBound {
+        SizeBound::Unbounded
     }
 
     fn is_identity(&self) -> bool {
@@ -144,5 +158,22 @@ mod tests {
         assert!(split_frame(&bad_utf8, 1, true).is_err());
         assert!(split_frame(&bad_utf8, 1, false).is_ok());
         assert!(split_frame(&[], 0, false).is_err());
+    }
+
+    #[test]
+    fn a_count_the_frame_cannot_hold_allocates_nothing() {
+        use crate::alloc::tracking::largest_allocation;
+        // 2^30 elements claimed (and expected) by an 8-byte frame.
+        let n = 1usize << 30;
+        let frame = [(n as u32).to_le_bytes(), 0u32.to_le_bytes()].concat();
+        let (got, largest) = largest_allocation(|| split_frame(&frame, n, false));
+        let err = got.unwrap_err();
+        assert!(
+            err.message
+                .contains("8 bytes cannot hold 1073741824 elements"),
+            "{}",
+            err.message
+        );
+        assert!(largest < 1024, "allocated {largest} bytes");
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::config::{bool_member, check_members, int_member};
-use super::{check_len, BytesToBytesCodec};
+use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -26,6 +26,63 @@ thread_local! {
 
 /// The largest compression context a thread keeps between chunks.
 const KEPT_CCTX_BYTES: usize = 8 << 20;
+
+/// Decoded bytes one compressed byte can stand for: a block of up to 128 KiB
+/// takes at least 4 bytes (an RLE block), so honest frames never declare more
+/// than this ratio of their size (twice that, for margin).
+pub(crate) const MAX_RATIO: usize = 1 << 16;
+
+/// Error unless `declared` decoded bytes are possible for `src_len` compressed
+/// ones and within `bound`; the size to allocate.
+pub(crate) fn check_declared(declared: u64, src_len: usize, bound: SizeBound) -> Result<usize> {
+    let n = bound.check_declared("zstd", declared)?;
+    if n > src_len.saturating_mul(MAX_RATIO) {
+        return Err(Error::corrupt(format!(
+            "zstd: frames declare {declared} bytes, more than {src_len} compressed bytes can hold"
+        )));
+    }
+    Ok(n)
+}
+
+/// The summed content size of the frames in `src` (as numcodecs'
+/// `findTotalContentSize` computes it), `None` when a frame does not record
+/// its size, checked against `bound` and what `src` can hold before anything
+/// is allocated for it.
+fn total_content_size(src: &[u8], bound: SizeBound) -> Result<Option<usize>> {
+    if src.is_empty() {
+        return Err(Error::corrupt("zstd: empty input holds no frame"));
+    }
+    let mut offset = 0;
+    let mut total: u64 = 0;
+    while offset < src.len() {
+        let n = zstd_safe::find_frame_compressed_size(&src[offset..]).map_err(zstd_error)?;
+        if n == 0 || n > src.len() - offset {
+            return Err(Error::corrupt("zstd: invalid frame size"));
+        }
+        match zstd_safe::get_frame_content_size(&src[offset..offset + n]) {
+            Ok(Some(size)) => total = total.saturating_add(size),
+            Ok(None) => return Ok(None),
+            Err(_) => return Err(Error::corrupt("zstd: invalid frame header")),
+        }
+        offset += n;
+    }
+    check_declared(total, src.len(), bound).map(Some)
+}
+
+/// Decode frames without a recorded content size as a stream, within `bound`.
+pub(crate) fn stream_decode(src: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
+    let corrupt = |e: std::io::Error| Error::corrupt(format!("zstd: {e}"));
+    let decoder = zstd::stream::read::Decoder::with_buffer(src).map_err(corrupt)?;
+    read_bounded(decoder, bound, "zstd", corrupt)
+}
+
+/// zstd's worst case for `n` bytes (`ZSTD_compressBound`), with slack.
+pub(crate) fn encoded_bound(decoded: SizeBound) -> SizeBound {
+    decoded.compressed(|n| {
+        let worst = zstd_safe::compress_bound(n);
+        with_slack((worst >= n).then_some(worst))
+    })
+}
 
 impl ZstdCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
@@ -56,7 +113,7 @@ fn zstd_error(code: usize) -> Error {
 impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let param_error = |c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c)));
-        let mut out = Vec::with_capacity(zstd_safe::compress_bound(decoded.len()));
+        let mut out = crate::alloc::with_capacity(zstd_safe::compress_bound(decoded.len()))?;
         CCTX.with(|c| {
             let mut cctx = c.borrow_mut();
             // A reset forgets the previous chunk's parameters (and any frame an
@@ -78,23 +135,30 @@ impl BytesToBytesCodec for ZstdCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        match zstd_safe::get_frame_content_size(&encoded) {
-            Ok(Some(size)) if size <= (1 << 34) => {
+    /// Concatenated frames decode to the concatenation of their content, as
+    /// numcodecs (zarr-python's zstd) decodes them.
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        match total_content_size(&encoded, bound)? {
+            Some(size) => {
                 // Decoded into the spare capacity: no zeroing of bytes that
-                // zstd overwrites anyway.
-                let mut out = Vec::with_capacity(size as usize);
+                // zstd overwrites anyway; more output than declared is an error.
+                let mut out = crate::alloc::with_capacity(size)?;
                 let n = decompress(&mut out, &encoded)?;
-                check_len(n, size as usize)?;
+                check_len(n, size)?;
                 Ok(out)
             }
-            // Unknown size (streamed frame): decode as a stream.
-            _ => zstd::stream::decode_all(encoded.as_slice())
-                .map_err(|e| Error::corrupt(format!("zstd: {e}"))),
+            // A frame without its content size (streamed): decode as a stream.
+            None => stream_decode(&encoded, bound),
         }
     }
 
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        encoded_bound(decoded)
+    }
+
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
+        // Declared sizes (when the frames record them) must add up to `out`'s.
+        total_content_size(&encoded, SizeBound::Exact(out.len()))?;
         let n = decompress(out, &encoded)?;
         check_len(n, out.len())
     }
@@ -103,6 +167,7 @@ impl BytesToBytesCodec for ZstdCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     fn codec(cfg: Value) -> Result<ZstdCodec> {
@@ -118,7 +183,7 @@ mod tests {
             assert_eq!(&enc[..4], &[0x28, 0xb5, 0x2f, 0xfd]); // zstd magic
                                                               // Frame header descriptor bit 2 is the checksum flag.
             assert_eq!(enc[4] & 0x04 != 0, checksum);
-            assert_eq!(c.decode(enc.clone()).unwrap(), data);
+            assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), data);
             let mut out = vec![0; data.len()];
             c.decode_into(enc.clone(), &mut out).unwrap();
             assert_eq!(out, data);
@@ -157,7 +222,10 @@ mod tests {
                 .encode(data.clone())
                 .unwrap();
             assert_eq!(enc, fresh_frame(data, level, checksum), "level {level}");
-            assert_eq!(&ZstdCodec::new(level, false).decode(enc).unwrap(), data);
+            assert_eq!(
+                &ZstdCodec::new(level, false).decode(enc, Unbounded).unwrap(),
+                data
+            );
             // A level-19 context for megabytes is not kept for the next chunk.
             let kept = CCTX.with(|c| c.borrow().sizeof());
             assert!(
@@ -177,7 +245,24 @@ mod tests {
             w.finish().unwrap();
         }
         let c = codec(json!({"level": 0})).unwrap();
-        assert_eq!(c.decode(enc).unwrap(), data);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
+    }
+
+    #[test]
+    fn concatenated_frames_decode_the_same_both_ways() {
+        // numcodecs (zarr-python's zstd) decodes concatenated frames: so must
+        // both decode paths (decode used to see only the first frame's size).
+        let c = ZstdCodec::new(1, false);
+        let data = super::super::tests::sample(100);
+        let mut two = c.encode(data[..40].to_vec()).unwrap();
+        two.extend(c.encode(data[40..].to_vec()).unwrap());
+        assert_eq!(c.decode(two.clone(), SizeBound::Exact(100)).unwrap(), data);
+        assert_eq!(c.decode(two.clone(), Unbounded).unwrap(), data);
+        let mut out = vec![0; 100];
+        c.decode_into(two.clone(), &mut out).unwrap();
+        assert_eq!(out, data);
+        assert!(c.decode(two.clone(), SizeBound::Exact(99)).is_err());
+        assert!(c.decode_into(two, &mut out[..99]).is_err());
     }
 
     #[test]

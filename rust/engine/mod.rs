@@ -79,20 +79,6 @@ impl ChunkTask {
     }
 }
 
-/// A zeroed buffer of `n` bytes, or an error when the memory cannot be had
-/// (never an abort).
-pub fn alloc_zeroed(n: usize) -> Result<Vec<u8>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        Error::new(
-            crate::error::ErrorKind::Memory,
-            format!("cannot allocate a chunk buffer of {n} bytes"),
-        )
-    })?;
-    v.resize(n, 0);
-    Ok(v)
-}
-
 /// Where a task's CPU work (decoding, encoding) runs: on the thread that
 /// runs the task (the decoding threads read stores that answer at once
 /// themselves), or as a job on the worker pool (tasks of an object store run

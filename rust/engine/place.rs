@@ -122,7 +122,7 @@ fn encode_plain(
         (Some(chunk), _) => return finish_chunk(chain, chunk, write_empty),
         (None, Some(encoded)) => chain.decode(owned(encoded))?,
         (None, None) => {
-            let mut buf = crate::engine::alloc_zeroed(spec.nbytes())?;
+            let mut buf = crate::alloc::zeroed(spec.nbytes())?;
             fill_pattern(&mut buf, &spec.fill);
             buf
         }
@@ -169,8 +169,7 @@ fn finish_chunk(chain: &CodecChain, chunk: Vec<u8>, write_empty: bool) -> Result
 /// order, for the general path to do.
 fn gather_full_chunk(spec: &ChunkSpec, region: &ChunkRegion, value: &[u8]) -> Option<Vec<u8>> {
     let elem = spec.dtype.size;
-    let mut chunk = Vec::new();
-    chunk.try_reserve_exact(spec.nbytes()).ok()?;
+    let mut chunk = crate::alloc::with_capacity(spec.nbytes()).ok()?;
     let mut in_order = true;
     region.for_each_run(&spec.shape, false, |f, t, n| {
         if in_order && t * elem == chunk.len() {
@@ -201,7 +200,7 @@ fn encode_var(
                 .map(|r| frame[r].to_vec())
                 .collect()
         }
-        None => vec![spec.fill.clone(); n],
+        None => crate::alloc::filled(spec.fill.clone(), n)?,
     };
     match value {
         Input::Var(items) => region.for_each_run(&spec.shape, false, |f, t, k| {
@@ -253,7 +252,7 @@ pub fn encode_region(
     match chain.sharding() {
         None => encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned),
         Some(sh) => {
-            let mut chunks: Vec<Option<Bytes>> = vec![None; sh.num_inner()];
+            let mut chunks: Vec<Option<Bytes>> = crate::alloc::filled(None, sh.num_inner())?;
             if let Some(old) = existing {
                 let index = sh.read_index(&old)?;
                 for (slot, range) in chunks.iter_mut().zip(index) {
@@ -315,7 +314,7 @@ pub fn encode_fill(chain: &CodecChain) -> Result<Bytes> {
         let frame = build_frame(std::iter::repeat_n(spec.fill.as_slice(), n))?;
         return chain.encode(frame).map(Bytes::from);
     }
-    let mut buf = crate::engine::alloc_zeroed(spec.nbytes())?;
+    let mut buf = crate::alloc::zeroed(spec.nbytes())?;
     fill_pattern(&mut buf, &spec.fill);
     chain.encode(buf).map(Bytes::from)
 }

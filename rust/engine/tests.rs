@@ -348,8 +348,165 @@ fn stores_that_cannot_delete_get_the_fill_chunk_instead() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// Inner chunks of shards of 4 inner chunks of 8 uint16 (zstd inside),
+/// alone or as the inner chunks of shards of 16 elements (nested).
+fn zstd_shard_chains() -> (CodecChain, CodecChain) {
+    let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let inner = json!([le, {"name": "zstd", "configuration": {"level": 1}}]);
+    let flat = json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [8], "codecs": inner, "index_codecs": [le]}});
+    let nested = json!([{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [16], "codecs": [flat], "index_codecs": [le, {"name": "crc32c"}]}}]);
+    (chain(&[32], json!([flat])), chain(&[32], nested))
+}
+
+/// A shard of `sh` whose inner chunks hold `first..`, but inner chunk `bad`
+/// is `bytes`.
+fn forged_shard(
+    sh: &crate::codec::sharding::ShardingCodec,
+    first: u16,
+    bad: Option<(usize, Vec<u8>)>,
+) -> Vec<u8> {
+    let len = sh.inner().spec().num_elements() as u16;
+    let mut chunks: Vec<Option<Vec<u8>>> = (0..sh.num_inner() as u16)
+        .map(|i| {
+            let start = first + i * len;
+            Some(sh.inner().encode(u16s(start..start + len)).unwrap())
+        })
+        .collect();
+    if let Some((pos, bytes)) = bad {
+        chunks[pos] = Some(bytes);
+    }
+    sh.assemble(&chunks).unwrap().unwrap()
+}
+
 #[test]
-fn allocation_failures_are_errors() {
-    let err = alloc_zeroed(usize::MAX / 2).unwrap_err();
+fn hostile_inner_chunks_read_in_part_decode_within_their_size() {
+    use crate::alloc::tracking::largest_allocation;
+    use crate::codec::tests::zstd_frame_claiming;
+    let bomb = zstd_frame_claiming(1 << 34);
+    let (flat, nested) = zstd_shard_chains();
+    let sh = flat.sharding().unwrap();
+    let flat_shard = forged_shard(sh, 0, Some((1, bomb.clone())));
+    // Nested: inner shard 0 holds the bomb as its inner chunk 1 (elements 8..16).
+    let outer = nested.sharding().unwrap();
+    let inner_sh = outer.inner().sharding().unwrap();
+    let nested_shard = forged_shard(
+        outer,
+        0,
+        Some((0, forged_shard(inner_sh, 0, Some((1, bomb))))),
+    );
+    let point = |i: usize| {
+        vec![ChunkTask::new(
+            "c/0".into(),
+            ChunkRegion::Points(vec![(i, 0)]),
+        )]
+    };
+    for (c, shard, label) in [
+        (&flat, flat_shard, "inner chunk 1"),
+        (&nested, nested_shard, "inner chunk 0, inner chunk 1"),
+    ] {
+        let store = MemoryStore::new();
+        run(store.set("c/0", Bytes::from(shard.clone()))).unwrap();
+        let mut out = vec![0u8; 2];
+        let view = OutView::new(&mut out);
+        // Element 9 is in the bomb: read from a store and from bytes in hand,
+        // the index, then that inner chunk alone.
+        let (stored, largest) =
+            largest_allocation(|| read(c, &store, &point(9), Output::Fixed(&view)));
+        let (held, largest_held) = largest_allocation(|| {
+            decode(
+                c,
+                &point(9),
+                vec![Some(Bytes::from(shard.clone()))],
+                Output::Fixed(&view),
+            )
+        });
+        for (err, largest) in [
+            (stored.unwrap_err(), largest),
+            (held.unwrap_err(), largest_held),
+        ] {
+            assert_eq!(
+                err.kind,
+                crate::error::ErrorKind::Corrupt,
+                "{}",
+                err.message
+            );
+            assert!(
+                err.message
+                    .starts_with(&format!("chunk 'c/0': {label}: zstd: "))
+                    && err.message.contains("17179869184"),
+                "{}",
+                err.message
+            );
+            assert!(largest < 1 << 20, "{label}: allocated {largest} bytes");
+        }
+        // The other inner chunks read; the whole shard not: it holds the bomb.
+        for i in [3, 30] {
+            let mut one = vec![0u8; 2];
+            let view = OutView::new(&mut one);
+            read(c, &store, &point(i), Output::Fixed(&view)).unwrap();
+            assert_eq!(as_u16(&one), vec![i as u16]);
+        }
+        let mut all = vec![0u8; 64];
+        let view = OutView::new(&mut all);
+        let err = read(c, &store, &whole_chunks(1, 32), Output::Fixed(&view)).unwrap_err();
+        assert_eq!(
+            err.kind,
+            crate::error::ErrorKind::Corrupt,
+            "{}",
+            err.message
+        );
+    }
+}
+
+#[test]
+fn a_shard_index_entry_longer_than_an_inner_chunk_can_encode_to_is_not_fetched() {
+    let (flat, _) = zstd_shard_chains();
+    let sh = flat.sharding().unwrap();
+    let mut shard = forged_shard(sh, 0, None);
+    // Inner chunk 2 claims 2^40 bytes (index at the end, little endian).
+    let at = shard.len() - sh.num_inner() * 16 + 2 * 16 + 8;
+    shard[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let task = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(1, 0)]),
+    )];
+    let mut out = vec![0u8; 2];
+    let view = OutView::new(&mut out);
+    let err = decode(
+        &flat,
+        &task,
+        vec![Some(Bytes::from(shard))],
+        Output::Fixed(&view),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+    assert!(
+        err.message
+            .starts_with("chunk 'c/0': shard index: inner chunk 2 has 1099511627776 bytes"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn a_chunk_too_large_to_allocate_is_a_memory_error_naming_it() {
+    // 2^62 bytes: more than any address space holds, so refused even where
+    // memory is overcommitted.
+    let c = chain(
+        &[1 << 61],
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+    );
+    let store = MemoryStore::new();
+    let task = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(5, 0)]),
+    )];
+    let err = write(&c, &store, &task, Input::Fixed(&u16s([1])), false).unwrap_err();
     assert_eq!(err.kind, crate::error::ErrorKind::Memory);
+    assert_eq!(
+        err.message,
+        format!("chunk 'c/0': cannot allocate {} bytes", 1u64 << 62)
+    );
 }

@@ -397,3 +397,33 @@ fn writes_whose_regions_reach_outside_the_value_are_refused() {
     )
     .unwrap();
 }
+
+#[test]
+fn hostile_chunks_decode_within_their_size() {
+    use crate::alloc::tracking::largest_allocation;
+    use crate::codec::tests::zstd_frame_claiming;
+    // A 16-byte zstd frame declaring 16 GiB for a chunk of 12 bytes, held and stored.
+    let c = plain(&[2, 3]);
+    let bomb = Bytes::from(zstd_frame_claiming(1 << 34));
+    let store = MemoryStore::new();
+    crate::store::now(store.set("c/0", bomb.clone()))
+        .unwrap()
+        .unwrap();
+    let mut out = vec![0u8; 24];
+    let (held, largest_held) = largest_allocation(|| {
+        decode_into(&c, &tasks(&[block(0)]), vec![Some(bomb.clone())], &mut out)
+    });
+    let (stored, largest) =
+        largest_allocation(|| read_into(&c, &store, &tasks(&[block(0)]), &mut out));
+    for (err, largest) in [
+        (held.unwrap_err(), largest_held),
+        (stored.unwrap_err(), largest),
+    ] {
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert_eq!(
+            err.message,
+            "chunk 'c/0': zstd: header declares 17179869184 decoded bytes, expected 12"
+        );
+        assert!(largest < 1 << 20, "allocated {largest} bytes");
+    }
+}

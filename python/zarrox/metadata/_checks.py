@@ -3,11 +3,69 @@ data types) shares."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from zarrox.errors import MetadataError
+
+T = TypeVar("T")
+
+#: The largest extent of a shape or chunk shape: 2**64 - 1, what the Rust core counts in.
+MAX_EXTENT = 2**64 - 1
+
+
+def parse_json(data: bytes | str, where: str) -> Any:
+    """Decode a metadata document (bare ``NaN``/``Infinity`` accepted, as Python's json module
+    writes them); invalid JSON, UTF-8, nesting too deep for Python to decode and integers of
+    more digits than Python converts are a MetadataError starting with ``where``."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise MetadataError(f"{where}invalid JSON: nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        raise MetadataError(f"{where}invalid JSON: {e}") from None
+
+
+def is_text(value: object) -> bool:
+    """A string that UTF-8 can encode: no lone surrogates (JSON's ``"\\ud800"`` escapes
+    decode to them), so that it can become a store key or go to Rust."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def copy_json(value: T) -> T:
+    """A deep copy of a JSON value (dicts and lists of scalars; tuples too), made without
+    recursion: documents nested deeper than Python's recursion limit allows copy.deepcopy to
+    go (attributes 500 levels deep, which zarr-python reads) copy as well."""
+    if isinstance(value, tuple):
+        return tuple(copy_json(v) for v in value)  # type: ignore[return-value]
+    if not isinstance(value, dict | list):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        for key, item in src.items() if isinstance(src, dict) else enumerate(src):
+            if isinstance(item, dict | list):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+            elif isinstance(item, tuple):
+                child = copy_json(item)
+            else:
+                child = item
+            if isinstance(dst, dict):
+                dst[key] = child
+            else:
+                dst.append(child)
+    return root  # type: ignore[no-any-return]
 
 
 def is_int(value: object) -> bool:
@@ -22,8 +80,10 @@ def int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple
     if (
         isinstance(value, str | bytes | Mapping)
         or not isinstance(value, Sequence)
-        or not all(is_int(v) and v >= lowest for v in value)
+        or not all(is_int(v) and lowest <= v <= MAX_EXTENT for v in value)
     ):
         kind = "positive" if positive else "non-negative"
-        raise MetadataError(f"{where}{label}: must be an array of {kind} integers, got {value!r}")
+        raise MetadataError(
+            f"{where}{label}: must be an array of {kind} integers below 2**64, got {value!r}"
+        )
     return tuple(int(v) for v in value)

@@ -20,7 +20,6 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -29,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnknownCodecError, UnsupportedError
+from zarrox.metadata._checks import copy_json
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import (
     DataType,
@@ -174,7 +174,7 @@ def _split_codec(
     must_understand = codec.get("must_understand")
     if "must_understand" in codec and not isinstance(must_understand, bool):
         raise ctx.err(f"{label}.must_understand: must be a boolean, got {must_understand!r}")
-    return name, copy.deepcopy(dict(cfg)), must_understand, has_cfg
+    return name, copy_json(dict(cfg)), must_understand, has_cfg
 
 
 def _reject_unknown_keys(
@@ -659,7 +659,7 @@ def codecs_to_json(codecs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         d: dict[str, Any] = {"name": codec["name"]}
         cfg = codec.get("configuration")
         if cfg or codec["name"] in _ALWAYS_CONFIGURED:
-            d["configuration"] = copy.deepcopy(dict(cfg or {}))
+            d["configuration"] = copy_json(dict(cfg or {}))
         if "must_understand" in codec:
             d["must_understand"] = codec["must_understand"]
         out.append(d)

@@ -27,13 +27,13 @@ the group), ordered as above; child groups carry an empty inline ``consolidated_
 
 from __future__ import annotations
 
-import copy
 import json
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarrox.errors import MetadataError
+from zarrox.metadata._checks import copy_json, is_text
 from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, V2Style, dumps_v2
 from zarrox.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
@@ -101,14 +101,14 @@ def parse_zmetadata(doc: object, *, path: str = "") -> dict[str, dict[str, Any]]
         raise MetadataError(f"{where}metadata: must be an object, got {metadata!r}")
     out: dict[str, dict[str, Any]] = {}
     for key, value in metadata.items():
-        if not isinstance(key, str) or _split_key(key) is None:
+        if not is_text(key) or _split_key(key) is None:
             raise MetadataError(
                 f"{where}metadata: key {key!r} is not a metadata key (expected "
                 "'[<path>/].zarray', '.zgroup' or '.zattrs')"
             )
         if not isinstance(value, Mapping):
             raise MetadataError(f"{where}metadata[{key!r}]: must be an object, got {value!r}")
-        out[key] = copy.deepcopy(dict(value))
+        out[key] = copy_json(dict(value))
     return out
 
 
@@ -179,7 +179,7 @@ def build_zmetadata(
             raise MetadataError(f"{where}metadata: key {key!r} is not a metadata key")
     if style == "zarr2":
         return {
-            "metadata": {k: copy.deepcopy(dict(entries[k])) for k in sorted(entries)},
+            "metadata": {k: copy_json(dict(entries[k])) for k in sorted(entries)},
             "zarr_consolidated_format": 1,
         }
     if style != "zarr3":
@@ -198,7 +198,7 @@ def build_zmetadata(
         GroupMetadataV2.from_json(entries[".zgroup"], root_attrs, path=path)
     metadata: dict[str, Any] = {
         ".zgroup": {"zarr_format": 2},
-        ".zattrs": copy.deepcopy(dict(root_attrs)),
+        ".zattrs": copy_json(dict(root_attrs)),
     }
     for node, meta in nodes.items():  # already in zarr-python 3.1's order
         metadata[f"{node}/.zattrs"] = meta.attributes_json()
@@ -208,7 +208,7 @@ def build_zmetadata(
         else:
             metadata[f"{node}/.zgroup"] = {
                 "zarr_format": 2,
-                "consolidated_metadata": copy.deepcopy(_ZARR3_CHILD_ZGROUP_CM),
+                "consolidated_metadata": copy_json(_ZARR3_CHILD_ZGROUP_CM),
             }
     return {"metadata": metadata, "zarr_consolidated_format": 1}
 
@@ -253,7 +253,7 @@ def parse_consolidated_v3(value: object, *, path: str = "") -> dict[str, dict[st
     out: dict[str, dict[str, Any]] = {}
     for key, doc in metadata.items():
         label = f"{where}.metadata[{key!r}]"
-        if not isinstance(key, str) or not key or key.startswith("/") or key.endswith("/"):
+        if not is_text(key) or not key or key.startswith("/") or key.endswith("/"):
             raise MetadataError(f"{label}: not a node path")
         if not isinstance(doc, Mapping):
             raise MetadataError(f"{label}: must be an object, got {doc!r}")
@@ -263,8 +263,21 @@ def parse_consolidated_v3(value: object, *, path: str = "") -> dict[str, dict[st
             raise MetadataError(
                 f"{label}.node_type: expected 'array' or 'group', got {doc.get('node_type')!r}"
             )
-        out[key] = copy.deepcopy(dict(doc))
+        out[key] = copy_json(dict(doc))
     return out
+
+
+def check_parents(
+    nodes: Mapping[str, object], is_group: Callable[[object], bool], where: str
+) -> None:
+    """Error unless every node of consolidated metadata (by path relative to the consolidated
+    group) has its parent listed, as a group: a hierarchy, not a list of paths."""
+    for rel in nodes:
+        parent = rel.rpartition("/")[0]
+        if parent and (parent not in nodes or not is_group(nodes[parent])):
+            raise MetadataError(
+                f"{where}node {rel!r} is listed without its parent group {parent!r}"
+            )
 
 
 def build_consolidated_v3(
@@ -295,7 +308,7 @@ def build_consolidated_v3(
             }
             doc = group.to_json()
         else:
-            doc = copy.deepcopy(dict(node))
+            doc = copy_json(dict(node))
         entries.append((key, doc))
     entries.sort(key=lambda item: _order_key(item[0]))
     out = {"kind": "inline", "must_understand": False, "metadata": dict(entries)}

@@ -47,8 +47,6 @@ zarrox never writes this layout: convert it to v3 with :func:`zarrox.convert`.
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +60,7 @@ from zarrox.errors import (
     UnsupportedDataTypeError,
     UnsupportedError,
 )
+from zarrox.metadata._checks import copy_json, is_text, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import (
@@ -69,6 +68,7 @@ from zarrox.metadata.v2 import (
     _parse_dtype,
     parse_v2_fill_value,
 )
+from zarrox.metadata.v2 import _check_codec as check_codec
 from zarrox.storage import Store
 
 __all__ = [
@@ -137,10 +137,7 @@ def _where(key: str) -> str:
 
 
 def _loads(raw: bytes, key: str) -> dict[str, Any]:
-    try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MetadataError(f"{key}: invalid JSON: {e}") from None
+    doc = parse_json(raw, f"{key}: ")
     if not isinstance(doc, dict):
         raise MetadataError(f"{key}: expected a JSON object, got {type(doc).__name__}")
     return doc
@@ -198,8 +195,10 @@ class Hierarchy:
             suffix = doc.get("metadata_key_suffix", ".json")
         else:
             raise UnsupportedError(f"{where}unsupported metadata_encoding {encoding!r}")
-        if not isinstance(suffix, str):
-            raise MetadataError(f"{where}metadata_key_suffix: must be a string, got {suffix!r}")
+        if not is_text(suffix) or "/" in suffix:
+            raise MetadataError(
+                f"{where}metadata_key_suffix: must be a string without '/', got {suffix!r}"
+            )
         _check_extensions(doc.get("extensions"), where)
         zarr2 = doc.get("zarr_format") == PROTOCOL_URI
         with_root = cls(root, "meta/root", "data/root", suffix, zarr2)
@@ -267,8 +266,8 @@ def find_hierarchy(store: Store, path: str) -> tuple[Hierarchy, str] | None:
         if raw is None:
             continue
         try:
-            doc = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            doc = parse_json(raw, "")
+        except MetadataError:
             return None
         if not is_entry_point(doc):
             return None
@@ -318,6 +317,8 @@ def parse_data_type(value: object, where: str) -> np.dtype[Any]:
     try:
         return _parse_type_value(value, where)
     except MetadataError:
+        if not isinstance(value, str):
+            raise  # a field list numpy cannot make is invalid, not an unknown type
         raise UnsupportedDataTypeError(f"{where}unsupported data type {value!r}") from None
 
 
@@ -360,7 +361,9 @@ def _numcodecs(name: str, config: object, where: str) -> dict[str, Any]:
         config = {}
     if not isinstance(config, Mapping):
         raise MetadataError(f"{where}codec {name!r}: configuration must be an object")
-    return {"id": name, **{k: copy.deepcopy(v) for k, v in config.items() if k != "id"}}
+    codec = {"id": name, **{k: copy_json(v) for k, v in config.items() if k != "id"}}
+    # The configuration as v2 checks a numcodecs one (zarr-python 2.x wrote it with numcodecs).
+    return check_codec(codec, where, f"codec {name!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,7 +434,7 @@ class DraftArrayMetadata:
         attributes = doc.get("attributes", {})
         if not isinstance(attributes, Mapping):
             raise MetadataError(f"{where}attributes: must be an object, got {attributes!r}")
-        attributes = copy.deepcopy(dict(attributes))
+        attributes = copy_json(dict(attributes))
         _check_extensions(doc.get("extensions"), where)
         dtype, compressor, filters = cls._codecs(doc, attributes, dtype, zarr2, where)
         return cls(
@@ -629,7 +632,7 @@ def read_node(
         if not isinstance(attributes, Mapping):
             raise MetadataError(f"{key}: attributes: must be an object, got {attributes!r}")
         _check_extensions(doc.get("extensions"), _where(key))
-        return DraftGroupMetadata(copy.deepcopy(dict(attributes)), True, hierarchy, rel)
+        return DraftGroupMetadata(copy_json(dict(attributes)), True, hierarchy, rel)
     keys, dirs = store.list_dir(hierarchy.children_prefix(rel))
     if not rel or keys or dirs:
         return DraftGroupMetadata({}, False, hierarchy, rel)

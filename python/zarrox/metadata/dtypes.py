@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import json
 import math
 import re
@@ -39,6 +38,7 @@ import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata._checks import is_text
 
 __all__ = [
     "DataType",
@@ -531,8 +531,11 @@ class DataType:
         if c == "struct":
             return self._parse_struct(value, where, label)
         if c == "string":
-            if not isinstance(value, str):
-                raise MetadataError(f"{where}{label}: expected a string for string, got {value!r}")
+            if not is_text(value):  # lone surrogates cannot be stored as UTF-8
+                raise MetadataError(
+                    f"{where}{label}: expected a string (of Unicode characters) for string, "
+                    f"got {value!r}"
+                )
             return value
         # bytes
         if isinstance(value, str):
@@ -663,7 +666,7 @@ class DataType:
             if native_dtype(value.dtype) == dt:
                 return np.asarray(value).astype(dt)[()]
         if c in ("string", "bytes"):
-            if c == "string" and isinstance(value, str):
+            if c == "string" and is_text(value):
                 return str(value)
             if c == "bytes" and isinstance(value, bytes | bytearray):
                 return bytes(value)
@@ -1108,8 +1111,3 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
         f"{where}unsupported data type {dt!r}: no v3 data type (core: {list(_NAMED_CORE)}, r<N>; "
         "extensions: ml_dtypes types, datetime64/timedelta64, U, S, V, structured, str, bytes)"
     )
-
-
-def copy_json(data_type: Any) -> Any:
-    """A deep copy of a ``data_type`` JSON value."""
-    return copy.deepcopy(data_type)

@@ -29,8 +29,6 @@ zarrox never writes v1: convert it to v3 with :func:`zarrox.convert`.
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
@@ -38,9 +36,11 @@ from typing import Any, ClassVar, Literal, NoReturn
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import copy_json, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.v2 import ArrayMetadataV2, _parse_dtype
+from zarrox.metadata.v2 import _check_codec as check_codec
 
 __all__ = [
     "V1_ATTRS_KEY",
@@ -76,10 +76,7 @@ def _where(key: str, path: str | None) -> str:
 def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> Any:
     """Decode a v1 ``meta`` or ``attrs`` document (bare ``NaN``/``Infinity`` accepted, as
     Python's json module wrote them)."""
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MetadataError(f"{_where(key, path)}invalid JSON: {e}") from None
+    return parse_json(data, _where(key, path))
 
 
 def _level(opts: object, default: int, lo: int, hi: int, name: str, where: str) -> int:
@@ -113,7 +110,7 @@ def _compressor(compression: str, opts: object, where: str) -> dict[str, Any] | 
         "format": given.get("format", 1),
         "check": given.get("check", 0),
         "preset": given.get("preset", 1 if not given.get("filters") else None),
-        "filters": copy.deepcopy(given.get("filters")),
+        "filters": copy_json(given.get("filters")),
     }
 
 
@@ -180,21 +177,24 @@ class ArrayMetadataV1:
         if dtype.hasobject:
             raise UnsupportedError(f"{where}object data types are not supported")
         compression = meta["compression"]
-        compression = _ALIASES.get(compression, compression)
+        if isinstance(compression, str):
+            compression = _ALIASES.get(compression, compression)
         if compression not in V1_COMPRESSIONS:
             raise UnsupportedError(
                 f"{where}unsupported compression {meta['compression']!r} "
                 f"(v1 has {list(V1_COMPRESSIONS)})"
             )
-        opts = copy.deepcopy(meta.get("compression_opts"))
-        _compressor(compression, opts, where)  # validation
+        opts = copy_json(meta.get("compression_opts"))
+        compressor = _compressor(compression, opts, where)
+        if compressor is not None:  # as a numcodecs configuration, checked as v2 checks one
+            check_codec(compressor, where, "compression_opts")
         order = meta["order"]
         if order not in ("C", "F"):
             raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
         if attrs is None:
             attributes: dict[str, Any] = {}
         elif isinstance(attrs, Mapping):
-            attributes = copy.deepcopy(dict(attrs))
+            attributes = copy_json(dict(attrs))
         else:
             raise MetadataError(f"{_where(V1_ATTRS_KEY, path)}must be a JSON object")
         return cls(

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import json
 import math
 import re
@@ -47,6 +46,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
+from zarrox.metadata._checks import copy_json, is_text
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import from_zarr_python_dtype
@@ -196,7 +196,12 @@ def _parse_fields(value: Sequence[Any], where: str, label: str) -> np.dtype[Any]
                     f"{where}{ilabel}[2]: field shape must be an array of positive integers, "
                     f"got {shape!r}"
                 )
-            fdt = np.dtype((fdt, tuple(int(s) for s in shape)))
+            try:
+                fdt = np.dtype((fdt, tuple(int(s) for s in shape)))
+            except (ValueError, OverflowError) as e:  # larger than numpy's dimensions or sizes
+                raise MetadataError(
+                    f"{where}{ilabel}[2]: field shape {shape!r} is too large: {e}"
+                ) from None
         if name == "" and len(item) == 2 and fdt.kind == "V" and fdt.fields is None:
             offset += fdt.itemsize  # padding, as numpy's descr writes it
             continue
@@ -210,7 +215,12 @@ def _parse_fields(value: Sequence[Any], where: str, label: str) -> np.dtype[Any]
         offset += fdt.itemsize
     if not names:
         raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
-    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": offset})
+    try:
+        return np.dtype(
+            {"names": names, "formats": formats, "offsets": offsets, "itemsize": offset}
+        )
+    except (ValueError, OverflowError) as e:  # an element larger than numpy's item size
+        raise MetadataError(f"{where}{label}: invalid structured data type: {e}") from None
 
 
 def _parse_dtype(value: object, where: str, label: str) -> np.dtype[Any]:
@@ -415,8 +425,17 @@ def parse_v2_fill_value(value: object, dtype: np.dtype[Any], *, path: str | None
     where = _where(".zarray", path)
     label = "fill_value"
     dt = np.dtype(dtype)
-    if value is None or dt.hasobject:
-        return copy.deepcopy(value)
+    if value is None:
+        return None
+    if dt.hasobject:
+        # Object arrays hold strings or bytes: a list or an object is no fill value for them
+        # (zarr-python refuses both), nor is text UTF-8 cannot encode (lone surrogates).
+        if isinstance(value, list | Mapping) or (isinstance(value, str) and not is_text(value)):
+            raise MetadataError(
+                f"{where}{label}: an object array takes a string or scalar fill value (or null), "
+                f"got {value!r}"
+            )
+        return value
     kind = dt.kind
     if kind == "b":
         if isinstance(value, bool | np.bool_) or (_is_int(value) and value in (0, 1)):
@@ -497,7 +516,7 @@ def v2_fill_value_json(value: Any, dtype: np.dtype[Any] | Any) -> Any:
     2.18 and 3.1 both write it."""
     dt = np.dtype(dtype)
     if value is None or dt.hasobject:
-        return copy.deepcopy(value)
+        return copy_json(value)
     kind = dt.kind
     if kind == "b":
         return bool(value)
@@ -567,7 +586,7 @@ def cast_v2_fill_value(value: Any, dtype: np.dtype[Any] | Any, *, path: str | No
     if value is None:
         return None
     if dt.hasobject:
-        if isinstance(value, str):
+        if is_text(value):
             return value
         raise MetadataError(
             f"{where}fill_value: a v2 object array takes a str fill value (or None), got {value!r}"
@@ -753,11 +772,11 @@ def _check_codec(value: object, where: str, label: str) -> dict[str, Any]:
         if member in value and codec_id in _NUMCODECS_DEFAULTS:
             try:
                 np.dtype(value[member])
-            except TypeError:
+            except (TypeError, ValueError):  # ValueError: odd lists, lone surrogates
                 raise MetadataError(
                     f"{where}{label}.{member}: not a data type: {value[member]!r}"
                 ) from None
-    return copy.deepcopy(dict(value))
+    return copy_json(dict(value))
 
 
 def _complete_codec(config: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
@@ -778,7 +797,7 @@ def _complete_codec(config: Mapping[str, Any], where: str, label: str) -> dict[s
         elif default is _REQUIRED or default is _DTYPE:
             raise MetadataError(f"{where}{label}: codec {codec_id!r} requires member {name!r}")
         else:
-            value = copy.deepcopy(default)
+            value = copy_json(default)
         if name in _DTYPE_MEMBERS and value is not None:
             value = np.dtype(value).str
         out[name] = value
@@ -897,7 +916,7 @@ def _parse_attributes(value: object, path: str | None) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise MetadataError(f"{_where('.zattrs', path)}must be a JSON object, got {value!r}")
-    return copy.deepcopy(dict(value))
+    return copy_json(dict(value))
 
 
 def _parse_compressor(value: object, where: str) -> dict[str, Any] | None:
@@ -1077,7 +1096,7 @@ class ArrayMetadataV2:
             fill_value=fill,
             order=order,  # type: ignore[arg-type]
             dimension_separator=sep,  # type: ignore[arg-type]
-            attributes=copy.deepcopy(dict(attributes or {})),
+            attributes=copy_json(dict(attributes or {})),
         )
         return cls.from_json(meta.to_json(), meta.attributes_json(), path=path)
 
@@ -1092,11 +1111,11 @@ class ArrayMetadataV2:
             "dtype": v2_dtype_json(self.dtype),
             "fill_value": v2_fill_value_json(self.fill_value, self.dtype),
             "order": self.order,
-            "filters": copy.deepcopy(self.filters),
+            "filters": copy_json(self.filters),
         }
         if self.dimension_separator_given or self.dimension_separator != ".":
             doc["dimension_separator"] = self.dimension_separator
-        doc["compressor"] = copy.deepcopy(self.compressor)
+        doc["compressor"] = copy_json(self.compressor)
         doc["zarr_format"] = 2
         return doc
 
@@ -1108,7 +1127,7 @@ class ArrayMetadataV2:
 
     def attributes_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document."""
-        return copy.deepcopy(self.attributes)
+        return copy_json(self.attributes)
 
     def to_core_json(self) -> dict[str, Any]:
         """The normalized description the Rust core consumes (fill bytes: :meth:`fill_bytes`).
@@ -1347,16 +1366,14 @@ class GroupMetadataV2:
             )
         return cls(
             attributes=_parse_attributes(zattrs, path),
-            consolidated_metadata=None
-            if consolidated is None
-            else copy.deepcopy(dict(consolidated)),
+            consolidated_metadata=None if consolidated is None else copy_json(dict(consolidated)),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The ``.zgroup`` document."""
         doc: dict[str, Any] = {"zarr_format": 2}
         if self.consolidated_metadata is not None:
-            doc["consolidated_metadata"] = copy.deepcopy(self.consolidated_metadata)
+            doc["consolidated_metadata"] = copy_json(self.consolidated_metadata)
         return doc
 
     def to_dict(self) -> dict[str, Any]:
@@ -1365,4 +1382,4 @@ class GroupMetadataV2:
 
     def attributes_json(self) -> dict[str, Any]:
         """The ``.zattrs`` document."""
-        return copy.deepcopy(self.attributes)
+        return copy_json(self.attributes)

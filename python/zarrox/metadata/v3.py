@@ -11,7 +11,6 @@ using something zarrox does not implement raises :class:`zarrox.errors.Unsupport
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -22,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata._checks import copy_json, parse_json
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import RectilinearGrid
@@ -34,7 +34,6 @@ from zarrox.metadata.codecs import (
 )
 from zarrox.metadata.dtypes import (
     DataType,
-    copy_json,
     data_type_from_numpy,
     from_zarr_python_dtype,
     native_dtype,
@@ -302,10 +301,7 @@ def loads(data: bytes | str, *, path: str = "") -> dict[str, Any]:
 
 def load_json_object(data: bytes | str, where: str) -> dict[str, Any]:
     """Decode JSON that must be an object; errors start with ``where``."""
-    try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MetadataError(f"{where}invalid JSON: {e}") from None
+    doc = parse_json(data, where)
     if not isinstance(doc, dict):
         raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
     return doc
@@ -440,7 +436,7 @@ def _parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
 def _parse_attributes(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise MetadataError(f"{where}attributes: must be an object, got {value!r}")
-    return copy.deepcopy(dict(value))
+    return copy_json(dict(value))
 
 
 def _parse_dimension_names(value: object, ndim: int, where: str) -> tuple[str | None, ...] | None:
@@ -476,7 +472,7 @@ def _parse_storage_transformers(value: object, where: str) -> list[Any]:
             raise UnsupportedError(
                 f"{where}storage_transformers[{i}]: unsupported storage transformer {name!r}"
             )
-    return copy.deepcopy(list(value))
+    return copy_json(list(value))
 
 
 def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> dict[str, Any]:
@@ -489,7 +485,7 @@ def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> di
                 f"{where}unknown member {key!r}: zarrox does not understand it and it is not "
                 'an object with "must_understand": false'
             )
-        extra[key] = copy.deepcopy(value)
+        extra[key] = copy_json(value)
     return extra
 
 
@@ -709,18 +705,18 @@ class ArrayMetadataV3:
             }
             if self.rectilinear is None
             else self.rectilinear.to_json(),
-            "chunk_key_encoding": copy.deepcopy(self.chunk_key_encoding),
+            "chunk_key_encoding": copy_json(self.chunk_key_encoding),
             "fill_value": fill_value_to_json(self.fill_value, self.data_type),
             "codecs": codecs_to_json(self.codecs),
-            "attributes": copy.deepcopy(self.attributes),
+            "attributes": copy_json(self.attributes),
         }
         if self.dimension_names is not None:
             doc["dimension_names"] = list(self.dimension_names)
         doc["zarr_format"] = 3
         doc["node_type"] = "array"
-        doc["storage_transformers"] = copy.deepcopy(self.storage_transformers)
+        doc["storage_transformers"] = copy_json(self.storage_transformers)
         for key, value in self.extra.items():
-            doc[key] = copy.deepcopy(value)
+            doc[key] = copy_json(value)
         return doc
 
     def to_dict(self) -> dict[str, Any]:
@@ -847,18 +843,18 @@ class GroupMetadataV3:
                     f'{where}consolidated_metadata.kind: expected "inline", '
                     f"got {consolidated.get('kind')!r}"
                 )
-            consolidated = copy.deepcopy(dict(consolidated))
+            consolidated = copy_json(dict(consolidated))
         extra = _parse_extra(doc, _GROUP_KNOWN, where)
         return cls(attributes=attributes, consolidated_metadata=consolidated, extra=extra)
 
     def to_json(self) -> dict[str, Any]:
         """The ``zarr.json`` document, members in zarr-python 3.1's order."""
-        doc: dict[str, Any] = {"attributes": copy.deepcopy(self.attributes), "zarr_format": 3}
+        doc: dict[str, Any] = {"attributes": copy_json(self.attributes), "zarr_format": 3}
         if self.consolidated_metadata is not None:
-            doc["consolidated_metadata"] = copy.deepcopy(self.consolidated_metadata)
+            doc["consolidated_metadata"] = copy_json(self.consolidated_metadata)
         doc["node_type"] = "group"
         for key, value in self.extra.items():
-            doc[key] = copy.deepcopy(value)
+            doc[key] = copy_json(value)
         return doc
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::numeric::{cast_elements, Num};
+use super::numeric::{cast_elements, cast_one, Num};
 use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::Result;
 
 #[derive(Debug)]
@@ -23,7 +23,7 @@ impl AsTypeCodec {
         let decode_dtype = num_member("astype", config, "decode_dtype", spec_num(spec))?;
         check_decoded_size("astype", "decode_dtype", decode_dtype, spec)?;
         let encoded = retyped_spec(spec, decode_dtype, encode_dtype, |fill| {
-            cast_elements(fill, decode_dtype, encode_dtype)
+            cast_one(fill, decode_dtype, encode_dtype)
         });
         Ok(AsTypeCodec {
             encode_dtype,
@@ -41,20 +41,13 @@ impl ArrayToArrayCodec for AsTypeCodec {
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.decoded.nbytes())?;
-        Ok(cast_elements(
-            &decoded,
-            self.decode_dtype,
-            self.encode_dtype,
-        ))
+        cast_elements(&decoded, self.decode_dtype, self.encode_dtype)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.encoded.nbytes())?;
-        Ok(cast_elements(
-            &encoded,
-            self.encode_dtype,
-            self.decode_dtype,
-        ))
+        bound.check("numcodecs.astype", self.decoded.nbytes())?;
+        cast_elements(&encoded, self.encode_dtype, self.decode_dtype)
     }
 }
 
@@ -62,6 +55,7 @@ impl ArrayToArrayCodec for AsTypeCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::ArrayToArrayCodec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
@@ -186,7 +180,7 @@ mod tests {
             let n = x.len() / DataType::from_name(dtype).unwrap().size;
             let c = codec(config.clone(), dtype, n).unwrap();
             assert_eq!(c.encode(x).unwrap(), enc, "encode {config}");
-            assert_eq!(c.decode(enc).unwrap(), dec, "decode {config}");
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), dec, "decode {config}");
         }
     }
 
@@ -203,7 +197,7 @@ mod tests {
             DataType::from_name("float32").unwrap()
         );
         assert_eq!(c.encoded_spec().fill, vec![0; 4]);
-        assert!(c.decode(vec![0; 11]).is_err());
+        assert!(c.decode(vec![0; 11], Unbounded).is_err());
         assert!(codec(json!({"decode_dtype": "<f8"}), "float64", 3).is_err());
         assert!(codec(
             json!({"encode_dtype": "<f4", "decode_dtype": "<f4"}),

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
 
@@ -84,8 +84,9 @@ impl ArrayToArrayCodec for BitRoundCodec {
         Ok(decoded)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.spec.nbytes())?;
+        bound.check("numcodecs.bitround", encoded.len())?;
         Ok(encoded)
     }
 }
@@ -94,6 +95,7 @@ impl ArrayToArrayCodec for BitRoundCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::ArrayToArrayCodec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
@@ -201,7 +203,7 @@ mod tests {
             let n = x.len() / DataType::from_name(dtype).unwrap().size;
             let c = codec(json!({ "keepbits": keepbits }), dtype, n).unwrap();
             assert_eq!(c.encode(x).unwrap(), enc, "{keepbits} {dtype}");
-            assert_eq!(c.decode(enc.clone()).unwrap(), enc);
+            assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), enc);
         }
     }
 

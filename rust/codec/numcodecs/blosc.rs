@@ -41,6 +41,7 @@ pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Blos
 mod tests {
     use super::super::tests::{assert_robust, build_any, hex};
     use crate::codec::tests::spec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::codec::{AnyCodec, BytesToBytesCodec};
     use serde_json::{json, Value};
 
@@ -165,7 +166,7 @@ mod tests {
         for (config, dtype, enc) in REFERENCE {
             let config: Value = serde_json::from_str(config).unwrap();
             let c = codec(config.clone(), dtype).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), data(), "{config}");
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), data(), "{config}");
             assert_eq!(c.encode(data()).unwrap(), hex(enc), "{config} {dtype}");
         }
     }

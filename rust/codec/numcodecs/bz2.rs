@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -35,23 +35,27 @@ enum StreamError {
     Truncated,
 }
 
-/// Decode one bzip2 stream from the start of `input` into `out`, returning the
-/// number of input bytes it took.
-fn decode_stream(input: &[u8], out: &mut Vec<u8>) -> std::result::Result<usize, StreamError> {
+/// Decode one bzip2 stream from the start of `input`, appending to `out`
+/// within `bound` (an error, not a stream error, when it would go past it);
+/// returns the number of input bytes it took.
+fn decode_stream(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    bound: SizeBound,
+) -> Result<std::result::Result<usize, StreamError>> {
     let mut d = Decompress::new(false);
     loop {
-        if out.len() == out.capacity() {
-            out.reserve(out.capacity().max(4096));
-        }
+        make_room(out, bound, "bz2")?;
         let (ti, to) = (d.total_in() as usize, d.total_out() as usize);
-        let status = d
-            .decompress_vec(&input[ti..], out)
-            .map_err(|e| StreamError::Data(format!("{e:?}")))?;
+        let status = match d.decompress_vec(&input[ti..], out) {
+            Ok(status) => status,
+            Err(e) => return Ok(Err(StreamError::Data(format!("{e:?}")))),
+        };
         if status == Status::StreamEnd {
-            return Ok(d.total_in() as usize);
+            return Ok(Ok(d.total_in() as usize));
         }
         if d.total_in() as usize == ti && d.total_out() as usize == to {
-            return Err(StreamError::Truncated);
+            return Ok(Err(StreamError::Truncated));
         }
     }
 }
@@ -59,7 +63,7 @@ fn decode_stream(input: &[u8], out: &mut Vec<u8>) -> std::result::Result<usize, 
 impl BytesToBytesCodec for Bz2Codec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let mut enc = BzEncoder::new(
-            Vec::with_capacity(decoded.len() / 2 + 64),
+            crate::alloc::with_capacity(decoded.len() / 2 + 64)?,
             Compression::new(self.level),
         );
         enc.write_all(&decoded)
@@ -69,18 +73,18 @@ impl BytesToBytesCodec for Bz2Codec {
 
     /// As `bz2.decompress`: concatenated streams, and data after the last one
     /// that is not a bzip2 stream ignored.
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(encoded.len().saturating_mul(4));
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
         let mut rest = encoded.as_slice();
         let mut first = true;
         while !rest.is_empty() {
-            let mut stream = Vec::new();
-            match decode_stream(rest, &mut stream) {
-                Ok(used) => {
-                    out.extend_from_slice(&stream);
-                    rest = &rest[used..];
+            let before = out.len();
+            match decode_stream(rest, &mut out, bound)? {
+                Ok(used) => rest = &rest[used..],
+                Err(StreamError::Data(_)) if !first => {
+                    out.truncate(before);
+                    break;
                 }
-                Err(StreamError::Data(_)) if !first => break,
                 Err(StreamError::Data(e)) => {
                     return Err(Error::corrupt(format!("bz2: invalid data ({e})")))
                 }
@@ -92,7 +96,13 @@ impl BytesToBytesCodec for Bz2Codec {
             }
             first = false;
         }
+        bound.check("bz2", out.len())?;
         Ok(out)
+    }
+
+    /// bzip2's documented worst case: 1% more than the input, plus 600 bytes.
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.compressed(|n| with_slack(n.checked_add(n / 100 + 600)))
     }
 }
 
@@ -100,6 +110,7 @@ impl BytesToBytesCodec for Bz2Codec {
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     /// numcodecs.BZ2(level).encode(d).hex()
@@ -151,7 +162,7 @@ mod tests {
                 hex(enc),
                 "level {level}"
             );
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), compressor_input());
         }
     }
 
@@ -162,11 +173,11 @@ mod tests {
         enc.extend(c.encode(sample(7)).unwrap());
         let mut expected = compressor_input();
         expected.extend(sample(7));
-        assert_eq!(c.decode(enc.clone()).unwrap(), expected);
+        assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), expected);
         enc.extend_from_slice(b"not bzip2");
-        assert_eq!(c.decode(enc).unwrap(), expected);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), expected);
         let empty = c.encode(Vec::new()).unwrap();
-        assert_eq!(c.decode(empty).unwrap(), Vec::<u8>::new());
+        assert_eq!(c.decode(empty, Unbounded).unwrap(), Vec::<u8>::new());
     }
 
     #[test]
@@ -176,9 +187,12 @@ mod tests {
         let c = bytes_codec("bz2", json!({"level": 9})).unwrap();
         let enc = c.encode(compressor_input()).unwrap();
         // bz2.decompress(b"") is b"", like here; any other truncation errs.
-        assert_eq!(c.decode(Vec::new()).unwrap(), Vec::<u8>::new());
+        assert_eq!(c.decode(Vec::new(), Unbounded).unwrap(), Vec::<u8>::new());
         for cut in [1, 4, 10, enc.len() / 2, enc.len() - 1] {
-            assert!(c.decode(enc[..cut].to_vec()).is_err(), "cut {cut}");
+            assert!(
+                c.decode(enc[..cut].to_vec(), Unbounded).is_err(),
+                "cut {cut}"
+            );
         }
         assert_robust(c.as_ref(), &enc, false);
     }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::choice_member;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl Checksum32Codec {
 impl BytesToBytesCodec for Checksum32Codec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let sum = self.checksum(&decoded).to_le_bytes();
-        let mut out = Vec::with_capacity(decoded.len() + 4);
+        let mut out = crate::alloc::with_capacity(decoded.len() + 4)?;
         if self.at_start {
             out.extend_from_slice(&sum);
             out.extend_from_slice(&decoded);
@@ -102,7 +102,7 @@ impl BytesToBytesCodec for Checksum32Codec {
         Ok(out)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         if encoded.len() < 4 {
             return Err(Error::corrupt(format!(
                 "{}: {} bytes is too short to hold a 32-bit checksum",
@@ -128,6 +128,7 @@ impl BytesToBytesCodec for Checksum32Codec {
                 self.name()
             )));
         }
+        bound.check(self.name(), payload.len())?;
         if self.at_start {
             encoded.drain(..4);
         } else {
@@ -135,12 +136,17 @@ impl BytesToBytesCodec for Checksum32Codec {
         }
         Ok(encoded)
     }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.plus(4)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{bytes_codec, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::{json, Value};
 
@@ -184,7 +190,7 @@ mod tests {
             let config: Value = serde_json::from_str(config).unwrap();
             let c = bytes_codec(id, config).unwrap();
             assert_eq!(c.encode(sample(20)).unwrap(), hex(enc), "{id}");
-            assert_eq!(c.decode(hex(enc)).unwrap(), sample(20));
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), sample(20));
         }
     }
 
@@ -204,19 +210,19 @@ mod tests {
                 let mut bad = enc.clone();
                 bad[i] ^= 0x10;
                 assert_eq!(
-                    c.decode(bad).unwrap_err().kind,
+                    c.decode(bad, Unbounded).unwrap_err().kind,
                     ErrorKind::Checksum,
                     "{id} {i}"
                 );
             }
             for n in 0..4 {
                 assert_eq!(
-                    c.decode(enc[..n].to_vec()).unwrap_err().kind,
+                    c.decode(enc[..n].to_vec(), Unbounded).unwrap_err().kind,
                     ErrorKind::Corrupt
                 );
             }
             assert_eq!(
-                c.decode(c.encode(Vec::new()).unwrap()).unwrap(),
+                c.decode(c.encode(Vec::new()).unwrap(), Unbounded).unwrap(),
                 Vec::<u8>::new()
             );
         }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::numeric::{Num, Scalar};
 use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -32,7 +32,7 @@ impl DeltaCodec {
             ));
         }
         let encoded = retyped_spec(spec, dtype, astype, |fill| {
-            super::numeric::cast_elements(fill, dtype, astype)
+            super::numeric::cast_one(fill, dtype, astype)
         });
         Ok(DeltaCodec {
             dtype,
@@ -51,7 +51,7 @@ impl ArrayToArrayCodec for DeltaCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.decoded.nbytes())?;
         let (d, a) = (self.dtype, self.astype);
-        let mut out = vec![0u8; self.encoded.nbytes()];
+        let mut out = crate::alloc::zeroed(self.encoded.nbytes())?;
         let mut prev: Option<Scalar> = None;
         for (src, dst) in decoded
             .chunks_exact(d.size())
@@ -68,11 +68,12 @@ impl ArrayToArrayCodec for DeltaCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.encoded.nbytes())?;
+        bound.check("numcodecs.delta", self.decoded.nbytes())?;
         let (d, a) = (self.dtype, self.astype);
         let acc = a.promote(d);
-        let mut out = vec![0u8; self.decoded.nbytes()];
+        let mut out = crate::alloc::zeroed(self.decoded.nbytes())?;
         let mut sum: Option<Scalar> = None;
         for (src, dst) in encoded
             .chunks_exact(a.size())
@@ -94,6 +95,7 @@ impl ArrayToArrayCodec for DeltaCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::ArrayToArrayCodec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::Result;
     use serde_json::{json, Value};
 
@@ -320,7 +322,7 @@ mod tests {
             let (enc, dec) = (hex(enc), hex(dec));
             let n = dec.len() / crate::dtype::DataType::from_name(dtype).unwrap().size;
             let c = codec(config.clone(), dtype, n).unwrap();
-            assert_eq!(c.decode(enc).unwrap(), dec, "decode {config}");
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), dec, "decode {config}");
         }
     }
 
@@ -330,7 +332,7 @@ mod tests {
         let e = c.encoded_spec();
         assert_eq!(e.dtype, crate::dtype::DataType::from_name("int16").unwrap());
         assert_eq!((e.shape.clone(), e.nbytes()), (vec![10], 20));
-        assert!(c.decode(vec![0; 19]).is_err());
+        assert!(c.decode(vec![0; 19], Unbounded).is_err());
         assert!(c.encode(vec![0; 79]).is_err());
         // dtype defaults to the chunk's.
         let c = codec(json!({}), "float32", 3).unwrap();
@@ -348,6 +350,6 @@ mod tests {
         let c = codec(json!({"dtype": "|u1"}), "uint8", 4).unwrap();
         let enc = c.encode(vec![5, 3, 250, 0]).unwrap();
         assert_eq!(enc, vec![5, 254, 247, 6]);
-        assert_eq!(c.decode(enc).unwrap(), vec![5, 3, 250, 0]);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), vec![5, 3, 250, 0]);
     }
 }

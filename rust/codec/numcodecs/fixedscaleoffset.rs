@@ -13,7 +13,7 @@ use super::numeric::{Num, PyScalar, Scalar};
 use super::{
     check_config, check_decoded_size, num_member, py_scalar_member, retyped_spec, spec_num,
 };
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -110,22 +110,13 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.decoded.nbytes())?;
-        Ok(super::numeric::map_elements(
-            &decoded,
-            self.dtype,
-            self.astype,
-            |x| self.encode_one(x),
-        ))
+        super::numeric::map_elements(&decoded, self.dtype, self.astype, |x| self.encode_one(x))
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.encoded.nbytes())?;
-        Ok(super::numeric::map_elements(
-            &encoded,
-            self.astype,
-            self.dtype,
-            |e| self.decode_one(e),
-        ))
+        bound.check("numcodecs.fixedscaleoffset", self.decoded.nbytes())?;
+        super::numeric::map_elements(&encoded, self.astype, self.dtype, |e| self.decode_one(e))
     }
 }
 
@@ -133,6 +124,7 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::ArrayToArrayCodec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
@@ -246,7 +238,7 @@ mod tests {
             let n = x.len() / DataType::from_name(dtype).unwrap().size;
             let c = codec(config.clone(), dtype, n).unwrap();
             assert_eq!(c.encode(x).unwrap(), enc, "encode {config}");
-            assert_eq!(c.decode(enc).unwrap(), dec, "decode {config}");
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), dec, "decode {config}");
         }
     }
 
@@ -297,6 +289,6 @@ mod tests {
             c.encoded_spec().dtype,
             DataType::from_name("uint8").unwrap()
         );
-        assert!(c.decode(vec![0; 3]).is_err());
+        assert!(c.decode(vec![0; 3], Unbounded).is_err());
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl BytesToBytesCodec for Fletcher32Codec {
         Ok(decoded)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         if encoded.len() < 4 {
             return Err(Error::corrupt(format!(
                 "fletcher32: {} bytes is too short to hold a checksum",
@@ -67,8 +67,14 @@ impl BytesToBytesCodec for Fletcher32Codec {
                 "fletcher32 checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
             )));
         }
+        // The checksum first: it says more about a damaged chunk than its length.
+        bound.check("fletcher32", n)?;
         encoded.truncate(n);
         Ok(encoded)
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.plus(4)
     }
 }
 
@@ -76,6 +82,7 @@ impl BytesToBytesCodec for Fletcher32Codec {
 mod tests {
     use super::super::tests::{bytes_codec, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::json;
 
@@ -103,7 +110,7 @@ mod tests {
                 hex(enc)
             };
             assert_eq!(c.encode(sample(n)).unwrap(), enc, "{n}");
-            assert_eq!(c.decode(enc).unwrap(), sample(n));
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), sample(n));
         }
     }
 
@@ -113,9 +120,12 @@ mod tests {
         let enc = c.encode(sample(33)).unwrap();
         let mut bad = enc.clone();
         bad[5] ^= 1;
-        assert_eq!(c.decode(bad).unwrap_err().kind, ErrorKind::Checksum);
         assert_eq!(
-            c.decode(vec![1, 2, 3]).unwrap_err().kind,
+            c.decode(bad, Unbounded).unwrap_err().kind,
+            ErrorKind::Checksum
+        );
+        assert_eq!(
+            c.decode(vec![1, 2, 3], Unbounded).unwrap_err().kind,
             ErrorKind::Corrupt
         );
         assert!(bytes_codec("fletcher32", json!({"location": "end"})).is_err());

@@ -13,7 +13,7 @@ use super::check_config;
 use super::zlib::Deflater;
 use crate::codec::config::int_member;
 use crate::codec::gzip::GzipCodec as CoreGzip;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
 
 #[derive(Debug)]
@@ -56,8 +56,12 @@ impl BytesToBytesCodec for GzipCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        self.decoder.decode(encoded)
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        self.decoder.decode(encoded, bound)
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        self.decoder.encoded_bound(decoded)
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
@@ -69,6 +73,7 @@ impl BytesToBytesCodec for GzipCodec {
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     /// numcodecs.GZip(level).encode(d).hex() with the mtime bytes 4..8 zeroed.
@@ -118,7 +123,7 @@ mod tests {
     fn matches_numcodecs_except_mtime() {
         for (level, enc) in REFERENCE {
             let c = bytes_codec("gzip", json!({ "level": level })).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), compressor_input());
             assert_eq!(
                 c.encode(compressor_input()).unwrap(),
                 hex(enc),
@@ -132,14 +137,17 @@ mod tests {
         let c = bytes_codec("gzip", json!({})).unwrap();
         let enc = c.encode(compressor_input()).unwrap();
         assert_eq!(enc[8], 4); // default level 1
-        assert_eq!(c.decode(enc.clone()).unwrap(), compressor_input());
+        assert_eq!(
+            c.decode(enc.clone(), Unbounded).unwrap(),
+            compressor_input()
+        );
         let mut two = enc.clone();
         two.extend(c.encode(sample(10)).unwrap());
         let mut expected = compressor_input();
         expected.extend(sample(10));
-        assert_eq!(c.decode(two).unwrap(), expected);
+        assert_eq!(c.decode(two, Unbounded).unwrap(), expected);
         let empty = c.encode(Vec::new()).unwrap();
-        assert_eq!(c.decode(empty).unwrap(), Vec::<u8>::new());
+        assert_eq!(c.decode(empty, Unbounded).unwrap(), Vec::<u8>::new());
         let mut out = vec![0; 500];
         c.decode_into(enc, &mut out).unwrap();
         assert_eq!(out, compressor_input());

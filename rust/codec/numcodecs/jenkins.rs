@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -135,7 +135,7 @@ impl BytesToBytesCodec for JenkinsLookup3Codec {
         Ok(decoded)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         if encoded.len() < 4 {
             return Err(Error::corrupt(format!(
                 "jenkins_lookup3: {} bytes is too short to hold a checksum",
@@ -151,8 +151,14 @@ impl BytesToBytesCodec for JenkinsLookup3Codec {
                 "jenkins_lookup3 checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
             )));
         }
+        // The checksum first: it says more about a damaged chunk than its length.
+        bound.check("jenkins_lookup3", n)?;
         encoded.truncate(n);
         Ok(encoded)
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.plus(4)
     }
 }
 
@@ -160,6 +166,7 @@ impl BytesToBytesCodec for JenkinsLookup3Codec {
 mod tests {
     use super::super::tests::bytes_codec;
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::{json, Value};
 
@@ -188,7 +195,7 @@ mod tests {
                 super::super::tests::hex(sum).as_slice(),
                 "{config} {n}"
             );
-            assert_eq!(c.decode(enc).unwrap(), sample(n));
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), sample(n));
         }
     }
 
@@ -197,8 +204,14 @@ mod tests {
         let c = bytes_codec("jenkins_lookup3", json!({"initval": 7})).unwrap();
         let mut enc = c.encode(sample(30)).unwrap();
         enc[0] ^= 1;
-        assert_eq!(c.decode(enc).unwrap_err().kind, ErrorKind::Checksum);
-        assert_eq!(c.decode(vec![0; 3]).unwrap_err().kind, ErrorKind::Corrupt);
+        assert_eq!(
+            c.decode(enc, Unbounded).unwrap_err().kind,
+            ErrorKind::Checksum
+        );
+        assert_eq!(
+            c.decode(vec![0; 3], Unbounded).unwrap_err().kind,
+            ErrorKind::Corrupt
+        );
         assert!(bytes_codec("jenkins_lookup3", json!({"initval": -1})).is_err());
         assert!(bytes_codec("jenkins_lookup3", json!({"prefix": "ab"})).is_err());
         assert!(bytes_codec("jenkins_lookup3", json!({"prefix": [1, 256]})).is_err());

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::{check_len, BytesToBytesCodec};
+use crate::codec::{check_len, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 /// numcodecs' `LZ4.max_buffer_size` (liblz4's `LZ4_MAX_INPUT_SIZE`).
@@ -42,9 +42,9 @@ impl Lz4Codec {
 }
 
 /// The decoded size from the header, after checking that the block could
-/// hold it (LZ4 expands at most ~255x), so garbage cannot force a huge
-/// allocation.
-fn declared_size(encoded: &[u8]) -> Result<usize> {
+/// hold it (LZ4 expands at most ~255x) and that `bound` allows it, so garbage
+/// cannot force a huge allocation.
+fn declared_size(encoded: &[u8], bound: SizeBound) -> Result<usize> {
     if encoded.len() < 4 {
         return Err(Error::corrupt(format!(
             "lz4: {} bytes is too short for the size header",
@@ -58,7 +58,7 @@ fn declared_size(encoded: &[u8]) -> Result<usize> {
             "lz4: header declares {size} bytes, impossible for a {block}-byte block"
         )));
     }
-    Ok(size)
+    bound.check_declared("lz4", size as u64)
 }
 
 impl BytesToBytesCodec for Lz4Codec {
@@ -74,7 +74,7 @@ impl BytesToBytesCodec for Lz4Codec {
         if bound <= 0 {
             return Err(Error::value("lz4: input too large"));
         }
-        let mut out = vec![0u8; 4 + bound as usize];
+        let mut out = crate::alloc::zeroed(4 + bound as usize)?;
         out[..4].copy_from_slice(&(decoded.len() as u32).to_le_bytes());
         // SAFETY: `decoded` holds `n` readable bytes and `out[4..]` has
         // `bound` writable bytes; LZ4_compress_fast writes at most `bound`.
@@ -94,14 +94,19 @@ impl BytesToBytesCodec for Lz4Codec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; declared_size(&encoded)?];
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        let mut out = crate::alloc::zeroed(declared_size(&encoded, bound)?)?;
         self.decode_into(encoded, &mut out)?;
         Ok(out)
     }
 
+    /// `LZ4_compressBound` and the 4-byte size header.
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.compressed(|n| with_slack(n.checked_add(n / 255 + 16 + 4)))
+    }
+
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let size = declared_size(&encoded)?;
+        let size = declared_size(&encoded, SizeBound::Exact(out.len()))?;
         check_len(size, out.len())?;
         let block = &encoded[4..];
         // A non-null destination even for zero bytes.
@@ -132,6 +137,7 @@ impl BytesToBytesCodec for Lz4Codec {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     /// numcodecs.LZ4(acceleration).encode(d).hex()
@@ -190,7 +196,7 @@ mod tests {
                 hex(enc),
                 "{acceleration}"
             );
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), compressor_input());
         }
     }
 
@@ -206,7 +212,7 @@ mod tests {
         assert!(c.decode_into(enc, &mut short).is_err());
         let empty = c.encode(Vec::new()).unwrap();
         assert_eq!(empty, hex("0000000000"));
-        assert_eq!(c.decode(empty).unwrap(), Vec::<u8>::new());
+        assert_eq!(c.decode(empty, Unbounded).unwrap(), Vec::<u8>::new());
     }
 
     #[test]
@@ -224,6 +230,6 @@ mod tests {
         // Size header larger than the block could produce.
         let mut bad = enc.clone();
         bad[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(c.decode(bad).is_err());
+        assert!(c.decode(bad, Unbounded).is_err());
     }
 }

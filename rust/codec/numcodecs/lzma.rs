@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::BytesToBytesCodec;
+use crate::codec::{make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "numcodecs.lzma";
@@ -389,11 +389,14 @@ impl LzmaCodec {
         }
     }
 
-    fn decoder(&self) -> Result<Stream> {
+    /// A decoder whose memory (mostly the dictionary the stream header
+    /// declares, allocated up front) stays within [`memlimit`] of `bound`.
+    fn decoder(&self, bound: SizeBound) -> Result<Stream> {
+        let limit = memlimit(bound);
         match self.format {
-            FORMAT_AUTO => Stream::new_auto_decoder(u64::MAX, 0),
-            FORMAT_XZ => Stream::new_stream_decoder(u64::MAX, 0),
-            FORMAT_ALONE => Stream::new_lzma_decoder(u64::MAX),
+            FORMAT_AUTO => Stream::new_auto_decoder(limit, 0),
+            FORMAT_XZ => Stream::new_stream_decoder(limit, 0),
+            FORMAT_ALONE => Stream::new_lzma_decoder(limit),
             _ => {
                 let specs = self.filters.as_deref().unwrap_or_default();
                 Stream::new_raw_decoder(&build_filters(specs)?)
@@ -403,31 +406,59 @@ impl LzmaCodec {
     }
 }
 
+/// The largest dictionary of the presets (preset 9: 64 MiB). Encoders declare
+/// their preset's dictionary whatever the size of the data (Python's
+/// `lzma.compress` does), so decoders must accept it even for small chunks.
+const PRESET_DICT_MAX: u64 = 64 << 20;
+
+/// Memory a decoder may use for a chunk within `bound`: a dictionary as large
+/// as the chunk (decoding never needs more) or the presets' largest, whichever
+/// is larger, and liblzma's bookkeeping. A stream header declaring a larger
+/// dictionary (up to 1.5 GiB) is refused before liblzma allocates it. For
+/// variable-length chunks (no bound) there is no limit.
+fn memlimit(bound: SizeBound) -> u64 {
+    match bound {
+        SizeBound::Unbounded => u64::MAX,
+        b => (b.limit() as u64)
+            .max(PRESET_DICT_MAX)
+            .saturating_add(16 << 20),
+    }
+}
+
 enum StreamError {
     Data(String),
     Truncated,
 }
 
-/// Decode one stream from the start of `input`; returns the output and the
-/// number of input bytes taken.
+/// Decode one stream from the start of `input`, appending to `out` within
+/// `bound` (an error, not a stream error, when it would go past it); returns
+/// the number of input bytes taken.
 fn decode_stream(
     mut stream: Stream,
     input: &[u8],
-) -> std::result::Result<(Vec<u8>, usize), StreamError> {
-    let mut out = Vec::with_capacity(input.len().saturating_mul(4).max(1024));
+    out: &mut Vec<u8>,
+    bound: SizeBound,
+) -> Result<std::result::Result<usize, StreamError>> {
     loop {
-        if out.len() == out.capacity() {
-            out.reserve(out.capacity());
-        }
+        make_room(out, bound, "lzma")?;
         let (ti, to) = (stream.total_in() as usize, stream.total_out() as usize);
-        let status = stream
-            .process_vec(&input[ti..], &mut out, Action::Run)
-            .map_err(|e| StreamError::Data(format!("{e:?}")))?;
+        let status = match stream.process_vec(&input[ti..], out, Action::Run) {
+            Ok(status) => status,
+            Err(liblzma::stream::Error::MemLimit) => {
+                return Err(Error::corrupt(format!(
+                    "lzma: the stream declares a dictionary larger than the {} bytes a chunk \
+                     of at most {} bytes may use",
+                    memlimit(bound),
+                    bound.limit()
+                )))
+            }
+            Err(e) => return Ok(Err(StreamError::Data(format!("{e:?}")))),
+        };
         if status == Status::StreamEnd {
-            return Ok((out, stream.total_in() as usize));
+            return Ok(Ok(stream.total_in() as usize));
         }
         if stream.total_in() as usize == ti && stream.total_out() as usize == to {
-            return Err(StreamError::Truncated);
+            return Ok(Err(StreamError::Truncated));
         }
     }
 }
@@ -435,10 +466,11 @@ fn decode_stream(
 impl BytesToBytesCodec for LzmaCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let mut stream = self.encoder()?;
-        let mut out = Vec::with_capacity(decoded.len() / 2 + 128);
+        let mut out = crate::alloc::with_capacity(decoded.len() / 2 + 128)?;
         loop {
             if out.len() == out.capacity() {
-                out.reserve(out.capacity().max(4096));
+                let more = out.capacity().max(4096);
+                crate::alloc::reserve(&mut out, more)?;
             }
             let ti = stream.total_in() as usize;
             let action = if ti == decoded.len() {
@@ -457,17 +489,18 @@ impl BytesToBytesCodec for LzmaCodec {
 
     /// As `lzma.decompress`: concatenated streams, and data after them that
     /// is not a stream ignored.
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         let mut rest = encoded.as_slice();
         let mut first = true;
         loop {
-            match decode_stream(self.decoder()?, rest) {
-                Ok((part, used)) => {
-                    out.extend_from_slice(&part);
-                    rest = &rest[used.min(rest.len())..];
+            let before = out.len();
+            match decode_stream(self.decoder(bound)?, rest, &mut out, bound)? {
+                Ok(used) => rest = &rest[used.min(rest.len())..],
+                Err(StreamError::Data(_)) if !first => {
+                    out.truncate(before);
+                    break;
                 }
-                Err(StreamError::Data(_)) if !first => break,
                 Err(StreamError::Data(e)) => {
                     return Err(Error::corrupt(format!("lzma: invalid data ({e})")))
                 }
@@ -479,10 +512,18 @@ impl BytesToBytesCodec for LzmaCodec {
             }
             first = false;
             if rest.is_empty() {
-                return Ok(out);
+                break;
             }
         }
+        bound.check("lzma", out.len())?;
         Ok(out)
+    }
+
+    /// liblzma's worst case (incompressible data in stored LZMA2 chunks of at
+    /// most 64 KiB, 3 bytes each; LZMA1 expands it by at most about 1.5%), and
+    /// the container's headers, index and footer, generously.
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.compressed(|n| with_slack(n.checked_add((n >> 5) + 4096)))
     }
 }
 
@@ -490,6 +531,7 @@ impl BytesToBytesCodec for LzmaCodec {
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::{json, Value};
 
     /// (config, numcodecs.LZMA(**config).encode(d).hex())
@@ -649,7 +691,11 @@ mod tests {
         for (config, enc) in REFERENCE {
             let config: Value = serde_json::from_str(config).unwrap();
             let c = bytes_codec("lzma", config.clone()).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input(), "{config}");
+            assert_eq!(
+                c.decode(hex(enc), Unbounded).unwrap(),
+                compressor_input(),
+                "{config}"
+            );
             assert_eq!(c.encode(compressor_input()).unwrap(), hex(enc), "{config}");
         }
     }
@@ -660,7 +706,8 @@ mod tests {
         for format in [1, 2] {
             let c = bytes_codec("lzma", json!({ "format": format })).unwrap();
             assert_eq!(
-                auto.decode(c.encode(compressor_input()).unwrap()).unwrap(),
+                auto.decode(c.encode(compressor_input()).unwrap(), Unbounded)
+                    .unwrap(),
                 compressor_input()
             );
         }
@@ -674,14 +721,14 @@ mod tests {
         enc.extend(c.encode(sample(9)).unwrap());
         let mut expected = compressor_input();
         expected.extend(sample(9));
-        assert_eq!(c.decode(enc.clone()).unwrap(), expected);
+        assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), expected);
         // Data after the streams that is not a stream is ignored...
         let mut garbage = enc.clone();
         garbage.extend_from_slice(b"not an xz stream");
-        assert_eq!(c.decode(garbage).unwrap(), expected);
+        assert_eq!(c.decode(garbage, Unbounded).unwrap(), expected);
         // ... but an incomplete one is an error, as in Python.
         enc.extend_from_slice(&[0; 8]);
-        assert!(c.decode(enc).is_err());
+        assert!(c.decode(enc, Unbounded).is_err());
     }
 
     #[test]
@@ -707,6 +754,33 @@ mod tests {
     }
 
     #[test]
+    fn dictionaries_larger_than_a_chunk_needs_are_refused_before_allocation() {
+        // Found by the AddressSanitizer fuzz run: a .lzma header declaring a
+        // 2.9 GB dictionary made liblzma allocate it for a 300-byte chunk.
+        let c = bytes_codec("lzma", json!({"format": 2})).unwrap();
+        let mut bomb = c.encode(compressor_input()).unwrap();
+        bomb[1..5].copy_from_slice(&0xadad_adadu32.to_le_bytes());
+        let err = c
+            .decode(bomb, crate::codec::SizeBound::Exact(500))
+            .unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert!(
+            err.message.contains("declares a dictionary"),
+            "{}",
+            err.message
+        );
+        // The presets' largest dictionary (64 MiB, preset 9) is fine for a small chunk.
+        for config in [json!({"preset": 9}), json!({"format": 2, "preset": 9})] {
+            let c = bytes_codec("lzma", config).unwrap();
+            let enc = c.encode(compressor_input()).unwrap();
+            assert_eq!(
+                c.decode(enc, crate::codec::SizeBound::Exact(500)).unwrap(),
+                compressor_input()
+            );
+        }
+    }
+
+    #[test]
     fn corrupt_input() {
         for config in [
             json!({}),
@@ -716,7 +790,7 @@ mod tests {
             let c = bytes_codec("lzma", config.clone()).unwrap();
             let enc = c.encode(compressor_input()).unwrap();
             assert_eq!(
-                c.decode(enc.clone()).unwrap(),
+                c.decode(enc.clone(), Unbounded).unwrap(),
                 compressor_input(),
                 "{config}"
             );

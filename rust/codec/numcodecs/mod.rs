@@ -216,6 +216,7 @@ pub(crate) fn retyped_spec(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::codec::SizeBound::Unbounded;
     use crate::codec::{tests::spec, ArrayToArrayCodec, BytesToBytesCodec, CodecChain};
     use crate::error::ErrorKind;
     use serde_json::json;
@@ -273,7 +274,7 @@ pub(crate) mod tests {
     pub fn assert_robust(c: &dyn BytesToBytesCodec, enc: &[u8], truncation_errs: bool) {
         for cut in [0, 1, 4, enc.len() / 2, enc.len().saturating_sub(1)] {
             if cut < enc.len() {
-                let r = c.decode(enc[..cut].to_vec());
+                let r = c.decode(enc[..cut].to_vec(), Unbounded);
                 if truncation_errs {
                     assert!(r.is_err(), "cut {cut} of {}", enc.len());
                 }
@@ -282,10 +283,10 @@ pub(crate) mod tests {
         for i in 0..enc.len().min(64) {
             let mut g = enc.to_vec();
             g[i] ^= 0xa5;
-            let _ = c.decode(g);
+            let _ = c.decode(g, Unbounded);
         }
         let garbage: Vec<u8> = (0..300u32).map(|i| (i * 151 % 256) as u8).collect();
-        let _ = c.decode(garbage);
+        let _ = c.decode(garbage, Unbounded);
     }
 
     #[test]

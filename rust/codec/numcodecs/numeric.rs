@@ -11,6 +11,7 @@
 use half::f16;
 
 use crate::dtype::{DataKind, DataType};
+use crate::error::Result;
 
 /// A numpy numeric data type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,20 +471,32 @@ pub(crate) fn map_elements(
     from: Num,
     to: Num,
     mut f: impl FnMut(Scalar) -> Scalar,
-) -> Vec<u8> {
+) -> Result<Vec<u8>> {
     let (fs, ts) = (from.size(), to.size());
     let n = src.len() / fs;
-    let mut out = vec![0u8; n * ts];
+    let mut out = crate::alloc::zeroed(n * ts)?;
     for (s, d) in src.chunks_exact(fs).zip(out.chunks_exact_mut(ts)) {
         to.store(f(from.load(s)), d);
     }
+    Ok(out)
+}
+
+/// One element (a fill value) cast as [`cast_elements`] casts each.
+pub(crate) fn cast_one(src: &[u8], from: Num, to: Num) -> Vec<u8> {
+    if from == to {
+        return src.to_vec();
+    }
+    let mut out = vec![0u8; to.size()];
+    to.store(to.cast(from.load(src)), &mut out);
     out
 }
 
 /// `src.astype(to)`.
-pub(crate) fn cast_elements(src: &[u8], from: Num, to: Num) -> Vec<u8> {
+pub(crate) fn cast_elements(src: &[u8], from: Num, to: Num) -> Result<Vec<u8>> {
     if from == to {
-        return src.to_vec();
+        let mut out = crate::alloc::with_capacity(src.len())?;
+        out.extend_from_slice(src);
+        return Ok(out);
     }
     map_elements(src, from, to, |v| to.cast(v))
 }
@@ -658,8 +671,11 @@ mod tests {
             t.store(t.load(&bytes), &mut out);
             assert_eq!(out, bytes, "{t:?}");
         }
-        assert_eq!(cast_elements(&[1, 0, 2], Num::U8, Num::Bool), vec![1, 0, 1]);
-        let c = cast_elements(&(-2.5f64).to_ne_bytes(), Num::F64, Num::C64);
+        assert_eq!(
+            cast_elements(&[1, 0, 2], Num::U8, Num::Bool).unwrap(),
+            vec![1, 0, 1]
+        );
+        let c = cast_elements(&(-2.5f64).to_ne_bytes(), Num::F64, Num::C64).unwrap();
         assert_eq!(&c[..4], &(-2.5f32).to_ne_bytes());
         assert_eq!(&c[4..], &0f32.to_ne_bytes());
     }

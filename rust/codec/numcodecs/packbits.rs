@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::{DataKind, DataType};
 use crate::error::{Error, Result};
 
@@ -46,7 +46,7 @@ impl ArrayToArrayCodec for PackBitsCodec {
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.n)?;
-        let mut out = vec![0u8; self.encoded.nbytes()];
+        let mut out = crate::alloc::zeroed(self.encoded.nbytes())?;
         out[0] = ((8 - self.n % 8) % 8) as u8;
         for (byte, bits) in out[1..].iter_mut().zip(decoded.chunks(8)) {
             for (i, &b) in bits.iter().enumerate() {
@@ -58,8 +58,9 @@ impl ArrayToArrayCodec for PackBitsCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.encoded.nbytes())?;
+        bound.check("numcodecs.packbits", self.n)?;
         let padded = usize::from(encoded[0]);
         let bits = (encoded.len() - 1) * 8;
         if bits.checked_sub(padded) != Some(self.n) {
@@ -69,9 +70,9 @@ impl ArrayToArrayCodec for PackBitsCodec {
                 self.n
             )));
         }
-        Ok((0..self.n)
-            .map(|i| (encoded[1 + i / 8] >> (7 - i % 8)) & 1)
-            .collect())
+        let mut out = crate::alloc::with_capacity(self.n)?;
+        out.extend((0..self.n).map(|i| (encoded[1 + i / 8] >> (7 - i % 8)) & 1));
+        Ok(out)
     }
 }
 
@@ -79,6 +80,7 @@ impl ArrayToArrayCodec for PackBitsCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::tests::spec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::codec::{ArrayToArrayCodec, CodecChain};
     use crate::error::Result;
     use serde_json::json;
@@ -107,7 +109,7 @@ mod tests {
             let (x, enc) = (hex(x), hex(enc));
             let c = codec(x.len(), "bool").unwrap();
             assert_eq!(c.encode(x.clone()).unwrap(), enc);
-            assert_eq!(c.decode(enc).unwrap(), x);
+            assert_eq!(c.decode(enc, Unbounded).unwrap(), x);
         }
     }
 
@@ -117,9 +119,9 @@ mod tests {
         // numcodecs docstring: [True, False, False, True] -> [4, 144].
         assert_eq!(c.encode(vec![1, 0, 0, 1]).unwrap(), vec![4, 144]);
         assert_eq!(c.encoded_spec().shape, vec![2]);
-        assert!(c.decode(vec![3, 144]).is_err());
-        assert!(c.decode(vec![4]).is_err());
-        assert!(c.decode(vec![255, 0]).is_err());
+        assert!(c.decode(vec![3, 144], Unbounded).is_err());
+        assert!(c.decode(vec![4], Unbounded).is_err());
+        assert!(c.decode(vec![255, 0], Unbounded).is_err());
         assert!(codec(4, "uint8").is_err());
         let c = codec(16, "bool").unwrap();
         assert_eq!(c.encoded_spec().shape, vec![3]);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::numeric::{cast_elements, map_elements, Num, PyScalar, Scalar};
 use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
 use crate::codec::config::int_member;
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "numcodecs.quantize";
@@ -85,14 +85,13 @@ impl ArrayToArrayCodec for QuantizeCodec {
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.decoded.nbytes())?;
-        Ok(map_elements(&decoded, self.dtype, self.astype, |x| {
-            self.quantize(x)
-        }))
+        map_elements(&decoded, self.dtype, self.astype, |x| self.quantize(x))
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.encoded.nbytes())?;
-        Ok(cast_elements(&encoded, self.astype, self.dtype))
+        bound.check("numcodecs.quantize", self.decoded.nbytes())?;
+        cast_elements(&encoded, self.astype, self.dtype)
     }
 }
 
@@ -100,6 +99,7 @@ impl ArrayToArrayCodec for QuantizeCodec {
 mod tests {
     use super::super::tests::{array_codec, hex};
     use crate::codec::ArrayToArrayCodec;
+    use crate::codec::SizeBound::Unbounded;
     use crate::dtype::DataType;
     use crate::error::Result;
     use serde_json::{json, Value};
@@ -187,7 +187,7 @@ mod tests {
             let n = x.len() / DataType::from_name(dtype).unwrap().size;
             let c = codec(config.clone(), dtype, n).unwrap();
             assert_eq!(c.encode(x).unwrap(), enc, "encode {config}");
-            let dec = c.decode(enc.clone()).unwrap();
+            let dec = c.decode(enc.clone(), Unbounded).unwrap();
             assert_eq!(dec.len(), n * DataType::from_name(dtype).unwrap().size);
         }
     }
@@ -225,6 +225,6 @@ mod tests {
             c.encoded_spec().dtype,
             DataType::from_name("float16").unwrap()
         );
-        assert!(c.decode(vec![0; 3]).is_err());
+        assert!(c.decode(vec![0; 3], Unbounded).is_err());
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::{BytesToBytesCodec, ChunkSpec};
+use crate::codec::{BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -51,7 +51,7 @@ impl BytesToBytesCodec for ShuffleCodec {
         self.check(decoded.len())
             .map_err(|e| Error::value(e.message))?;
         let count = decoded.len() / es;
-        let mut out = vec![0u8; decoded.len()];
+        let mut out = crate::alloc::zeroed(decoded.len())?;
         for (i, elem) in decoded.chunks_exact(es).enumerate() {
             for (j, &b) in elem.iter().enumerate() {
                 out[j * count + i] = b;
@@ -60,14 +60,16 @@ impl BytesToBytesCodec for ShuffleCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        // A shuffle keeps the size: the output is the input's.
+        bound.check("shuffle", encoded.len())?;
         let es = self.elementsize;
         if es == 1 {
             return Ok(encoded);
         }
         self.check(encoded.len())?;
         let count = encoded.len() / es;
-        let mut out = vec![0u8; encoded.len()];
+        let mut out = crate::alloc::zeroed(encoded.len())?;
         for (j, plane) in encoded.chunks_exact(count.max(1)).enumerate().take(es) {
             for (i, &b) in plane.iter().enumerate() {
                 out[i * es + j] = b;
@@ -75,12 +77,17 @@ impl BytesToBytesCodec for ShuffleCodec {
         }
         Ok(out)
     }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{build_any, hex};
     use crate::codec::tests::{sample, spec};
+    use crate::codec::SizeBound::Unbounded;
     use crate::codec::{AnyCodec, BytesToBytesCodec};
     use serde_json::{json, Value};
 
@@ -104,7 +111,7 @@ mod tests {
         for (es, enc) in REFERENCE {
             let c = codec(json!({ "elementsize": es }), "uint8").unwrap();
             assert_eq!(c.encode(sample(24)).unwrap(), hex(enc), "{es}");
-            assert_eq!(c.decode(hex(enc)).unwrap(), sample(24));
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), sample(24));
         }
     }
 
@@ -124,8 +131,8 @@ mod tests {
     fn length_must_be_a_multiple() {
         let c = codec(json!({"elementsize": 4}), "uint8").unwrap();
         assert!(c.encode(sample(6)).is_err());
-        assert!(c.decode(sample(6)).is_err());
-        assert_eq!(c.decode(Vec::new()).unwrap(), Vec::<u8>::new());
+        assert!(c.decode(sample(6), Unbounded).is_err());
+        assert_eq!(c.decode(Vec::new(), Unbounded).unwrap(), Vec::<u8>::new());
         assert!(codec(json!({"elementsize": "4"}), "uint8").is_err());
     }
 }

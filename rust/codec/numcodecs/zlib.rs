@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::config::int_member;
-use crate::codec::{check_len, BytesToBytesCodec};
+use crate::codec::{check_len, make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -138,6 +138,7 @@ impl Deflater {
                 if filled == out.len() {
                     let block = OUTPUT_BLOCKS[blocks.min(OUTPUT_BLOCKS.len() - 1)];
                     blocks += 1;
+                    crate::alloc::reserve(&mut out, block)?;
                     out.resize(filled + block, 0);
                     // SAFETY: `filled + block == out.len()`, so the pointer
                     // and length describe `out`'s unwritten tail.
@@ -201,19 +202,23 @@ pub(super) fn inflate_into(input: &[u8], zlib_header: bool, out: &mut [u8]) -> R
     }
 }
 
-/// Inflate one stream of unknown decoded size.
-pub(super) fn inflate(input: &[u8], zlib_header: bool) -> Result<Vec<u8>> {
+/// Inflate one stream of a decoded size within `bound`.
+pub(super) fn inflate(input: &[u8], zlib_header: bool, bound: SizeBound) -> Result<Vec<u8>> {
+    if let Some(n) = bound.exact() {
+        let mut out = crate::alloc::zeroed(n)?;
+        inflate_into(input, zlib_header, &mut out)?;
+        return Ok(out);
+    }
     let mut d = Decompress::new(zlib_header);
-    let mut out = Vec::with_capacity(input.len().saturating_mul(4).max(1024));
+    let mut out = Vec::new();
     loop {
-        if out.len() == out.capacity() {
-            out.reserve(out.capacity());
-        }
+        make_room(&mut out, bound, "zlib")?;
         let (ti, to) = (d.total_in() as usize, d.total_out() as usize);
         let status = d
             .decompress_vec(&input[ti..], &mut out, FlushDecompress::None)
             .map_err(|e| Error::corrupt(format!("zlib: {e}")))?;
         if status == Status::StreamEnd {
+            bound.check("zlib", out.len())?;
             return Ok(out);
         }
         if d.total_in() as usize == ti && d.total_out() as usize == to {
@@ -227,8 +232,13 @@ impl BytesToBytesCodec for ZlibCodec {
         Deflater::new(self.level, 15)?.run(&decoded, z::Z_FINISH)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        inflate(&encoded, true)
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        inflate(&encoded, true, bound)
+    }
+
+    /// A zlib stream: deflate's worst case, a 2-byte header, a 4-byte trailer.
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        decoded.compressed(|n| with_slack(crate::codec::gzip::deflate_bound(n, 6)))
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
@@ -239,6 +249,7 @@ impl BytesToBytesCodec for ZlibCodec {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     /// numcodecs.Zlib(level).encode(d).hex() for each level.
@@ -321,7 +332,7 @@ mod tests {
                 hex(enc),
                 "level {level}"
             );
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), compressor_input());
             let mut out = vec![0; 500];
             c.decode_into(hex(enc), &mut out).unwrap();
             assert_eq!(out, compressor_input());
@@ -336,7 +347,7 @@ mod tests {
         let c = bytes_codec("zlib", json!({"level": 0})).unwrap();
         let enc = c.encode(data.clone()).unwrap();
         assert_eq!(&enc[..7], &hex("780100fbff0400"));
-        assert_eq!(c.decode(enc).unwrap(), data);
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
     }
 
     #[test]
@@ -345,13 +356,16 @@ mod tests {
         let mut enc = c.encode(compressor_input()).unwrap();
         assert_eq!(&enc[..2], &[0x78, 0x01]); // default level 1
         enc.extend_from_slice(b"trailing");
-        assert_eq!(c.decode(enc.clone()).unwrap(), compressor_input());
+        assert_eq!(
+            c.decode(enc.clone(), Unbounded).unwrap(),
+            compressor_input()
+        );
         let mut short = vec![0; 499];
         assert!(c.decode_into(enc.clone(), &mut short).is_err());
         let mut long = vec![0; 501];
         assert!(c.decode_into(enc, &mut long).is_err());
         let empty = c.encode(Vec::new()).unwrap();
-        assert_eq!(c.decode(empty).unwrap(), Vec::<u8>::new());
+        assert_eq!(c.decode(empty, Unbounded).unwrap(), Vec::<u8>::new());
     }
 
     #[test]

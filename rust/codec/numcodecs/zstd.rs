@@ -1,9 +1,8 @@
 //! `numcodecs.zstd`: Zstandard with numcodecs' `level` and `checksum`.
 //!
-//! Encoding is the core `zstd` codec's (`ZSTD_compress2` with the level, which
-//! numcodecs clamps to the library's maximum, and the checksum flag). Decoding
-//! follows numcodecs: the decoded size is the sum of the content sizes of all
-//! concatenated frames; frames without one are decoded as a stream.
+//! Encoding and decoding are the core `zstd` codec's (`ZSTD_compress2` with the
+//! level, which numcodecs clamps to the library's maximum, and the checksum
+//! flag; decoding as numcodecs does it, see there).
 
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
@@ -11,8 +10,8 @@ use zstd::zstd_safe;
 use super::check_config;
 use crate::codec::config::{bool_member, int_member};
 use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
-use crate::codec::{check_len, BytesToBytesCodec};
-use crate::error::{Error, Result};
+use crate::codec::{BytesToBytesCodec, SizeBound};
+use crate::error::Result;
 
 #[derive(Debug)]
 pub struct ZstdCodec {
@@ -40,79 +39,21 @@ impl ZstdCodec {
     }
 }
 
-fn zstd_error(code: usize) -> Error {
-    Error::corrupt(format!("zstd: {}", zstd_safe::get_error_name(code)))
-}
-
-/// The summed content size of the frames in `src`, `None` when a frame does
-/// not record its size (numcodecs' `findTotalContentSize`).
-fn total_content_size(src: &[u8]) -> Result<Option<u64>> {
-    if src.is_empty() {
-        return Err(Error::corrupt("zstd: empty input holds no frame"));
-    }
-    let mut offset = 0;
-    let mut total: u64 = 0;
-    while offset < src.len() {
-        let n = zstd_safe::find_frame_compressed_size(&src[offset..]).map_err(zstd_error)?;
-        if n == 0 || n > src.len() - offset {
-            return Err(Error::corrupt("zstd: invalid frame size"));
-        }
-        match zstd_safe::get_frame_content_size(&src[offset..offset + n]) {
-            Ok(Some(size)) => total = total.saturating_add(size),
-            Ok(None) => return Ok(None),
-            Err(_) => return Err(Error::corrupt("zstd: invalid frame header")),
-        }
-        offset += n;
-    }
-    // A zstd block of 128 KiB takes at least 4 bytes (RLE), which bounds what
-    // honest frames can declare; refuse to allocate for anything beyond.
-    if total > (src.len() as u64).saturating_mul(1 << 16) {
-        return Err(Error::corrupt(format!(
-            "zstd: frames declare {total} bytes, more than {} compressed bytes can hold",
-            src.len()
-        )));
-    }
-    Ok(Some(total))
-}
-
-fn decompress_into(src: &[u8], out: &mut [u8]) -> Result<()> {
-    let n = core_zstd::decompress(out, src)?;
-    check_len(n, out.len())
-}
-
-fn stream_decode(src: &[u8]) -> Result<Vec<u8>> {
-    zstd::stream::decode_all(src).map_err(|e| Error::corrupt(format!("zstd: {e}")))
-}
-
 impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         self.inner.encode(decoded)
     }
 
-    fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        match total_content_size(&encoded)? {
-            Some(size) => {
-                let mut out = vec![0u8; size as usize];
-                decompress_into(&encoded, &mut out)?;
-                Ok(out)
-            }
-            None => stream_decode(&encoded),
-        }
+    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
+        self.inner.decode(encoded, bound)
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        match total_content_size(&encoded)? {
-            Some(size) => {
-                check_len(size as usize, out.len())?;
-                decompress_into(&encoded, out)
-            }
-            None => {
-                let decoded = stream_decode(&encoded)?;
-                check_len(decoded.len(), out.len())?;
-                out.copy_from_slice(&decoded);
-                Ok(())
-            }
-        }
+        self.inner.decode_into(encoded, out)
+    }
+
+    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
+        core_zstd::encoded_bound(decoded)
     }
 }
 
@@ -120,6 +61,7 @@ impl BytesToBytesCodec for ZstdCodec {
 mod tests {
     use super::super::tests::{assert_robust, bytes_codec, compressor_input, hex};
     use crate::codec::tests::sample;
+    use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 
     /// numcodecs.Zstd(level, checksum).encode(d).hex() (numcodecs bundles
@@ -261,7 +203,7 @@ mod tests {
     fn matches_numcodecs() {
         for (level, checksum, enc) in REFERENCE {
             let c = bytes_codec("zstd", json!({"level": level, "checksum": checksum})).unwrap();
-            assert_eq!(c.decode(hex(enc)).unwrap(), compressor_input());
+            assert_eq!(c.decode(hex(enc), Unbounded).unwrap(), compressor_input());
             assert_eq!(
                 c.encode(compressor_input()).unwrap(),
                 hex(enc),
@@ -284,9 +226,9 @@ mod tests {
                            e5ecf3fa060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3\
                            cad1d8dfe6edf4000200449c127bfd919102";
         let c = bytes_codec("zstd", json!({})).unwrap();
-        assert_eq!(c.decode(hex(ENC)).unwrap(), compressor_input());
+        assert_eq!(c.decode(hex(ENC), Unbounded).unwrap(), compressor_input());
         let enc = c.encode(compressor_input()).unwrap();
-        assert_eq!(c.decode(enc).unwrap(), compressor_input());
+        assert_eq!(c.decode(enc, Unbounded).unwrap(), compressor_input());
     }
 
     #[test]
@@ -296,7 +238,7 @@ mod tests {
         two.extend(c.encode(sample(50)).unwrap());
         let mut expected = sample(100);
         expected.extend(sample(50));
-        assert_eq!(c.decode(two.clone()).unwrap(), expected);
+        assert_eq!(c.decode(two.clone(), Unbounded).unwrap(), expected);
         let mut out = vec![0; 150];
         c.decode_into(two, &mut out).unwrap();
         assert_eq!(out, expected);
@@ -307,7 +249,10 @@ mod tests {
             std::io::Write::write_all(&mut w, &compressor_input()).unwrap();
             w.finish().unwrap();
         }
-        assert_eq!(c.decode(streamed.clone()).unwrap(), compressor_input());
+        assert_eq!(
+            c.decode(streamed.clone(), Unbounded).unwrap(),
+            compressor_input()
+        );
         let mut out = vec![0; 500];
         c.decode_into(streamed, &mut out).unwrap();
         assert_eq!(out, compressor_input());
@@ -324,12 +269,12 @@ mod tests {
         let c = bytes_codec("zstd", json!({"level": 3, "checksum": true})).unwrap();
         let enc = c.encode(compressor_input()).unwrap();
         assert_robust(c.as_ref(), &enc, true);
-        assert!(c.decode(Vec::new()).is_err());
+        assert!(c.decode(Vec::new(), Unbounded).is_err());
         // A header declaring a huge size is refused before allocating.
         let mut bomb = hex("28b52ffd");
         bomb.extend_from_slice(&[0xc0]);
         bomb.extend_from_slice(&u64::MAX.to_le_bytes());
         bomb.extend_from_slice(&[1, 0, 0]);
-        assert!(c.decode(bomb).is_err());
+        assert!(c.decode(bomb, Unbounded).is_err());
     }
 }

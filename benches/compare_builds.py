@@ -1,0 +1,94 @@
+"""Compare two builds of zarrox on the CPU-bound paths of the Rust core, in memory (no disk):
+how RELIABILITY.md measured what ``overflow-checks = true`` costs.
+
+Each build is a directory holding a ``zarrox`` package with its ``_core`` extension (put on
+``PYTHONPATH`` in the worker processes). Workers alternate between the builds, ``--rounds``
+each; a worker takes the minimum of 15 repeats per case (the least disturbed sample on a
+shared machine), and the report the minimum over workers.
+
+    cargo build --release --features python --lib \\
+        --config 'profile.release.package.zarrox.overflow-checks=false'
+    mkdir -p /tmp/off && cp -r python/zarrox /tmp/off/ && cp target/release/libzarrox.so \\
+        /tmp/off/zarrox/_core.abi3.so          # then the same with the checks, into /tmp/on
+    .venv/bin/python benches/compare_builds.py /tmp/off /tmp/on --rounds 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+WORKER = r"""
+import json, time
+import numpy as np, zarrox
+
+zarrox.config.set({"threading.max_workers": 1})
+rng = np.random.default_rng(0)
+s = zarrox.MemoryStore()
+x = (np.arange(128**3, dtype="uint16") % 1000).reshape(128, 128, 128)
+raw = zarrox.create_array(s, name="raw", shape=x.shape, dtype="uint16", chunks=(32, 32, 32),
+                          compressors=None)
+raw[...] = x
+tr = zarrox.create_array(s, name="tr", shape=x.shape, dtype="uint16", chunks=(32, 32, 32),
+                         codecs=[{"name": "transpose", "configuration": {"order": [2, 1, 0]}},
+                                 {"name": "bytes", "configuration": {"endian": "big"}}])
+tr[...] = x
+delta = zarrox.create_array(s, name="d", shape=(1 << 20,), dtype="int32", chunks=(1 << 16,),
+                            zarr_format=2, filters=[{"id": "delta", "dtype": "<i4"}],
+                            compressors=None)
+delta[...] = np.arange(1 << 20, dtype="int32")
+points = tuple(rng.integers(0, 128, 200_000) for _ in range(3))
+cases = {
+    "vindex, 200k points": lambda: raw.vindex[points],
+    "strided a[::3, ::5, ::7]": lambda: raw[::3, ::5, ::7],
+    "read-all, raw": lambda: raw[...],
+    "read-all, transpose + big endian": lambda: tr[...],
+    "read-all, delta filter (v2)": lambda: delta[...],
+    "write-all, raw": lambda: raw.__setitem__(Ellipsis, x),
+}
+out = {}
+for name, f in cases.items():
+    f()
+    samples = []
+    for _ in range(15):
+        t0 = time.perf_counter()
+        f()
+        samples.append(time.perf_counter() - t0)
+    out[name] = min(samples)
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("a", help="directory with the first build's zarrox package")
+    parser.add_argument("b", help="directory with the second build's zarrox package")
+    parser.add_argument("--rounds", type=int, default=8)
+    args = parser.parse_args()
+    results: dict[str, list[dict[str, float]]] = {args.a: [], args.b: []}
+    for r in range(args.rounds):
+        for build in (args.a, args.b) if r % 2 == 0 else (args.b, args.a):
+            proc = subprocess.run(
+                [sys.executable, "-c", WORKER],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": build},
+                check=True,
+            )
+            results[build].append(json.loads(proc.stdout))
+    print(f"{'case':34} {'a min ms':>9} {'b min ms':>9} {'b / a':>7}")
+    ratios = []
+    for case in results[args.a][0]:
+        a = min(d[case] for d in results[args.a]) * 1e3
+        b = min(d[case] for d in results[args.b]) * 1e3
+        ratios.append(b / a)
+        print(f"{case:34} {a:9.2f} {b:9.2f} {b / a:7.3f}")
+    print(f"geometric mean b / a: {statistics.geometric_mean(ratios):.3f}")
+
+
+if __name__ == "__main__":
+    main()
