@@ -8,6 +8,7 @@
 //! position, and the assembly of a shard from encoded inner chunks.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -33,6 +34,7 @@ pub struct ShardingCodec {
     chunks_per_shard: Vec<usize>,
     index_at_end: bool,
     index_size: usize,
+    write_order: OnceLock<Vec<usize>>,
 }
 
 /// Index codecs must produce a fixed size: no compressors.
@@ -127,6 +129,7 @@ impl ShardingCodec {
             chunks_per_shard,
             index_at_end,
             index_size,
+            write_order: OnceLock::new(),
         })
     }
 
@@ -245,19 +248,18 @@ impl ShardingCodec {
             self.index_size
         };
         shard.resize(base, 0);
-        let mut index = Vec::with_capacity(chunks.len() * 16);
-        for c in chunks {
-            let (offset, nbytes) = match c {
-                Some(bytes) => {
-                    let bytes = bytes.as_ref();
-                    let offset = shard.len() as u64;
-                    shard.extend_from_slice(bytes);
-                    (offset, bytes.len() as u64)
-                }
-                None => (EMPTY, EMPTY),
+        // The index lists inner chunks in C order; their bytes follow zarr-python's
+        // default write order (Morton), so that shards are byte-identical to its own.
+        let mut index = vec![0xff; chunks.len() * 16];
+        for &pos in self.write_order() {
+            let Some(bytes) = chunks.get(pos).and_then(Option::as_ref) else {
+                continue;
             };
-            index.extend_from_slice(&offset.to_ne_bytes());
-            index.extend_from_slice(&nbytes.to_ne_bytes());
+            let bytes = bytes.as_ref();
+            let entry = &mut index[pos * 16..pos * 16 + 16];
+            entry[..8].copy_from_slice(&(shard.len() as u64).to_ne_bytes());
+            entry[8..].copy_from_slice(&(bytes.len() as u64).to_ne_bytes());
+            shard.extend_from_slice(bytes);
         }
         let encoded_index = self.index_chain.encode(index)?;
         if self.index_at_end {
@@ -266,6 +268,13 @@ impl ShardingCodec {
             shard[..self.index_size].copy_from_slice(&encoded_index);
         }
         Ok(Some(shard))
+    }
+
+    /// Index positions in the order their bytes are written: zarr-python's
+    /// "morton" subchunk write order (see [`morton_order`]).
+    fn write_order(&self) -> &[usize] {
+        self.write_order
+            .get_or_init(|| morton_order(&self.chunks_per_shard))
     }
 
     /// Where inner chunk `pos` sits in the shard buffer.
@@ -279,6 +288,43 @@ impl ShardingCodec {
             .collect();
         (origin, shape)
     }
+}
+
+/// The index positions (C order) of a grid of `shape` chunks in Morton (Z)
+/// order, as zarr-python writes a shard's inner chunks: by the compressed
+/// Morton code of their coordinates, which interleaves one bit of each
+/// dimension at a time, dimension 0 lowest, leaving out a dimension once its
+/// `ceil(log2(n))` bits are used up (so no code is wasted on coordinates
+/// outside the grid).
+fn morton_order(shape: &[usize]) -> Vec<usize> {
+    let bits: Vec<u32> = shape
+        .iter()
+        .map(|&n| usize::BITS - n.saturating_sub(1).leading_zeros())
+        .collect();
+    let most = bits.iter().copied().max().unwrap_or(0);
+    let total: usize = shape.iter().product();
+    let mut coords = vec![0usize; shape.len()];
+    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(total);
+    for pos in 0..total {
+        let mut rest = pos;
+        for (c, &n) in coords.iter_mut().zip(shape).rev() {
+            *c = rest % n;
+            rest /= n;
+        }
+        let mut code = 0u128;
+        let mut out_bit = 0;
+        for bit in 0..most {
+            for (d, &c) in coords.iter().enumerate() {
+                if bit < bits[d] {
+                    code |= (((c >> bit) & 1) as u128) << out_bit;
+                    out_bit += 1;
+                }
+            }
+        }
+        keyed.push((code, pos));
+    }
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, pos)| pos).collect()
 }
 
 /// Whole-shard encoding and decoding assemble fixed-size elements; arrays of
@@ -400,6 +446,69 @@ mod tests {
                 .unwrap();
             assert_eq!(c.index_size, encoded.len(), "{index_codecs}");
         }
+    }
+
+    #[test]
+    fn morton_order_is_zarr_pythons() {
+        // zarr.core.indexing.morton_order_coords((3, 4)) and ((2, 2, 2)), as C-order positions.
+        let pos = |coords: &[(usize, usize)]| -> Vec<usize> {
+            coords.iter().map(|&(r, c)| r * 4 + c).collect()
+        };
+        assert_eq!(
+            morton_order(&[3, 4]),
+            pos(&[
+                (0, 0),
+                (1, 0),
+                (0, 1),
+                (1, 1),
+                (2, 0),
+                (2, 1),
+                (0, 2),
+                (1, 2),
+                (0, 3),
+                (1, 3),
+                (2, 2),
+                (2, 3),
+            ])
+        );
+        assert_eq!(morton_order(&[2, 2, 2]), vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(morton_order(&[1, 5]), vec![0, 1, 2, 3, 4]);
+        // [np.ravel_multi_index(c, shape) for c in morton_order_coords(shape)][:20]
+        for (shape, first) in [
+            (
+                &[5, 3, 7][..],
+                &[
+                    0, 21, 7, 28, 1, 22, 8, 29, 42, 63, 49, 70, 43, 64, 50, 71, 14, 35, 15, 36,
+                ][..],
+            ),
+            (
+                &[33, 2],
+                &[
+                    0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 16, 18, 17, 19,
+                ],
+            ),
+            (
+                &[3, 1, 6],
+                &[0, 6, 1, 7, 12, 13, 2, 8, 3, 9, 14, 15, 4, 10, 5, 11, 16, 17],
+            ),
+        ] {
+            assert_eq!(&morton_order(shape)[..first.len()], first, "{shape:?}");
+        }
+        assert_eq!(morton_order(&[]), vec![0]);
+        let mut all = morton_order(&[5, 3, 7]);
+        all.sort_unstable();
+        assert_eq!(all, (0..105).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn inner_chunks_are_written_in_morton_order() {
+        let c = codec("end", &[4, 4], &[2, 2]);
+        let chunks: Vec<Option<Vec<u8>>> = (0..4u8).map(|i| Some(vec![i; 3])).collect();
+        let shard = c.assemble(&chunks).unwrap().unwrap();
+        // Positions 0, 2, 1, 3: coordinates (0,0), (1,0), (0,1), (1,1).
+        assert_eq!(&shard[..12], &[0, 0, 0, 2, 2, 2, 1, 1, 1, 3, 3, 3]);
+        let index = c.read_index(&shard).unwrap();
+        assert_eq!(index, vec![Some(0..3), Some(6..9), Some(3..6), Some(9..12)]);
     }
 
     #[test]
