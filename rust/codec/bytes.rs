@@ -42,6 +42,9 @@ impl BytesCodec {
 }
 
 impl ArrayToBytesCodec for BytesCodec {
+    fn fixed_encoded_size(&self) -> Option<usize> {
+        Some(self.nbytes)
+    }
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
         if let Some(dtype) = self.swap {
             dtype.swap_bytes(&mut decoded);

@@ -17,6 +17,10 @@ impl Crc32cCodec {
 }
 
 impl BytesToBytesCodec for Crc32cCodec {
+    fn fixed_size_overhead(&self) -> Option<usize> {
+        Some(4)
+    }
+
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
         let sum = crc32c::crc32c(&decoded);
         decoded.extend_from_slice(&sum.to_le_bytes());

@@ -73,6 +73,11 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
         None
     }
+    /// The size of every encoding, when it does not depend on the values
+    /// (`bytes`); `None` for variable-size codecs.
+    fn fixed_encoded_size(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Codecs from bytes to bytes (compressors, checksums).
@@ -86,6 +91,11 @@ pub trait BytesToBytesCodec: Send + Sync + Debug {
         check_len(decoded.len(), out.len())?;
         out.copy_from_slice(&decoded);
         Ok(())
+    }
+    /// The bytes every encoding adds, when that does not depend on the input
+    /// (checksums: 4); `None` for variable-size codecs (compressors).
+    fn fixed_size_overhead(&self) -> Option<usize> {
+        None
     }
 }
 
@@ -268,6 +278,16 @@ impl CodecChain {
             array_to_bytes,
             bytes_to_bytes,
         })
+    }
+
+    /// The size of every encoded chunk, when every codec has a fixed encoded
+    /// size (what a shard index needs); `None` otherwise.
+    pub fn fixed_encoded_size(&self) -> Option<usize> {
+        self.bytes_to_bytes
+            .iter()
+            .try_fold(self.array_to_bytes.fixed_encoded_size()?, |n, c| {
+                n.checked_add(c.fixed_size_overhead()?)
+            })
     }
 
     /// The decoded chunk representation.

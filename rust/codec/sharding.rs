@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member};
-use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain};
+use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
@@ -36,9 +36,6 @@ pub struct ShardingCodec {
     index_size: usize,
     write_order: OnceLock<Vec<usize>>,
 }
-
-/// Index codecs must produce a fixed size: no compressors.
-const FIXED_SIZE_INDEX_CODECS: [&str; 3] = ["bytes", "transpose", "crc32c"];
 
 impl ShardingCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
@@ -96,16 +93,6 @@ impl ShardingCodec {
             .map_err(|e| e.context(format!("codec '{C}' inner codecs")))?;
         let default_index = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
         let index_codecs = config.get("index_codecs").unwrap_or(&default_index);
-        let mut checksums = 0;
-        for c in index_codecs.as_array().into_iter().flatten() {
-            let (name, _) = name_and_config(c)?;
-            if !FIXED_SIZE_INDEX_CODECS.contains(&name) {
-                return Err(Error::metadata(format!(
-                    "codec '{C}': index codec '{name}' does not have a fixed encoded size"
-                )));
-            }
-            checksums += usize::from(name == "crc32c");
-        }
         let mut index_shape = chunks_per_shard.clone();
         index_shape.push(2);
         let index_spec = ChunkSpec {
@@ -115,13 +102,15 @@ impl ShardingCodec {
         };
         let index_chain = CodecChain::from_json(index_codecs, index_spec)
             .map_err(|e| e.context(format!("codec '{C}' index codecs")))?;
+        // The index is found by its size: every index codec must have a fixed encoded size.
+        let index_size = index_chain.fixed_encoded_size().ok_or_else(|| {
+            Error::metadata(format!(
+                "codec '{C}': the index codecs {index_codecs} do not have a fixed encoded size"
+            ))
+        })?;
         let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
             .unwrap_or("end")
             == "end";
-        // bytes and transpose keep the index's 16 bytes per inner chunk, crc32c adds 4 (the
-        // chain above checked that this size fits in a buffer; nothing is allocated here).
-        let n: usize = chunks_per_shard.iter().product();
-        let index_size = n * 16 + 4 * checksums;
         Ok(ShardingCodec {
             shard_spec: spec.clone(),
             inner,
@@ -432,10 +421,19 @@ mod tests {
         let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
         let be = json!({"name": "bytes", "configuration": {"endian": "big"}});
         let tr = json!({"name": "transpose", "configuration": {"order": [2, 0, 1]}});
+        let checksum = |id: &str| json!({"name": format!("numcodecs.{id}"), "configuration": {}});
         for index_codecs in [
             json!([le]),
             json!([be, "crc32c"]),
             json!([tr, le, "crc32c", {"name": "crc32c"}]),
+            json!([le, checksum("crc32")]),
+            json!([be, checksum("adler32"), checksum("crc32c")]),
+            json!([le, checksum("fletcher32"), "crc32c"]),
+            json!([le, {"name": "numcodecs.jenkins_lookup3", "configuration": {"prefix": [1]}}]),
+            json!([{"name": "cast_value", "configuration": {"data_type": "uint32",
+                                                            "out_of_range": "wrap"}},
+                   le, checksum("crc32")]),
+            json!([{"name": "scale_offset", "configuration": {"offset": 1, "scale": 1}}, le]),
         ] {
             let cfg = json!({"chunk_shape": [2, 3], "codecs": [le], "index_codecs": index_codecs});
             let c = ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 6], "uint16"))
@@ -587,11 +585,46 @@ mod tests {
         assert!(build(json!({"codecs": [bytes]})).is_err());
         assert!(build(json!({"chunk_shape": [2]})).is_err());
         assert!(build(json!({"chunk_shape": [2], "codecs": [bytes], "index_codecs": [bytes, {"name": "zstd"}]})).is_err());
+        for variable in [
+            json!([bytes, {"name": "numcodecs.zlib", "configuration": {}}]),
+            json!([{"name": "numcodecs.pcodec", "configuration": {}}]),
+            json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [1, 2],
+                    "codecs": [bytes]}}]),
+        ] {
+            let err =
+                build(json!({"chunk_shape": [2], "codecs": [bytes], "index_codecs": variable}))
+                    .unwrap_err();
+            assert!(
+                err.message.contains("fixed encoded size"),
+                "{}",
+                err.message
+            );
+        }
         assert!(
             build(json!({"chunk_shape": [2], "codecs": [bytes], "index_location": "middle"}))
                 .is_err()
         );
         assert!(build(json!({"chunk_shape": [2], "codecs": [bytes]})).is_ok());
+    }
+
+    #[test]
+    fn a_numcodecs_checksummed_index_is_verified() {
+        let cfg = json!({
+            "chunk_shape": [2],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "numcodecs.crc32", "configuration": {}}],
+            "index_location": "start"
+        });
+        let c =
+            ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[6], "uint16")).unwrap();
+        assert_eq!(c.index_size, 3 * 16 + 4);
+        let data = sample(12);
+        let shard = c.encode(data.clone()).unwrap();
+        assert_eq!(c.decode(shard.clone()).unwrap(), data);
+        let mut bad = shard;
+        bad[10] ^= 1; // numcodecs' crc32 leads the index
+        assert_eq!(c.decode(bad).unwrap_err().kind, ErrorKind::Checksum);
     }
 
     #[test]

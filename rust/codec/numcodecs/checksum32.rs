@@ -89,6 +89,10 @@ impl Checksum32Codec {
 }
 
 impl BytesToBytesCodec for Checksum32Codec {
+    fn fixed_size_overhead(&self) -> Option<usize> {
+        Some(4)
+    }
+
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let sum = self.checksum(&decoded).to_le_bytes();
         let mut out = Vec::with_capacity(decoded.len() + 4);

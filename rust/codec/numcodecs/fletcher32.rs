@@ -45,6 +45,10 @@ pub(crate) fn fletcher32(data: &[u8]) -> u32 {
 }
 
 impl BytesToBytesCodec for Fletcher32Codec {
+    fn fixed_size_overhead(&self) -> Option<usize> {
+        Some(4)
+    }
+
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
         let sum = fletcher32(&decoded);
         decoded.extend_from_slice(&sum.to_le_bytes());

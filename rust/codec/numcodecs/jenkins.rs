@@ -129,6 +129,10 @@ pub(crate) fn lookup3(data: &[u8], initval: u32) -> u32 {
 }
 
 impl BytesToBytesCodec for JenkinsLookup3Codec {
+    fn fixed_size_overhead(&self) -> Option<usize> {
+        Some(4)
+    }
+
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
         let sum = self.hash(&decoded);
         decoded.extend_from_slice(&sum.to_le_bytes());

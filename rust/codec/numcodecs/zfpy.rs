@@ -114,6 +114,25 @@ fn zfp_dims(shape: &[usize]) -> Option<[usize; 4]> {
     Some(dims)
 }
 
+/// Bits of a float block's header (sign and exponent): a fixed rate below it
+/// is where zfp-rs and the C library zfpy wraps disagree (C's budget for the
+/// block wraps around), so neither direction can match zfpy there.
+fn block_header_bits(scalar: ZfpScalarType) -> u32 {
+    match scalar {
+        ZfpScalarType::F32 => 9,
+        ZfpScalarType::F64 => 12,
+        ZfpScalarType::I32 | ZfpScalarType::I64 => 0,
+    }
+}
+
+fn below_header(scalar: ZfpScalarType, max_bits: u32) -> Error {
+    Error::unsupported(format!(
+        "{NAME}: a fixed rate of {max_bits} bits per block is below the {}-bit header of a \
+         {scalar:?} block, where the zfp library zfpy wraps has undefined behaviour",
+        block_header_bits(scalar)
+    ))
+}
+
 fn zfp_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::corrupt(format!("{NAME}: {what}: {e}"))
 }
@@ -193,6 +212,9 @@ impl ZfpyCodec {
                         "{NAME}: rate {rate} gives {bits} bits per block, outside 1..{ZFP_MAX_BITS}"
                     )));
                 }
+                if (bits as u32) < block_header_bits(self.scalar) {
+                    return Err(below_header(self.scalar, bits as u32));
+                }
                 ZfpConfig::expert(bits as u32, bits as u32, ZFP_MAX_PREC, ZFP_MIN_EXP)
                     .map_err(|e| Error::value(format!("{NAME}: {e}")))?
             }
@@ -245,6 +267,9 @@ impl ArrayToBytesCodec for ZfpyCodec {
         let (Some(meta), Some(config)) = (header.metadata, header.config) else {
             return Err(Error::corrupt(format!("{NAME}: incomplete header")));
         };
+        if config.max_bits() < block_header_bits(meta.scalar_type) {
+            return Err(below_header(meta.scalar_type, config.max_bits()));
+        }
         if meta.scalar_type != self.scalar {
             return Err(Error::corrupt(format!(
                 "{NAME}: the stream holds {:?} values, the chunk {}",
@@ -372,6 +397,25 @@ mod tests {
         assert_eq!(
             codec(json!({}), "uint16", &[4]).unwrap_err().kind,
             ErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn fixed_rates_below_a_float_block_header_are_refused() {
+        // The first 24 bytes zfpy.compress_numpy(np.arange(4, dtype='f4'), rate=1) wrote
+        // before it corrupted the heap: 4 bits per block, below the 9-bit header.
+        const ENC: &str = "7a667005320000000000300003ed14000000000000000000";
+        let c = codec(json!({"mode": 2, "rate": 1}), "float32", &[4]).unwrap();
+        assert_eq!(
+            c.encode(le(&[0f32; 4])).unwrap_err().kind,
+            ErrorKind::Unsupported
+        );
+        assert_eq!(c.decode(hex(ENC)).unwrap_err().kind, ErrorKind::Unsupported);
+        let ints = codec(json!({"mode": 2, "rate": 1}), "int32", &[4]).unwrap();
+        let x = le(&[1i32, 2, 3, 4]);
+        assert_eq!(
+            ints.decode(ints.encode(x.clone()).unwrap()).unwrap().len(),
+            x.len()
         );
     }
 
