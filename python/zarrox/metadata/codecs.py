@@ -620,7 +620,8 @@ def _scalar_maps(
             raise ctx.err(
                 f"{where}: must be a list of [key, value] pairs, got {entries!r}"
             ) from None
-        typed: dict[Any, np.generic] = {}
+        # keyed as zarr-python keys them: int(key) or float(key)
+        typed: dict[Any, tuple[np.generic, np.generic]] = {}
         for k, v in pairs.items():
             for what, item, dt in (("key", k, src), ("value", v, dst)):
                 try:
@@ -629,13 +630,14 @@ def _scalar_maps(
                     raise ctx.err(f"{where}: {what} {item!r} is not a value of {dt}") from None
             try:
                 key, val = python_number(k, src), python_number(v, dst)
+                python_key = int(k) if src.kind in "iu" else float(k)
             except (TypeError, ValueError, OverflowError) as e:
                 raise ctx.err(
                     f"{where}: zarr-python cannot cast with the entry [{k!r}, {v!r}] ({e})"
                 ) from None
-            typed[key.item()] = val
-        typed_pairs = [(src.type(k), v) for k, v in typed.items()]
-        out[direction] = (list(pairs.items()), typed_pairs)
+            first = typed.get(python_key)
+            typed[python_key] = (key if first is None else first[0], val)
+        out[direction] = (list(pairs.items()), list(typed.values()))
     return out
 
 
