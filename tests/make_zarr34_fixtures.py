@@ -327,7 +327,8 @@ def _cases() -> dict[str, tuple[dict[str, Any], np.ndarray]]:
     return c
 
 
-def _zarr_kwargs(create: dict[str, Any]) -> dict[str, Any]:
+def python_kwargs(create: dict[str, Any]) -> dict[str, Any]:
+    """A case's JSON ``create_array`` arguments as Python values (the fill value)."""
     kwargs = dict(create)
     fill = kwargs.get("fill_value")
     if fill in ("NaN", "Infinity", "-Infinity"):
@@ -350,7 +351,7 @@ def main() -> None:
         "arrays": {},
     }
     for name, (create, values) in _cases().items():
-        a = root.create_array(name, **_zarr_kwargs(create))
+        a = root.create_array(name, **python_kwargs(create))
         a[...] = values
         back = a[...]
         np.save(OUT / "input" / f"{name}.npy", values)

@@ -31,6 +31,7 @@ from packaging.version import Version
 
 import zarrox
 from conftest import assert_identical, chunk_files
+from make_zarr34_fixtures import python_kwargs
 from zarrox.errors import MetadataError, UnsupportedError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "zarr34"
@@ -84,15 +85,6 @@ def _zarr_missing(create: dict[str, Any]) -> str | None:
     return None
 
 
-def _python_kwargs(create: dict[str, Any]) -> dict[str, Any]:
-    """The manifest's JSON ``create_array`` arguments as Python values."""
-    kwargs = dict(create)
-    fill = kwargs.get("fill_value")
-    if fill in ("NaN", "Infinity", "-Infinity"):
-        kwargs["fill_value"] = float(fill.replace("Infinity", "inf"))
-    return kwargs
-
-
 def _same_store(written: Path, reference: Path, what: str) -> None:
     """Same zarr.json (as JSON) and the same chunk files, byte for byte."""
     assert json.loads((written / "zarr.json").read_text()) == json.loads(
@@ -135,7 +127,7 @@ def test_fixture_reads_with_zarrox(name: str) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_fixture_written_again_by_zarrox_is_identical(name: str, tmp_path: Path) -> None:
     root = tmp_path / "store.zarr"
-    a = zarrox.create_array(str(root), name=name, **_python_kwargs(MANIFEST["arrays"][name]))
+    a = zarrox.create_array(str(root), name=name, **python_kwargs(MANIFEST["arrays"][name]))
     a[...] = np.load(FIXTURES / "input" / f"{name}.npy")
     _same_store(root / name, FIXTURES / "store" / name, name)
 
@@ -154,7 +146,7 @@ def test_fixture_through_zarr_python_on_zarrox_pipeline(
         assert type(a._async_array.codec_pipeline).__name__ == "ZarroxCodecPipeline"
         assert_identical(a[...], expected, name)
         root = tmp_path / "store.zarr"
-        b = zarr.create_array(str(root), name=name, **_python_kwargs(create))
+        b = zarr.create_array(str(root), name=name, **python_kwargs(create))
         b[...] = np.load(FIXTURES / "input" / f"{name}.npy")
     _same_store(root / name, FIXTURES / "store" / name, name)
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from zarrox.metadata.dtypes import CORE_INTS
+
 __all__ = [
     "NUMERIC_TYPES",
     "core_scalar",
@@ -29,21 +31,7 @@ __all__ = [
 ]
 
 #: The data types scale_offset and cast_value work on in zarr-python 3.4.
-NUMERIC_TYPES: frozenset[str] = frozenset(
-    [
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-    ]
-)
+NUMERIC_TYPES: frozenset[str] = frozenset([*CORE_INTS, "float16", "float32", "float64"])
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _HEX_FORMATS = {4: ">e", 8: ">f", 16: ">d"}
 
