@@ -824,7 +824,8 @@ def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
     if not serializers:
         raise ctx.err(
             f"{ctx.label}: must contain exactly one array->bytes codec (bytes, "
-            f"sharding_indexed, vlen-utf8, vlen-bytes or packbits), found none in "
+            f"sharding_indexed, vlen-utf8, vlen-bytes, packbits, numcodecs.pcodec or "
+            f"numcodecs.zfpy), found none in "
             f"{[n for _, n, _ in kinds]}"
         )
     if len(serializers) > 1:
