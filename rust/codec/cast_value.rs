@@ -374,6 +374,11 @@ mod tests {
         let err = c.encode(f64s(&[0.0, 0.0, 0.0, 255.6])).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Value);
         assert!(err.message.contains("out of range"), "{}", err.message);
+        // Chunks of the wrong size are errors, not panics.
+        for n in [0, 3, 5, 31, 33] {
+            assert!(c.decode(vec![0; n]).is_err(), "decode {n}");
+            assert!(c.encode(vec![0; n]).is_err(), "encode {n}");
+        }
         let plain = codec("float64", &f64s(&[0.0]), json!({"data_type": "uint8"})).unwrap();
         assert!(plain.encode(f64s(&[f64::NAN, 0.0, 0.0, 0.0])).is_err());
     }

@@ -242,7 +242,11 @@ mod tests {
             .map(|(r, c)| data[r * 3 + c])
             .collect();
         assert_eq!(enc, want);
-        assert_eq!(chain.decode(enc).unwrap(), data);
+        assert_eq!(chain.decode(enc.clone()).unwrap(), data);
+        assert!(
+            chain.decode(enc[..11].to_vec()).is_err(),
+            "a short chunk is an error"
+        );
         // A transpose with the chunk's own dimensionality no longer fits.
         assert!(CodecChain::from_json(
             &json!([{"name": "reshape", "configuration": {"shape": [-1]}},

@@ -248,6 +248,11 @@ mod tests {
             "{}",
             err.message
         );
+        // A chunk of the wrong size is an error, not a panic.
+        for bad in [vec![], vec![0; 7], vec![0; 9]] {
+            assert!(c.decode(bad.clone()).is_err());
+            assert!(c.encode(bad).is_err());
+        }
         // Decoding can overflow too.
         let c = codec("int8", json!(100), json!(1), &[100]).unwrap();
         assert_eq!(c.decode(vec![27, 0, 0, 0]).unwrap()[0] as i8, 127);
