@@ -123,7 +123,7 @@ impl ScaleOffsetCodec {
     fn out_of_range(&self) -> Error {
         let (lo, hi) = self.num.int_range();
         Error::value(format!(
-            "{NAME} produced a value outside the range of data type {} [{lo}, {hi}]",
+            "{NAME} produced a value outside the range of dtype {} [{lo}, {hi}]",
             self.num.name()
         ))
     }
@@ -194,8 +194,8 @@ impl ArrayToArrayCodec for ScaleOffsetCodec {
                     .any(|e| self.num.load(e).int() % scale != 0);
                 if inexact {
                     return Err(Error::value(format!(
-                        "{NAME} decode produced a non-zero remainder when dividing by scale \
-                         {scale}: the result is not exactly representable in data type {}",
+                        "{NAME} decode produced a non-zero remainder when dividing by \
+                         scale={scale}; the result is not exactly representable in dtype {}",
                         self.num.name()
                     )));
                 }
