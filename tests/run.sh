@@ -30,9 +30,11 @@ ruff format --check python tests benches fuzz
 python -m pytest -q -p no:cacheprovider tests "$@"
 
 echo "== fuzzing: each cargo-fuzz target for 20 s from its seeds, fixed seed (RELIABILITY.md)"
+fuzz_start=$SECONDS
 cargo fmt --check --manifest-path fuzz/Cargo.toml
 cargo clippy -q --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 bash fuzz/run.sh -t 20
+echo "   fuzzing took $((SECONDS - fuzz_start)) s (builds included)"
 
 echo "== zarr-python's own test suite, with zarrox as its codec pipeline (tests/zarr_suite)"
 bash tests/zarr_suite/run.sh

@@ -794,10 +794,10 @@ def test_not_an_object() -> None:
             {
                 "codecs": [
                     {"name": "bytes", "configuration": {"endian": "little"}},
-                    {"name": "numcodecs.pcodec", "configuration": {}},
+                    {"name": "numcodecs.msgpack2", "configuration": {}},
                 ]
             },
-            "'numcodecs.pcodec'",
+            "'numcodecs.msgpack2'",
         ),
         ({"storage_transformers": [{"name": "x"}]}, "storage transformer 'x'"),
         (

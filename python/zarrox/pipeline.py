@@ -599,7 +599,14 @@ class ZarroxCodecPipeline(CodecPipeline):
         return cls(codecs)
 
     def evolve_from_array_spec(self, array_spec: ArraySpec) -> Any:
-        return type(self)(c.evolve_from_array_spec(array_spec=array_spec) for c in self._codecs)
+        # Each codec evolves against what the codecs before it produce (cast_value changes
+        # the data type the bytes codec sees), as zarr-python 3.4 threads the spec.
+        evolved = []
+        for codec in self._codecs:
+            codec = codec.evolve_from_array_spec(array_spec=array_spec)
+            evolved.append(codec)
+            array_spec = codec.resolve_metadata(array_spec)
+        return type(self)(evolved)
 
     def __iter__(self) -> Iterator[Codec]:
         return iter(self._codecs)

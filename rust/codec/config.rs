@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use super::numcodecs::numeric::{Num, Scalar};
 use crate::error::{Error, Result};
 
 /// Error if `config` has a member not in `allowed`.
@@ -40,6 +41,56 @@ pub fn int_member(
             Ok(Some(n))
         }
     }
+}
+
+/// One scalar of a numeric data type in a codec's core configuration (what the
+/// Python metadata layer hands the core after parsing the stored JSON the way
+/// zarr-python does): integers as JSON integers, floats as the hex string of
+/// their bits (`"0x3c00"` for float16 1.0, `2 * size` digits). Returns the
+/// element's native-order bytes.
+pub(crate) fn core_scalar(codec: &str, what: &str, value: &Value, num: Num) -> Result<Vec<u8>> {
+    let bad = || {
+        Error::metadata(format!(
+            "codec '{codec}': {what} must be a {} scalar (an integer, or a float's bits as \
+             \"0x...\"), got {value}",
+            num.name()
+        ))
+    };
+    let mut out = vec![0u8; num.size()];
+    if num.is_int() {
+        let v = match value {
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                .ok_or_else(bad)?,
+            _ => return Err(bad()),
+        };
+        let (lo, hi) = num.int_range();
+        if !(lo..=hi).contains(&v) {
+            return Err(Error::metadata(format!(
+                "codec '{codec}': {what} {v} is out of range for {} [{lo}, {hi}]",
+                num.name()
+            )));
+        }
+        num.store(Scalar::Int(v), &mut out);
+        return Ok(out);
+    }
+    if !num.is_float() {
+        return Err(bad());
+    }
+    let digits = value
+        .as_str()
+        .and_then(|s| s.strip_prefix("0x"))
+        .filter(|d| d.len() == 2 * num.size())
+        .ok_or_else(bad)?;
+    let bits = u64::from_str_radix(digits, 16).map_err(|_| bad())?;
+    match num.size() {
+        2 => out.copy_from_slice(&(bits as u16).to_ne_bytes()),
+        4 => out.copy_from_slice(&(bits as u32).to_ne_bytes()),
+        _ => out.copy_from_slice(&bits.to_ne_bytes()),
+    }
+    Ok(out)
 }
 
 /// An optional boolean member.

@@ -2,15 +2,20 @@
 //! codec, then bytes->bytes codecs. One file per codec; this module holds the
 //! three traits, the factory that builds codecs from JSON and [`CodecChain`].
 
+pub mod bitround;
 pub mod blosc;
 pub mod bytes;
+pub mod cast_value;
 pub mod config;
 pub mod crc32c;
 pub mod gzip;
 pub mod numcodecs;
 pub mod packbits;
+pub mod reshape;
+pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
+pub(crate) mod typed;
 pub mod vlen;
 pub mod zstd;
 
@@ -386,6 +391,18 @@ fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
         )?)),
         "sharding_indexed" => AnyCodec::ArrayToBytes(Box::new(
             sharding::ShardingCodec::from_config(&config, spec)?,
+        )),
+        "bitround" => AnyCodec::ArrayToArray(Box::new(bitround::BitroundCodec::from_config(
+            &config, spec,
+        )?)),
+        "cast_value" => AnyCodec::ArrayToArray(Box::new(cast_value::CastValueCodec::from_config(
+            &config, spec,
+        )?)),
+        "reshape" => {
+            AnyCodec::ArrayToArray(Box::new(reshape::ReshapeCodec::from_config(&config, spec)?))
+        }
+        "scale_offset" => AnyCodec::ArrayToArray(Box::new(
+            scale_offset::ScaleOffsetCodec::from_config(&config, spec)?,
         )),
         "gzip" => AnyCodec::BytesToBytes(Box::new(gzip::GzipCodec::from_config(&config)?)),
         "zstd" => AnyCodec::BytesToBytes(Box::new(zstd::ZstdCodec::from_config(&config)?)),

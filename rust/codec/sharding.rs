@@ -8,12 +8,13 @@
 //! position, and the assembly of a shard from encoded inner chunks.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member};
-use super::{check_len, name_and_config, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
+use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
@@ -36,10 +37,8 @@ pub struct ShardingCodec {
     /// The most bytes one encoded inner chunk may take: longer index entries
     /// are corrupt, before anything is fetched or allocated for them.
     inner_limit: u64,
+    write_order: OnceLock<Vec<usize>>,
 }
-
-/// Index codecs must produce a fixed size: no compressors.
-const FIXED_SIZE_INDEX_CODECS: [&str; 3] = ["bytes", "transpose", "crc32c"];
 
 impl ShardingCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
@@ -97,16 +96,6 @@ impl ShardingCodec {
             .map_err(|e| e.context(format!("codec '{C}' inner codecs")))?;
         let default_index = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
         let index_codecs = config.get("index_codecs").unwrap_or(&default_index);
-        let mut checksums = 0;
-        for c in index_codecs.as_array().into_iter().flatten() {
-            let (name, _) = name_and_config(c)?;
-            if !FIXED_SIZE_INDEX_CODECS.contains(&name) {
-                return Err(Error::metadata(format!(
-                    "codec '{C}': index codec '{name}' does not have a fixed encoded size"
-                )));
-            }
-            checksums += usize::from(name == "crc32c");
-        }
         let mut index_shape = chunks_per_shard.clone();
         index_shape.push(2);
         let index_spec = ChunkSpec {
@@ -116,13 +105,16 @@ impl ShardingCodec {
         };
         let index_chain = CodecChain::from_json(index_codecs, index_spec)
             .map_err(|e| e.context(format!("codec '{C}' index codecs")))?;
+        // The index is found by its size: every index codec must have a fixed encoded size
+        // (the chain's encoded bound is then exact).
+        let index_size = index_chain.encoded_bound().exact().ok_or_else(|| {
+            Error::metadata(format!(
+                "codec '{C}': the index codecs {index_codecs} do not have a fixed encoded size"
+            ))
+        })?;
         let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
             .unwrap_or("end")
             == "end";
-        // bytes and transpose keep the index's 16 bytes per inner chunk, crc32c adds 4 (the
-        // chain above checked that this size fits in a buffer; nothing is allocated here).
-        let n: usize = chunks_per_shard.iter().product();
-        let index_size = n * 16 + 4 * checksums;
         let inner_limit = inner.encoded_bound().limit() as u64;
         Ok(ShardingCodec {
             shard_spec: spec.clone(),
@@ -132,6 +124,7 @@ impl ShardingCodec {
             index_at_end,
             index_size,
             inner_limit,
+            write_order: OnceLock::new(),
         })
     }
 
@@ -257,19 +250,16 @@ impl ShardingCodec {
             self.index_size
         };
         shard.resize(base, 0);
-        let mut index = crate::alloc::with_capacity(chunks.len() * 16)?;
-        for c in chunks {
-            let (offset, nbytes) = match c {
-                Some(bytes) => {
-                    let bytes = bytes.as_ref();
-                    let offset = shard.len() as u64;
-                    shard.extend_from_slice(bytes);
-                    (offset, bytes.len() as u64)
-                }
-                None => (EMPTY, EMPTY),
+        let mut index = crate::alloc::filled(0xffu8, chunks.len() * 16)?;
+        for &pos in self.write_order() {
+            let Some(bytes) = chunks.get(pos).and_then(Option::as_ref) else {
+                continue;
             };
-            index.extend_from_slice(&offset.to_ne_bytes());
-            index.extend_from_slice(&nbytes.to_ne_bytes());
+            let bytes = bytes.as_ref();
+            let entry = &mut index[pos * 16..pos * 16 + 16];
+            entry[..8].copy_from_slice(&(shard.len() as u64).to_ne_bytes());
+            entry[8..].copy_from_slice(&(bytes.len() as u64).to_ne_bytes());
+            shard.extend_from_slice(bytes);
         }
         let encoded_index = self.index_chain.encode(index)?;
         if self.index_at_end {
@@ -278,6 +268,13 @@ impl ShardingCodec {
             shard[..self.index_size].copy_from_slice(&encoded_index);
         }
         Ok(Some(shard))
+    }
+
+    /// Index positions in the order their bytes are written: zarr-python's
+    /// "morton" subchunk write order (see [`morton_order`]).
+    fn write_order(&self) -> &[usize] {
+        self.write_order
+            .get_or_init(|| morton_order(&self.chunks_per_shard))
     }
 
     /// Where inner chunk `pos` sits in the shard buffer.
@@ -291,6 +288,43 @@ impl ShardingCodec {
             .collect();
         (origin, shape)
     }
+}
+
+/// The index positions (C order) of a grid of `shape` chunks in Morton (Z)
+/// order, as zarr-python writes a shard's inner chunks: by the compressed
+/// Morton code of their coordinates, which interleaves one bit of each
+/// dimension at a time, dimension 0 lowest, leaving out a dimension once its
+/// `ceil(log2(n))` bits are used up (so no code is wasted on coordinates
+/// outside the grid).
+fn morton_order(shape: &[usize]) -> Vec<usize> {
+    let bits: Vec<u32> = shape
+        .iter()
+        .map(|&n| usize::BITS - n.saturating_sub(1).leading_zeros())
+        .collect();
+    let most = bits.iter().copied().max().unwrap_or(0);
+    let total: usize = shape.iter().product();
+    let mut coords = vec![0usize; shape.len()];
+    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(total);
+    for pos in 0..total {
+        let mut rest = pos;
+        for (c, &n) in coords.iter_mut().zip(shape).rev() {
+            *c = rest % n;
+            rest /= n;
+        }
+        let mut code = 0u128;
+        let mut out_bit = 0;
+        for bit in 0..most {
+            for (d, &c) in coords.iter().enumerate() {
+                if bit < bits[d] {
+                    code |= (((c >> bit) & 1) as u128) << out_bit;
+                    out_bit += 1;
+                }
+            }
+        }
+        keyed.push((code, pos));
+    }
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, pos)| pos).collect()
 }
 
 /// Whole-shard encoding and decoding assemble fixed-size elements; arrays of
@@ -415,10 +449,19 @@ mod tests {
         let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
         let be = json!({"name": "bytes", "configuration": {"endian": "big"}});
         let tr = json!({"name": "transpose", "configuration": {"order": [2, 0, 1]}});
+        let checksum = |id: &str| json!({"name": format!("numcodecs.{id}"), "configuration": {}});
         for index_codecs in [
             json!([le]),
             json!([be, "crc32c"]),
             json!([tr, le, "crc32c", {"name": "crc32c"}]),
+            json!([le, checksum("crc32")]),
+            json!([be, checksum("adler32"), checksum("crc32c")]),
+            json!([le, checksum("fletcher32"), "crc32c"]),
+            json!([le, {"name": "numcodecs.jenkins_lookup3", "configuration": {"prefix": [1]}}]),
+            json!([{"name": "cast_value", "configuration": {"data_type": "uint32",
+                                                            "out_of_range": "wrap"}},
+                   le, checksum("crc32")]),
+            json!([{"name": "scale_offset", "configuration": {"offset": 1, "scale": 1}}, le]),
         ] {
             let cfg = json!({"chunk_shape": [2, 3], "codecs": [le], "index_codecs": index_codecs});
             let c = ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 6], "uint16"))
@@ -429,6 +472,69 @@ mod tests {
                 .unwrap();
             assert_eq!(c.index_size, encoded.len(), "{index_codecs}");
         }
+    }
+
+    #[test]
+    fn morton_order_is_zarr_pythons() {
+        // zarr.core.indexing.morton_order_coords((3, 4)) and ((2, 2, 2)), as C-order positions.
+        let pos = |coords: &[(usize, usize)]| -> Vec<usize> {
+            coords.iter().map(|&(r, c)| r * 4 + c).collect()
+        };
+        assert_eq!(
+            morton_order(&[3, 4]),
+            pos(&[
+                (0, 0),
+                (1, 0),
+                (0, 1),
+                (1, 1),
+                (2, 0),
+                (2, 1),
+                (0, 2),
+                (1, 2),
+                (0, 3),
+                (1, 3),
+                (2, 2),
+                (2, 3),
+            ])
+        );
+        assert_eq!(morton_order(&[2, 2, 2]), vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(morton_order(&[1, 5]), vec![0, 1, 2, 3, 4]);
+        // [np.ravel_multi_index(c, shape) for c in morton_order_coords(shape)][:20]
+        for (shape, first) in [
+            (
+                &[5, 3, 7][..],
+                &[
+                    0, 21, 7, 28, 1, 22, 8, 29, 42, 63, 49, 70, 43, 64, 50, 71, 14, 35, 15, 36,
+                ][..],
+            ),
+            (
+                &[33, 2],
+                &[
+                    0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 16, 18, 17, 19,
+                ],
+            ),
+            (
+                &[3, 1, 6],
+                &[0, 6, 1, 7, 12, 13, 2, 8, 3, 9, 14, 15, 4, 10, 5, 11, 16, 17],
+            ),
+        ] {
+            assert_eq!(&morton_order(shape)[..first.len()], first, "{shape:?}");
+        }
+        assert_eq!(morton_order(&[]), vec![0]);
+        let mut all = morton_order(&[5, 3, 7]);
+        all.sort_unstable();
+        assert_eq!(all, (0..105).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn inner_chunks_are_written_in_morton_order() {
+        let c = codec("end", &[4, 4], &[2, 2]);
+        let chunks: Vec<Option<Vec<u8>>> = (0..4u8).map(|i| Some(vec![i; 3])).collect();
+        let shard = c.assemble(&chunks).unwrap().unwrap();
+        // Positions 0, 2, 1, 3: coordinates (0,0), (1,0), (0,1), (1,1).
+        assert_eq!(&shard[..12], &[0, 0, 0, 2, 2, 2, 1, 1, 1, 3, 3, 3]);
+        let index = c.read_index(&shard).unwrap();
+        assert_eq!(index, vec![Some(0..3), Some(6..9), Some(3..6), Some(9..12)]);
     }
 
     #[test]
@@ -526,11 +632,49 @@ mod tests {
         assert!(build(json!({"codecs": [bytes]})).is_err());
         assert!(build(json!({"chunk_shape": [2]})).is_err());
         assert!(build(json!({"chunk_shape": [2], "codecs": [bytes], "index_codecs": [bytes, {"name": "zstd"}]})).is_err());
+        for variable in [
+            json!([bytes, {"name": "numcodecs.zlib", "configuration": {}}]),
+            json!([{"name": "numcodecs.pcodec", "configuration": {}}]),
+            json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [1, 2],
+                    "codecs": [bytes]}}]),
+        ] {
+            let err =
+                build(json!({"chunk_shape": [2], "codecs": [bytes], "index_codecs": variable}))
+                    .unwrap_err();
+            assert!(
+                err.message.contains("fixed encoded size"),
+                "{}",
+                err.message
+            );
+        }
         assert!(
             build(json!({"chunk_shape": [2], "codecs": [bytes], "index_location": "middle"}))
                 .is_err()
         );
         assert!(build(json!({"chunk_shape": [2], "codecs": [bytes]})).is_ok());
+    }
+
+    #[test]
+    fn a_numcodecs_checksummed_index_is_verified() {
+        let cfg = json!({
+            "chunk_shape": [2],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "numcodecs.crc32", "configuration": {}}],
+            "index_location": "start"
+        });
+        let c =
+            ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[6], "uint16")).unwrap();
+        assert_eq!(c.index_size, 3 * 16 + 4);
+        let data = sample(12);
+        let shard = c.encode(data.clone()).unwrap();
+        assert_eq!(c.decode(shard.clone(), Unbounded).unwrap(), data);
+        let mut bad = shard;
+        bad[10] ^= 1; // numcodecs' crc32 leads the index
+        assert_eq!(
+            c.decode(bad, Unbounded).unwrap_err().kind,
+            ErrorKind::Checksum
+        );
     }
 
     #[test]

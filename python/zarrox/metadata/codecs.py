@@ -5,8 +5,9 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
 ``json``
     What is written to ``zarr.json``, exactly as zarr-python 3.1 writes it: ``{"name": ...}``
     plus ``"configuration"`` only when it is not empty (``{"name": "crc32c"}``, and
-    ``{"name": "bytes"}`` for data types without byte order) except for ``vlen-utf8`` and
-    ``vlen-bytes``, which zarr-python writes with ``"configuration": {}``, plus
+    ``{"name": "bytes"}`` for data types without byte order) except for ``vlen-utf8``,
+    ``vlen-bytes`` and the ``numcodecs.<id>`` codecs, which zarr-python writes with
+    ``"configuration": {}``, plus
     ``"must_understand"`` when the source document had it.
 ``normalized``
     ``{"name": str, "configuration": dict}`` always (plus ``"must_understand"`` when given);
@@ -20,6 +21,7 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -30,6 +32,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnknownCodecError, UnsupportedError
 from zarrox.metadata._checks import copy_json
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata.codec_scalars import NUMERIC_TYPES, core_scalar, parse_scalar, python_number
 from zarrox.metadata.dtypes import (
     DataType,
     data_type_from_numpy,
@@ -39,6 +42,7 @@ from zarrox.metadata.dtypes import (
 from zarrox.metadata.dtypes import _where as _where
 
 __all__ = [
+    "FIXED_SIZE_CODECS",
     "BLOSC_CNAMES",
     "BLOSC_SHUFFLES",
     "CODEC_KINDS",
@@ -57,6 +61,10 @@ CodecForm = Literal["json", "normalized", "core"]
 CODEC_KINDS: Mapping[str, CodecKind] = MappingProxyType(
     {
         "transpose": "array->array",
+        "scale_offset": "array->array",
+        "cast_value": "array->array",
+        "bitround": "array->array",
+        "reshape": "array->array",
         "bytes": "array->bytes",
         "sharding_indexed": "array->bytes",
         "vlen-utf8": "array->bytes",
@@ -78,6 +86,8 @@ NUMCODECS_KINDS: Mapping[str, CodecKind] = MappingProxyType(
             f"numcodecs.{i}": "array->array"
             for i in ("delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround")
         },
+        "numcodecs.pcodec": "array->bytes",
+        "numcodecs.zfpy": "array->bytes",
         **{
             f"numcodecs.{i}": "bytes->bytes"
             for i in (
@@ -108,9 +118,31 @@ _ZSTD_LEVEL_RANGE = (-131072, 22)
 _BLOSC_DEFAULT_CNAME = "zstd"
 _BLOSC_DEFAULT_CLEVEL = 5
 _INDEX_DTYPE = np.dtype("uint64")
+#: codecs with a fixed encoded size, the ones zarr-python 3.4 allows in a shard's index_codecs
+FIXED_SIZE_CODECS: frozenset[str] = frozenset(
+    [
+        "bytes",
+        "transpose",
+        "crc32c",
+        "scale_offset",
+        "cast_value",
+        *(
+            f"numcodecs.{i}"
+            for i in ("crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3")
+        ),
+    ]
+)
 _CODEC_MEMBERS = frozenset({"name", "configuration", "must_understand"})
 #: codecs zarr-python writes with ``"configuration": {}``
 _ALWAYS_CONFIGURED = frozenset({"vlen-utf8", "vlen-bytes"})
+
+
+def _always_configured(name: str) -> bool:
+    """Whether zarr-python writes the codec with ``"configuration": {}`` when it is empty:
+    the vlen codecs, and every ``numcodecs.<id>`` codec."""
+    return name in _ALWAYS_CONFIGURED or name.startswith("numcodecs.")
+
+
 _VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
 _PACKBITS_PADDING = {
     "none": "none",
@@ -464,6 +496,245 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     }
 
 
+def _numeric_info(name: str, ctx: _Ctx, label: str) -> None:
+    """Error unless the chunk's data type is one zarr-python 3.4 scales and casts."""
+    if ctx.data_type in NUMERIC_TYPES:
+        return
+    if ctx.info.category in ("int", "small_int", "float"):
+        raise UnsupportedError(
+            f"{ctx.where}{label}: codec {name!r} on data type {ctx.data_type!r} is not "
+            f"supported (zarrox and zarr-python take {sorted(NUMERIC_TYPES)})"
+        )
+    raise ctx.err(
+        f"{label}: codec {name!r} only takes integer and floating-point data types, not "
+        f"{ctx.data_type!r}"
+    )
+
+
+def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("scale_offset", cfg, ("offset", "scale"), ctx, label)
+    _numeric_info("scale_offset", ctx, label)
+    parsed = {}
+    for key, default in (("offset", 0), ("scale", 1)):
+        value = cfg.get(key, default)
+        if not isinstance(value, int | float | str) or isinstance(value, np.generic):
+            raise ctx.err(
+                f"{label}.configuration.{key}: must be a number or a string, got {value!r}"
+            )
+        try:
+            parsed[key] = parse_scalar(value, ctx.dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ctx.err(
+                f"{label}.configuration.{key}: {value!r} is not a value of {ctx.data_type} ({e})"
+            ) from None
+    if parsed["scale"] == 0:
+        raise ctx.err(f"{label}.configuration.scale: must not be zero")
+    if ctx.form == "core":
+        return {key: core_scalar(v) for key, v in parsed.items()}
+    if ctx.fill:
+        # As zarr-python writes it: members equal to their default are left out.
+        return {k: cfg[k] for k, d in (("offset", 0), ("scale", 1)) if k in cfg and cfg[k] != d}
+    return cfg
+
+
+_ROUNDING_MODES = (
+    "nearest-even",
+    "towards-zero",
+    "towards-positive",
+    "towards-negative",
+    "nearest-away",
+)
+
+
+def _cfg_cast_value(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    keys = ("data_type", "rounding", "out_of_range", "scalar_map")
+    _reject_unknown_keys("cast_value", cfg, keys, ctx, label)
+    clabel = f"{label}.configuration"
+    _numeric_info("cast_value", ctx, label)
+    if "data_type" not in cfg:
+        raise ctx.err(f"{clabel}: cast_value requires member 'data_type'")
+    target = parse_data_type_json(cfg["data_type"], label=f"{clabel}.data_type")
+    if target.name not in NUMERIC_TYPES:
+        _numeric_info("cast_value", replace(ctx, data_type=target.name, info=target), clabel)
+    rounding = cfg.get("rounding", "nearest-even")
+    if rounding not in _ROUNDING_MODES:
+        raise ctx.err(
+            f"{clabel}.rounding: must be one of {list(_ROUNDING_MODES)}, got {rounding!r}"
+        )
+    out_of_range = cfg.get("out_of_range")
+    if out_of_range not in (None, "clamp", "wrap"):
+        raise ctx.err(
+            f'{clabel}.out_of_range: must be "clamp", "wrap" or null, got {out_of_range!r}'
+        )
+    if out_of_range == "wrap" and target.dtype.kind not in "iu":
+        raise ctx.err(
+            f"{clabel}.out_of_range: 'wrap' is only valid for integer target types, not "
+            f"{target.name!r}"
+        )
+    maps = _scalar_maps(cfg.get("scalar_map"), ctx.dtype, target.dtype, ctx, clabel)
+    if ctx.form == "core":
+        return {
+            "data_type": target.name,
+            "rounding": rounding,
+            "out_of_range": out_of_range,
+            "scalar_map": {
+                direction: [[core_scalar(k), core_scalar(v)] for k, v in entries]
+                for direction, (_, entries) in maps.items()
+            },
+        }
+    if not ctx.fill:
+        return cfg
+    # As zarr-python writes it: defaults left out, each map as de-duplicated pairs.
+    out: dict[str, Any] = {"data_type": target.json}
+    if rounding != "nearest-even":
+        out["rounding"] = rounding
+    if out_of_range is not None:
+        out["out_of_range"] = out_of_range
+    if maps:
+        out["scalar_map"] = {d: [list(p) for p in pairs] for d, (pairs, _) in maps.items()}
+    return out
+
+
+def _scalar_maps(
+    value: object, source: np.dtype[Any], target: np.dtype[Any], ctx: _Ctx, label: str
+) -> dict[str, tuple[list[tuple[Any, Any]], list[tuple[np.generic, np.generic]]]]:
+    """cast_value's ``scalar_map``, per direction: the pairs as zarr-python keeps them (a dict
+    of the JSON pairs: a repeated key keeps its first place and its last value) and the same
+    pairs as the typed values zarr-python casts with (again a dict, of those values)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ctx.err(f"{label}.scalar_map: must be an object, got {value!r}")
+    unknown = sorted(str(k) for k in value if k not in ("encode", "decode"))
+    if unknown:
+        raise ctx.err(f"{label}.scalar_map: unknown member(s) {unknown}")
+    out = {}
+    for direction, (src, dst) in (("encode", (source, target)), ("decode", (target, source))):
+        entries = value.get(direction)
+        if entries is None:
+            continue
+        where = f"{label}.scalar_map.{direction}"
+        try:
+            pairs = dict(entries)
+        except (TypeError, ValueError):
+            raise ctx.err(
+                f"{where}: must be a list of [key, value] pairs, got {entries!r}"
+            ) from None
+        # keyed as zarr-python keys them: int(key) or float(key)
+        typed: dict[Any, tuple[np.generic, np.generic]] = {}
+        for k, v in pairs.items():
+            for what, item, dt in (("key", k, src), ("value", v, dst)):
+                try:
+                    parse_scalar(item, dt)
+                except (TypeError, ValueError, OverflowError):
+                    raise ctx.err(f"{where}: {what} {item!r} is not a value of {dt}") from None
+            try:
+                key, val = python_number(k, src), python_number(v, dst)
+                python_key = int(k) if src.kind in "iu" else float(k)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ctx.err(
+                    f"{where}: zarr-python cannot cast with the entry [{k!r}, {v!r}] ({e})"
+                ) from None
+            first = typed.get(python_key)
+            typed[python_key] = (key if first is None else first[0], val)
+        out[direction] = (list(pairs.items()), list(typed.values()))
+    return out
+
+
+#: bits of the mantissa bitround rounds, per float format
+_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+
+
+def _cfg_bitround(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("bitround", cfg, ("keepbits",), ctx, label)
+    keepbits = cfg.get("keepbits")
+    if not _is_int(keepbits) or keepbits < 0:  # type: ignore[operator]
+        raise ctx.err(
+            f"{label}.configuration.keepbits: must be a non-negative integer, got {keepbits!r}"
+        )
+    info = ctx.info
+    fmt = info.float_format
+    if info.category == "int" or info.category == "datetime":
+        component, mantissa = info.dtype.itemsize, None
+    elif info.category in ("float", "complex") and fmt is not None and fmt.name in _MANTISSA_BITS:
+        component, mantissa = fmt.size, _MANTISSA_BITS[fmt.name]
+    else:
+        raise UnsupportedError(
+            f"{ctx.where}{label}: codec 'bitround' does not support data type {ctx.data_type!r}"
+        )
+    if ctx.form == "core":
+        return {
+            "keepbits": int(keepbits),  # type: ignore[arg-type]
+            "component_size": component,
+            "mantissa_bits": mantissa,
+        }
+    return {"keepbits": int(keepbits)} if ctx.fill else cfg  # type: ignore[arg-type]
+
+
+def _cfg_reshape(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+    _reject_unknown_keys("reshape", cfg, ("shape",), ctx, label)
+    if "shape" not in cfg:
+        raise ctx.err(f"{label}.configuration: reshape requires member 'shape'")
+    _reshape_output(cfg["shape"], ctx, label)
+    return {"shape": copy_json(cfg["shape"])} if ctx.fill or ctx.form == "core" else cfg
+
+
+def _reshape_output(spec: object, ctx: _Ctx, label: str) -> tuple[int, ...] | None:
+    """The chunk shape after ``reshape`` with ``shape`` = ``spec`` (None when the input shape
+    is unknown); a MetadataError if ``spec`` is malformed or does not fit the chunk."""
+    where = f"{label}.configuration.shape"
+    if isinstance(spec, str | bytes | Mapping) or not isinstance(spec, Sequence):
+        raise ctx.err(f"{where}: must be an array, got {spec!r}")
+    listed: list[int] = []
+    for item in spec:
+        if isinstance(item, str | bytes | Mapping) or not (
+            (_is_int(item) and (item == -1 or item > 0))  # type: ignore[operator]
+            or (isinstance(item, Sequence) and all(_is_int(d) and d >= 0 for d in item))
+        ):
+            raise ctx.err(
+                f"{where}: entries must be positive sizes, -1 or lists of input dimensions, "
+                f"got {item!r}"
+            )
+        if not _is_int(item):
+            listed.extend(int(d) for d in item)  # type: ignore[union-attr]
+    if any(a >= b for a, b in zip(listed, listed[1:], strict=False)):
+        raise ctx.err(f"{where}: the input dimensions listed must increase strictly, got {listed}")
+    if sum(1 for item in spec if _is_int(item) and item == -1) > 1:
+        raise ctx.err(f"{where}: -1 may appear at most once")
+    ndim = ctx.ndim
+    if ndim is not None and listed and listed[-1] >= ndim:
+        raise ctx.err(f"{where}: {listed[-1]} is not a dimension of the {ndim}-d chunks")
+    a = ctx.chunk_shape
+    if a is None:
+        return None
+    total = math.prod(a)
+    sizes = [
+        None
+        if _is_int(item) and item == -1
+        else int(item)
+        if _is_int(item)
+        else math.prod(a[d] for d in item)  # type: ignore[union-attr]
+        for item in spec
+    ]
+    known = math.prod(s for s in sizes if s is not None)
+    if None in sizes and known > 0 and total % known == 0:
+        sizes[sizes.index(None)] = total // known
+    if None in sizes or math.prod(sizes) != total:  # type: ignore[arg-type]
+        raise ctx.err(f"{where}: {list(spec)} does not hold the elements of {list(a)} chunks")
+    out = tuple(int(s) for s in sizes)  # type: ignore[arg-type]
+    for i, item in enumerate(spec):
+        if _is_int(item) or not item:
+            continue
+        if math.prod(out[:i]) != math.prod(a[: item[0]]) or math.prod(out[i + 1 :]) != math.prod(
+            a[item[-1] + 1 :]
+        ):
+            raise ctx.err(
+                f"{where}: output dimension {i} (input dimensions {list(item)}) does not line "
+                f"up with the {list(a)} chunks"
+            )
+    return out
+
+
 _CONFIG_CHECKERS = {
     "bytes": _cfg_bytes,
     "transpose": _cfg_transpose,
@@ -475,6 +746,10 @@ _CONFIG_CHECKERS = {
     "vlen-utf8": _cfg_vlen("vlen-utf8", "string"),
     "vlen-bytes": _cfg_vlen("vlen-bytes", "bytes"),
     "packbits": _cfg_packbits,
+    "scale_offset": _cfg_scale_offset,
+    "cast_value": _cfg_cast_value,
+    "bitround": _cfg_bitround,
+    "reshape": _cfg_reshape,
 }
 
 
@@ -483,7 +758,7 @@ def _emit(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name}
     if form == "json":
-        if cfg or name in _ALWAYS_CONFIGURED:
+        if cfg or _always_configured(name):
             out["configuration"] = cfg
     else:
         out["configuration"] = cfg
@@ -505,6 +780,11 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
         item_label = f"{label}[{i}]"
         name, cfg, must_understand, _ = _split_codec(codec, ctx, item_label)
         checker = _CONFIG_CHECKERS.get(name)
+        if ctx.index and name not in FIXED_SIZE_CODECS and (checker or name in NUMCODECS_KINDS):
+            raise ctx.err(
+                f"{item_label}: codec {name!r} cannot be used in index_codecs (the shard index "
+                f"must have a fixed size: use {', '.join(sorted(FIXED_SIZE_CODECS))})"
+            )
         if checker is None and name in NUMCODECS_KINDS:
             kinds.append((NUMCODECS_KINDS[name], name, item_label))
             out.append(_emit(name, dict(cfg), must_understand, ctx.form))
@@ -522,19 +802,19 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
                 f"{sorted(n.split('.', 1)[1] for n in NUMCODECS_KINDS)})"
             )
         kind = CODEC_KINDS[name]
-        fixed_size = name in ("bytes", "transpose", "crc32c")
-        if ctx.index and not fixed_size:
-            raise ctx.err(
-                f"{item_label}: codec {name!r} cannot be used in index_codecs (the shard index "
-                "must have a fixed size: use bytes, transpose and crc32c)"
-            )
         new_cfg = checker(cfg, replace(ctx, label=item_label), item_label)
         kinds.append((kind, name, item_label))
         out.append(_emit(name, new_cfg, must_understand, ctx.form))
+        # Later codecs see the chunk as this one encodes it.
         if name == "transpose" and ctx.chunk_shape is not None:
-            # Later codecs (a sharding codec's inner chunk shape) see the transposed chunk.
             order = new_cfg["order"]
             ctx = replace(ctx, chunk_shape=tuple(ctx.chunk_shape[d] for d in order))
+        elif name == "cast_value":
+            target = parse_data_type_json(cfg["data_type"])
+            ctx = replace(ctx, dtype=target.dtype, data_type=target.name, info=target)
+        elif name == "reshape":
+            shape = _reshape_output(cfg["shape"], ctx, item_label)
+            ctx = replace(ctx, chunk_shape=shape, ndim=len(cfg["shape"]))
     _check_order(kinds, ctx)
     return out
 
@@ -544,7 +824,8 @@ def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
     if not serializers:
         raise ctx.err(
             f"{ctx.label}: must contain exactly one array->bytes codec (bytes, "
-            f"sharding_indexed, vlen-utf8, vlen-bytes or packbits), found none in "
+            f"sharding_indexed, vlen-utf8, vlen-bytes, packbits, numcodecs.pcodec or "
+            f"numcodecs.zfpy), found none in "
             f"{[n for _, n, _ in kinds]}"
         )
     if len(serializers) > 1:
@@ -658,7 +939,7 @@ def codecs_to_json(codecs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue
         d: dict[str, Any] = {"name": codec["name"]}
         cfg = codec.get("configuration")
-        if cfg or codec["name"] in _ALWAYS_CONFIGURED:
+        if cfg or _always_configured(codec["name"]):
             d["configuration"] = copy_json(dict(cfg or {}))
         if "must_understand" in codec:
             d["must_understand"] = codec["must_understand"]

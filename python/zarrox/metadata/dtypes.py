@@ -41,6 +41,7 @@ from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata._checks import is_text
 
 __all__ = [
+    "CORE_INTS",
     "DataType",
     "FloatFormat",
     "data_type_from_numpy",
@@ -120,7 +121,8 @@ _SMALL_INTS: dict[str, tuple[int, int, int]] = {
     "uint2": (2, 0, 3),
     "uint4": (4, 0, 15),
 }
-_CORE_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+#: the core integer types
+CORE_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 #: complex data type name -> component float format
 _COMPLEX: dict[str, str] = {
@@ -175,7 +177,7 @@ _LENGTH_TYPES = ("fixed_length_utf32", "null_terminated_bytes", "raw_bytes")
 _STRUCT_TYPES = ("struct", "structured")
 #: the spellings of the variable-length bytes type (zarr-python 3.1 writes the second)
 _BYTES_NAMES = ("bytes", "variable_length_bytes")
-_NAMED_CORE = ("bool", *_CORE_INTS, "float16", "float32", "float64", "complex64", "complex128")
+_NAMED_CORE = ("bool", *CORE_INTS, "float16", "float32", "float64", "complex64", "complex128")
 _RAW_RE = re.compile(r"r([0-9]+)")
 _UINT_FOR_SIZE = {
     1: np.dtype("uint8"),
@@ -870,7 +872,7 @@ def _parse(value: object, where: str, label: str) -> DataType:
 def _simple(name: str, where: str, label: str) -> DataType:
     if name == "bool":
         return DataType(name, name, np.dtype("bool"), "bool")
-    if name in _CORE_INTS:
+    if name in CORE_INTS:
         return DataType(name, name, np.dtype(name), "int")
     if name in _SMALL_INTS:
         return DataType(name, name, _ml_dtype(name, where), "small_int")

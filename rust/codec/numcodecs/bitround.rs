@@ -1,10 +1,13 @@
 //! `numcodecs.bitround`: rounds float mantissas to `keepbits` bits (round
 //! half to even on the bit pattern, Klöwer et al. 2021), which makes the data
-//! more compressible. Decoding is the identity.
+//! more compressible. Decoding is the identity. The rounding is the registry
+//! `bitround` codec's ([`crate::codec::bitround`]), wrapping on overflow as
+//! numpy's unsigned arithmetic does.
 
 use serde_json::{Map, Value};
 
 use super::check_config;
+use crate::codec::bitround::{round_words, Carry};
 use crate::codec::config::int_member;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
@@ -49,22 +52,6 @@ impl BitRoundCodec {
     }
 }
 
-macro_rules! round_bits {
-    ($data:expr, $t:ty, $maskbits:expr) => {{
-        let maskbits: u32 = $maskbits;
-        let mask: $t = !0 << maskbits;
-        let half_quantum1: $t = (1 << (maskbits - 1)) - 1;
-        const N: usize = std::mem::size_of::<$t>();
-        for chunk in $data.chunks_exact_mut(N) {
-            let mut word = [0u8; N];
-            word.copy_from_slice(chunk);
-            let b = <$t>::from_ne_bytes(word);
-            let b = b.wrapping_add(((b >> maskbits) & 1).wrapping_add(half_quantum1)) & mask;
-            chunk.copy_from_slice(&b.to_ne_bytes());
-        }
-    }};
-}
-
 impl ArrayToArrayCodec for BitRoundCodec {
     fn encoded_spec(&self) -> &ChunkSpec {
         &self.spec
@@ -72,15 +59,13 @@ impl ArrayToArrayCodec for BitRoundCodec {
 
     fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.spec.nbytes())?;
-        if self.keepbits == self.bits {
-            return Ok(decoded);
-        }
-        let maskbits = self.bits - self.keepbits;
-        match self.spec.dtype.size {
-            2 => round_bits!(decoded, u16, maskbits),
-            4 => round_bits!(decoded, u32, maskbits),
-            _ => round_bits!(decoded, u64, maskbits),
-        }
+        round_words(
+            &mut decoded,
+            self.spec.dtype.size,
+            self.keepbits,
+            Some(self.bits),
+            Carry::Wrap,
+        );
         Ok(decoded)
     }
 

@@ -22,8 +22,10 @@ pub mod lz4;
 pub mod lzma;
 pub(crate) mod numeric;
 pub mod packbits;
+pub mod pcodec;
 pub mod quantize;
 pub mod shuffle;
+pub mod zfpy;
 pub mod zlib;
 pub mod zstd;
 
@@ -42,7 +44,7 @@ pub(crate) fn build(
     spec: &ChunkSpec,
 ) -> Option<Result<AnyCodec>> {
     let id = name.strip_prefix("numcodecs.")?;
-    use AnyCodec::{ArrayToArray as A, BytesToBytes as B};
+    use AnyCodec::{ArrayToArray as A, ArrayToBytes as S, BytesToBytes as B};
     let built = match id {
         "zlib" => zlib::ZlibCodec::from_config(config).map(|c| B(Box::new(c))),
         "gzip" => gzip::GzipCodec::from_config(config).map(|c| B(Box::new(c))),
@@ -66,6 +68,8 @@ pub(crate) fn build(
         "quantize" => quantize::QuantizeCodec::from_config(config, spec).map(|c| A(Box::new(c))),
         "packbits" => packbits::PackBitsCodec::from_config(config, spec).map(|c| A(Box::new(c))),
         "bitround" => bitround::BitRoundCodec::from_config(config, spec).map(|c| A(Box::new(c))),
+        "pcodec" => pcodec::PcodecCodec::from_config(config, spec).map(|c| S(Box::new(c))),
+        "zfpy" => zfpy::ZfpyCodec::from_config(config, spec).map(|c| S(Box::new(c))),
         _ => return None,
     };
     Some(built)

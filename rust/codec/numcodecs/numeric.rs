@@ -55,7 +55,7 @@ impl Scalar {
             Scalar::Float(f) | Scalar::Complex(f, _) => f,
         }
     }
-    fn int(self) -> i128 {
+    pub(crate) fn int(self) -> i128 {
         match self {
             Scalar::Int(i) => i,
             // Only reached for values already cast to an integer type.
@@ -135,6 +135,26 @@ impl Num {
             Num::C128 => (Complex, 16),
         };
         DataType { kind, size }
+    }
+
+    /// The Zarr v3 name of this type.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Num::Bool => "bool",
+            Num::I8 => "int8",
+            Num::I16 => "int16",
+            Num::I32 => "int32",
+            Num::I64 => "int64",
+            Num::U8 => "uint8",
+            Num::U16 => "uint16",
+            Num::U32 => "uint32",
+            Num::U64 => "uint64",
+            Num::F16 => "float16",
+            Num::F32 => "float32",
+            Num::F64 => "float64",
+            Num::C64 => "complex64",
+            Num::C128 => "complex128",
+        }
     }
 
     pub(crate) fn size(self) -> usize {
