@@ -452,20 +452,6 @@ impl ArrayCore {
         })
     }
 
-    /// Number of inner chunks of the shard at `shard` that lie inside the array.
-    fn inner_chunks_in_bounds(&self, sh: &ShardingCodec, shard: &[u64]) -> usize {
-        shard
-            .iter()
-            .zip(sh.chunks_per_shard())
-            .zip(sh.inner_shape())
-            .zip(&self.shape)
-            .map(|(((&s, &n), &inner), &extent)| {
-                let start = s * (n * inner) as u64;
-                ((extent - start).div_ceil(inner as u64) as usize).min(n)
-            })
-            .product()
-    }
-
     fn write_shard(
         &self,
         sh: &ShardingCodec,
@@ -477,9 +463,15 @@ impl ArrayCore {
     ) -> Result<()> {
         let key = self.chunk_key(shard);
         let ctx = self.in_chunk(&key);
-        let complete = members.len() == self.inner_chunks_in_bounds(sh, shard)
-            && members.iter().all(|(_, r)| r.covers_chunk());
-        // A write that covers the whole shard never reads it.
+        // As zarr-python's sharding codec: a shard is replaced without reading it only
+        // when the write covers every inner chunk entirely, the parts beyond the array's
+        // shape included; otherwise the inner chunks (and cells) a shrinking resize left
+        // beyond the shape are kept, and come back when the array grows.
+        let inner_shape = sh.inner_shape();
+        let complete = members.len() == sh.num_inner()
+            && members
+                .iter()
+                .all(|(_, r)| r.covers_full_chunk(inner_shape));
         let mut chunks: Vec<Option<Vec<u8>>> = vec![None; sh.num_inner()];
         if !complete {
             if let Some(old) = self.store.get(&key).map_err(&ctx)? {
@@ -492,7 +484,7 @@ impl ArrayCore {
         let updates: Vec<(usize, Option<Vec<u8>>)> = members
             .par_iter()
             .map(|(pos, region)| {
-                let existing = if region.covers_chunk() {
+                let existing = if region.covers_full_chunk(inner_shape) {
                     None
                 } else {
                     chunks[*pos].clone()
@@ -1131,6 +1123,50 @@ mod tests {
                 assert_eq!(*v, want, "element {i} ({location})");
             }
         }
+    }
+
+    #[test]
+    fn shrunk_sharded_array_keeps_cells_beyond_its_shape() {
+        // zarr-python 3.4's sharding semantics: a write covering a shard's part inside a
+        // shrunk array keeps the inner chunks, and the cells, beyond the new shape.
+        for inner in [1usize, 2, 4] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let value: Vec<u8> = [1u16, 2, 3, 4]
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect();
+            sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+                .write(&all(&[4]), &value)
+                .unwrap();
+            let nines: Vec<u8> = [9u16, 9].iter().flat_map(|v| v.to_ne_bytes()).collect();
+            sharded(Arc::clone(&store), &[2], &[4], &[inner], "end")
+                .write(&all(&[2]), &nines)
+                .unwrap();
+            let mut out = vec![0u8; 8];
+            sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+                .read(&all(&[4]), &mut out)
+                .unwrap();
+            assert_eq!(as_u16(&out), vec![9, 9, 3, 4], "inner chunks of {inner}");
+        }
+        // An unsharded chunk is replaced: its cells beyond the shape become the fill value.
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+        let value: Vec<u8> = [1u16, 2, 3, 4]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        array(Arc::clone(&store), &[4], &[4], codecs.clone())
+            .write(&all(&[4]), &value)
+            .unwrap();
+        let nines: Vec<u8> = [9u16, 9].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        array(Arc::clone(&store), &[2], &[4], codecs.clone())
+            .write(&all(&[2]), &nines)
+            .unwrap();
+        let mut out = vec![0u8; 8];
+        array(Arc::clone(&store), &[4], &[4], codecs)
+            .read(&all(&[4]), &mut out)
+            .unwrap();
+        assert_eq!(as_u16(&out), vec![9, 9, 7, 7]);
     }
 
     #[test]

@@ -552,6 +552,46 @@ async def _gather(coros: list[Any]) -> list[Any]:
     return list(await asyncio.gather(*(bounded(c) for c in coros)))
 
 
+async def _get_ranges(item: _BatchItem, requests: list[tuple[Any, ...]]) -> list[Any]:
+    """The bytes of ``requests`` (byte ranges of one shard, from ``ChunkCodec.requests``),
+    each None when the shard is gone. zarr-python >= 3.3: one ``Store.get_ranges`` call,
+    which coalesces and runs them with the array's ``sharding_coalesce_max_gap_bytes`` /
+    ``sharding_coalesce_max_bytes`` (as zarr-python's sharding codec does); earlier
+    releases: one ``get`` per range."""
+    getter, spec = item[0], item[1]
+    store = getattr(getter, "store", None)
+    if store is None or not hasattr(store, "get_ranges") or not hasattr(getter, "path"):
+        got = await _gather(
+            [getter.get(prototype=spec.prototype, byte_range=_byte_request(r)) for r in requests]
+        )
+        return [_as_bytes(b) for b in got]
+    parts: list[Any] = [None] * len(requests)
+    cfg = spec.config
+    kwargs = {
+        "max_gap_bytes": getattr(cfg, "sharding_coalesce_max_gap_bytes", 1 << 20),
+        "max_coalesced_bytes": getattr(cfg, "sharding_coalesce_max_bytes", 16 << 20),
+    }
+    try:
+        async for group in store.get_ranges(
+            getter.path,
+            [_byte_request(r) for r in requests],
+            prototype=spec.prototype,
+            **kwargs,
+        ):
+            for i, buf in group:
+                parts[i] = _as_bytes(buf)
+    except BaseExceptionGroup as eg:
+        # A key that vanished after its index was read: the shard is gone (read as the
+        # fill value, as zarr-python does); any other failure propagates.
+        _, rest = eg.split(FileNotFoundError)
+        if rest is not None:
+            raise rest from None
+        return [None] * len(requests)
+    if any(p is None for p in parts):
+        return [None] * len(requests)
+    return parts
+
+
 def _byte_request(request: tuple[Any, ...]) -> Any:
     """A byte request from Rust (see ``ChunkCodec.requests``) as zarr-python's."""
     if request[0] == "whole":
@@ -802,19 +842,30 @@ class ZarroxCodecPipeline(CodecPipeline):
         inner chunk is); all requests of a round are fetched concurrently."""
         nbytes = out.nbytes  # about what the inner chunks read decode to
         answers: list[list[Any]] = [[] for _ in items]
-        for _ in range(4):
+        for round_ in range(4):
             needed = kind.codec.requests(keys, answers, chunk_sels)
-            todo = [(i, r) for i, rs in enumerate(needed) for r in rs]
-            if not todo:
+            if not any(needed):
                 break
-            got = await _gather(
-                [
-                    items[i][0].get(prototype=items[i][1].prototype, byte_range=_byte_request(r))
-                    for i, r in todo
-                ]
-            )
-            for (i, r), b in zip(todo, got, strict=True):
-                answers[i].append((r, _as_bytes(b)))
+            if round_ == 0:  # each shard's index (or the whole shard): one get each
+                todo = [(i, r) for i, rs in enumerate(needed) for r in rs]
+                got = await _gather(
+                    [
+                        items[i][0].get(
+                            prototype=items[i][1].prototype, byte_range=_byte_request(r)
+                        )
+                        for i, r in todo
+                    ]
+                )
+                for (i, r), b in zip(todo, got, strict=True):
+                    answers[i].append((r, _as_bytes(b)))
+            else:  # the inner chunks' byte ranges: one get_ranges per shard
+                got_ranges = await _gather(
+                    [_get_ranges(items[i], rs) for i, rs in enumerate(needed) if rs]
+                )
+                for (i, rs), parts in zip(
+                    [(i, rs) for i, rs in enumerate(needed) if rs], got_ranges, strict=True
+                ):
+                    answers[i].extend(zip(rs, parts, strict=True))
         else:
             raise RuntimeError("internal error: shard reads did not settle")
         if kind.var is not None:
@@ -951,7 +1002,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 kind.codec.write,
                 _handle(store),
                 keys,
-                [bool(item[4]) for item in items],
+                [_complete(kind, item) for item in items],
                 chunk_sels,
                 value_sels,
                 payload,
@@ -993,7 +1044,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         write_empty: bool,
     ) -> None:
         async def existing(item: _BatchItem) -> Any:
-            if item[4]:
+            if _complete(kind, item):
                 return None
             return _as_bytes(await item[0].get(prototype=item[1].prototype))
 
@@ -1117,6 +1168,25 @@ class ZarroxCodecPipeline(CodecPipeline):
             for (i, _, spec), data in zip(group, new, strict=True):
                 results[i] = None if data is None else spec.prototype.buffer.from_bytes(data)
         return results
+
+
+def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:
+    """Whether the write replaces the chunk without reading it: zarr-python's
+    ``is_complete_chunk`` (the selection covers the chunk's part inside the array). A shard
+    is replaced only when the selection covers all of it, its part beyond the array's
+    shape included: zarr-python's sharding codec keeps the inner
+    chunks, and the cells, that a shrinking resize left beyond the shape."""
+    if not item[4]:
+        return False
+    if not kind.sharded:
+        return True
+    sel = item[2]
+    if isinstance(sel, np.ndarray):
+        return False
+    basic = _basic(_as_tuple(sel, len(kind.shape)), kind.shape)
+    return basic is not None and all(
+        d == (0, n, 1) for d, n in zip(basic[0], kind.shape, strict=True)
+    )
 
 
 def _stacked(shape: tuple[int, ...], n: int) -> tuple[tuple[int, ...], list[Any], list[Any]]:
