@@ -18,6 +18,21 @@ import pytest
 
 import zarrox
 
+
+def _zarr_version() -> tuple[int, int]:
+    try:
+        from importlib.metadata import version
+
+        major, minor = version("zarr").split(".")[:2]
+        return int(major), int(minor)
+    except Exception:  # zarr-python not installed
+        return (0, 0)
+
+
+#: (major, minor) of the installed zarr-python: 3.1 on Python 3.11, 3.4 on 3.12 and later.
+#: Tests that compare with zarr-python's own output use it where 3.2-3.4 changed that output.
+ZARR_VERSION: tuple[int, int] = _zarr_version()
+
 # --------------------------------------------------------------------------------------------
 # Tables
 # --------------------------------------------------------------------------------------------

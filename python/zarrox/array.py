@@ -35,6 +35,7 @@ from zarrox.indexing import (
     orthogonal_selection,
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
 
@@ -462,7 +463,7 @@ class Array(Node):
         an integer type and TypeError for a complex into a real type, as numpy's
         ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
         if isinstance(value, np.ndarray | np.generic):
-            return np.asarray(value if value.dtype == self.dtype else value.astype(self.dtype))
+            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 
     def _write_scalar(self, sel: Selection, value: Any) -> bool:

@@ -54,6 +54,7 @@ from zarr.storage import LocalStore
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 
 if TYPE_CHECKING:
@@ -910,7 +911,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             list(out.shape),
         )
         if target is not out:
-            out[...] = target
+            out[...] = cast_values(target, out.dtype)
         return result
 
     @staticmethod
@@ -919,7 +920,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         data type) that numpy copies back."""
         if out.dtype == kind.dtype and out.flags.c_contiguous and out.flags.writeable:
             return out
-        return np.ascontiguousarray(out, dtype=kind.dtype)
+        return np.ascontiguousarray(cast_values(out, kind.dtype))
 
     @staticmethod
     def _place_var(
@@ -980,9 +981,11 @@ class ZarroxCodecPipeline(CodecPipeline):
             else:
                 payload = [_var_item(v, kind.utf8) for v in value.reshape(-1).tolist()]
         elif scalar:
-            payload = np.asarray(value, dtype=kind.dtype).reshape(-1)[:1].tobytes()
+            payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
         else:
-            payload = np.ascontiguousarray(value, dtype=kind.dtype).reshape(-1).view(np.uint8)
+            payload = (
+                np.ascontiguousarray(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
+            )
         if scalar:
             chunk_sels: list[Any] = [_chunk_region_only(item[2], kind.shape) for item in items]
             value_sels: Any = None
@@ -1151,7 +1154,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 payload = [_var_item(v, kind.utf8) for p in parts for v in p.reshape(-1).tolist()]
             else:
                 payload = np.concatenate(
-                    [np.ascontiguousarray(p, dtype=kind.dtype).reshape(-1) for p in parts]
+                    [np.ascontiguousarray(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
                 ).view(np.uint8)
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
