@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr.abc.codec as _zarr_codec
 from zarr.abc.codec import Codec, CodecPipeline
-from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+from zarr.abc.store import OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest
 from zarr.core.codec_pipeline import BatchedCodecPipeline, codecs_from_list
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
@@ -66,6 +66,8 @@ __all__ = ["ZarroxCodecPipeline"]
 
 #: zarr-python >= 3.2: ``read`` returns one ``GetResult`` per chunk.
 READ_RETURNS_RESULTS: bool = hasattr(_zarr_codec, "GetResult")
+#: zarr-python >= 3.3: stores read many byte ranges of a key at once (``Store.get_ranges``).
+STORES_GET_RANGES: bool = hasattr(Store, "get_ranges")
 
 _BatchItem = tuple[Any, "ArraySpec", Any, Any, bool]
 
@@ -561,7 +563,7 @@ async def _get_ranges(item: _BatchItem, requests: list[tuple[Any, ...]]) -> list
     releases: one ``get`` per range."""
     getter, spec = item[0], item[1]
     store = getattr(getter, "store", None)
-    if store is None or not hasattr(store, "get_ranges") or not hasattr(getter, "path"):
+    if not STORES_GET_RANGES or store is None or not hasattr(getter, "path"):
         got = await _gather(
             [getter.get(prototype=spec.prototype, byte_range=_byte_request(r)) for r in requests]
         )
