@@ -49,6 +49,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata._checks import stored_chunk_sizes
 from zarrox.metadata.dtypes import cast_values, from_zarr_python_dtype
 from zarrox.metadata.v3 import load_json_object
 
@@ -987,7 +988,7 @@ class ArrayMetadataV2:
             if key not in doc:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_tuple(doc["shape"], "shape", where, positive=False)
-        chunks = _int_tuple(doc["chunks"], "chunks", where, positive=True)
+        chunks = stored_chunk_sizes(doc["chunks"], "chunks", where, shape)
         if len(chunks) != len(shape):
             raise MetadataError(
                 f"{where}chunks: {list(chunks)} has {len(chunks)} dimension(s), shape "
