@@ -206,7 +206,8 @@ def targets(r: DatasetResult) -> list[Target]:
     # the pipeline's peers: zarrs-python and, on zarr-python >= 3.3, its FusedCodecPipeline
     peers = [i for i in PIPELINE_PEERS if i in brw.IMPLS]
     for op, name in (("read", "read-all"), ("read-chunks", "read-chunks"), ("write", "write-all")):
-        what = f"{name}: {pipe} / min({', '.join(brw.IMPLS[i] for i in peers)})"
+        names = [brw.IMPLS[i] for i in peers]
+        what = f"{name}: {pipe} / " + (names[0] if len(names) == 1 else f"min({', '.join(names)})")
         out.append(time_target(r, what, 0.8, op, "pipeline", peers))
     read = r.case("read", "zarrox")
     what = f"read-all: {zx} peak RSS growth / bytes read"
