@@ -14,15 +14,21 @@ BENCHES = Path(__file__).resolve().parent.parent / "benches"
 sys.path.insert(0, str(BENCHES))
 
 import bench_read_write as brw  # noqa: E402
+from conftest import ZARR_VERSION  # noqa: E402
 
 DATASETS = ("zstd", "sharded")
+#: the pipeline's peers: zarrs-python, and zarr-python's FusedCodecPipeline from zarr 3.3 on
+PIPELINE_PEERS = (
+    "min(zarr-python+zarrs, zarr-python fused)" if ZARR_VERSION >= (3, 3) else "zarr-python+zarrs"
+)
 TARGETS = (
     "read-all: zarrox / min(tensorstore, zarr-python+zarrs)",
     "write-all: zarrox / min(tensorstore, zarr-python+zarrs)",
     "read-chunks: zarrox / tensorstore",
-    "read-all: zarr-python+zarrox / zarr-python+zarrs",
-    "read-chunks: zarr-python+zarrox / zarr-python+zarrs",
-    "write-all: zarr-python+zarrox / zarr-python+zarrs",
+    *(
+        f"{op}: zarr-python+zarrox / {PIPELINE_PEERS}"
+        for op in ("read-all", "read-chunks", "write-all")
+    ),
     "read-all: zarrox peak RSS growth / bytes read",
     "read-all: zarrox / decode floor (same workers)",
 )

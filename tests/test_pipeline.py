@@ -84,6 +84,14 @@ class CountingStore(WrapperStore[Any]):
         self.bytes += len(value) if value is not None else 0
         return value
 
+    if hasattr(WrapperStore, "get_ranges"):  # zarr-python >= 3.3: one request, many ranges
+
+        async def get_ranges(self, key: str, byte_ranges: Any, **kwargs: Any) -> Any:
+            self.gets += 1
+            async for group in self._store.get_ranges(key, byte_ranges, **kwargs):
+                self.bytes += sum(len(b) for _, b in group if b is not None)
+                yield group
+
 
 STORES = ("memory", "local", "zip", "wrapper", "fsspec", "obstore")
 

@@ -40,6 +40,7 @@ from zarrox.indexing import (
 )
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import Store
 
@@ -493,9 +494,10 @@ class Array(Node):
         return self
 
     def resize(self, *new_shape: int | tuple[int, ...]) -> None:
-        """Change the shape. Shrinking deletes the chunks now out of bounds and
-        resets the cut-off part of the chunks that straddle the new edge to the
-        fill value, so that growing again reads fill value there."""
+        """Change the shape. As zarr-python does, shrinking deletes the chunks (shards)
+        now wholly out of bounds and nothing else: a chunk that straddles the new edge keeps
+        its cells beyond it, which reappear if the array grows again before a write replaces
+        the chunk (a write into a shard keeps them, see ``__setitem__``)."""
         self._check_writable()
         shape = (
             tuple(int(s) for s in new_shape[0])
@@ -504,21 +506,7 @@ class Array(Node):
         )
         if len(shape) != self.ndim or any(s < 0 for s in shape):
             raise ValueError(f"new shape {shape} does not fit a {self.ndim}-d array")
-        old = self.shape
         grid = self._grid_chunks
-        # Reset the part of straddling chunks beyond the new edge, per dimension.
-        for dim, (n_new, n_old, c) in enumerate(zip(shape, old, grid, strict=True)):
-            end = min(n_old, -(-n_new // c) * c)
-            if n_new < end:
-                region = tuple(
-                    slice(n_new, end)
-                    if d == dim
-                    else slice(0, min(old[d], shape[d]))
-                    if d < dim
-                    else slice(0, old[d])
-                    for d in range(self.ndim)
-                )
-                self.set_basic_selection(region, self.fill_value)
         new_grid = [-(-s // c) for s, c in zip(shape, grid, strict=True)]
         for key, coords in self._stored_chunks():
             if any(c >= g for c, g in zip(coords, new_grid, strict=True)):
@@ -682,7 +670,7 @@ class Array(Node):
         an integer type and TypeError for a complex into a real type, as numpy's
         ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
         if isinstance(value, np.ndarray | np.generic):
-            return np.asarray(value if value.dtype == self.dtype else value.astype(self.dtype))
+            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 
     def _write_scalar(self, sel: Selection, value: Any) -> bool:

@@ -52,6 +52,7 @@ from zarr.registry import register_pipeline
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
@@ -762,7 +763,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         )
         await self._serve(session, perform, nbytes)
         if target is not out:
-            out[...] = target
+            out[...] = cast_values(target, out.dtype)
         return list(session.present())
 
     @staticmethod
@@ -803,7 +804,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             list(out.shape),
         )
         if target is not out:
-            out[...] = target
+            out[...] = cast_values(target, out.dtype)
         return result
 
     @staticmethod
@@ -812,7 +813,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         data type) that numpy copies back."""
         if out.dtype == kind.dtype and out.flags.c_contiguous and out.flags.writeable:
             return out
-        return np.ascontiguousarray(out, dtype=kind.dtype)
+        return np.ascontiguousarray(cast_values(out, kind.dtype))
 
     @staticmethod
     def _place_var(
@@ -873,9 +874,11 @@ class ZarroxCodecPipeline(CodecPipeline):
             else:
                 payload = [_var_item(v, kind.utf8) for v in value.reshape(-1).tolist()]
         elif scalar:
-            payload = np.asarray(value, dtype=kind.dtype).reshape(-1)[:1].tobytes()
+            payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
         else:
-            payload = np.ascontiguousarray(value, dtype=kind.dtype).reshape(-1).view(np.uint8)
+            payload = (
+                np.ascontiguousarray(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
+            )
         if scalar:
             chunk_sels: list[Any] = [_chunk_region_only(item[2], kind.shape) for item in items]
             value_sels: Any = None
@@ -896,7 +899,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 kind.codec.write,
                 store.handle,
                 keys,
-                [bool(item[4]) for item in items],
+                [_complete(kind, item) for item in items],
                 chunk_sels,
                 value_sels,
                 payload,
@@ -938,7 +941,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         write_empty: bool,
     ) -> None:
         async def existing(item: _BatchItem) -> Any:
-            if item[4]:
+            if _complete(kind, item):
                 return None
             return as_bytes(await item[0].get(prototype=item[1].prototype))
 
@@ -1045,7 +1048,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 payload = [_var_item(v, kind.utf8) for p in parts for v in p.reshape(-1).tolist()]
             else:
                 payload = np.concatenate(
-                    [np.ascontiguousarray(p, dtype=kind.dtype).reshape(-1) for p in parts]
+                    [np.ascontiguousarray(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
                 ).view(np.uint8)
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
@@ -1062,6 +1065,26 @@ class ZarroxCodecPipeline(CodecPipeline):
             for (i, _, spec), data in zip(group, new, strict=True):
                 results[i] = None if data is None else spec.prototype.buffer.from_bytes(data)
         return results
+
+
+def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:
+    """Whether the write replaces the chunk without reading it, as the engine decides
+    (``ChunkTask::needs_old``): zarr-python's ``is_complete_chunk`` (the selection covers
+    the chunk's part inside the array), except for a shard of a lone sharding codec, which
+    is replaced only when the selection covers all of it, its part beyond the array's shape
+    included: zarr-python's sharding codec keeps the inner chunks, and the cells, that a
+    shrinking resize left beyond the shape."""
+    if not item[4]:
+        return False
+    if not kind.sharded:
+        return True
+    sel = item[2]
+    if isinstance(sel, np.ndarray):
+        return False
+    basic = _basic(_as_tuple(sel, len(kind.shape)), kind.shape)
+    return basic is not None and all(
+        d == (0, n, 1) for d, n in zip(basic[0], kind.shape, strict=True)
+    )
 
 
 def _stacked(shape: tuple[int, ...], n: int) -> tuple[tuple[int, ...], list[Any], list[Any]]:

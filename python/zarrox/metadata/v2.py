@@ -49,7 +49,8 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
-from zarrox.metadata.dtypes import from_zarr_python_dtype
+from zarrox.metadata._checks import stored_chunk_sizes
+from zarrox.metadata.dtypes import cast_values, from_zarr_python_dtype
 from zarrox.metadata.v3 import load_json_object
 
 __all__ = [
@@ -103,7 +104,10 @@ def _where(key: str, path: str | None) -> str:
 
 _TYPESTR_RE = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(?:\[([0-9]*)([A-Za-zμ]+)\])?")
 _NUMERIC_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
-_DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as")
+_DATETIME_UNITS = (
+    *("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as"),
+    "generic",
+)
 
 
 def _parse_typestr(value: str, where: str, label: str) -> np.dtype[Any]:
@@ -234,15 +238,29 @@ def parse_v2_dtype(value: object, *, path: str | None = None) -> np.dtype[Any]:
     return _parse_dtype(value, _where(".zarray", path), "dtype")
 
 
-def _descr_json(descr: Any) -> Any:
-    if isinstance(descr, str):
-        return descr
-    out = []
-    for item in descr:
+def _typestr(dt: np.dtype[Any]) -> str:
+    """``dt.str``, with a generic time unit's scale that numpy leaves out of it
+    (``"<m8[2generic]"``, as zarr-python 3.4 writes it)."""
+    if dt.kind in "mM":
+        unit, scale = np.datetime_data(dt)
+        if unit == "generic" and scale != 1:
+            return f"{dt.str}[{scale}generic]"
+    return dt.str
+
+
+def _fields_json(dt: np.dtype[Any]) -> list[Any]:
+    """A structured dtype's field list (numpy's ``descr``, with :func:`_typestr` types)."""
+    out: list[Any] = []
+    for item in dt.descr:
         name, typ = item[0], item[1]
         if not isinstance(name, str):
             raise UnsupportedError(f"structured data type field titles are not supported: {name!r}")
-        entry: list[Any] = [name, _descr_json(typ)]
+        if name == "":  # padding, as numpy's descr writes it
+            out.append([name, typ])
+            continue
+        field = dt.fields[name][0]  # type: ignore[index]
+        base = field.base if field.subdtype is not None else field
+        entry: list[Any] = [name, _fields_json(base) if base.fields is not None else _typestr(base)]
         if len(item) > 2:
             entry.append(list(item[2]))
         out.append(entry)
@@ -259,7 +277,7 @@ def v2_dtype_json(dtype: object) -> str | list[Any]:
     except TypeError as e:
         raise UnsupportedDataTypeError(f"unsupported data type {dtype!r}: {e}") from None
     if dt.fields is not None:
-        return _descr_json(dt.descr)  # type: ignore[no-any-return]
+        return _fields_json(dt)
     if dt.subdtype is not None:
         raise UnsupportedDataTypeError(
             f"unsupported data type {dt!r}: a sub-array dtype is not a v2 array data type "
@@ -269,7 +287,7 @@ def v2_dtype_json(dtype: object) -> str | list[Any]:
         raise UnsupportedDataTypeError(
             f"unsupported data type {dt!r}: fixed-size types need a size"
         )
-    return dt.str
+    return _typestr(dt)
 
 
 def _is_raw(dt: np.dtype[Any]) -> bool:
@@ -664,7 +682,7 @@ def v2_fill_value_bytes(value: Any, dtype: np.dtype[Any] | Any) -> bytes:
     if _is_raw(dt):
         if dt.kind == "V":
             return _raw_bytes(value, dt)
-        return np.asarray(value, dtype=dt).tobytes()
+        return cast_values(value, dt).tobytes()
     return np.asarray(value, dtype=dt.newbyteorder("=")).tobytes()
 
 
@@ -974,7 +992,7 @@ class ArrayMetadataV2:
             if key not in doc:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_tuple(doc["shape"], "shape", where, positive=False)
-        chunks = _int_tuple(doc["chunks"], "chunks", where, positive=True)
+        chunks = stored_chunk_sizes(doc["chunks"], "chunks", where, shape)
         if len(chunks) != len(shape):
             raise MetadataError(
                 f"{where}chunks: {list(chunks)} has {len(chunks)} dimension(s), shape "
