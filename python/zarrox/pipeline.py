@@ -104,7 +104,7 @@ def _plain_json(doc: Any) -> Any:
 class _ChunkKind:
     """A Rust codec chain for chunks of one spec, and the numpy dtype it decodes to."""
 
-    __slots__ = ("codec", "dtype", "shape", "sharded", "var", "utf8", "nbytes")
+    __slots__ = ("codec", "dtype", "shape", "sharded", "writes_in_part", "var", "utf8", "nbytes")
 
     def __init__(self, codec: _core.ChunkCodec, dtype: np.dtype[Any], var: str | None) -> None:
         self.codec = codec
@@ -112,6 +112,8 @@ class _ChunkKind:
         self.shape: tuple[int, ...] = tuple(codec.chunk_shape)
         #: shards whose inner chunks are read one by one
         self.sharded: bool = codec.sharded
+        #: shards updated inner chunk by inner chunk (a lone sharding codec)
+        self.writes_in_part: bool = codec.writes_in_part
         #: "string" / "bytes" for variable-length elements, else None
         self.var = var
         self.utf8 = var == "string"
@@ -1076,7 +1078,7 @@ def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:
     shrinking resize left beyond the shape."""
     if not item[4]:
         return False
-    if not kind.sharded:
+    if not kind.writes_in_part:
         return True
     sel = item[2]
     if isinstance(sel, np.ndarray):

@@ -295,6 +295,50 @@ fn one_inner_chunk_reads_index_and_that_chunk_only() {
 }
 
 #[test]
+fn shrunk_arrays_keep_shard_cells_beyond_their_shape_as_zarr_python() {
+    // zarr-python 3.4: a write over a shard's part inside a shrunk array keeps
+    // the inner chunks, and cells, past the new end (they come back when the
+    // array grows), while an unsharded edge chunk is replaced without reading
+    // it (its cells past the end become the fill value).
+    for inner in [1usize, 2, 4] {
+        let counting = Arc::new(CountingStore::default());
+        let store: Arc<dyn Store> = counting.clone();
+        sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+            .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+            .unwrap();
+        assert_eq!(
+            counting.take().0,
+            0,
+            "a write over the whole shard reads nothing"
+        );
+        sharded(Arc::clone(&store), &[2], &[4], &[inner], "end")
+            .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+            .unwrap();
+        assert_eq!(counting.take().0, 1, "the edge shard is read first");
+        let mut out = vec![0u8; 8];
+        sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+            .read(&all(&[4]), &mut out)
+            .unwrap();
+        assert_eq!(as_u16(&out), vec![9, 9, 3, 4], "inner chunks of {inner}");
+    }
+    let counting = Arc::new(CountingStore::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    array(Arc::clone(&store), &[4], &[4], codecs.clone())
+        .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+        .unwrap();
+    array(Arc::clone(&store), &[2], &[4], codecs.clone())
+        .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+        .unwrap();
+    assert_eq!(counting.take().0, 0, "a covered edge chunk is not read");
+    let mut out = vec![0u8; 8];
+    array(Arc::clone(&store), &[4], &[4], codecs)
+        .read(&all(&[4]), &mut out)
+        .unwrap();
+    assert_eq!(as_u16(&out), vec![9, 9, 7, 7]);
+}
+
+#[test]
 fn missing_shards_and_empty_inner_chunks_read_as_fill() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
