@@ -405,7 +405,7 @@ def test_verify_reports_corrupt_chunks_by_key(checked_store: Path) -> None:
     assert proc.returncode == 1
     out = proc.stdout
     assert "CORRUPT  /a: 16 of 16 objects stored, 2 corrupt" in out
-    assert "corrupt  a/c/1/2: array 'a', chunk 'a/c/1/2': crc32c checksum mismatch" in out
+    assert "corrupt  a/c/1/2: array 'a': chunk 'a/c/1/2': crc32c checksum mismatch" in out
     assert "corrupt  a/c/3/3: " in out
     assert "corrupt  s/c/1: " in out and "inner chunk 0" in out
     assert "corrupt  v2/1: " in out
