@@ -42,6 +42,7 @@ from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 
 if TYPE_CHECKING:
@@ -171,8 +172,16 @@ class Array(Node):
         self._core = core
         #: `a[...]` of integers and slices goes through one Rust call (`_read_plain`)
         self._plain_reads = not self._var_len and self._order == "C" and len(m.shape) > 0
+        #: where the engine's chunk requests go: the store, or for chunks of the pickle
+        #: codec, which only Python can run, the store through that codec
+        stage = m.pickle_stage() if isinstance(m, ArrayMetadataV2) else None
+        self._chunk_io: Any = (
+            self._store
+            if stage is None
+            else PickledChunks(self._store, stage, self._store.location(self._path))
+        )
         self._handle = _core.ArrayHandle(
-            self._store.handle,
+            self._chunk_io.handle,
             # the draft v3 layout keeps chunks apart from the node's path
             getattr(m, "data_path", self._path),
             json.dumps(core),
@@ -186,14 +195,14 @@ class Array(Node):
         if self._handle.in_rust:
             self._handle.read(dims, buf)
         else:
-            self._store.serve(self._handle.read_session(dims, buf))  # type: ignore[attr-defined]
+            self._chunk_io.serve(self._handle.read_session(dims, buf))
 
     def _io_read_var(self, dims: Any) -> list[Any]:
         """The variable-length elements of the selection ``dims``."""
         if self._handle.in_rust:
             return self._handle.read_var(dims)  # type: ignore[no-any-return]
         session = self._handle.read_session_var(dims)
-        self._store.serve(session)  # type: ignore[attr-defined]
+        self._chunk_io.serve(session)
         return session.values()  # type: ignore[no-any-return]
 
     def _io_write(self, dims: Any, value: Any) -> None:
@@ -208,9 +217,9 @@ class Array(Node):
                 self._handle.write_scalar(dims, value)
             return
         batch = self._handle.write_batch(dims)
-        store = self._store
-        old = store.fetch(batch.keys, batch.needs)  # type: ignore[attr-defined]
-        store.store_values(batch.keys, self._handle.encode(batch, old, value))  # type: ignore[attr-defined]
+        store = self._chunk_io
+        old = store.fetch(batch.keys, batch.needs)
+        store.store_values(batch.keys, self._handle.encode(batch, old, value))
 
     def _stored_chunks(self) -> list[tuple[str, list[int]]]:
         """(key, grid coordinates) of every stored chunk (or shard)."""

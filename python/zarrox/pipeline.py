@@ -54,6 +54,7 @@ from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
 from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
@@ -104,9 +105,25 @@ def _plain_json(doc: Any) -> Any:
 class _ChunkKind:
     """A Rust codec chain for chunks of one spec, and the numpy dtype it decodes to."""
 
-    __slots__ = ("codec", "dtype", "shape", "sharded", "writes_in_part", "var", "utf8", "nbytes")
+    __slots__ = (
+        "codec",
+        "dtype",
+        "shape",
+        "sharded",
+        "writes_in_part",
+        "var",
+        "utf8",
+        "nbytes",
+        "pickle",
+    )
 
-    def __init__(self, codec: _core.ChunkCodec, dtype: np.dtype[Any], var: str | None) -> None:
+    def __init__(
+        self,
+        codec: _core.ChunkCodec,
+        dtype: np.dtype[Any],
+        var: str | None,
+        pickle: PickleStage | None = None,
+    ) -> None:
         self.codec = codec
         self.dtype = dtype
         self.shape: tuple[int, ...] = tuple(codec.chunk_shape)
@@ -119,6 +136,26 @@ class _ChunkKind:
         self.utf8 = var == "string"
         #: bytes of one decoded chunk
         self.nbytes = math.prod(self.shape) * dtype.itemsize
+        #: the pickle codec outside the chain (a v2 array's), which Python runs
+        self.pickle = pickle
+
+    def unpickled(self, stored: Any, key: str) -> Any:
+        """The bytes the chain decodes from a stored chunk of the pickle codec, unpickled
+        only when zarr-python's ``array.allow_unsafe_pickle_decode`` is True (and, since
+        numcodecs' ``Pickle`` decodes it, when numcodecs allows it too)."""
+        if self.pickle is None or stored is None:
+            return stored
+        from numcodecs import Pickle
+
+        where = f"chunk '{key}'"
+        check_allowed(zarr_config.get(ALLOW_KEY, False), where, PIPELINE_OPT_IN)
+        return self.pickle.decode(stored, where, unpickle=Pickle(self.pickle.protocol).decode)
+
+    def pickled(self, encoded: Any) -> Any:
+        """The stored bytes of a chunk the chain encoded (through the pickle codec)."""
+        if self.pickle is None or encoded is None:
+            return encoded
+        return self.pickle.encode(encoded)
 
 
 #: Packages whose codec classes zarrox implements by their JSON name; a codec class from
@@ -194,10 +231,12 @@ def _v2_kind(codec: Any, spec: ArraySpec) -> _ChunkKind:
     dt = meta.dtype
     if dt.kind in "biufc":
         dt = dt.newbyteorder("=")
-    return _make_kind(core, meta.fill_bytes(), dt)
+    return _make_kind(core, meta.fill_bytes(), dt, meta.pickle_stage())
 
 
-def _make_kind(core: dict[str, Any], fill: bytes, dtype: np.dtype[Any]) -> _ChunkKind:
+def _make_kind(
+    core: dict[str, Any], fill: bytes, dtype: np.dtype[Any], pickle: PickleStage | None = None
+) -> _ChunkKind:
     data_type = core["data_type"]
     var = data_type if data_type in ("string", "bytes") else None
     codec = _core.ChunkCodec(
@@ -208,7 +247,7 @@ def _make_kind(core: dict[str, Any], fill: bytes, dtype: np.dtype[Any]) -> _Chun
             f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has "
             f"{_itemsize(data_type)}"
         )
-    return _ChunkKind(codec, np.dtype(dtype), var)
+    return _ChunkKind(codec, np.dtype(dtype), var, pickle)
 
 
 _CORE_SIZES = {
@@ -721,7 +760,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         nbytes: int | None = out.nbytes if kind.sharded else len(items) * kind.nbytes
         keys = [str(getattr(item[0], "path", "")) for item in items]
         shape = list(out.shape)
-        rust = _rust_store(items)
+        rust = _rust_store(items) if kind.pickle is None else None
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
@@ -749,9 +788,8 @@ class ZarroxCodecPipeline(CodecPipeline):
         async def perform(request: Any) -> Any:
             _, _, key, arg = request
             getter, spec = getters[key][0], getters[key][1]
-            return as_bytes(
-                await getter.get(prototype=spec.prototype, byte_range=byte_request(arg))
-            )
+            got = as_bytes(await getter.get(prototype=spec.prototype, byte_range=byte_request(arg)))
+            return kind.unpickled(got, str(getattr(getter, "path", key)))
 
         name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
@@ -890,7 +928,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             )
         value_shape = [] if scalar else list(value.shape)
         write_empty = bool(items[0][1].config.write_empty_chunks)
-        rust = _rust_store(items)
+        rust = _rust_store(items) if kind.pickle is None else None
         if rust is not None and all(i[1].config.write_empty_chunks == write_empty for i in items):
             zarr_store, store = rust
             await _open(zarr_store)
@@ -945,7 +983,8 @@ class ZarroxCodecPipeline(CodecPipeline):
         async def existing(item: _BatchItem) -> Any:
             if _complete(kind, item):
                 return None
-            return as_bytes(await item[0].get(prototype=item[1].prototype))
+            got = as_bytes(await item[0].get(prototype=item[1].prototype))
+            return kind.unpickled(got, str(getattr(item[0], "path", "")))
 
         old = await gather_limited([existing(item) for item in items])
         keys = [str(getattr(item[0], "path", "")) for item in items]
@@ -965,7 +1004,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             if data is None:
                 await item[0].delete()
             else:
-                await item[0].set(item[1].prototype.buffer.from_bytes(data))
+                await item[0].set(item[1].prototype.buffer.from_bytes(kind.pickled(data)))
 
         await gather_limited([store(item, data) for item, data in zip(items, new, strict=True)])
 
@@ -988,8 +1027,10 @@ class ZarroxCodecPipeline(CodecPipeline):
             by_kind.setdefault(id(kind), (kind, []))[1].append((i, b, s))
         for kind, group in by_kind.values():
             stacked, chunk_sels, buf_sels = _stacked(kind.shape, len(group))
-            encoded = [as_bytes(b) for _, b, _ in group]
             keys = [f"#{i}" for i, _, _ in group]
+            encoded = [
+                kind.unpickled(as_bytes(b), k) for k, (_, b, _) in zip(keys, group, strict=True)
+            ]
             if kind.var is not None:
                 values = await _run_blocking(
                     len(group) * kind.nbytes,
@@ -1065,7 +1106,9 @@ class ZarroxCodecPipeline(CodecPipeline):
                 True,
             )
             for (i, _, spec), data in zip(group, new, strict=True):
-                results[i] = None if data is None else spec.prototype.buffer.from_bytes(data)
+                results[i] = (
+                    None if data is None else spec.prototype.buffer.from_bytes(kind.pickled(data))
+                )
         return results
 
 

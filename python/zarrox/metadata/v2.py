@@ -38,10 +38,11 @@ import binascii
 import copy
 import json
 import math
+import pickle
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -52,6 +53,7 @@ from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata._checks import stored_chunk_sizes
 from zarrox.metadata.dtypes import cast_values, from_zarr_python_dtype
 from zarrox.metadata.v3 import load_json_object
+from zarrox.pickle_codec import PickleStage
 
 __all__ = [
     "DEFAULT_COMPRESSOR_V2",
@@ -725,6 +727,8 @@ _NUMCODECS_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
     "quantize": (("digits", _REQUIRED), ("dtype", _DTYPE), ("astype", _SAME_AS_DTYPE)),
     "astype": (("encode_dtype", _DTYPE), ("decode_dtype", _DTYPE)),
     "categorize": (("labels", _REQUIRED), ("dtype", _DTYPE), ("astype", "|u1")),
+    # numcodecs' default is pickle.HIGHEST_PROTOCOL (5 on every Python zarrox runs on)
+    "pickle": (("protocol", pickle.HIGHEST_PROTOCOL),),
 }
 _DTYPE_MEMBERS = frozenset({"dtype", "astype", "encode_dtype", "decode_dtype"})
 _BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
@@ -739,6 +743,7 @@ _INT_RANGES: dict[tuple[str, str], tuple[int, int]] = {
     ("lz4", "acceleration"): (-(2**31), 2**31 - 1),
     ("shuffle", "elementsize"): (1, 2**31 - 1),
     ("bitround", "keepbits"): (0, 64),
+    ("pickle", "protocol"): (-1, pickle.HIGHEST_PROTOCOL),
 }
 
 
@@ -1141,6 +1146,8 @@ class ArrayMetadataV2:
         ``vlen-utf8`` / ``vlen-bytes`` filter, the filters after it and the compressor.
         """
         where = ""  # the configurations were validated when the metadata was made
+        if self.pickle_stage() is not None:
+            return self._without_pickle().to_core_json()
         if self.dtype.hasobject:
             return self._object_core_json()
         data_type = v2_core_data_type(self.dtype)
@@ -1180,6 +1187,45 @@ class ArrayMetadataV2:
             "codecs": codecs,
             "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
         }
+
+    def pickle_stage(self) -> PickleStage | None:
+        """The ``pickle`` codec of the chain, which Python runs around the engine (see
+        :mod:`zarrox.pickle_codec`; the core description leaves it out), or None. It must
+        be the outermost stage (the compressor, or the last filter with no compressor),
+        with no filter before it, or, in an object array, only the vlen-utf8 / vlen-bytes
+        filter: the layouts zarr-python writes. Anything else is unsupported."""
+        filters = list(self.filters or [])
+        if self.compressor is not None and self.compressor.get("id") == "pickle":
+            codec, before = self.compressor, filters
+        elif not any(f.get("id") == "pickle" for f in filters):
+            return None
+        elif self.compressor is None and filters[-1].get("id") == "pickle":
+            codec, before = filters[-1], filters[:-1]
+        else:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}the pickle codec is supported as the compressor or "
+                f"the last filter, not before {[f.get('id') for f in filters]!r} and "
+                f"compressor {self.compressor!r}"
+            )
+        before_ids = [f.get("id") for f in before]
+        if not self.dtype.hasobject and not before_ids:
+            pickles: Literal["array", "bytearray"] = "array"
+        elif self.dtype.hasobject and before_ids in (["vlen-utf8"], ["vlen-bytes"]):
+            pickles = "bytearray"
+        else:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}the pickle codec is supported after no filter, or "
+                f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
+                f"{self.dtype} array has filters {before_ids!r} before it"
+            )
+        protocol = codec.get("protocol", pickle.HIGHEST_PROTOCOL)
+        return PickleStage(int(protocol), pickles, self.dtype, self.chunks, self.order)
+
+    def _without_pickle(self) -> ArrayMetadataV2:
+        """This metadata with its pickle codec (see :meth:`pickle_stage`) left out."""
+        if self.compressor is not None and self.compressor.get("id") == "pickle":
+            return replace(self, compressor=None)
+        return replace(self, filters=list(self.filters or [])[:-1])
 
     def _vlen_filter(self) -> tuple[int, str]:
         """(position, v3 data type) of the filter that serializes an object array."""
