@@ -45,9 +45,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr.abc.codec as _zarr_codec
 from zarr.abc.codec import Codec, CodecPipeline
+from zarr.abc.store import Store as _ZarrStore
 from zarr.core.codec_pipeline import BatchedCodecPipeline, codecs_from_list
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
+from zarr.storage import StorePath
 
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
@@ -67,6 +69,9 @@ __all__ = ["ZarroxCodecPipeline"]
 
 #: zarr-python >= 3.2: ``read`` returns one ``GetResult`` per chunk.
 READ_RETURNS_RESULTS: bool = hasattr(_zarr_codec, "GetResult")
+#: zarr-python >= 3.3: a store reads many byte ranges of one key at once
+#: (``Store.get_ranges``), which its sharding codec uses for inner chunks.
+STORES_GET_RANGES: bool = hasattr(_ZarrStore, "get_ranges")
 
 _BatchItem = tuple[Any, "ArraySpec", Any, Any, bool]
 
@@ -794,29 +799,39 @@ class ZarroxCodecPipeline(CodecPipeline):
         name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
             session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name)
-            await self._serve(session, perform, nbytes)
+            await self._serve(session, perform, getters, nbytes)
             self._place_var(out, session.values(), out_sels, items)
             return list(session.present())
         target = self._target(kind, out)
         session = kind.codec.read_session(
             keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name
         )
-        await self._serve(session, perform, nbytes)
+        await self._serve(session, perform, getters, nbytes)
         if target is not out:
             out[...] = cast_values(target, out.dtype)
         return list(session.present())
 
     @staticmethod
-    async def _serve(session: Any, perform: Any, nbytes: int | None) -> None:
+    async def _serve(
+        session: Any, perform: Any, getters: dict[str, _BatchItem], nbytes: int | None
+    ) -> None:
         """Run a read session to its end (see :mod:`zarrox.storage.bridge`). The first
         step only makes requests and runs inline; later ones decode what arrived, inline
-        or on a thread by the batch's size."""
+        or on a thread by the batch's size.
+
+        The first round asks for whole chunks, or for each shard's index: one ``perform``
+        (a get) each. Later rounds ask for byte ranges of a shard's inner chunks: on
+        zarr-python >= 3.3, one ``Store.get_ranges`` call per shard, as zarr-python's
+        sharding codec makes (see :func:`_get_ranges`)."""
         requests = session.step()
-        while True:
-            if not requests:
-                return
-            answers = await gather_limited([perform(r) for r in requests])
+        first = True
+        while requests:
+            if first or not STORES_GET_RANGES:
+                answers = await gather_limited([perform(r) for r in requests])
+            else:
+                answers = await _ranges_round(requests, perform, getters)
             session.answer([r[0] for r in requests], answers)
+            first = False
             requests = await _run_blocking(nbytes, session.step)
 
     @classmethod
@@ -1110,6 +1125,64 @@ class ZarroxCodecPipeline(CodecPipeline):
                     None if data is None else spec.prototype.buffer.from_bytes(kind.pickled(data))
                 )
         return results
+
+
+async def _ranges_round(
+    requests: list[Any], perform: Any, getters: dict[str, _BatchItem]
+) -> list[Any]:
+    """The answers to a round of byte-range requests: one :func:`_get_ranges` call per key
+    read through a ``StorePath`` (the array's own chunks), one ``perform`` per request
+    elsewhere (the inner chunks zarr-python's own sharding codec hands over)."""
+    answers: list[Any] = [None] * len(requests)
+    by_key: dict[str, list[int]] = {}
+    for i, r in enumerate(requests):
+        by_key.setdefault(r[2], []).append(i)
+
+    async def one_key(key: str, at: list[int]) -> None:
+        getter, spec = getters[key][0], getters[key][1]
+        if isinstance(getter, StorePath) and all(requests[i][3] for i in at):
+            got = await _get_ranges(getter, spec, [requests[i][3] for i in at])
+        else:
+            got = await gather_limited([perform(requests[i]) for i in at])
+        for i, g in zip(at, got, strict=True):
+            answers[i] = g
+
+    await gather_limited([one_key(k, at) for k, at in by_key.items()])
+    return answers
+
+
+async def _get_ranges(getter: Any, spec: ArraySpec, args: list[Any]) -> list[Any]:
+    """The byte ranges ``args`` (the engine's, see :func:`byte_request`) of one shard, in
+    one ``Store.get_ranges`` call with the array's ``sharding_coalesce_max_gap_bytes`` and
+    ``sharding_coalesce_max_bytes``, as zarr-python's sharding codec reads them. A shard
+    gone since its index was read answers None everywhere (the engine reads its inner
+    chunks as the fill value, as zarr-python does); other failures propagate."""
+    cfg = spec.config
+    kwargs = {
+        "max_gap_bytes": getattr(
+            cfg,
+            "sharding_coalesce_max_gap_bytes",
+            zarr_config.get("array.sharding_coalesce_max_gap_bytes", 1 << 20),
+        ),
+        "max_coalesced_bytes": getattr(
+            cfg,
+            "sharding_coalesce_max_bytes",
+            zarr_config.get("array.sharding_coalesce_max_bytes", 16 << 20),
+        ),
+    }
+    parts: list[Any] = [None] * len(args)
+    try:
+        async for group in getter.store.get_ranges(
+            getter.path, [byte_request(a) for a in args], prototype=spec.prototype, **kwargs
+        ):
+            for i, buf in group:
+                parts[i] = as_bytes(buf)
+    except BaseExceptionGroup as eg:
+        _, rest = eg.split(FileNotFoundError)
+        if rest is not None:
+            raise rest from None
+        return [None] * len(args)
+    return parts
 
 
 def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:

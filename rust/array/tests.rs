@@ -580,3 +580,60 @@ fn caller_sessions_read_in_rounds() {
     assert_eq!(as_u16(&out), vec![13, 14]);
     assert_eq!(session.present(), vec![true]);
 }
+
+#[test]
+fn a_shard_that_vanishes_after_its_index_reads_as_fill() {
+    // As zarr-python: when the inner chunks' bytes are gone (the shard was
+    // deleted after its index was read), they read as the fill value.
+    let backing = MemoryStore::new();
+    let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
+    let tasks = writer.write_tasks(&all(&[8])).unwrap();
+    let encoded = writer
+        .encode(
+            &tasks.0,
+            &tasks.1,
+            vec![None],
+            Input::Fixed(&u16s(10..18u16)),
+        )
+        .unwrap();
+    run(backing.set("a/c/0", encoded[0].clone().unwrap())).unwrap();
+    let meta = json!({"shape": [8], "chunk_shape": [8], "data_type": "uint16",
+        "codecs": sharded_codecs(&[2], "end"), "chunk_key_encoding": {"name": "default"}});
+    let a = ArrayCore::new(
+        StoreRef::Caller("py://x".into()),
+        "a",
+        &meta.to_string(),
+        7u16.to_ne_bytes().to_vec(),
+        false,
+    )
+    .unwrap();
+    let (mut session, _) = a
+        .read_session(&Selection::Orthogonal(vec![sl(1, 5)]))
+        .unwrap();
+    let mut out = vec![0u8; 8];
+    let mut rounds = 0;
+    loop {
+        let view = OutView::new(&mut out);
+        let requests = session.step(Output::Fixed(&view)).unwrap();
+        if requests.is_empty() {
+            break;
+        }
+        rounds += 1;
+        for r in requests {
+            let crate::store::caller::Op::Get(Some(rg)) = r.op else {
+                panic!("a partial shard read asks for byte ranges");
+            };
+            if rounds == 2 {
+                // the index was there; the shard is gone now
+                run(backing.delete("a/c/0")).unwrap();
+            }
+            let got = run(backing.get_ranges(&r.key, &[rg]))
+                .unwrap()
+                .map(|mut v| v.remove(0));
+            session.answer(r.id, Ok(got)).unwrap();
+        }
+    }
+    assert_eq!(rounds, 2, "the index, then the inner chunks");
+    assert_eq!(as_u16(&out), vec![7, 7, 7, 7]);
+    assert_eq!(session.present(), vec![false]);
+}
