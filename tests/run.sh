@@ -14,6 +14,10 @@
 # (e.g. ZARROX_SKIP_PYTHONS="3.13"). Needs cargo and the interpreters; everything else
 # (maturin, the test extra, zarr-python) is installed here.
 #
+# A failure on one Python does not stop the others: every cell of the matrix runs, and the run
+# fails at the end, naming the cells that failed. ZARR_SUITE_RECORD=1 also rewrites each
+# version's tests/zarr_suite/RESULTS-zarr<version>-py<version>.md.
+#
 #   bash tests/run.sh [pytest args...]     # args go to every pytest run of tests/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -110,21 +114,36 @@ echo "== python: ruff"
 "$BASE_VENV/bin/ruff" format --check python tests benches
 
 SUMMARY=()
+FAILED=()
+SUITE_ARGS=()
+if [ "${ZARR_SUITE_RECORD:-}" = 1 ]; then
+    SUITE_ARGS+=(--record)
+fi
 for entry in "${PYTHONS[@]}"; do
     v=${entry%%=*}
     venv=$(venv_of "$v")
     zarr_version=$("$venv/bin/python" -c "import zarr; print(zarr.__version__)")
     echo "== Python $v, zarr-python $zarr_version: pytest tests/"
     t0=$SECONDS
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests "$@"
+    pytest_status=ok
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests "$@" || pytest_status=FAILED
     t1=$SECONDS
     echo "== Python $v, zarr-python $zarr_version: zarr-python's own test suite with zarrox as" \
         "its codec pipeline (tests/zarr_suite)"
-    PYTHON=$ROOT/$venv/bin/python bash tests/zarr_suite/run.sh
-    SUMMARY+=("Python $v, zarr-python $zarr_version: pytest $((t1 - t0)) s, zarr suite $((SECONDS - t1)) s")
+    suite_status=ok
+    PYTHON=$ROOT/$venv/bin/python bash tests/zarr_suite/run.sh "${SUITE_ARGS[@]}" ||
+        suite_status=FAILED
+    SUMMARY+=("Python $v, zarr-python $zarr_version: pytest $pytest_status ($((t1 - t0)) s)," \
+        "zarr suite $suite_status ($((SECONDS - t1)) s)")
+    [ "$pytest_status" = ok ] || FAILED+=("pytest on Python $v")
+    [ "$suite_status" = ok ] || FAILED+=("zarr suite on Python $v")
 done
 
 echo "== test matrix done in $((SECONDS - START)) s"
 for line in "${SUMMARY[@]}"; do
     echo "   $line"
 done
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "FAILED: ${FAILED[*]}" >&2
+    exit 1
+fi
