@@ -1195,6 +1195,10 @@ class ArrayMetadataV2:
         with no filter before it, or, in an object array, only the vlen-utf8 / vlen-bytes
         filter: the layouts zarr-python writes. Anything else is unsupported."""
         filters = list(self.filters or [])
+        if self.dtype.hasobject and not any(
+            f.get("id") in ("vlen-utf8", "vlen-bytes") for f in filters
+        ):
+            return None  # pickle as an object array's codec: unsupported (_vlen_filter)
         if self.compressor is not None and self.compressor.get("id") == "pickle":
             codec, before = self.compressor, filters
         elif not any(f.get("id") == "pickle" for f in filters):
