@@ -24,6 +24,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata._checks import stored_chunk_sizes
 from zarrox.metadata.codecs import (
     _where,
     build_codecs,
@@ -333,7 +334,24 @@ def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
         raise MetadataError(f"{where}node_type: expected {node_type!r}, got {doc['node_type']!r}")
 
 
-def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
+def _inner_chunk_shape(codecs: object) -> list[int] | None:
+    """The inner chunk shape of a sharded array's codecs as stored (``true`` read as 1),
+    or None."""
+    if not isinstance(codecs, list):
+        return None
+    for c in codecs:
+        if isinstance(c, Mapping) and c.get("name") == "sharding_indexed":
+            cfg = c.get("configuration")
+            inner = cfg.get("chunk_shape") if isinstance(cfg, Mapping) else None
+            if isinstance(inner, list) and all(v is True or (_is_int(v) and v > 0) for v in inner):
+                return [1 if v is True else int(v) for v in inner]
+    return None
+
+
+def _parse_chunk_grid(
+    value: object, shape: Sequence[int], where: str, unset: Sequence[int] | None = None
+) -> tuple[int, ...]:
+    ndim = len(shape)
     if isinstance(value, str):
         raise MetadataError(
             f"{where}chunk_grid: {value!r} needs a configuration with 'chunk_shape'"
@@ -358,8 +376,8 @@ def _parse_chunk_grid(value: object, ndim: int, where: str) -> tuple[int, ...]:
     extra = sorted(str(k) for k in cfg if k != "chunk_shape")
     if extra:
         raise MetadataError(f"{where}chunk_grid.configuration: unknown member(s) {extra}")
-    chunk_shape = _int_list(
-        cfg["chunk_shape"], "chunk_grid.configuration.chunk_shape", where, positive=True
+    chunk_shape = stored_chunk_sizes(
+        cfg["chunk_shape"], "chunk_grid.configuration.chunk_shape", where, shape, unset
     )
     if len(chunk_shape) != ndim:
         raise MetadataError(
@@ -563,7 +581,9 @@ class ArrayMetadataV3:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_list(doc["shape"], "shape", where, positive=False)
         data_type, dtype = parse_data_type(doc["data_type"], path=path)
-        chunk_shape = _parse_chunk_grid(doc["chunk_grid"], len(shape), where)
+        chunk_shape = _parse_chunk_grid(
+            doc["chunk_grid"], shape, where, _inner_chunk_shape(doc["codecs"])
+        )
         cke = _parse_chunk_key_encoding(doc["chunk_key_encoding"], where)
         fill_value = parse_fill_value(doc["fill_value"], data_type, dtype, path=path)
         codecs = validate_codecs(
