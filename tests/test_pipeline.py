@@ -385,6 +385,49 @@ def test_edge_chunks_after_a_shrinking_resize_match_the_default_pipeline(
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "local"])
+@pytest.mark.parametrize("checksum", ["CRC32", "Adler32", "CRC32C"])
+def test_shard_indexes_with_a_numcodecs_checksum_match_the_default_pipeline(
+    store_kind: str, checksum: str, tmp_path: Path
+) -> None:
+    """numcodecs' 32-bit checksums have a fixed encoded size (4 bytes), so zarr-python takes
+    them as shard index codecs (zarr 3.4.2's test_sharding_fixed_size_index_codecs_roundtrip):
+    zarrox writes the same shards byte for byte and reads each pipeline's."""
+    import zarr.codecs.numcodecs as zarr_numcodecs
+
+    store = make_store(store_kind, tmp_path)
+    data = np.arange(16 * 8, dtype="uint16").reshape(16, 8)
+    for p in PIPELINES:
+        with pipeline(p):
+            index_codecs = [BytesCodec(), getattr(zarr_numcodecs, checksum)()]
+            a = zarr.create_array(
+                store,
+                name=p,
+                shape=data.shape,
+                dtype=data.dtype,
+                chunks=(8, 8),
+                shards=None,
+                serializer=ShardingCodec(
+                    chunk_shape=(8, 8), codecs=[BytesCodec()], index_codecs=index_codecs
+                ),
+                compressors=None,
+            )
+            a[...] = data
+    for p in PIPELINES:
+        for other in PIPELINES:
+            with pipeline(other):
+                np.testing.assert_array_equal(zarr.open_array(store, path=p, mode="r")[...], data)
+
+    def shard(p: str, key: str) -> bytes:
+        return bytes(sync(store.get(f"{p}/{key}", default_buffer_prototype())).to_bytes())
+
+    keys = stored_keys(store, "default/")
+    assert keys == ["default/c/0/0", "default/c/1/0"]
+    for key in keys:
+        k = key.removeprefix("default/")
+        assert shard("zarrox", k) == shard("default", k)
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
 @pytest.mark.parametrize("layout", ["v3-zstd", "v3-sharded", "v2-F-delta"])
 def test_scalar_writes_store_what_the_full_value_stores(
     store_kind: str, layout: str, tmp_path: Path

@@ -36,7 +36,23 @@ pub struct ShardingCodec {
 }
 
 /// Index codecs must produce a fixed size: no compressors.
-const FIXED_SIZE_INDEX_CODECS: [&str; 3] = ["bytes", "transpose", "crc32c"];
+const FIXED_SIZE_INDEX_CODECS: [&str; 6] = [
+    "bytes",
+    "transpose",
+    "crc32c",
+    "numcodecs.crc32",
+    "numcodecs.adler32",
+    "numcodecs.crc32c",
+];
+
+/// The index codecs that add a 4-byte checksum (zarr-python 3.4.2 accepts
+/// numcodecs' 32-bit checksums there too).
+const CHECKSUM_INDEX_CODECS: [&str; 4] = [
+    "crc32c",
+    "numcodecs.crc32",
+    "numcodecs.adler32",
+    "numcodecs.crc32c",
+];
 
 impl ShardingCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
@@ -102,7 +118,7 @@ impl ShardingCodec {
                     "codec '{C}': index codec '{name}' does not have a fixed encoded size"
                 )));
             }
-            checksums += usize::from(name == "crc32c");
+            checksums += usize::from(CHECKSUM_INDEX_CODECS.contains(&name));
         }
         let mut index_shape = chunks_per_shard.clone();
         index_shape.push(2);
@@ -116,7 +132,7 @@ impl ShardingCodec {
         let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
             .unwrap_or("end")
             == "end";
-        // bytes and transpose keep the index's 16 bytes per inner chunk, crc32c adds 4 (the
+        // bytes and transpose keep the index's 16 bytes per inner chunk, a checksum adds 4 (the
         // chain above checked that this size fits in a buffer; nothing is allocated here).
         let n: usize = chunks_per_shard.iter().product();
         let index_size = n * 16 + 4 * checksums;
@@ -390,6 +406,9 @@ mod tests {
             json!([le]),
             json!([be, "crc32c"]),
             json!([tr, le, "crc32c", {"name": "crc32c"}]),
+            json!([le, {"name": "numcodecs.crc32", "configuration": {}}]),
+            json!([le, {"name": "numcodecs.adler32", "configuration": {"location": "end"}}]),
+            json!([le, {"name": "numcodecs.crc32c"}, "crc32c"]),
         ] {
             let cfg = json!({"chunk_shape": [2, 3], "codecs": [le], "index_codecs": index_codecs});
             let c = ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[8, 6], "uint16"))
