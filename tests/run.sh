@@ -103,13 +103,13 @@ done
 [ -x .venv-zarr2/bin/python ] || "$BASE_PY" -m venv .venv-zarr2
 .venv-zarr2/bin/python -m pip install -q "zarr==2.18.*" numcodecs
 
-echo "== rust: fmt, clippy, unit tests"
+echo "== setup done in $((SECONDS - START)) s; rust: fmt, clippy, unit tests"
 cargo fmt --check
 cargo clippy -q --all-targets -- -D warnings
 cargo clippy -q --all-targets --features python -- -D warnings
 cargo test -q --lib
 
-echo "== python: ruff"
+echo "== rust checks done at $((SECONDS - START)) s; python: ruff"
 "$BASE_VENV/bin/ruff" check python tests benches
 "$BASE_VENV/bin/ruff" format --check python tests benches
 
@@ -133,8 +133,7 @@ for entry in "${PYTHONS[@]}"; do
     suite_status=ok
     PYTHON=$ROOT/$venv/bin/python bash tests/zarr_suite/run.sh "${SUITE_ARGS[@]}" ||
         suite_status=FAILED
-    SUMMARY+=("Python $v, zarr-python $zarr_version: pytest $pytest_status ($((t1 - t0)) s)," \
-        "zarr suite $suite_status ($((SECONDS - t1)) s)")
+    SUMMARY+=("Python $v, zarr-python $zarr_version: pytest $pytest_status ($((t1 - t0)) s), zarr suite $suite_status ($((SECONDS - t1)) s)")
     [ "$pytest_status" = ok ] || FAILED+=("pytest on Python $v")
     [ "$suite_status" = ok ] || FAILED+=("zarr suite on Python $v")
 done
