@@ -63,6 +63,16 @@ from typing import Any
 
 import numpy as np
 
+
+def _has_fused_pipeline() -> bool:
+    """zarr-python >= 3.3 ships the opt-in ``FusedCodecPipeline`` (Python >= 3.12)."""
+    try:
+        major, minor = (int(p) for p in version("zarr").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (3, 3)
+
+
 IMPLS: dict[str, str] = {
     "zarrox": "zarrox",
     "pipeline": "zarr-python+zarrox",
@@ -70,6 +80,8 @@ IMPLS: dict[str, str] = {
     "zarrs": "zarr-python+zarrs",
     "tensorstore": "tensorstore",
 }
+if _has_fused_pipeline():
+    IMPLS["fused"] = "zarr-python fused"
 #: zarrox's own API and zarr-python on zarrox's codec pipeline: never the "best other".
 ZARROX_IMPLS = ("zarrox", "pipeline")
 #: zarr-python's ``codec_pipeline.path`` and the pipeline class it must then run, per impl.
@@ -77,6 +89,8 @@ ZARR_PIPELINES: dict[str, tuple[str | None, str]] = {
     "zarr": (None, "BatchedCodecPipeline"),
     "zarrs": ("zarrs.ZarrsCodecPipeline", "ZarrsCodecPipeline"),
     "pipeline": ("zarrox.ZarroxCodecPipeline", "ZarroxCodecPipeline"),
+    # zarr-python 3.3+'s own synchronous, bulk codec pipeline (opt-in)
+    "fused": ("zarr.core.codec_pipeline.FusedCodecPipeline", "FusedCodecPipeline"),
 }
 OPS = ("read", "read-chunks", "write")
 CODECS = ("raw", "zstd", "blosc", "sharded")

@@ -14,7 +14,8 @@ once, writes the reference copy with zarrox, then runs, each case in fresh worke
   worker as a zarrox read-all, interleaved, like ``zarrox bench``.
 
 Implementations: zarrox (its own API), zarr-python on zarrox's codec pipeline, zarr-python,
-zarr-python on the zarrs pipeline, tensorstore. It prints a table per dataset (with each
+zarr-python on the zarrs pipeline, tensorstore, and on zarr-python >= 3.3 (Python >= 3.12)
+zarr-python on its own ``FusedCodecPipeline`` (``fused``). It prints a table per dataset (with each
 case's time ratio to the fastest implementation that is not zarrox), then the targets, each
 with its measured value and ``met`` / ``not met`` (``n/a`` when a case it needs was not run
 or failed); ``--markdown FILE`` also writes all of it as Markdown. The exit status is 1 when
@@ -54,6 +55,8 @@ DEFAULTS = {"size": "256", "rounds": 3, "repeat": 5, "sample_s": 0.2}
 QUICK = {"size": "64", "rounds": 1, "repeat": 1, "sample_s": 0.05}
 #: The zarrox read-all and write-all target compares with the faster of these two.
 RIVALS = ("tensorstore", "zarrs")
+#: zarr-python on zarrox's pipeline compares with the faster of these (fused: zarr >= 3.3).
+PIPELINE_PEERS = ("zarrs", "fused")
 
 
 # --------------------------------------------------------------------------- floor worker
@@ -205,9 +208,12 @@ def targets(r: DatasetResult) -> list[Target]:
             r, f"read-chunks: {zx} / tensorstore", 0.5, "read-chunks", "zarrox", ["tensorstore"]
         ),
     ]
+    # the pipeline's peers: zarrs-python and, on zarr-python >= 3.3, its FusedCodecPipeline
+    peers = [i for i in PIPELINE_PEERS if i in brw.IMPLS]
     for op, name in (("read", "read-all"), ("read-chunks", "read-chunks"), ("write", "write-all")):
-        what = f"{name}: {pipe} / {brw.IMPLS['zarrs']}"
-        out.append(time_target(r, what, 0.8, op, "pipeline", ["zarrs"]))
+        names = [brw.IMPLS[i] for i in peers]
+        what = f"{name}: {pipe} / " + (names[0] if len(names) == 1 else f"min({', '.join(names)})")
+        out.append(time_target(r, what, 0.8, op, "pipeline", peers))
     read = r.case("read", "zarrox")
     what = f"read-all: {zx} peak RSS growth / bytes read"
     if _ok(read) and read is not None and read.rss_delta is not None:

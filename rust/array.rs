@@ -364,9 +364,12 @@ impl ArrayCore {
     }
 
     /// For a store the caller writes itself: the tasks of a write of the
-    /// selection (which need their old chunk: [`ChunkTask::needs_old`]).
-    pub fn write_tasks(&self, sel: &Selection) -> Result<(Vec<ChunkTask>, Vec<usize>)> {
-        self.tasks(sel)
+    /// selection, and which of them need their old chunk
+    /// ([`ChunkTask::needs_old`]).
+    pub fn write_tasks(&self, sel: &Selection) -> Result<(Vec<ChunkTask>, Vec<usize>, Vec<bool>)> {
+        let (tasks, shape) = self.tasks(sel)?;
+        let needs = tasks.iter().map(|t| t.needs_old(&self.chain)).collect();
+        Ok((tasks, shape, needs))
     }
 
     /// For a store the caller writes itself: the new bytes of `tasks`' chunks

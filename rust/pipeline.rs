@@ -53,6 +53,13 @@ impl ChunkCodec {
         self.chain.partial().is_some()
     }
 
+    /// Whether writes update chunks inner chunk by inner chunk (a lone
+    /// sharding codec), reading the old shard unless a write covers all of it
+    /// (see [`ChunkTask::needs_old`]).
+    pub fn writes_in_part(&self) -> bool {
+        self.chain.sharding().is_some()
+    }
+
     /// The tasks of a batch: one key and region per chunk, and (writes) which
     /// regions the caller knows to cover their chunk.
     pub fn tasks(

@@ -610,6 +610,7 @@ impl ReadSessionHandle {
 pub struct WriteBatch {
     tasks: Vec<ChunkTask>,
     shape: Vec<usize>,
+    needs: Vec<bool>,
 }
 
 #[pymethods]
@@ -623,7 +624,7 @@ impl WriteBatch {
     /// Per chunk, whether its old bytes are needed.
     #[getter]
     fn needs(&self) -> Vec<bool> {
-        self.tasks.iter().map(ChunkTask::needs_old).collect()
+        self.needs.clone()
     }
 }
 
@@ -814,10 +815,14 @@ impl ArrayHandle {
     /// A write of `selection` to a store Python writes itself.
     fn write_batch(&self, py: Python<'_>, selection_: &Bound<'_, PyAny>) -> PyResult<WriteBatch> {
         let sel = selection(selection_)?;
-        let (tasks, shape) = py
+        let (tasks, shape, needs) = py
             .detach(|| self.core.write_tasks(&sel))
             .map_err(to_py_err)?;
-        Ok(WriteBatch { tasks, shape })
+        Ok(WriteBatch {
+            tasks,
+            shape,
+            needs,
+        })
     }
 
     /// The new bytes of a write batch's chunks (None: delete) after writing
@@ -1145,6 +1150,14 @@ impl ChunkCodec {
     #[getter]
     fn sharded(&self) -> bool {
         self.inner.reads_in_part()
+    }
+
+    /// Whether writes update chunks inner chunk by inner chunk (a lone
+    /// sharding codec): the old shard is read unless a write covers all of
+    /// it, its part past the array's end included.
+    #[getter]
+    fn writes_in_part(&self) -> bool {
+        self.inner.writes_in_part()
     }
 
     /// Fetch the chunks `keys` of a Rust store and decode their regions into

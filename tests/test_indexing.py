@@ -228,14 +228,17 @@ def test_out_parameter_decodes_into_callers_buffer(shards: Any) -> None:
 
 
 @pytest.mark.parametrize("shards", [None, (4, 4)])
-def test_resize_shrink_then_grow_reads_fill(tmp_path: Any, shards: Any) -> None:
+def test_resize_shrink_then_grow_as_zarr_python(tmp_path: Any, shards: Any) -> None:
+    """zarr-python's resize: shrinking deletes the chunks (shards) wholly out of bounds and
+    nothing else, so the cells of a kept chunk beyond the new edge come back on growing."""
     a = zarrox.create_array(
         tmp_path, shape=(10, 10), dtype="i4", chunks=(2, 2), shards=shards, fill_value=-1
     )
-    a[...] = np.arange(100).reshape(10, 10)
+    x = np.arange(100).reshape(10, 10)
+    a[...] = x
     a.resize((5, 3))
     assert a.shape == (5, 3)
-    np.testing.assert_array_equal(a[...], np.arange(100).reshape(10, 10)[:5, :3])
+    np.testing.assert_array_equal(a[...], x[:5, :3])
     # Chunks wholly out of bounds are gone from the store.
     grid = shards or (2, 2)
     for _, coords in a._handle.stored_chunks():
@@ -243,9 +246,27 @@ def test_resize_shrink_then_grow_reads_fill(tmp_path: Any, shards: Any) -> None:
     reopened = zarrox.open_array(tmp_path, mode="r")
     assert reopened.shape == (5, 3)
     a.resize(10, 10)
+    kept = (-(-5 // grid[0]) * grid[0], -(-3 // grid[1]) * grid[1])  # (6, 4) or (8, 4)
     expected = np.full((10, 10), -1)
-    expected[:5, :3] = np.arange(100).reshape(10, 10)[:5, :3]
+    expected[: kept[0], : kept[1]] = x[: kept[0], : kept[1]]
     np.testing.assert_array_equal(a[...], expected)
+
+
+@pytest.mark.parametrize("chunks", [(1,), (2,), (4,)])
+def test_write_into_shrunk_shard_keeps_cells_beyond_shape(chunks: tuple[int, ...]) -> None:
+    """zarr-python 3.4: a write covering a shard's part inside the array keeps the shard's
+    cells beyond the shape; an unsharded chunk is replaced (its cells there become fill)."""
+    for shards, expected in (((4,), [9, 9, 3, 4]), (None, [9, 9, 0, 0])):
+        if shards is None and chunks != (4,):
+            continue
+        a = zarrox.create_array(
+            zarrox.MemoryStore(), shape=(4,), chunks=chunks, shards=shards, dtype="i2"
+        )
+        a[:] = [1, 2, 3, 4]
+        a.resize((2,))
+        a[:] = [9, 9]
+        a.resize((4,))
+        np.testing.assert_array_equal(a[:], expected)
 
 
 def test_append_along_axes() -> None:

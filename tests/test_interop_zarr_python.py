@@ -925,8 +925,8 @@ def test_split_codec_arguments_match_codecs_argument(tmp_path: Path) -> None:
 
 _ZARR_F16_HEX = pytest.mark.xfail(
     strict=True,
-    reason="zarr-python 3.1 parses a float16 hex fill value through float64 and loses the NaN "
-    "payload (0x7e01 -> 0x7e00): a zarr-python limitation, zarrox keeps the bits",
+    reason="zarr-python (3.1 to 3.4) parses a float16 hex fill value through float64 and loses "
+    "the NaN payload (0x7e01 -> 0x7e00): a zarr-python limitation, zarrox keeps the bits",
 )
 
 

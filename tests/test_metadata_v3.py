@@ -15,6 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from zarr.storage import MemoryStore
 
+import zarrox
+from conftest import ZARR_VERSION
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata.codecs import build_codecs, normalize_codecs, validate_codecs
 from zarrox.metadata.v3 import (
@@ -666,7 +668,7 @@ BAD_MEMBERS: list[tuple[dict[str, Any], str]] = [
     ({"shape": "10"}, "shape"),
     ({"shape": [10, True]}, "shape"),
     ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5]}}}, "chunk_shape"),
-    ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5, 0]}}}, "chunk_shape"),
+    ({"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5, -2]}}}, "chunk_shape"),
     ({"chunk_grid": {"name": "regular", "configuration": {}}}, "chunk_shape"),
     ({"chunk_grid": {"name": "regular"}}, "chunk_shape"),
     ({"chunk_grid": "regular"}, "chunk_grid"),
@@ -1102,6 +1104,17 @@ CODEC_CASES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("case", CODEC_CASES)
 def test_build_codecs_matches_zarr_python(case: dict[str, Any]) -> None:
+    serializer = case.get("serializer")
+    if (
+        ZARR_VERSION >= (3, 2)
+        and serializer == {"name": "bytes"}
+        and np.dtype(case["dtype"]).itemsize > 1
+    ):
+        # zarr-python >= 3.2 wants "endian" for multi-byte types; zarrox (as 3.1) fills in
+        # little-endian, the spec's default
+        with pytest.raises(ValueError, match="endian"):
+            zarr_codecs(**case)
+        case = {**case, "serializer": {"name": "bytes", "configuration": {"endian": "little"}}}
     expected = zarr_codecs(**case)
     dtype = np.dtype(case["dtype"])
     kwargs = {k: v for k, v in case.items() if k != "dtype"}
@@ -1162,8 +1175,12 @@ def test_build_codecs_codecs_override_matches_zarr_python() -> None:
         {"name": "gzip", "configuration": {}},
         {"name": "crc32c"},
     ]
+    zchain = chain
+    if ZARR_VERSION >= (3, 2):  # "endian" required for multi-byte types (see above)
+        little = {"name": "bytes", "configuration": {"endian": "little"}}
+        zchain = [little if c == {"name": "bytes"} else c for c in chain]
     arr = zarr.create(
-        shape=(8, 8), chunks=(4, 4), dtype="u2", zarr_format=3, store=MemoryStore(), codecs=chain
+        shape=(8, 8), chunks=(4, 4), dtype="u2", zarr_format=3, store=MemoryStore(), codecs=zchain
     )
     expected = json.loads(json.dumps(arr.metadata.to_dict()["codecs"]))
     got = build_codecs(
@@ -1412,3 +1429,74 @@ def test_chunks_too_large_for_a_buffer_are_refused(
     (tmp_path / "zarr.json").write_text(json.dumps(doc))
     with pytest.raises(UnsupportedError, match=r"larger than the \d+ bytes a buffer can hold"):
         zarrox.open_array(tmp_path, mode="r+")
+
+
+@pytest.mark.parametrize(
+    ("shape", "stored", "codecs", "expected", "warns"),
+    [
+        ([0, 4], [False, True], None, (1, 1), False),
+        ([0, 4], [0, 2], None, (1, 2), False),
+        ([6, 4], [0, 2], None, (1, 2), True),
+        ([6, 4], [True, 4], None, (1, 4), False),
+        (
+            [8, 8],
+            [0, 8],
+            [
+                {
+                    "name": "sharding_indexed",
+                    "configuration": {
+                        "chunk_shape": [4, True],
+                        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                        "index_codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "crc32c"},
+                        ],
+                        "index_location": "end",
+                    },
+                }
+            ],
+            (4, 8),
+            True,
+        ),
+    ],
+)
+def test_stored_chunk_sizes_zero_false_true(
+    tmp_path: Path,
+    shape: list[int],
+    stored: list[Any],
+    codecs: Any,
+    expected: tuple[int, ...],
+    warns: bool,
+) -> None:
+    """zarr-python 3.4 reads a stored chunk size of true as 1 and 0 or false (what zarr
+    wrote for zero-length axes and chunks=(0,)/False) as 1, or a sharded array's inner chunk
+    size, warning when the axis is not empty; zarrox reads them the same and stores the
+    repaired sizes with its next metadata update."""
+    doc = base_doc(
+        shape=shape,
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": stored}},
+    )
+    if codecs is not None:
+        doc["codecs"] = codecs
+    (tmp_path / "zarr.json").write_text(json.dumps(doc))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = zarrox.open_array(tmp_path, mode="a")
+    assert a.chunks == expected or a.metadata.chunk_shape == expected
+    assert any("holds only its fill value" in str(w.message) for w in caught) == warns
+    a.update_attributes({})
+    repaired = json.loads((tmp_path / "zarr.json").read_text())
+    assert repaired["chunk_grid"]["configuration"]["chunk_shape"] == list(expected)
+    if ZARR_VERSION >= (3, 4):
+        (tmp_path / "zarr.json").write_text(json.dumps(doc))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            z = zarr.open_array(str(tmp_path), mode="r")
+        assert tuple(z.metadata.chunk_grid.chunk_shape) == expected
+
+
+def test_stored_chunk_sizes_reject_negative_and_strings() -> None:
+    for bad in ([-1, 2], ["4", 2], [1.5, 2]):
+        doc = base_doc(chunk_grid={"name": "regular", "configuration": {"chunk_shape": bad}})
+        with pytest.raises(MetadataError, match="chunk_shape"):
+            ArrayMetadataV3.from_json(doc)

@@ -45,7 +45,7 @@ from zarr.storage import LocalStore, MemoryStore, WrapperStore, ZipStore
 import zarrox
 from zarrox import _core
 from zarrox.errors import ChecksumError, UnsupportedError
-from zarrox.pipeline import READ_RETURNS_RESULTS, ZarroxCodecPipeline
+from zarrox.pipeline import READ_RETURNS_RESULTS, STORES_GET_RANGES, ZarroxCodecPipeline
 
 # opening an array whose sharding codec is followed by a compressor warns, with either pipeline
 pytestmark = pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed` codec")
@@ -83,6 +83,14 @@ class CountingStore(WrapperStore[Any]):
         value = await self._store.get(key, prototype, byte_range)
         self.bytes += len(value) if value is not None else 0
         return value
+
+    if hasattr(WrapperStore, "get_ranges"):  # zarr-python >= 3.3: one request, many ranges
+
+        async def get_ranges(self, key: str, byte_ranges: Any, **kwargs: Any) -> Any:
+            self.gets += 1
+            async for group in self._store.get_ranges(key, byte_ranges, **kwargs):
+                self.bytes += sum(len(b) for _, b in group if b is not None)
+                yield group
 
 
 STORES = ("memory", "local", "zip", "wrapper", "fsspec", "obstore")
@@ -344,6 +352,79 @@ def test_reads_and_writes_match_the_default_pipeline(
                 )
     if isinstance(store, ZipStore):
         store.close()
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_edge_chunks_after_a_shrinking_resize_match_the_default_pipeline(
+    store_kind: str, layout: str, tmp_path: Path
+) -> None:
+    """A write over a chunk's part inside a shrunk array replaces an edge chunk (its cells
+    past the new end read as the fill value when the array grows again), but keeps a
+    shard's inner chunks and cells there when a lone sharding codec updates it, as
+    zarr-python does; the rest of the store is untouched by the resize."""
+    store = make_store(store_kind, tmp_path)
+    results = {}
+    for p in PIPELINES:
+        with pipeline(p), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the sharding + compressor combination warns
+            a = create(store, p, layout)
+            a[...] = model()
+            a.resize((5, 7))
+            a[...] = np.full((5, 7), 9, dtype="int32")
+            a.resize(SHAPE)
+            results[p] = open_(store, p)[...]
+    np.testing.assert_array_equal(results["zarrox"], results["default"])
+    assert stored_keys(store, "zarrox/") == [
+        k.replace("default/", "zarrox/", 1) for k in stored_keys(store, "default/")
+    ]
+    sharded = "shards" in LAYOUTS[layout]
+    # rows 5..7 of the first chunk row (edge chunks, or the shards' inner chunks): kept in
+    # a shard, the fill value in a plain edge chunk
+    assert (results["zarrox"][5:8, :7] != -7).all() == sharded
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+@pytest.mark.parametrize("checksum", ["CRC32", "Adler32", "CRC32C"])
+def test_shard_indexes_with_a_numcodecs_checksum_match_the_default_pipeline(
+    store_kind: str, checksum: str, tmp_path: Path
+) -> None:
+    """numcodecs' 32-bit checksums have a fixed encoded size (4 bytes), so zarr-python takes
+    them as shard index codecs (zarr 3.4.2's test_sharding_fixed_size_index_codecs_roundtrip):
+    zarrox writes the same shards byte for byte and reads each pipeline's."""
+    import zarr.codecs.numcodecs as zarr_numcodecs
+
+    store = make_store(store_kind, tmp_path)
+    data = np.arange(16 * 8, dtype="uint16").reshape(16, 8)
+    for p in PIPELINES:
+        with pipeline(p):
+            index_codecs = [BytesCodec(), getattr(zarr_numcodecs, checksum)()]
+            a = zarr.create_array(
+                store,
+                name=p,
+                shape=data.shape,
+                dtype=data.dtype,
+                chunks=(8, 8),
+                shards=None,
+                serializer=ShardingCodec(
+                    chunk_shape=(8, 8), codecs=[BytesCodec()], index_codecs=index_codecs
+                ),
+                compressors=None,
+            )
+            a[...] = data
+    for p in PIPELINES:
+        for other in PIPELINES:
+            with pipeline(other):
+                np.testing.assert_array_equal(zarr.open_array(store, path=p, mode="r")[...], data)
+
+    def shard(p: str, key: str) -> bytes:
+        return bytes(sync(store.get(f"{p}/{key}", default_buffer_prototype())).to_bytes())
+
+    keys = stored_keys(store, "default/")
+    assert keys == ["default/c/0/0", "default/c/1/0"]
+    for key in keys:
+        k = key.removeprefix("default/")
+        assert shard("zarrox", k) == shard("default", k)
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "local"])
@@ -818,6 +899,57 @@ def test_partial_shard_reads_from_python_stores_fetch_only_what_they_need(var: b
         assert store.gets == 2  # the index, then both inner chunks in one coalesced range
         empty = zarr.create_array(MemoryStore(), shape=(16,), chunks=(4,), shards=(8,), dtype="i1")
         assert empty[3:6].tolist() == [0, 0, 0]  # missing shards read as the fill value
+
+
+class RangesStore(WrapperStore[Any]):
+    """A wrapper store that records its ``get`` and ``get_ranges`` calls (zarr-python >=
+    3.3) and can make ``get_ranges`` fail as a store does when the key is gone."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.gets: list[str] = []
+        self.ranges: list[tuple[str, int, dict[str, Any]]] = []
+        self.fail: BaseException | None = None
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        self.gets.append(key)
+        return await self._store.get(key, prototype, byte_range)
+
+    async def get_ranges(self, key: str, byte_ranges: Any, **kwargs: Any) -> Any:
+        self.ranges.append((key, len(byte_ranges), kwargs))
+        if self.fail is not None:
+            raise BaseExceptionGroup("get_ranges failed", [self.fail])
+        async for group in self._store.get_ranges(key, byte_ranges, **kwargs):
+            yield group
+
+
+@pytest.mark.skipif(not STORES_GET_RANGES, reason="zarr-python < 3.3 has no Store.get_ranges")
+def test_inner_chunks_come_in_one_get_ranges_call_per_shard() -> None:
+    """As zarr-python's sharding codec: each shard's index with a get, its inner chunks'
+    bytes with one Store.get_ranges call and the array's coalescing settings; a shard gone
+    after its index was read reads as the fill value."""
+    store = RangesStore(MemoryStore())
+    data = np.arange(16 * 64, dtype="float32").reshape(16, 64)
+    settings = {
+        "array.sharding_coalesce_max_gap_bytes": 123,
+        "array.sharding_coalesce_max_bytes": 4567,
+    }
+    with pipeline("zarrox"), zarr.config.set(settings):
+        a = zarr.create_array(
+            store, shape=data.shape, chunks=(2, 4), shards=(8, 32), dtype="float32", fill_value=-1
+        )
+        a[...] = data
+        store.gets.clear()
+        np.testing.assert_array_equal(a[0, 22:42], data[0, 22:42])  # two shards
+        assert sorted(store.gets) == ["c/0/0", "c/0/1"]
+        assert sorted(key for key, _, _ in store.ranges) == ["c/0/0", "c/0/1"]
+        for _, _, kwargs in store.ranges:
+            assert kwargs["max_gap_bytes"] == 123 and kwargs["max_coalesced_bytes"] == 4567
+        store.fail = FileNotFoundError("c/0/0")
+        assert a[0, 0] == -1 and a[0, 0] != data[0, 0]
+        store.fail = OSError("the disk is on fire")
+        with pytest.raises(ExceptionGroup, match="get_ranges failed"):
+            a[0, 0]
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,7 +41,9 @@ from zarrox.indexing import (
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 
 if TYPE_CHECKING:
@@ -181,8 +183,16 @@ class Array(Node):
         self._core = core
         #: `a[...]` of integers and slices goes through one Rust call (`_read_plain`)
         self._plain_reads = not self._var_len and self._order == "C" and len(m.shape) > 0
+        #: where the engine's chunk requests go: the store, or for chunks of the pickle
+        #: codec, which only Python can run, the store through that codec
+        stage = m.pickle_stage() if isinstance(m, ArrayMetadataV2) else None
+        self._chunk_io: Any = (
+            self._store
+            if stage is None
+            else PickledChunks(self._store, stage, self._store.location(self._path))
+        )
         self._handle = _core.ArrayHandle(
-            self._store.handle,
+            self._chunk_io.handle,
             # the draft v3 layout keeps chunks apart from the node's path
             getattr(m, "data_path", self._path),
             json.dumps(core),
@@ -196,14 +206,14 @@ class Array(Node):
         if self._handle.in_rust:
             self._handle.read(dims, buf)
         else:
-            self._store.serve(self._handle.read_session(dims, buf))  # type: ignore[attr-defined]
+            self._chunk_io.serve(self._handle.read_session(dims, buf))
 
     def _io_read_var(self, dims: Any) -> list[Any]:
         """The variable-length elements of the selection ``dims``."""
         if self._handle.in_rust:
             return self._handle.read_var(dims)  # type: ignore[no-any-return]
         session = self._handle.read_session_var(dims)
-        self._store.serve(session)  # type: ignore[attr-defined]
+        self._chunk_io.serve(session)
         return session.values()  # type: ignore[no-any-return]
 
     def _io_write(self, dims: Any, value: Any) -> None:
@@ -218,9 +228,9 @@ class Array(Node):
                 self._handle.write_scalar(dims, value)
             return
         batch = self._handle.write_batch(dims)
-        store = self._store
-        old = store.fetch(batch.keys, batch.needs)  # type: ignore[attr-defined]
-        store.store_values(batch.keys, self._handle.encode(batch, old, value))  # type: ignore[attr-defined]
+        store = self._chunk_io
+        old = store.fetch(batch.keys, batch.needs)
+        store.store_values(batch.keys, self._handle.encode(batch, old, value))
 
     def _stored_chunks(self) -> list[tuple[str, list[int]]]:
         """(key, grid coordinates) of every stored chunk (or shard)."""
@@ -573,9 +583,10 @@ class Array(Node):
         return self
 
     def resize(self, *new_shape: int | tuple[int, ...]) -> None:
-        """Change the shape. Shrinking deletes the chunks now out of bounds and
-        resets the cut-off part of the chunks that straddle the new edge to the
-        fill value, so that growing again reads fill value there."""
+        """Change the shape. As zarr-python does, shrinking deletes the chunks (shards)
+        now wholly out of bounds and nothing else: a chunk that straddles the new edge keeps
+        its cells beyond it, which reappear if the array grows again before a write replaces
+        the chunk (a write into a shard keeps them, see ``__setitem__``)."""
         self._check_writable()
         shape = (
             tuple(int(s) for s in new_shape[0])
@@ -587,7 +598,6 @@ class Array(Node):
                 f"array '{self._path}': new shape {shape} does not fit a {self.ndim}-d array "
                 "(extents from 0 to 2**64 - 1)"
             )
-        old = self.shape
         rect = self._rectilinear
         new_rect = None
         if rect is not None:
@@ -597,19 +607,6 @@ class Array(Node):
             doc = {**self._metadata.to_json(), "shape": list(shape)}
             doc["chunk_grid"] = new_rect.to_json()
             type(self._metadata).from_json(doc, path=self._path)
-        # Reset the part of straddling chunks beyond the new edge, per dimension.
-        for dim, (n_new, n_old) in enumerate(zip(shape, old, strict=True)):
-            end = min(n_old, self._chunk_end(dim, n_new))
-            if n_new < end:
-                region = tuple(
-                    slice(n_new, end)
-                    if d == dim
-                    else slice(0, min(old[d], shape[d]))
-                    if d < dim
-                    else slice(0, old[d])
-                    for d in range(self.ndim)
-                )
-                self.set_basic_selection(region, self.fill_value)
         # The chunks of the old grid outside the box it shares with the new one go, as in
         # zarr-python 3.4; a rectilinear grid's edges grow as zarr-python 3.4 grows them.
         if new_rect is not None:
@@ -623,17 +620,6 @@ class Array(Node):
         self._metadata.shape = shape
         self._save_metadata()
         self._open_handle()
-
-    def _chunk_end(self, dim: int, n: int) -> int:
-        """Where the stored chunk holding element ``n - 1`` of ``dim`` ends (0 when n is 0)."""
-        if n <= 0:
-            return 0
-        grid = self._rectilinear
-        if grid is None:
-            c = self._grid_chunks[dim]
-            return -(-n // c) * c
-        lo, edge = grid.chunk(dim, grid.nchunks(dim, n) - 1)
-        return lo + edge
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` and write ``data`` there; returns the new shape."""
@@ -790,7 +776,7 @@ class Array(Node):
         an integer type and TypeError for a complex into a real type, as numpy's
         ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
         if isinstance(value, np.ndarray | np.generic):
-            return np.asarray(value if value.dtype == self.dtype else value.astype(self.dtype))
+            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 
     def _write_scalar(self, sel: Selection, value: Any) -> bool:

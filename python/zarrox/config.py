@@ -15,6 +15,9 @@ from zarrox import _core
 _DEFAULTS: dict[str, Any] = {
     "array.write_empty_chunks": False,
     "array.order": "C",
+    # unpickle chunks stored with numcodecs' pickle codec (it can run arbitrary code; see
+    # zarrox.pickle_codec): only when exactly True
+    "array.allow_unsafe_pickle_decode": False,
     "threading.max_workers": None,
     # requests kept in flight on an object store (None: 64)
     "io.concurrency": None,

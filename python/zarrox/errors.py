@@ -110,6 +110,12 @@ class CodecError(ZarroxError, ValueError):
     """A chunk could not be encoded or decoded."""
 
 
+class PickleCodecDisabledError(ZarroxError, *_zarr("PickleCodecDisabledError", ValueError)):
+    """A chunk stored with the ``pickle`` codec was not decoded, because unpickling can run
+    arbitrary code and the user has not opted in (``array.allow_unsafe_pickle_decode``; see
+    :mod:`zarrox.pickle_codec`). zarr-python 3.4's ``PickleCodecDisabledError``."""
+
+
 class CorruptChunkError(CodecError):
     """Stored chunk bytes are truncated or corrupt."""
 
@@ -171,6 +177,7 @@ __all__ = [
     "MissingChunkError",
     "NegativeStepError",
     "NodeNotFoundError",
+    "PickleCodecDisabledError",
     "ReadOnlyError",
     "SpecError",
     "SpecMismatchError",

@@ -46,14 +46,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr.abc.codec as _zarr_codec
 from zarr.abc.codec import Codec, CodecPipeline
+from zarr.abc.store import Store as _ZarrStore
 from zarr.core.codec_pipeline import BatchedCodecPipeline, codecs_from_list
 from zarr.core.config import config as zarr_config
 from zarr.registry import register_pipeline
+from zarr.storage import StorePath
 
 from zarrox import _core
 from zarrox.errors import MetadataError, StoreError, StorePermissionError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
 from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
@@ -66,6 +70,9 @@ __all__ = ["ZarroxCodecPipeline"]
 
 #: zarr-python >= 3.2: ``read`` returns one ``GetResult`` per chunk.
 READ_RETURNS_RESULTS: bool = hasattr(_zarr_codec, "GetResult")
+#: zarr-python >= 3.3: a store reads many byte ranges of one key at once
+#: (``Store.get_ranges``), which its sharding codec uses for inner chunks.
+STORES_GET_RANGES: bool = hasattr(_ZarrStore, "get_ranges")
 
 _BatchItem = tuple[Any, "ArraySpec", Any, Any, bool]
 
@@ -104,19 +111,57 @@ def _plain_json(doc: Any) -> Any:
 class _ChunkKind:
     """A Rust codec chain for chunks of one spec, and the numpy dtype it decodes to."""
 
-    __slots__ = ("codec", "dtype", "shape", "sharded", "var", "utf8", "nbytes")
+    __slots__ = (
+        "codec",
+        "dtype",
+        "shape",
+        "sharded",
+        "writes_in_part",
+        "var",
+        "utf8",
+        "nbytes",
+        "pickle",
+    )
 
-    def __init__(self, codec: _core.ChunkCodec, dtype: np.dtype[Any], var: str | None) -> None:
+    def __init__(
+        self,
+        codec: _core.ChunkCodec,
+        dtype: np.dtype[Any],
+        var: str | None,
+        pickle: PickleStage | None = None,
+    ) -> None:
         self.codec = codec
         self.dtype = dtype
         self.shape: tuple[int, ...] = tuple(codec.chunk_shape)
         #: shards whose inner chunks are read one by one
         self.sharded: bool = codec.sharded
+        #: shards updated inner chunk by inner chunk (a lone sharding codec)
+        self.writes_in_part: bool = codec.writes_in_part
         #: "string" / "bytes" for variable-length elements, else None
         self.var = var
         self.utf8 = var == "string"
         #: bytes of one decoded chunk
         self.nbytes = math.prod(self.shape) * dtype.itemsize
+        #: the pickle codec outside the chain (a v2 array's), which Python runs
+        self.pickle = pickle
+
+    def unpickled(self, stored: Any, key: str) -> Any:
+        """The bytes the chain decodes from a stored chunk of the pickle codec, unpickled
+        only when zarr-python's ``array.allow_unsafe_pickle_decode`` is True (and, since
+        numcodecs' ``Pickle`` decodes it, when numcodecs allows it too)."""
+        if self.pickle is None or stored is None:
+            return stored
+        from numcodecs import Pickle
+
+        where = f"chunk '{key}'"
+        check_allowed(zarr_config.get(ALLOW_KEY, False), where, PIPELINE_OPT_IN)
+        return self.pickle.decode(stored, where, unpickle=Pickle(self.pickle.protocol).decode)
+
+    def pickled(self, encoded: Any) -> Any:
+        """The stored bytes of a chunk the chain encoded (through the pickle codec)."""
+        if self.pickle is None or encoded is None:
+            return encoded
+        return self.pickle.encode(encoded)
 
 
 #: Packages whose codec classes zarrox implements by their JSON name; a codec class from
@@ -192,10 +237,12 @@ def _v2_kind(codec: Any, spec: ArraySpec) -> _ChunkKind:
     dt = meta.dtype
     if dt.kind in "biufc":
         dt = dt.newbyteorder("=")
-    return _make_kind(core, meta.fill_bytes(), dt)
+    return _make_kind(core, meta.fill_bytes(), dt, meta.pickle_stage())
 
 
-def _make_kind(core: dict[str, Any], fill: bytes, dtype: np.dtype[Any]) -> _ChunkKind:
+def _make_kind(
+    core: dict[str, Any], fill: bytes, dtype: np.dtype[Any], pickle: PickleStage | None = None
+) -> _ChunkKind:
     data_type = core["data_type"]
     var = data_type if data_type in ("string", "bytes") else None
     codec = _core.ChunkCodec(
@@ -206,7 +253,7 @@ def _make_kind(core: dict[str, Any], fill: bytes, dtype: np.dtype[Any]) -> _Chun
             f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has "
             f"{_itemsize(data_type)}"
         )
-    return _ChunkKind(codec, np.dtype(dtype), var)
+    return _ChunkKind(codec, np.dtype(dtype), var, pickle)
 
 
 _CORE_SIZES = {
@@ -758,7 +805,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         nbytes: int | None = out.nbytes if kind.sharded else len(items) * kind.nbytes
         keys = [str(getattr(item[0], "path", "")) for item in items]
         shape = list(out.shape)
-        rust = _rust_store(items)
+        rust = _rust_store(items) if kind.pickle is None else None
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
@@ -787,36 +834,45 @@ class ZarroxCodecPipeline(CodecPipeline):
         async def perform(request: Any) -> Any:
             _, _, key, arg = request
             getter, spec = getters[key][0], getters[key][1]
-            return as_bytes(
-                await getter.get(prototype=spec.prototype, byte_range=byte_request(arg))
-            )
+            got = as_bytes(await getter.get(prototype=spec.prototype, byte_range=byte_request(arg)))
+            return kind.unpickled(got, str(getattr(getter, "path", key)))
 
         name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
             session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name)
-            await self._serve(session, perform, nbytes)
+            await self._serve(session, perform, getters, nbytes)
             self._place_var(out, session.values(), out_sels, items)
             return list(session.present())
         target = self._target(kind, out)
         session = kind.codec.read_session(
             keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name
         )
-        await self._serve(session, perform, nbytes)
+        await self._serve(session, perform, getters, nbytes)
         if target is not out:
-            out[...] = target
+            out[...] = cast_values(target, out.dtype)
         return list(session.present())
 
     @staticmethod
-    async def _serve(session: Any, perform: Any, nbytes: int | None) -> None:
+    async def _serve(
+        session: Any, perform: Any, getters: dict[str, _BatchItem], nbytes: int | None
+    ) -> None:
         """Run a read session to its end (see :mod:`zarrox.storage.bridge`). The first
         step only makes requests and runs inline; later ones decode what arrived, inline
-        or on a thread by the batch's size."""
+        or on a thread by the batch's size.
+
+        The first round asks for whole chunks, or for each shard's index: one ``perform``
+        (a get) each. Later rounds ask for byte ranges of a shard's inner chunks: on
+        zarr-python >= 3.3, one ``Store.get_ranges`` call per shard, as zarr-python's
+        sharding codec makes (see :func:`_get_ranges`)."""
         requests = session.step()
-        while True:
-            if not requests:
-                return
-            answers = await gather_limited([perform(r) for r in requests])
+        first = True
+        while requests:
+            if first or not STORES_GET_RANGES:
+                answers = await gather_limited([perform(r) for r in requests])
+            else:
+                answers = await _ranges_round(requests, perform, getters)
             session.answer([r[0] for r in requests], answers)
+            first = False
             requests = await _run_blocking(nbytes, session.step)
 
     @classmethod
@@ -844,7 +900,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             list(out.shape),
         )
         if target is not out:
-            out[...] = target
+            out[...] = cast_values(target, out.dtype)
         return result
 
     @staticmethod
@@ -853,7 +909,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         data type) that numpy copies back."""
         if out.dtype == kind.dtype and out.flags.c_contiguous and out.flags.writeable:
             return out
-        return np.ascontiguousarray(out, dtype=kind.dtype)
+        return np.ascontiguousarray(cast_values(out, kind.dtype))
 
     @staticmethod
     def _place_var(
@@ -914,9 +970,11 @@ class ZarroxCodecPipeline(CodecPipeline):
             else:
                 payload = [_var_item(v, kind.utf8) for v in value.reshape(-1).tolist()]
         elif scalar:
-            payload = np.asarray(value, dtype=kind.dtype).reshape(-1)[:1].tobytes()
+            payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
         else:
-            payload = np.ascontiguousarray(value, dtype=kind.dtype).reshape(-1).view(np.uint8)
+            payload = (
+                np.ascontiguousarray(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
+            )
         if scalar:
             chunk_sels: list[Any] = [_chunk_region_only(item[2], kind.shape) for item in items]
             value_sels: Any = None
@@ -926,7 +984,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             )
         value_shape = [] if scalar else list(value.shape)
         write_empty = bool(items[0][1].config.write_empty_chunks)
-        rust = _rust_store(items)
+        rust = _rust_store(items) if kind.pickle is None else None
         if rust is not None and all(i[1].config.write_empty_chunks == write_empty for i in items):
             zarr_store, store = rust
             await _open(zarr_store)
@@ -938,7 +996,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                     kind.codec.write,
                     store.handle,
                     keys,
-                    [bool(item[4]) for item in items],
+                    [_complete(kind, item) for item in items],
                     chunk_sels,
                     value_sels,
                     payload,
@@ -980,9 +1038,10 @@ class ZarroxCodecPipeline(CodecPipeline):
         write_empty: bool,
     ) -> None:
         async def existing(item: _BatchItem) -> Any:
-            if item[4]:
+            if _complete(kind, item):
                 return None
-            return as_bytes(await item[0].get(prototype=item[1].prototype))
+            got = as_bytes(await item[0].get(prototype=item[1].prototype))
+            return kind.unpickled(got, str(getattr(item[0], "path", "")))
 
         old = await gather_limited([existing(item) for item in items])
         keys = [str(getattr(item[0], "path", "")) for item in items]
@@ -1002,7 +1061,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             if data is None:
                 await item[0].delete()
             else:
-                await item[0].set(item[1].prototype.buffer.from_bytes(data))
+                await item[0].set(item[1].prototype.buffer.from_bytes(kind.pickled(data)))
 
         await gather_limited([store(item, data) for item, data in zip(items, new, strict=True)])
 
@@ -1025,8 +1084,10 @@ class ZarroxCodecPipeline(CodecPipeline):
             by_kind.setdefault(id(kind), (kind, []))[1].append((i, b, s))
         for kind, group in by_kind.values():
             stacked, chunk_sels, buf_sels = _stacked(kind.shape, len(group))
-            encoded = [as_bytes(b) for _, b, _ in group]
             keys = [f"#{i}" for i, _, _ in group]
+            encoded = [
+                kind.unpickled(as_bytes(b), k) for k, (_, b, _) in zip(keys, group, strict=True)
+            ]
             if kind.var is not None:
                 values = await _run_blocking(
                     len(group) * kind.nbytes,
@@ -1087,7 +1148,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 payload = [_var_item(v, kind.utf8) for p in parts for v in p.reshape(-1).tolist()]
             else:
                 payload = np.concatenate(
-                    [np.ascontiguousarray(p, dtype=kind.dtype).reshape(-1) for p in parts]
+                    [np.ascontiguousarray(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
                 ).view(np.uint8)
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
@@ -1102,8 +1163,88 @@ class ZarroxCodecPipeline(CodecPipeline):
                 True,
             )
             for (i, _, spec), data in zip(group, new, strict=True):
-                results[i] = None if data is None else spec.prototype.buffer.from_bytes(data)
+                results[i] = (
+                    None if data is None else spec.prototype.buffer.from_bytes(kind.pickled(data))
+                )
         return results
+
+
+async def _ranges_round(
+    requests: list[Any], perform: Any, getters: dict[str, _BatchItem]
+) -> list[Any]:
+    """The answers to a round of byte-range requests: one :func:`_get_ranges` call per key
+    read through a ``StorePath`` (the array's own chunks), one ``perform`` per request
+    elsewhere (the inner chunks zarr-python's own sharding codec hands over)."""
+    answers: list[Any] = [None] * len(requests)
+    by_key: dict[str, list[int]] = {}
+    for i, r in enumerate(requests):
+        by_key.setdefault(r[2], []).append(i)
+
+    async def one_key(key: str, at: list[int]) -> None:
+        getter, spec = getters[key][0], getters[key][1]
+        if isinstance(getter, StorePath) and all(requests[i][3] for i in at):
+            got = await _get_ranges(getter, spec, [requests[i][3] for i in at])
+        else:
+            got = await gather_limited([perform(requests[i]) for i in at])
+        for i, g in zip(at, got, strict=True):
+            answers[i] = g
+
+    await gather_limited([one_key(k, at) for k, at in by_key.items()])
+    return answers
+
+
+async def _get_ranges(getter: Any, spec: ArraySpec, args: list[Any]) -> list[Any]:
+    """The byte ranges ``args`` (the engine's, see :func:`byte_request`) of one shard, in
+    one ``Store.get_ranges`` call with the array's ``sharding_coalesce_max_gap_bytes`` and
+    ``sharding_coalesce_max_bytes``, as zarr-python's sharding codec reads them. A shard
+    gone since its index was read answers None everywhere (the engine reads its inner
+    chunks as the fill value, as zarr-python does); other failures propagate."""
+    cfg = spec.config
+    kwargs = {
+        "max_gap_bytes": getattr(
+            cfg,
+            "sharding_coalesce_max_gap_bytes",
+            zarr_config.get("array.sharding_coalesce_max_gap_bytes", 1 << 20),
+        ),
+        "max_coalesced_bytes": getattr(
+            cfg,
+            "sharding_coalesce_max_bytes",
+            zarr_config.get("array.sharding_coalesce_max_bytes", 16 << 20),
+        ),
+    }
+    parts: list[Any] = [None] * len(args)
+    try:
+        async for group in getter.store.get_ranges(
+            getter.path, [byte_request(a) for a in args], prototype=spec.prototype, **kwargs
+        ):
+            for i, buf in group:
+                parts[i] = as_bytes(buf)
+    except BaseExceptionGroup as eg:
+        _, rest = eg.split(FileNotFoundError)
+        if rest is not None:
+            raise rest from None
+        return [None] * len(args)
+    return parts
+
+
+def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:
+    """Whether the write replaces the chunk without reading it, as the engine decides
+    (``ChunkTask::needs_old``): zarr-python's ``is_complete_chunk`` (the selection covers
+    the chunk's part inside the array), except for a shard of a lone sharding codec, which
+    is replaced only when the selection covers all of it, its part beyond the array's shape
+    included: zarr-python's sharding codec keeps the inner chunks, and the cells, that a
+    shrinking resize left beyond the shape."""
+    if not item[4]:
+        return False
+    if not kind.writes_in_part:
+        return True
+    sel = item[2]
+    if isinstance(sel, np.ndarray):
+        return False
+    basic = _basic(_as_tuple(sel, len(kind.shape)), kind.shape)
+    return basic is not None and all(
+        d == (0, n, 1) for d, n in zip(basic[0], kind.shape, strict=True)
+    )
 
 
 def _stacked(shape: tuple[int, ...], n: int) -> tuple[tuple[int, ...], list[Any], list[Any]]:

@@ -296,6 +296,50 @@ fn one_inner_chunk_reads_index_and_that_chunk_only() {
 }
 
 #[test]
+fn shrunk_arrays_keep_shard_cells_beyond_their_shape_as_zarr_python() {
+    // zarr-python 3.4: a write over a shard's part inside a shrunk array keeps
+    // the inner chunks, and cells, past the new end (they come back when the
+    // array grows), while an unsharded edge chunk is replaced without reading
+    // it (its cells past the end become the fill value).
+    for inner in [1usize, 2, 4] {
+        let counting = Arc::new(CountingStore::default());
+        let store: Arc<dyn Store> = counting.clone();
+        sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+            .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+            .unwrap();
+        assert_eq!(
+            counting.take().0,
+            0,
+            "a write over the whole shard reads nothing"
+        );
+        sharded(Arc::clone(&store), &[2], &[4], &[inner], "end")
+            .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+            .unwrap();
+        assert_eq!(counting.take().0, 1, "the edge shard is read first");
+        let mut out = vec![0u8; 8];
+        sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
+            .read(&all(&[4]), &mut out)
+            .unwrap();
+        assert_eq!(as_u16(&out), vec![9, 9, 3, 4], "inner chunks of {inner}");
+    }
+    let counting = Arc::new(CountingStore::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    array(Arc::clone(&store), &[4], &[4], codecs.clone())
+        .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+        .unwrap();
+    array(Arc::clone(&store), &[2], &[4], codecs.clone())
+        .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+        .unwrap();
+    assert_eq!(counting.take().0, 0, "a covered edge chunk is not read");
+    let mut out = vec![0u8; 8];
+    array(Arc::clone(&store), &[4], &[4], codecs)
+        .read(&all(&[4]), &mut out)
+        .unwrap();
+    assert_eq!(as_u16(&out), vec![9, 9, 7, 7]);
+}
+
+#[test]
 fn missing_shards_and_empty_inner_chunks_read_as_fill() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
@@ -536,4 +580,61 @@ fn caller_sessions_read_in_rounds() {
     assert_eq!(rounds, 2, "the index, then the two inner chunks");
     assert_eq!(as_u16(&out), vec![13, 14]);
     assert_eq!(session.present(), vec![true]);
+}
+
+#[test]
+fn a_shard_that_vanishes_after_its_index_reads_as_fill() {
+    // As zarr-python: when the inner chunks' bytes are gone (the shard was
+    // deleted after its index was read), they read as the fill value.
+    let backing = MemoryStore::new();
+    let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
+    let tasks = writer.write_tasks(&all(&[8])).unwrap();
+    let encoded = writer
+        .encode(
+            &tasks.0,
+            &tasks.1,
+            vec![None],
+            Input::Fixed(&u16s(10..18u16)),
+        )
+        .unwrap();
+    run(backing.set("a/c/0", encoded[0].clone().unwrap())).unwrap();
+    let meta = json!({"shape": [8], "chunk_shape": [8], "data_type": "uint16",
+        "codecs": sharded_codecs(&[2], "end"), "chunk_key_encoding": {"name": "default"}});
+    let a = ArrayCore::new(
+        StoreRef::Caller("py://x".into()),
+        "a",
+        &meta.to_string(),
+        7u16.to_ne_bytes().to_vec(),
+        false,
+    )
+    .unwrap();
+    let (mut session, _) = a
+        .read_session(&Selection::Orthogonal(vec![sl(1, 5)]))
+        .unwrap();
+    let mut out = vec![0u8; 8];
+    let mut rounds = 0;
+    loop {
+        let view = OutView::new(&mut out);
+        let requests = session.step(Output::Fixed(&view)).unwrap();
+        if requests.is_empty() {
+            break;
+        }
+        rounds += 1;
+        for r in requests {
+            let crate::store::caller::Op::Get(Some(rg)) = r.op else {
+                panic!("a partial shard read asks for byte ranges");
+            };
+            if rounds == 2 {
+                // the index was there; the shard is gone now
+                run(backing.delete("a/c/0")).unwrap();
+            }
+            let got = run(backing.get_ranges(&r.key, &[rg]))
+                .unwrap()
+                .map(|mut v| v.remove(0));
+            session.answer(r.id, Ok(got)).unwrap();
+        }
+    }
+    assert_eq!(rounds, 2, "the index, then the inner chunks");
+    assert_eq!(as_u16(&out), vec![7, 7, 7, 7]);
+    assert_eq!(session.present(), vec![false]);
 }

@@ -294,15 +294,25 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             sink.emit(empty).await?;
         }
         direct.sort_by_key(|(_, _, rg)| rg.start);
-        for batch in batches(&coalesce(&direct, fetching.gap), fetching.batch) {
+        let groups = coalesce(&direct, fetching.gap);
+        let batches = batches(&groups, fetching.batch);
+        for (b, batch) in batches.iter().enumerate() {
             let ranges: Vec<ByteRange> = batch
                 .iter()
                 .map(|g| ByteRange::span(g.span.start, g.span.end - g.span.start))
                 .collect();
-            let buffers = source
-                .read_ranges(&ranges, true)
-                .await?
-                .ok_or_else(|| Error::store("the shard disappeared while it was being read"))?;
+            let Some(buffers) = source.read_ranges(&ranges, true).await? else {
+                // The shard disappeared after its index was read: as zarr-python
+                // does, the inner chunks not read yet are the fill value.
+                let rest = batches[b..]
+                    .iter()
+                    .flat_map(|batch| batch.iter().flat_map(|g| &g.members))
+                    .map(|&k| (direct[k].0, direct[k].1.clone()))
+                    .chain(deeper.into_iter().map(|(pos, r, _)| (pos, r)))
+                    .collect();
+                missing(rest).await?;
+                return Ok(false);
+            };
             let mut pieces = Vec::new();
             for (group, buffer) in batch.iter().zip(buffers) {
                 for &k in &group.members {

@@ -69,9 +69,19 @@ impl ChunkTask {
         self.chain.as_deref().unwrap_or(batch)
     }
 
-    /// Whether a write of this task must read the old chunk first.
-    pub fn needs_old(&self) -> bool {
-        !(self.complete || self.region.covers_chunk() || matches!(self.region, ChunkRegion::Empty))
+    /// Whether a write of this task over a chunk of `chain` must read the
+    /// old chunk first. As zarr-python: a chunk whose part inside the array
+    /// the region covers is replaced without reading it (an edge chunk's
+    /// cells past the array's end become the fill value), but a shard that a
+    /// lone sharding codec updates inner chunk by inner chunk is read unless
+    /// the region covers all of it, past the end included: the inner chunks
+    /// there (which a shrinking resize leaves) are kept.
+    pub fn needs_old(&self, chain: &CodecChain) -> bool {
+        match (&self.region, chain.sharding()) {
+            (ChunkRegion::Empty, _) => false,
+            (region, Some(_)) => !region.covers_full_chunk(&chain.spec().shape),
+            (region, None) => !(self.complete || region.covers_chunk()),
+        }
     }
 
     fn at(&self) -> impl Fn(Error) -> Error + '_ {
@@ -334,7 +344,7 @@ pub fn write(
                     return Ok(());
                 }
                 let chain = task.chain(chain);
-                let old = if task.needs_old() {
+                let old = if task.needs_old(chain) {
                     crate::store::now(store.get(&task.key))??
                 } else {
                     None
@@ -351,7 +361,7 @@ pub fn write(
                         return Ok(());
                     }
                     let chain = task.chain(chain);
-                    let old = if task.needs_old() {
+                    let old = if task.needs_old(chain) {
                         store.get(&task.key).await?
                     } else {
                         None
@@ -410,16 +420,9 @@ pub fn encode(
     let memo = ScalarMemo::default();
     let work: Vec<(&ChunkTask, Option<Bytes>)> = tasks.iter().zip(old).collect();
     let one = |(task, old): (&ChunkTask, Option<Bytes>)| {
-        let old = if task.needs_old() { old } else { None };
-        encode_region(
-            task.chain(chain),
-            &task.region,
-            old,
-            value,
-            write_empty,
-            &memo,
-        )
-        .map_err(task.at())
+        let chain = task.chain(chain);
+        let old = if task.needs_old(chain) { old } else { None };
+        encode_region(chain, &task.region, old, value, write_empty, &memo).map_err(task.at())
     };
     if work.len() <= 1 {
         return work.into_iter().map(one).collect();

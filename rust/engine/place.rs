@@ -244,14 +244,23 @@ pub fn encode_region(
     if matches!(region, ChunkRegion::Empty) {
         return Ok(existing);
     }
-    let existing = if region.covers_chunk() {
-        None
-    } else {
-        existing
-    };
     match chain.sharding() {
-        None => encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned),
+        None => {
+            let existing = if region.covers_chunk() {
+                None
+            } else {
+                existing
+            };
+            encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned)
+        }
         Some(sh) => {
+            // Inner chunks the region leaves alone, past the array's end
+            // included, keep their bytes (see `ChunkTask::needs_old`).
+            let existing = if region.covers_full_chunk(&chain.spec().shape) {
+                None
+            } else {
+                existing
+            };
             let mut chunks: Vec<Option<Bytes>> = crate::alloc::filled(None, sh.num_inner())?;
             if let Some(old) = existing {
                 let index = sh.read_index(&old)?;

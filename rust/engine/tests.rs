@@ -209,6 +209,43 @@ fn object_store_shards_are_read_in_part() {
     assert_eq!(as_u16(&two), vec![50, 9]);
 }
 
+#[test]
+fn edge_writes_keep_a_shards_inner_chunks_past_the_end() {
+    // A 4-element chunk of an array shrunk to 2 elements; the write covers
+    // the chunk's part inside the array. As zarr-python 3.4: a lone sharding
+    // codec keeps the inner chunks (and cells) past the end, which come back
+    // when the array grows; a plain chunk is replaced without being read.
+    let edge = || {
+        let part = Arc::new(crate::indexing::DimChunk::new(0, vec![0, 1], vec![0, 1], 2));
+        vec![ChunkTask::new(
+            "c/0".into(),
+            ChunkRegion::from_parts(vec![part], vec![2]),
+        )]
+    };
+    let full = whole_chunks(1, 4);
+    for (c, kept) in [
+        (shard_chain(4, 1), true),
+        (shard_chain(4, 2), true),
+        (shard_chain(4, 4), true),
+        (zstd_chain(4), false),
+    ] {
+        let store = MemoryStore::new();
+        write(&c, &store, &full, Input::Fixed(&u16s([1, 2, 3, 4])), false).unwrap();
+        let old = run(store.get("c/0")).unwrap();
+        assert_eq!(edge()[0].needs_old(&c), kept);
+        assert!(!full[0].needs_old(&c), "a whole-chunk write reads nothing");
+        write(&c, &store, &edge(), Input::Fixed(&u16s([9, 9])), false).unwrap();
+        let mut out = vec![0u8; 8];
+        let view = OutView::new(&mut out);
+        read(&c, &store, &full, Output::Fixed(&view)).unwrap();
+        let want = if kept { [9, 9, 3, 4] } else { [9, 9, 7, 7] };
+        assert_eq!(as_u16(&out), want);
+        // A caller-driven write (encode over the old bytes) stores the same.
+        let new = encode(&c, &edge(), vec![old], Input::Fixed(&u16s([9, 9])), false).unwrap();
+        assert_eq!(new[0], run(store.get("c/0")).unwrap());
+    }
+}
+
 /// A filesystem store whose opened values let a writer replace the key right
 /// after their first read.
 #[derive(Debug)]

@@ -5,7 +5,9 @@ zarrox's and ``expected_differences.txt`` does not name it.
     python tests/zarr_suite/compare.py DEFAULT.xml ZARROX.xml --expected FILE [--record MD]
 
 ``expected_differences.txt``: one test id (``tests/test_x.py::test_name[param]``) per line,
-then `` | `` and the reason; ``#`` starts a comment line.
+then `` | `` and the reason; ``#`` starts a comment line. A line that starts with
+``[zarr 3.1]`` (or ``[zarr 3.1, 3.4]``) applies only to those zarr-python releases (the
+version's leading components); a line without one applies to every release.
 """
 
 from __future__ import annotations
@@ -50,7 +52,18 @@ def outcomes(path: Path) -> dict[str, str]:
     return result
 
 
-def expected_differences(path: Path) -> dict[str, str]:
+def _applies(versions: str, version: str) -> bool:
+    """Whether a ``[zarr 3.1, 3.4]`` tag's releases include ``version`` (e.g. ``3.4.2``)."""
+    parts = version.split(".")
+    for v in versions.split(","):
+        want = v.strip().split(".")
+        if want and parts[: len(want)] == want:
+            return True
+    return False
+
+
+def expected_differences(path: Path, version: str = "?") -> dict[str, str]:
+    """The expected differences of zarr-python ``version``: test id -> reason."""
     found: dict[str, str] = {}
     if not path.exists():
         return found
@@ -58,6 +71,11 @@ def expected_differences(path: Path) -> dict[str, str]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        if line.startswith("[zarr "):
+            tag, _, line = line[len("[zarr ") :].partition("]")
+            if not _applies(tag, version):
+                continue
+            line = line.strip()
         test_id, _, reason = line.partition(" | ")
         found[test_id.strip()] = reason.strip()
     return found
@@ -76,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     default, zarrox = outcomes(args.default), outcomes(args.zarrox)
-    expected = expected_differences(args.expected)
+    expected = expected_differences(args.expected, args.version)
     counts = {
         name: Counter(run.values()) for name, run in (("default", default), ("zarrox", zarrox))
     }

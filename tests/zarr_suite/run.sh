@@ -9,9 +9,11 @@
 #
 # The sdist of the installed zarr version is downloaded from PyPI once (its tests/ are not in
 # the wheel) into target/zarr-suite/; pytest-asyncio and pytest-xdist, which only these tests
-# need, are installed there too (not into the project's venv). --record rewrites the numbers in
-# tests/zarr_suite/RESULTS.md. ZARR_SUITE_TESTS overrides the test selection; ZARR_SUITE_WORKERS
-# the number of pytest-xdist workers (default: the number of cores).
+# need, are installed there too (one folder per Python version, not into the project's venv).
+# PYTHON names the interpreter whose zarr-python and zarrox are tested (default: .venv's).
+# --record rewrites tests/zarr_suite/RESULTS-zarr<version>-py<version>.md. ZARR_SUITE_TESTS
+# overrides the test selection; ZARR_SUITE_WORKERS the number of pytest-xdist workers (default:
+# the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -27,9 +29,11 @@ TESTS=${ZARR_SUITE_TESTS:-"tests/test_codecs tests/test_indexing.py tests/test_a
 WORKERS=${ZARR_SUITE_WORKERS:-$("$PY" -c "import os; print(os.cpu_count() or 1)")}
 
 VERSION=$("$PY" -c "import zarr; print(zarr.__version__)")
+PYVER=$("$PY" -c "import sys; print('%d.%d' % sys.version_info[:2])")
 BASE=$ROOT/target/zarr-suite
 WORK=$BASE/zarr-$VERSION
-SITE=$BASE/site
+SITE=$BASE/site-py$PYVER
+RUN=$BASE/zarr-$VERSION-py$PYVER
 if [ ! -f "$WORK/.extracted" ]; then
     echo "== downloading the zarr $VERSION sdist for its tests"
     rm -rf "$WORK" "$BASE/sdist"
@@ -46,18 +50,19 @@ if [ ! -f "$SITE/.installed" ]; then
     touch "$SITE/.installed"
 fi
 
-run() {  # run NAME [env...]: pytest over the selection, results in $BASE/NAME.xml
+mkdir -p "$RUN"
+run() {  # run NAME [env...]: pytest over the selection, results in $RUN/NAME.xml
     local name=$1
     shift
-    echo "== zarr-python $VERSION test suite, $name codec pipeline ($TESTS)"
+    echo "== zarr-python $VERSION test suite on Python $PYVER, $name codec pipeline ($TESTS)"
     local start=$SECONDS
     # The sdist's pytest configuration (filterwarnings = error, asyncio_mode = auto, ...)
     # applies; its addopts need plugins this run does not use. Hypothesis is seeded so that
     # both runs see the same examples.
     (cd "$WORK" && env "$@" PYTHONPATH="$SITE" "$PY" -m pytest $TESTS -q -p no:cacheprovider \
         -o addopts="" -o console_output_style=classic -n "$WORKERS" --hypothesis-seed=0 \
-        --junitxml="$BASE/$name.xml" "${PYTEST_ARGS[@]}" >"$BASE/$name.log" 2>&1) || true
-    tail -n 1 "$BASE/$name.log"
+        --junitxml="$RUN/$name.xml" "${PYTEST_ARGS[@]}" >"$RUN/$name.log" 2>&1) || true
+    tail -n 1 "$RUN/$name.log"
     echo "   ($((SECONDS - start)) s)"
     DURATIONS+=("$name=$((SECONDS - start))")
 }
@@ -69,10 +74,10 @@ PYTEST_ARGS=(--ignore=tests/test_api/test_synchronous.py "$@")
 run default ZARR_CODEC_PIPELINE__PATH=zarr.core.codec_pipeline.BatchedCodecPipeline
 run zarrox ZARR_CODEC_PIPELINE__PATH=zarrox.ZarroxCodecPipeline ZARR_CODEC_PIPELINE__STRICT=true
 
-ARGS=("$BASE/default.xml" "$BASE/zarrox.xml" --version "$VERSION" --tests "$TESTS"
+ARGS=("$RUN/default.xml" "$RUN/zarrox.xml" --version "$VERSION" --tests "$TESTS"
     --workers "$WORKERS" --durations "${DURATIONS[*]}"
     --expected "$ROOT/tests/zarr_suite/expected_differences.txt")
 if [ "$RECORD" = 1 ]; then
-    ARGS+=(--record "$ROOT/tests/zarr_suite/RESULTS.md")
+    ARGS+=(--record "$ROOT/tests/zarr_suite/RESULTS-zarr$VERSION-py$PYVER.md")
 fi
 "$PY" "$ROOT/tests/zarr_suite/compare.py" "${ARGS[@]}"

@@ -87,3 +87,46 @@ def int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple
             f"{where}{label}: must be an array of {kind} integers below 2**64, got {value!r}"
         )
     return tuple(int(v) for v in value)
+
+
+def stored_chunk_sizes(
+    value: object,
+    label: str,
+    where: str,
+    shape: Sequence[int],
+    unset: Sequence[int] | None = None,
+) -> tuple[int, ...]:
+    """Chunk sizes as stored (v2 ``chunks``, v3 ``chunk_shape``), read as zarr-python 3.4
+    reads them: JSON ``true`` (zarr-python 3.0 and 3.2 wrote it for ``chunks=True``) is 1;
+    0 or ``false`` (zarr-python wrote them for zero-length axes before 3.4, and for
+    ``chunks=(0,)``/``False`` from 2.18.7 to 3.2.1) is 1, or ``unset[d]`` (a sharded
+    array's inner chunk size), with a warning when the axis is not empty: such an array
+    holds only its fill value. Anything else must be a positive integer."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise MetadataError(f"{where}{label}: must be an array of positive integers, got {value!r}")
+    sizes: list[int] = []
+    repaired: list[int] = []
+    for d, v in enumerate(value):
+        if v is True:
+            sizes.append(1)
+        elif v is False or (is_int(v) and v == 0):
+            sizes.append(int(unset[d]) if unset is not None and d < len(unset) else 1)
+            repaired.append(d)
+        elif is_int(v) and v > 0:
+            sizes.append(int(v))
+        else:
+            raise MetadataError(
+                f"{where}{label}: must be an array of positive integers, got {value!r}"
+            )
+    if any(d < len(shape) and shape[d] > 0 for d in repaired):
+        import warnings
+
+        warnings.warn(
+            f"{where}{label} {value!r}: a chunk size of 0 or false (as zarr-python wrote for "
+            f"chunks=(0,) or False) is read as {sizes}; such an array holds only its fill "
+            "value. Recreate it with the chunk shape you want, or store valid metadata "
+            "(any metadata update, e.g. update_attributes({}), writes these sizes)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return tuple(sizes)

@@ -442,7 +442,10 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     clabel = f"{label}.configuration"
     if "chunk_shape" not in cfg:
         raise ctx.err(f"{clabel}: sharding_indexed requires member 'chunk_shape'")
-    inner = _positive_int_list(cfg["chunk_shape"], ctx, f"{clabel}.chunk_shape")
+    raw = cfg["chunk_shape"]
+    if isinstance(raw, list):  # JSON true (zarr-python 3.0 and 3.2 wrote it) is 1
+        raw = [1 if v is True else v for v in raw]
+    inner = _positive_int_list(raw, ctx, f"{clabel}.chunk_shape")
     if ctx.ndim is not None and len(inner) != ctx.ndim:
         raise ctx.err(
             f"{clabel}.chunk_shape: has {len(inner)} dimension(s), the array has {ctx.ndim}"

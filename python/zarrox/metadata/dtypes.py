@@ -45,6 +45,7 @@ __all__ = [
     "DataType",
     "FloatFormat",
     "data_type_from_numpy",
+    "cast_values",
     "native_dtype",
     "parse_data_type_json",
 ]
@@ -232,6 +233,24 @@ def native_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
         return dtype.newbyteorder("=")
     except (TypeError, ValueError):
         return dtype
+
+
+def cast_values(values: Any, dtype: np.dtype[Any] | Any) -> np.ndarray:
+    """``np.asarray(values, dtype)``, except for datetime64/timedelta64 of the same unit and
+    scale in another byte order, which are byte-swapped through int64: numpy does not swap
+    them when casting generic-unit times (``>m8[2generic]`` to ``<m8[2generic]``)."""
+    dt = np.dtype(dtype)
+    arr = np.asarray(values)
+    src = arr.dtype
+    if (
+        dt.kind in "mM"
+        and src.kind == dt.kind
+        and src != dt
+        and np.datetime_data(src) == np.datetime_data(dt)
+    ):
+        ints = arr.view(src.str[0] + "i8").astype(dt.str[0] + "i8")
+        return ints.view(dt)
+    return np.asarray(arr, dtype=dt)
 
 
 def _b64decode(value: str, where: str, label: str, what: str) -> bytes:
@@ -458,7 +477,9 @@ class DataType:
         if c == "datetime":
             return np.array(_NAT, dtype=np.int64).view(self.dtype)[()]
         if c == "struct":
-            return np.array([0], dtype=self.dtype)[0]  # as zarr-python: 0 cast to the type
+            # zarr-python 3.4: every field zero (no bytes for strings and raw bytes, a zero
+            # count for datetimes), i.e. an element of zero bytes
+            return np.zeros(1, dtype=self.dtype)[0]
         return np.zeros((), dtype=self.dtype)[()]
 
     def parse_fill(self, value: object, where: str = "", label: str = "fill_value") -> Any:
@@ -932,15 +953,10 @@ def _configured(name: str, cfg: Mapping[str, Any], where: str, label: str) -> Da
                 f"{where}{clabel}.scale_factor: must be an integer in [1, {_MAX_SCALE_FACTOR}], "
                 f"got {scale!r}"
             )
-        if unit == "generic":
-            if scale != 1:
-                raise UnsupportedDataTypeError(
-                    f"{where}unsupported data type {name!r} with unit 'generic' and "
-                    f"scale_factor {scale} (numpy has no such type)"
-                )
-            dt = np.dtype(_TIME_TYPES[name])
-        else:
-            dt = np.dtype(f"{_TIME_TYPES[name]}[{int(scale)}{'us' if unit == 'μs' else unit}]")
+        # numpy spells the microsecond "us"; zarr-python 3.4 reads "μs" and writes "us". A
+        # generic unit keeps its scale (numpy's "m8[2generic]"), as zarr-python 3.4 does.
+        unit = "us" if unit == "μs" else unit
+        dt = np.dtype(f"{_TIME_TYPES[name]}[{int(scale)}{unit}]")
         config = {"unit": unit, "scale_factor": int(scale)}
         return DataType(name, {"name": name, "configuration": config}, dt, "datetime")
     if name in _LENGTH_TYPES:
@@ -1101,14 +1117,15 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
                 raise UnsupportedDataTypeError(
                     f"{where}unsupported data type {dt!r}: field {fname!r} is variable-length"
                 )
-            fields.append([fname, fjson])
+            fields.append({"name": fname, "data_type": fjson})
             offset += fdt.itemsize
         if offset != dt.itemsize:
             raise UnsupportedDataTypeError(
                 f"{where}unsupported data type {dt!r}: padding after the last field"
             )
-        # zarr-python 3.1 writes (and only reads) the legacy "structured" form
-        return {"name": "structured", "configuration": {"fields": fields}}
+        # the registered "struct" type, as zarr-python >= 3.2 writes it (3.1 wrote, and only
+        # reads, the legacy "structured" form, which zarrox reads too)
+        return {"name": "struct", "configuration": {"fields": fields}}
     raise UnsupportedDataTypeError(
         f"{where}unsupported data type {dt!r}: no v3 data type (core: {list(_NAMED_CORE)}, r<N>; "
         "extensions: ml_dtypes types, datetime64/timedelta64, U, S, V, structured, str, bytes)"

@@ -37,20 +37,22 @@ import base64
 import binascii
 import json
 import math
+import pickle
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
-from zarrox.metadata._checks import copy_json, is_text
+from zarrox.metadata._checks import copy_json, is_text, stored_chunk_sizes
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
-from zarrox.metadata.dtypes import from_zarr_python_dtype
+from zarrox.metadata.dtypes import cast_values, from_zarr_python_dtype
 from zarrox.metadata.v3 import load_json_object
+from zarrox.pickle_codec import PickleStage
 
 __all__ = [
     "DEFAULT_COMPRESSOR_V2",
@@ -103,7 +105,10 @@ def _where(key: str, path: str | None) -> str:
 
 _TYPESTR_RE = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(?:\[([0-9]*)([A-Za-zμ]+)\])?")
 _NUMERIC_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
-_DATETIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as")
+_DATETIME_UNITS = (
+    *("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as"),
+    "generic",
+)
 
 
 def _parse_typestr(value: str, where: str, label: str) -> np.dtype[Any]:
@@ -244,15 +249,29 @@ def parse_v2_dtype(value: object, *, path: str | None = None) -> np.dtype[Any]:
     return _parse_dtype(value, _where(".zarray", path), "dtype")
 
 
-def _descr_json(descr: Any) -> Any:
-    if isinstance(descr, str):
-        return descr
-    out = []
-    for item in descr:
+def _typestr(dt: np.dtype[Any]) -> str:
+    """``dt.str``, with a generic time unit's scale that numpy leaves out of it
+    (``"<m8[2generic]"``, as zarr-python 3.4 writes it)."""
+    if dt.kind in "mM":
+        unit, scale = np.datetime_data(dt)
+        if unit == "generic" and scale != 1:
+            return f"{dt.str}[{scale}generic]"
+    return dt.str
+
+
+def _fields_json(dt: np.dtype[Any]) -> list[Any]:
+    """A structured dtype's field list (numpy's ``descr``, with :func:`_typestr` types)."""
+    out: list[Any] = []
+    for item in dt.descr:
         name, typ = item[0], item[1]
         if not isinstance(name, str):
             raise UnsupportedError(f"structured data type field titles are not supported: {name!r}")
-        entry: list[Any] = [name, _descr_json(typ)]
+        if name == "":  # padding, as numpy's descr writes it
+            out.append([name, typ])
+            continue
+        field = dt.fields[name][0]  # type: ignore[index]
+        base = field.base if field.subdtype is not None else field
+        entry: list[Any] = [name, _fields_json(base) if base.fields is not None else _typestr(base)]
         if len(item) > 2:
             entry.append(list(item[2]))
         out.append(entry)
@@ -269,7 +288,7 @@ def v2_dtype_json(dtype: object) -> str | list[Any]:
     except TypeError as e:
         raise UnsupportedDataTypeError(f"unsupported data type {dtype!r}: {e}") from None
     if dt.fields is not None:
-        return _descr_json(dt.descr)  # type: ignore[no-any-return]
+        return _fields_json(dt)
     if dt.subdtype is not None:
         raise UnsupportedDataTypeError(
             f"unsupported data type {dt!r}: a sub-array dtype is not a v2 array data type "
@@ -279,7 +298,7 @@ def v2_dtype_json(dtype: object) -> str | list[Any]:
         raise UnsupportedDataTypeError(
             f"unsupported data type {dt!r}: fixed-size types need a size"
         )
-    return dt.str
+    return _typestr(dt)
 
 
 def _is_raw(dt: np.dtype[Any]) -> bool:
@@ -683,7 +702,7 @@ def v2_fill_value_bytes(value: Any, dtype: np.dtype[Any] | Any) -> bytes:
     if _is_raw(dt):
         if dt.kind == "V":
             return _raw_bytes(value, dt)
-        return np.asarray(value, dtype=dt).tobytes()
+        return cast_values(value, dt).tobytes()
     return np.asarray(value, dtype=dt.newbyteorder("=")).tobytes()
 
 
@@ -726,6 +745,8 @@ _NUMCODECS_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
     "quantize": (("digits", _REQUIRED), ("dtype", _DTYPE), ("astype", _SAME_AS_DTYPE)),
     "astype": (("encode_dtype", _DTYPE), ("decode_dtype", _DTYPE)),
     "categorize": (("labels", _REQUIRED), ("dtype", _DTYPE), ("astype", "|u1")),
+    # numcodecs' default is pickle.HIGHEST_PROTOCOL (5 on every Python zarrox runs on)
+    "pickle": (("protocol", pickle.HIGHEST_PROTOCOL),),
 }
 _DTYPE_MEMBERS = frozenset({"dtype", "astype", "encode_dtype", "decode_dtype"})
 _BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
@@ -740,6 +761,7 @@ _INT_RANGES: dict[tuple[str, str], tuple[int, int]] = {
     ("lz4", "acceleration"): (-(2**31), 2**31 - 1),
     ("shuffle", "elementsize"): (1, 2**31 - 1),
     ("bitround", "keepbits"): (0, 64),
+    ("pickle", "protocol"): (-1, pickle.HIGHEST_PROTOCOL),
 }
 
 
@@ -993,7 +1015,7 @@ class ArrayMetadataV2:
             if key not in doc:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_tuple(doc["shape"], "shape", where, positive=False)
-        chunks = _int_tuple(doc["chunks"], "chunks", where, positive=True)
+        chunks = stored_chunk_sizes(doc["chunks"], "chunks", where, shape)
         if len(chunks) != len(shape):
             raise MetadataError(
                 f"{where}chunks: {list(chunks)} has {len(chunks)} dimension(s), shape "
@@ -1142,6 +1164,8 @@ class ArrayMetadataV2:
         ``vlen-utf8`` / ``vlen-bytes`` filter, the filters after it and the compressor.
         """
         where = ""  # the configurations were validated when the metadata was made
+        if self.pickle_stage() is not None:
+            return self._without_pickle().to_core_json()
         if self.dtype.hasobject:
             return self._object_core_json()
         data_type = v2_core_data_type(self.dtype)
@@ -1181,6 +1205,49 @@ class ArrayMetadataV2:
             "codecs": codecs,
             "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
         }
+
+    def pickle_stage(self) -> PickleStage | None:
+        """The ``pickle`` codec of the chain, which Python runs around the engine (see
+        :mod:`zarrox.pickle_codec`; the core description leaves it out), or None. It must
+        be the outermost stage (the compressor, or the last filter with no compressor),
+        with no filter before it, or, in an object array, only the vlen-utf8 / vlen-bytes
+        filter: the layouts zarr-python writes. Anything else is unsupported."""
+        filters = list(self.filters or [])
+        if self.dtype.hasobject and not any(
+            f.get("id") in ("vlen-utf8", "vlen-bytes") for f in filters
+        ):
+            return None  # pickle as an object array's codec: unsupported (_vlen_filter)
+        if self.compressor is not None and self.compressor.get("id") == "pickle":
+            codec, before = self.compressor, filters
+        elif not any(f.get("id") == "pickle" for f in filters):
+            return None
+        elif self.compressor is None and filters[-1].get("id") == "pickle":
+            codec, before = filters[-1], filters[:-1]
+        else:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}the pickle codec is supported as the compressor or "
+                f"the last filter, not before {[f.get('id') for f in filters]!r} and "
+                f"compressor {self.compressor!r}"
+            )
+        before_ids = [f.get("id") for f in before]
+        if not self.dtype.hasobject and not before_ids:
+            pickles: Literal["array", "bytearray"] = "array"
+        elif self.dtype.hasobject and before_ids in (["vlen-utf8"], ["vlen-bytes"]):
+            pickles = "bytearray"
+        else:
+            raise UnsupportedError(
+                f"{_where('.zarray', '')}the pickle codec is supported after no filter, or "
+                f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
+                f"{self.dtype} array has filters {before_ids!r} before it"
+            )
+        protocol = codec.get("protocol", pickle.HIGHEST_PROTOCOL)
+        return PickleStage(int(protocol), pickles, self.dtype, self.chunks, self.order)
+
+    def _without_pickle(self) -> ArrayMetadataV2:
+        """This metadata with its pickle codec (see :meth:`pickle_stage`) left out."""
+        if self.compressor is not None and self.compressor.get("id") == "pickle":
+            return replace(self, compressor=None)
+        return replace(self, filters=list(self.filters or [])[:-1])
 
     def _vlen_filter(self) -> tuple[int, str]:
         """(position, v3 data type) of the filter that serializes an object array."""

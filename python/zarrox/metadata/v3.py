@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import copy_json, parse_json
+from zarrox.metadata._checks import copy_json, parse_json, stored_chunk_sizes
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import RectilinearGrid
@@ -330,10 +330,25 @@ def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
         raise MetadataError(f"{where}node_type: expected {node_type!r}, got {doc['node_type']!r}")
 
 
+def _inner_chunk_shape(codecs: object) -> list[int] | None:
+    """The inner chunk shape of a sharded array's codecs as stored (``true`` read as 1),
+    or None."""
+    if not isinstance(codecs, list):
+        return None
+    for c in codecs:
+        if isinstance(c, Mapping) and c.get("name") == "sharding_indexed":
+            cfg = c.get("configuration")
+            inner = cfg.get("chunk_shape") if isinstance(cfg, Mapping) else None
+            if isinstance(inner, list) and all(v is True or (_is_int(v) and v > 0) for v in inner):
+                return [1 if v is True else int(v) for v in inner]
+    return None
+
+
 def _parse_chunk_grid(
-    value: object, shape: Sequence[int], where: str
+    value: object, shape: Sequence[int], where: str, unset: Sequence[int] | None = None
 ) -> tuple[tuple[int, ...], RectilinearGrid | None]:
-    """The chunk shape of a regular grid, or of a rectilinear grid its first chunk's shape
+    """The chunk shape of a regular grid (sizes stored as 0/false/true read as zarr-python
+    3.4 reads them, ``unset`` for 0), or of a rectilinear grid its first chunk's shape
     and the grid."""
     ndim = len(shape)
     if isinstance(value, str):
@@ -365,8 +380,8 @@ def _parse_chunk_grid(
     extra = sorted(str(k) for k in cfg if k != "chunk_shape")
     if extra:
         raise MetadataError(f"{where}chunk_grid.configuration: unknown member(s) {extra}")
-    chunk_shape = _int_list(
-        cfg["chunk_shape"], "chunk_grid.configuration.chunk_shape", where, positive=True
+    chunk_shape = stored_chunk_sizes(
+        cfg["chunk_shape"], "chunk_grid.configuration.chunk_shape", where, shape, unset
     )
     if len(chunk_shape) != ndim:
         raise MetadataError(
@@ -589,7 +604,9 @@ class ArrayMetadataV3:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_list(doc["shape"], "shape", where, positive=False)
         data_type, dtype = parse_data_type(doc["data_type"], path=path)
-        chunk_shape, rectilinear = _parse_chunk_grid(doc["chunk_grid"], shape, where)
+        chunk_shape, rectilinear = _parse_chunk_grid(
+            doc["chunk_grid"], shape, where, _inner_chunk_shape(doc["codecs"])
+        )
         cke = _parse_chunk_key_encoding(doc["chunk_key_encoding"], where)
         fill_value = parse_fill_value(doc["fill_value"], data_type, dtype, path=path)
         codecs = validate_codecs(
