@@ -1,5 +1,8 @@
 """Compare two builds of zarrox on the CPU-bound paths of the Rust core, in memory (no disk):
-how RELIABILITY.md measured what ``overflow-checks = true`` costs.
+how RELIABILITY.md measured what ``overflow-checks = true`` costs. ``--local`` compares them
+on a local directory instead (raw, zstd and sharded 128^3 uint16 in 32^3 chunks, all cores):
+read-all, one chunk, chunk by chunk and write-all, how benches/RESULTS.md compares an engine
+change with the build before it.
 
 Each build is a directory holding a ``zarrox`` package with its ``_core`` extension (put on
 ``PYTHONPATH`` in the worker processes). Workers alternate between the builds, ``--rounds``
@@ -62,18 +65,68 @@ for name, f in cases.items():
 print(json.dumps(out))
 """
 
+LOCAL_WORKER = r"""
+import json, os, shutil, sys, tempfile, time
+import numpy as np, zarrox
+
+root = tempfile.mkdtemp(dir=sys.argv[1])
+x = (np.arange(128**3, dtype="uint16") % 1000).reshape(128, 128, 128)
+zstd = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
+layouts = {
+    "raw": {"compressors": None},
+    "zstd": {"compressors": zstd},
+    "sharded": {"compressors": zstd, "shards": (64, 64, 64)},
+}
+out = {}
+for name, kw in layouts.items():
+    a = zarrox.create_array(os.path.join(root, name), shape=x.shape, dtype="uint16",
+                            chunks=(32, 32, 32), **kw)
+    a[...] = x
+    corners = [(z, y, w) for z in range(0, 128, 32) for y in range(0, 128, 32)
+               for w in range(0, 128, 32)]
+    n = [0]
+
+    def write(a=a, name=name, kw=kw):
+        n[0] += 1
+        w = zarrox.create_array(os.path.join(root, f"{name}-w{n[0]}"), shape=x.shape,
+                                dtype="uint16", chunks=(32, 32, 32), **kw)
+        w[...] = x
+
+    cases = {
+        f"{name}: read-all": lambda a=a: a[...],
+        f"{name}: one chunk": lambda a=a: a[32:64, 32:64, 32:64],
+        f"{name}: chunk by chunk (64 calls)": lambda a=a: [
+            a[z:z + 32, y:y + 32, w:w + 32] for z, y, w in corners],
+        f"{name}: write-all": write,
+    }
+    for case, f in cases.items():
+        f()
+        samples = []
+        for _ in range(9):
+            t0 = time.perf_counter()
+            f()
+            samples.append(time.perf_counter() - t0)
+        out[case] = min(samples)
+shutil.rmtree(root)
+print(json.dumps(out))
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("a", help="directory with the first build's zarrox package")
     parser.add_argument("b", help="directory with the second build's zarrox package")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument(
+        "--local", metavar="DIR", help="compare on local directories under DIR instead of memory"
+    )
     args = parser.parse_args()
+    worker = [LOCAL_WORKER, args.local] if args.local else [WORKER]
     results: dict[str, list[dict[str, float]]] = {args.a: [], args.b: []}
     for r in range(args.rounds):
         for build in (args.a, args.b) if r % 2 == 0 else (args.b, args.a):
             proc = subprocess.run(
-                [sys.executable, "-c", WORKER],
+                [sys.executable, "-c", *worker],
                 capture_output=True,
                 text=True,
                 env={**os.environ, "PYTHONPATH": build},
