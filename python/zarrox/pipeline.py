@@ -208,7 +208,21 @@ def _v3_kind(codecs: Sequence[Codec], spec: ArraySpec) -> _ChunkKind:
     }
     meta = ArrayMetadataV3.from_json(_plain_json(doc))
     core = meta.to_core_json()
+    _carry_subchunk_write_orders(codecs, core["codecs"])
     return _make_kind(core, meta.fill_bytes(), meta.dtype)
+
+
+def _carry_subchunk_write_orders(codecs: Sequence[Any], core_codecs: list[Any]) -> None:
+    """Put the ``subchunk_write_order`` of zarr-python's sharding codec objects (zarr >= 3.4:
+    how a written shard lays out its inner chunks, a setting metadata does not store) into
+    the matching ``sharding_indexed`` configurations of the core's codecs, nested ones
+    included."""
+    objects = [c for c in codecs if hasattr(c, "subchunk_write_order")]
+    docs = [d for d in core_codecs if d.get("name") == "sharding_indexed"]
+    for codec, doc in zip(objects, docs, strict=False):
+        config = doc.setdefault("configuration", {})
+        config["subchunk_write_order"] = str(codec.subchunk_write_order)
+        _carry_subchunk_write_orders(getattr(codec, "codecs", ()), config.get("codecs", []))
 
 
 def _order(spec: ArraySpec) -> str:

@@ -37,7 +37,23 @@ pub struct ShardingCodec {
     /// The most bytes one encoded inner chunk may take: longer index entries
     /// are corrupt, before anything is fetched or allocated for them.
     inner_limit: u64,
+    /// The order inner chunks are laid out in a written shard.
+    subchunk_order: SubchunkOrder,
     write_order: OnceLock<Vec<usize>>,
+}
+
+/// The physical order of a shard's inner chunks on write: zarr-python 3.4's
+/// `subchunk_write_order`, a setting of its codec object that metadata does
+/// not store (the zarr-python pipeline passes it in the codec's
+/// configuration as `subchunk_write_order`; readers follow the index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SubchunkOrder {
+    /// zarr-python's default (see [`morton_order`]).
+    Morton,
+    /// C order ("lexicographic"; "unordered" is that too, as in zarr-python).
+    Lexicographic,
+    /// Fortran order: dimension 0 varies fastest.
+    Colexicographic,
 }
 
 impl ShardingCodec {
@@ -46,7 +62,13 @@ impl ShardingCodec {
         check_members(
             C,
             config,
-            &["chunk_shape", "codecs", "index_codecs", "index_location"],
+            &[
+                "chunk_shape",
+                "codecs",
+                "index_codecs",
+                "index_location",
+                "subchunk_write_order",
+            ],
         )?;
         let inner_shape: Vec<usize> = match config.get("chunk_shape") {
             Some(Value::Array(v)) => v
@@ -116,6 +138,16 @@ impl ShardingCodec {
             .unwrap_or("end")
             == "end";
         let inner_limit = inner.encoded_bound().limit() as u64;
+        let subchunk_order = match choice_member(
+            C,
+            config,
+            "subchunk_write_order",
+            &["morton", "lexicographic", "unordered", "colexicographic"],
+        )? {
+            None | Some("morton") => SubchunkOrder::Morton,
+            Some("colexicographic") => SubchunkOrder::Colexicographic,
+            Some(_) => SubchunkOrder::Lexicographic,
+        };
         Ok(ShardingCodec {
             shard_spec: spec.clone(),
             inner,
@@ -124,6 +156,7 @@ impl ShardingCodec {
             index_at_end,
             index_size,
             inner_limit,
+            subchunk_order,
             write_order: OnceLock::new(),
         })
     }
@@ -270,11 +303,14 @@ impl ShardingCodec {
         Ok(Some(shard))
     }
 
-    /// Index positions in the order their bytes are written: zarr-python's
-    /// "morton" subchunk write order (see [`morton_order`]).
+    /// Index positions in the order their bytes are written (see
+    /// [`SubchunkOrder`]).
     fn write_order(&self) -> &[usize] {
-        self.write_order
-            .get_or_init(|| morton_order(&self.chunks_per_shard))
+        self.write_order.get_or_init(|| match self.subchunk_order {
+            SubchunkOrder::Morton => morton_order(&self.chunks_per_shard),
+            SubchunkOrder::Lexicographic => (0..self.num_inner()).collect(),
+            SubchunkOrder::Colexicographic => colexicographic_order(&self.chunks_per_shard),
+        })
     }
 
     /// Where inner chunk `pos` sits in the shard buffer.
@@ -288,6 +324,23 @@ impl ShardingCodec {
             .collect();
         (origin, shape)
     }
+}
+
+/// The index positions (C order) of a grid of `shape` chunks visited with
+/// dimension 0 varying fastest.
+fn colexicographic_order(shape: &[usize]) -> Vec<usize> {
+    let n: usize = shape.iter().product();
+    let strides = crate::indexing::c_strides(shape);
+    (0..n)
+        .map(|mut f| {
+            let mut pos = 0;
+            for (&len, &stride) in shape.iter().zip(&strides) {
+                pos += (f % len) * stride;
+                f /= len;
+            }
+            pos
+        })
+        .collect()
 }
 
 /// The index positions (C order) of a grid of `shape` chunks in Morton (Z)
@@ -472,6 +525,42 @@ mod tests {
                 .unwrap();
             assert_eq!(c.index_size, encoded.len(), "{index_codecs}");
         }
+    }
+
+    #[test]
+    fn subchunk_write_orders_are_zarr_pythons() {
+        // zarr-python 3.4.2: [np.ravel_multi_index(c, (3, 2)) for c in
+        // colexicographic_order_coords((3, 2))]
+        assert_eq!(colexicographic_order(&[3, 2]), vec![0, 2, 4, 1, 3, 5]);
+        assert_eq!(
+            colexicographic_order(&[2, 2, 2]),
+            vec![0, 4, 2, 6, 1, 5, 3, 7]
+        );
+        let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
+        let layout = |order: &str| {
+            let cfg = json!({"chunk_shape": [4, 4], "codecs": [le],
+                             "subchunk_write_order": order});
+            let c = ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[12, 8], "uint16"))
+                .unwrap();
+            let chunks: Vec<Option<Vec<u8>>> = (0..6u8).map(|i| Some(vec![i; 32])).collect();
+            let shard = c.assemble(&chunks).unwrap().unwrap();
+            (0..6).map(|i| shard[i * 32]).collect::<Vec<u8>>()
+        };
+        assert_eq!(layout("lexicographic"), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(layout("unordered"), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(layout("colexicographic"), vec![0, 2, 4, 1, 3, 5]);
+        assert_eq!(
+            layout("morton"),
+            morton_order(&[3, 2])
+                .iter()
+                .map(|&p| p as u8)
+                .collect::<Vec<_>>()
+        );
+        let cfg = json!({"chunk_shape": [4, 4], "codecs": [le], "subchunk_write_order": "zigzag"});
+        assert!(
+            ShardingCodec::from_config(cfg.as_object().unwrap(), &spec(&[12, 8], "uint16"))
+                .is_err()
+        );
     }
 
     #[test]
