@@ -344,23 +344,34 @@ pub enum PlanKind {
 
 impl Plan {
     pub fn new(sel: &Selection, shape: &[u64], chunk_shape: &[usize]) -> Result<Plan> {
+        Plan::with(
+            sel,
+            shape,
+            |dims| Projection::new(dims, shape, chunk_shape),
+            |flat| group_points(flat, shape, chunk_shape),
+        )
+    }
+
+    /// A plan from a selection, given how a grid projects boxes and groups
+    /// points (the grouping refuses 0-d arrays, so points divide by `ndim`).
+    fn with(
+        sel: &Selection,
+        shape: &[u64],
+        project: impl FnOnce(&[DimSelection]) -> Result<Projection>,
+        group: impl FnOnce(&[u64]) -> Result<Vec<PointGroup>>,
+    ) -> Result<Plan> {
         match sel {
             Selection::Orthogonal(dims) => {
-                let proj = Projection::new(dims, shape, chunk_shape)?;
+                let proj = project(dims)?;
                 Ok(Plan {
                     out_shape: proj.out_shape.clone(),
                     kind: PlanKind::Box(proj),
                 })
             }
             Selection::Points(flat) => {
-                let groups = group_points(flat, shape, chunk_shape)?;
-                let n = if shape.is_empty() {
-                    0
-                } else {
-                    flat.len() / shape.len()
-                };
+                let groups = group(flat)?;
                 Ok(Plan {
-                    out_shape: vec![n],
+                    out_shape: vec![flat.len() / shape.len()],
                     kind: PlanKind::Points(groups),
                 })
             }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{c_strides, DimChunk, DimSelection, Plan, PlanKind, PointGroup, Projection, Selection};
+use super::{c_strides, DimChunk, DimSelection, Plan, PointGroup, Projection, Selection};
 use crate::error::{Error, Result};
 use crate::grid::{ChunkGrid, DimGrid};
 
@@ -112,22 +112,12 @@ impl Plan {
             ChunkGrid::Regular(chunk_shape) => return Plan::new(sel, shape, chunk_shape),
             ChunkGrid::Rectilinear(dims) => dims,
         };
-        match sel {
-            Selection::Orthogonal(d) => {
-                let proj = Projection::on_grid(d, shape, grid)?;
-                Ok(Plan {
-                    out_shape: proj.out_shape.clone(),
-                    kind: PlanKind::Box(proj),
-                })
-            }
-            Selection::Points(flat) => {
-                let groups = group_points_on(flat, shape, dims)?;
-                Ok(Plan {
-                    out_shape: vec![flat.len() / shape.len()],
-                    kind: PlanKind::Points(groups),
-                })
-            }
-        }
+        Plan::with(
+            sel,
+            shape,
+            |d| Projection::on_grid(d, shape, grid),
+            |flat| group_points_on(flat, shape, dims),
+        )
     }
 }
 
@@ -185,6 +175,7 @@ fn group_points_on(flat: &[u64], shape: &[u64], dims: &[DimGrid]) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::indexing::PlanKind;
     use serde_json::json;
 
     fn rect(v: serde_json::Value) -> DimGrid {
