@@ -206,18 +206,25 @@ pub struct Projection {
     pub out_shape: Vec<usize>,
 }
 
+/// Error unless `sel` has one in-bounds selection per dimension of `shape`
+/// and the grid has `grid_ndim` dimensions too.
+pub(crate) fn check_selection(sel: &[DimSelection], shape: &[u64], grid_ndim: usize) -> Result<()> {
+    if sel.len() != shape.len() || grid_ndim != shape.len() {
+        return Err(Error::index(format!(
+            "selection has {} dimensions, array has {}",
+            sel.len(),
+            shape.len()
+        )));
+    }
+    for (d, s) in sel.iter().enumerate() {
+        s.check(d, shape[d])?;
+    }
+    Ok(())
+}
+
 impl Projection {
     pub fn new(sel: &[DimSelection], shape: &[u64], chunk_shape: &[usize]) -> Result<Self> {
-        if sel.len() != shape.len() {
-            return Err(Error::index(format!(
-                "selection has {} dimensions, array has {}",
-                sel.len(),
-                shape.len()
-            )));
-        }
-        for (d, s) in sel.iter().enumerate() {
-            s.check(d, shape[d])?;
-        }
+        check_selection(sel, shape, sel.len())?;
         let out_shape: Vec<usize> = sel.iter().map(DimSelection::len).collect();
         check_elements(&out_shape)?;
         let dims = sel

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{c_strides, DimChunk, DimSelection, Plan, PointGroup, Projection, Selection};
+use super::{
+    c_strides, check_selection, DimChunk, DimSelection, Plan, PointGroup, Projection, Selection,
+};
 use crate::error::{Error, Result};
 use crate::grid::{ChunkGrid, DimGrid};
 
@@ -82,16 +84,7 @@ impl Projection {
             ChunkGrid::Regular(chunk_shape) => return Projection::new(sel, shape, chunk_shape),
             ChunkGrid::Rectilinear(dims) => dims,
         };
-        if sel.len() != shape.len() || dims.len() != shape.len() {
-            return Err(Error::index(format!(
-                "selection has {} dimensions, array has {}",
-                sel.len(),
-                shape.len()
-            )));
-        }
-        for (d, s) in sel.iter().enumerate() {
-            s.check(d, shape[d])?;
-        }
+        check_selection(sel, shape, dims.len())?;
         let dims = sel
             .iter()
             .zip(shape)
