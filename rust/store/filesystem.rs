@@ -56,11 +56,17 @@ impl FilesystemStore {
     /// Error unless `path` (below the root) resolves inside the root: the
     /// nearest existing one of it and its ancestors is checked.
     fn contained(&self, path: &Path) -> Result<()> {
-        if self.no_links_below_root(path) {
-            return Ok(());
+        self.check_contained(path).map(|_| ())
+    }
+
+    /// [`Self::contained`], and whether `path` was seen to exist on the way
+    /// (false: it does not, or the check could not tell).
+    fn check_contained(&self, path: &Path) -> Result<bool> {
+        if let Some(exists) = self.no_links_below_root(path) {
+            return Ok(exists);
         }
         let Ok(root) = self.root.canonicalize() else {
-            return Ok(()); // no root yet: nothing below it exists to lead out
+            return Ok(false); // no root yet: nothing below it exists to lead out
         };
         let mut existing = path;
         loop {
@@ -68,16 +74,16 @@ impl FilesystemStore {
                 Ok(_) => break,
                 Err(_) if existing != self.root => match existing.parent() {
                     Some(p) => existing = p,
-                    None => return Ok(()),
+                    None => return Ok(false),
                 },
-                Err(_) => return Ok(()),
+                Err(_) => return Ok(false),
             }
         }
         let resolved = existing
             .canonicalize()
             .unwrap_or_else(|_| existing.to_path_buf());
         if resolved.starts_with(&root) {
-            return Ok(());
+            return Ok(false);
         }
         Err(Error::store(format!(
             "'{}' resolves to '{}', outside the store's root '{}': refused",
@@ -87,27 +93,27 @@ impl FilesystemStore {
         )))
     }
 
-    /// Whether `path` is the root joined with plain names none of whose
+    /// `Some` when `path` is the root joined with plain names none of whose
     /// existing prefixes is a link: then it resolves inside the root, and the
     /// check costs one `lstat` per existing component (a write's chunk path
     /// would otherwise cost a `readlink` per component of root and path).
-    fn no_links_below_root(&self, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(&self.root) else {
-            return false;
-        };
+    /// `Some(true)` when every component exists (a writer need not create
+    /// the directory), `None` when the walk cannot tell.
+    fn no_links_below_root(&self, path: &Path) -> Option<bool> {
+        let rel = path.strip_prefix(&self.root).ok()?;
         let mut walked = self.root.clone();
         for part in rel.components() {
             let std::path::Component::Normal(name) = part else {
-                return false;
+                return None;
             };
             walked.push(name);
             match walked.symlink_metadata() {
-                Ok(m) if m.file_type().is_symlink() => return false,
+                Ok(m) if m.file_type().is_symlink() => return None,
                 Ok(_) => {}
-                Err(_) => return true, // the rest does not exist yet
+                Err(_) => return Some(false), // the rest does not exist yet
             }
         }
-        true
+        Some(true)
     }
 
     /// Whether a directory entry of the store is a link that resolves outside
@@ -180,8 +186,9 @@ impl FilesystemStore {
     fn set_sync(&self, key: &str, value: &[u8]) -> Result<()> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
-        self.contained(dir)?;
-        fs::create_dir_all(dir).map_err(|e| io_error(e, "cannot create directory", dir))?;
+        if !self.check_contained(dir)? {
+            fs::create_dir_all(dir).map_err(|e| io_error(e, "cannot create directory", dir))?;
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -191,7 +198,16 @@ impl FilesystemStore {
             std::process::id(),
             TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        let written = fs::File::create(&tmp).and_then(|mut f| {
+        let created = match fs::File::create(&tmp) {
+            // The directory went away after the check (a delete of its last
+            // chunk removes it): create it after all.
+            Err(e) if is_missing(&e) => fs::create_dir_all(dir)
+                .map_err(|e| io_error(e, "cannot create directory", dir))
+                .and_then(|_| self.contained(dir))
+                .map(|_| fs::File::create(&tmp))?,
+            other => other,
+        };
+        let written = created.and_then(|mut f| {
             f.write_all(value)?;
             if self.fsync {
                 f.sync_all()?;
