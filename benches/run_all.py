@@ -11,7 +11,11 @@ once, writes the reference copy with zarrox, then runs, each case in fresh worke
   ``sharded`` datasets only);
 * the decode floor: zarrox's time to fetch and decode every stored chunk on all cores,
   with nothing placed in an output (``a._handle.decode_stored_chunks()``), timed in the same
-  worker as a zarrox read-all, interleaved, like ``zarrox bench``.
+  worker as a zarrox read-all, interleaved, like ``zarrox bench``;
+* the compression floor: zarrox's time to encode every chunk (inner chunk of a shard) again
+  with its codecs on all cores, in a tight loop with nothing gathered, assembled or stored
+  (``a._handle.encode_floor(1)``), timed in the same worker as a zarrox write-all,
+  interleaved.
 
 Implementations: zarrox (its own API), zarr-python on zarrox's codec pipeline, zarr-python,
 zarr-python on the zarrs pipeline, tensorstore, and on zarr-python >= 3.3 (Python >= 3.12)
@@ -35,6 +39,7 @@ a case failed (an error or wrong data); a target that is not met does not change
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -53,17 +58,29 @@ INDEXING_CODECS = ("zstd", "sharded")
 FLOOR = "floor"
 DEFAULTS = {"size": "256", "rounds": 3, "repeat": 5, "sample_s": 0.2}
 QUICK = {"size": "64", "rounds": 1, "repeat": 1, "sample_s": 0.05}
-#: The zarrox read-all and write-all target compares with the faster of these two.
-RIVALS = ("tensorstore", "zarrs")
-#: zarr-python on zarrox's pipeline compares with the faster of these (fused: zarr >= 3.3).
+#: zarrox's read-all and write-all compare with the fastest of these (fused: zarr >= 3.3).
+RIVALS = ("tensorstore", "zarrs", "fused")
+#: zarr-python on zarrox's pipeline compares with the faster of these.
 PIPELINE_PEERS = ("zarrs", "fused")
+#: The limits (time ratios) of issue 21's targets; zarr 3.4's issue asked 0.8x of the
+#: pipeline, which 0.7x includes.
+LIMITS = {
+    "read": 0.5,
+    "write": 0.7,
+    "read-chunks": 0.4,
+    "pipeline": 0.7,
+    "rss": 1.1,
+    "decode floor": 1.1,
+    "compression floor": 1.15,
+}
 
 
 # --------------------------------------------------------------------------- floor worker
 
 
 def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
-    """zarrox read-all and the decode floor, interleaved, on one opened array."""
+    """zarrox read-all and the decode floor, interleaved, on one opened array; then zarrox
+    write-all and the compression floor, interleaved."""
     import zarrox
 
     src = np.load(args.src)
@@ -83,6 +100,24 @@ def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         n_chunks, decoded = a._handle.decode_stored_chunks()
         floors.append(time.perf_counter() - t0)
+    rss = brw.peak_rss_bytes() - baseline
+    write = brw.make_impl("zarrox", brw.layout_from_args(args)).write
+    out = Path(args.out_dir) / "floor-copy"
+    writes: list[float] = []
+    encodes: list[float] = []
+    encoded = 0
+    for rep in range(args.repeat + 1):  # the first pass warms up, untimed
+        shutil.rmtree(out, ignore_errors=True)
+        os.sync()
+        t0 = time.perf_counter()
+        write(out, src)
+        took = time.perf_counter() - t0
+        _, encoded, seconds = a._handle.encode_floor(1)
+        if rep:
+            writes.append(took)
+            encodes.extend(seconds)
+    brw.check_equal(zarrox.open_array(str(out), mode="r")[...], src, "zarrox floor write")
+    shutil.rmtree(out, ignore_errors=True)
     return {
         "impl": "zarrox",
         "op": FLOOR,
@@ -90,19 +125,26 @@ def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
         "read_times": reads,
         "calls": n_chunks,
         "decoded_nbytes": decoded,
+        "write_times": writes,
+        "encode_times": encodes,
+        "encoded_nbytes": encoded,
         "threads": zarrox.get_num_threads(),
-        "rss_peak_delta": brw.peak_rss_bytes() - baseline,
+        "rss_peak_delta": rss,
     }
 
 
 @dataclass
 class Floor:
     """The floor worker's samples: ``floor.times`` the decode floor, ``read.times`` the
-    zarrox read-all measured beside it."""
+    zarrox read-all measured beside it; ``encode`` the compression floor and ``write`` the
+    zarrox write-all beside it."""
 
     floor: brw.Case = field(default_factory=lambda: brw.Case("zarrox", FLOOR))
     read: brw.Case = field(default_factory=lambda: brw.Case("zarrox", "read"))
+    encode: brw.Case = field(default_factory=lambda: brw.Case("zarrox", "encode floor"))
+    write: brw.Case = field(default_factory=lambda: brw.Case("zarrox", "write"))
     decoded_nbytes: int = 0
+    encoded_nbytes: int = 0
     threads: int = 0
 
     def describe(self) -> str:
@@ -114,7 +156,12 @@ class Floor:
             f" decoded on {self.threads} threads in {f.median * 1e3:.1f} ms (min"
             f" {min(f.times) * 1e3:.1f}); zarrox read-all in the same workers"
             f" {r.median * 1e3:.1f} ms (min {min(r.times) * 1e3:.1f}):"
-            f" read-all / floor {r.median / f.median:.2f}x"
+            f" read-all / floor {r.median / f.median:.2f}x\n"
+            f"compression floor: the same chunks encoded again on {self.threads} threads"
+            f" ({self.encoded_nbytes / brw.MIB:.1f} MiB) in {self.encode.median * 1e3:.1f} ms"
+            f" (min {min(self.encode.times) * 1e3:.1f}); zarrox write-all in the same workers"
+            f" {self.write.median * 1e3:.1f} ms (min {min(self.write.times) * 1e3:.1f}):"
+            f" write-all / floor {self.write.median / self.encode.median:.2f}x"
         )
 
 
@@ -123,13 +170,17 @@ def measure_floor(ds: brw.Dataset, rounds: int, repeat: int) -> Floor:
 
     def run_one(case: brw.Case) -> None:
         argv = ["--worker", FLOOR, "--src", str(ds.source), "--dataset", str(ds.reference)]
+        argv += ["--out-dir", str(ds.work / "written-floor"), *brw.layout_argv(ds.layout)]
         res = brw.spawn_worker(__file__, [*argv, "--repeat", str(repeat)])
         case.merge(res)
         result.read.times.extend(res["read_times"])
+        result.write.times.extend(res["write_times"])
+        result.encode.times.extend(res["encode_times"])
         result.decoded_nbytes, result.threads = res["decoded_nbytes"], res["threads"]
+        result.encoded_nbytes = res["encoded_nbytes"]
 
     brw.run_rounds({(FLOOR, "zarrox"): result.floor}, [FLOOR], ["zarrox"], rounds, run_one)
-    result.read.error = result.floor.error
+    result.read.error = result.write.error = result.encode.error = result.floor.error
     return result
 
 
@@ -201,11 +252,22 @@ def targets(r: DatasetResult) -> list[Target]:
     """The project's performance targets for one dataset (time ratios: lower is better)."""
     zx, pipe = brw.IMPLS["zarrox"], brw.IMPLS["pipeline"]
     rivals = ", ".join(brw.IMPLS[i] for i in RIVALS)
+    rivals_here = [i for i in RIVALS if i in brw.IMPLS]
+    rivals = ", ".join(brw.IMPLS[i] for i in rivals_here)
     out = [
-        time_target(r, f"read-all: {zx} / min({rivals})", 0.6, "read", "zarrox", RIVALS),
-        time_target(r, f"write-all: {zx} / min({rivals})", 0.6, "write", "zarrox", RIVALS),
         time_target(
-            r, f"read-chunks: {zx} / tensorstore", 0.5, "read-chunks", "zarrox", ["tensorstore"]
+            r, f"read-all: {zx} / min({rivals})", LIMITS["read"], "read", "zarrox", rivals_here
+        ),
+        time_target(
+            r, f"write-all: {zx} / min({rivals})", LIMITS["write"], "write", "zarrox", rivals_here
+        ),
+        time_target(
+            r,
+            f"read-chunks: {zx} / tensorstore",
+            LIMITS["read-chunks"],
+            "read-chunks",
+            "zarrox",
+            ["tensorstore"],
         ),
     ]
     # the pipeline's peers: zarrs-python and, on zarr-python >= 3.3, its FusedCodecPipeline
@@ -213,14 +275,14 @@ def targets(r: DatasetResult) -> list[Target]:
     for op, name in (("read", "read-all"), ("read-chunks", "read-chunks"), ("write", "write-all")):
         names = [brw.IMPLS[i] for i in peers]
         what = f"{name}: {pipe} / " + (names[0] if len(names) == 1 else f"min({', '.join(names)})")
-        out.append(time_target(r, what, 0.8, op, "pipeline", peers))
+        out.append(time_target(r, what, LIMITS["pipeline"], op, "pipeline", peers))
     read = r.case("read", "zarrox")
     what = f"read-all: {zx} peak RSS growth / bytes read"
     if _ok(read) and read is not None and read.rss_delta is not None:
         detail = f"+{read.rss_delta / brw.MIB:.1f} MiB for {r.nbytes / brw.MIB:.1f} MiB read"
-        out.append(Target(r.codec, what, 1.15, read.rss_delta / r.nbytes, detail))
+        out.append(Target(r.codec, what, LIMITS["rss"], read.rss_delta / r.nbytes, detail))
     else:
-        out.append(Target(r.codec, what, 1.15, None, f"not run or failed: {zx} read"))
+        out.append(Target(r.codec, what, LIMITS["rss"], None, f"not run or failed: {zx} read"))
     what = f"read-all: {zx} / decode floor (same workers)"
     fl = r.floor
     if fl is not None and _ok(fl.floor) and fl.read.times:
@@ -228,9 +290,22 @@ def targets(r: DatasetResult) -> list[Target]:
             f"read-all {fl.read.median * 1e3:.1f} ms, floor {fl.floor.median * 1e3:.1f} ms"
             f" ({fl.floor.calls} chunks, {fl.threads} threads)"
         )
-        out.append(Target(r.codec, what, 1.3, fl.read.median / fl.floor.median, detail))
+        ratio = fl.read.median / fl.floor.median
+        out.append(Target(r.codec, what, LIMITS["decode floor"], ratio, detail))
     else:
-        out.append(Target(r.codec, what, 1.3, None, f"not run or failed: {zx} decode floor"))
+        out.append(
+            Target(r.codec, what, LIMITS["decode floor"], None, f"not run: {zx} decode floor")
+        )
+    what = f"write-all: {zx} / compression floor (same workers)"
+    limit = LIMITS["compression floor"]
+    if fl is not None and _ok(fl.encode) and fl.write.times:
+        detail = (
+            f"write-all {fl.write.median * 1e3:.1f} ms, floor {fl.encode.median * 1e3:.1f} ms"
+            f" ({fl.threads} threads)"
+        )
+        out.append(Target(r.codec, what, limit, fl.write.median / fl.encode.median, detail))
+    else:
+        out.append(Target(r.codec, what, limit, None, f"not run: {zx} compression floor"))
     return out
 
 
@@ -353,6 +428,9 @@ def run_suite(args: argparse.Namespace) -> int:
         + "\ndecode floor: zarrox fetches and decodes every stored chunk on all threads, output"
         " discarded; timed\n  interleaved with zarrox read-all (opened once) in the same"
         f" {args.rounds} fresh worker(s), {args.repeat} repeats each; medians."
+        + "\ncompression floor: zarrox encodes every chunk (inner chunk) of the reference copy"
+        " again on all threads,\n  nothing stored; timed interleaved with zarrox write-all in"
+        " the same workers."
     )
     results: list[DatasetResult] = []
     with brw.scratch_dir(args) as work:
@@ -393,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--worker", choices=(FLOOR,), help=argparse.SUPPRESS)
     p.add_argument("--src", help=argparse.SUPPRESS)
     p.add_argument("--dataset", help=argparse.SUPPRESS)
+    p.add_argument("--out-dir", help=argparse.SUPPRESS)
+    p.add_argument("--codec", default="zstd", help=argparse.SUPPRESS)
+    p.add_argument("--chunks", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--shards", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     for name, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, name) is None:

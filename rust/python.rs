@@ -858,6 +858,14 @@ impl ArrayHandle {
             .map_err(to_py_err)
     }
 
+    /// The compression floor: every stored chunk decoded once, then encoded
+    /// `repeat` times on all threads with nothing stored: (chunks, encoded
+    /// bytes, seconds of each pass). The benchmark's write floor.
+    fn encode_floor(&self, py: Python<'_>, repeat: usize) -> PyResult<(usize, usize, Vec<f64>)> {
+        py.detach(|| self.core.encode_floor(repeat))
+            .map_err(to_py_err)
+    }
+
     /// (key, grid coordinates) of every stored chunk (or shard).
     fn stored_chunks(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u64>)>> {
         py.detach(|| self.core.stored_chunks()).map_err(to_py_err)
