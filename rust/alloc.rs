@@ -6,6 +6,7 @@
 //! [`ErrorKind::Memory`]: crate::error::ErrorKind::Memory
 
 use std::alloc::{alloc_zeroed, GlobalAlloc, Layout};
+use std::cell::Cell;
 
 use crate::error::{Error, Result};
 
@@ -53,48 +54,103 @@ pub fn zeroed(n: usize) -> Result<Vec<u8>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
-/// Blocks of at least this many bytes come from the large-block allocator.
-pub const SMALL_LIMIT: usize = 1 << 20;
-
-/// A global allocator in two parts: blocks under [`SMALL_LIMIT`] from `small`,
-/// larger ones from `large`. The extension puts mimalloc under the small
-/// blocks and the system allocator under the large ones:
+/// An allocator that can tell the blocks it handed out from any others.
 ///
-/// - Encoded chunks, inner chunks of a shard being written, compressed bytes
-///   fetched for decoding: thousands of blocks of a few KiB to a few hundred
-///   KiB per call, freed within the call. glibc gives the pages of such a
-///   batch back to the kernel when it is freed (heap trimming) and the next
-///   batch faults them in again; in a sharded write of 32 MiB that was 15% of
-///   the CPU time. mimalloc keeps them for reuse.
-/// - Outputs and whole shards (MiB and up) stay with the system allocator: it
-///   maps them fresh (zero pages, nothing to clear) and unmaps them when freed,
-///   so peak memory stays at the data's size.
+/// # Safety
 ///
-/// Which part owns a block follows from its size alone, and `dealloc` and
-/// `realloc` get the size the block was allocated with, so every block goes
-/// back to the allocator it came from.
-pub struct SplitAlloc<S, L> {
-    pub small: S,
-    pub large: L,
+/// `owns(p)` is true for every block the allocator allocated and not yet
+/// freed, and false for every block another allocator allocated.
+pub unsafe trait Owning: GlobalAlloc {
+    fn owns(&self, ptr: *const u8) -> bool;
 }
 
-fn is_small(size: usize) -> bool {
-    size < SMALL_LIMIT
+/// mimalloc, through its C API.
+pub struct Mimalloc;
+
+// SAFETY: forwards to mimalloc's aligned allocation functions, which return
+// blocks of at least the layout's size and alignment (or null), and free or
+// resize only blocks mimalloc allocated (the caller's contract).
+unsafe impl GlobalAlloc for Mimalloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: a plain C allocation call.
+        unsafe { libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()).cast() }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: a plain C allocation call.
+        unsafe { libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()).cast() }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: `ptr` came from mimalloc (the caller's contract).
+        unsafe { libmimalloc_sys::mi_free(ptr.cast()) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from mimalloc with `layout` (the caller's contract).
+        unsafe { libmimalloc_sys::mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast() }
+    }
 }
 
-// SAFETY: every block comes from `small` or `large` by its size and is freed
-// or resized by the same one, since `dealloc`/`realloc` receive the layout the
-// block was allocated (or last resized) with. A resize across the limit
-// allocates in the other part, copies the bytes both sizes share and frees the
-// old block: the moving `realloc` that `GlobalAlloc`'s default performs.
-unsafe impl<S: GlobalAlloc, L: GlobalAlloc> GlobalAlloc for SplitAlloc<S, L> {
+// SAFETY: mimalloc allocates only inside the address ranges it reserved (its
+// arenas); `mi_is_in_heap_region` is true for those ranges, which no other
+// allocator can map while mimalloc holds them.
+unsafe impl Owning for Mimalloc {
+    fn owns(&self, ptr: *const u8) -> bool {
+        // SAFETY: a lookup in mimalloc's page map; any pointer value is allowed.
+        unsafe { libmimalloc_sys::mi_is_in_heap_region(ptr.cast()) }
+    }
+}
+
+thread_local! {
+    /// Whether this thread is inside [`reusing`].
+    static REUSING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` with this thread's new blocks from the reusing allocator (see
+/// [`ScopedAlloc`]): for encoding a write's chunks.
+pub fn reusing<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = REUSING.try_with(|r| r.set(self.0));
+        }
+    }
+    let _restore = Restore(REUSING.with(|r| r.replace(true)));
+    f()
+}
+
+fn is_reusing() -> bool {
+    // `try_with`: during thread teardown the flag is gone (and unset).
+    REUSING.try_with(Cell::get).unwrap_or(false)
+}
+
+/// The extension's global allocator: a block allocated inside [`reusing`]
+/// comes from `reuse` (mimalloc), any other from `system`; each block is
+/// freed and resized by the one that owns it.
+///
+/// Why: a sharded write encodes a shard's inner chunks (thousands of blocks of
+/// a few KiB to a few hundred KiB per call), assembles and stores the shard,
+/// and frees them. glibc gives those pages back to the kernel (heap trimming)
+/// and the next shard faults them in again: 15% of the CPU time of a sharded
+/// write of 32 MiB. mimalloc keeps them for reuse. Everything else (reads'
+/// fetched bytes, outputs) stays with the system allocator, which keeps read
+/// memory at the data's size: with mimalloc under every small block, the
+/// fetched chunks of a read left their size classes' pages resident, and the
+/// peak of a 32 MiB read grew by a quarter.
+pub struct ScopedAlloc<R, S> {
+    pub reuse: R,
+    pub system: S,
+}
+
+// SAFETY: a block comes from `reuse` or `system`; `dealloc` and `realloc`
+// hand it back to the one whose `owns` claims it, which is the one that
+// allocated it (`Owning`'s contract), with the caller's layout.
+unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's valid, non-zero-sized layout.
         unsafe {
-            if is_small(layout.size()) {
-                self.small.alloc(layout)
+            if is_reusing() {
+                self.reuse.alloc(layout)
             } else {
-                self.large.alloc(layout)
+                self.system.alloc(layout)
             }
         }
     }
@@ -102,63 +158,45 @@ unsafe impl<S: GlobalAlloc, L: GlobalAlloc> GlobalAlloc for SplitAlloc<S, L> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as in `alloc`.
         unsafe {
-            if is_small(layout.size()) {
-                self.small.alloc_zeroed(layout)
+            if is_reusing() {
+                self.reuse.alloc_zeroed(layout)
             } else {
-                self.large.alloc_zeroed(layout)
+                self.system.alloc_zeroed(layout)
             }
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated with `layout` by this allocator, hence by
-        // the part its size selects.
+        // SAFETY: `ptr` was allocated with `layout` by the part that owns it.
         unsafe {
-            if is_small(layout.size()) {
-                self.small.dealloc(ptr, layout)
+            if self.reuse.owns(ptr) {
+                self.reuse.dealloc(ptr, layout)
             } else {
-                self.large.dealloc(ptr, layout)
+                self.system.dealloc(ptr, layout)
             }
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match (is_small(layout.size()), is_small(new_size)) {
-            // SAFETY: the block belongs to `small`, and stays there.
-            (true, true) => unsafe { self.small.realloc(ptr, layout, new_size) },
-            // SAFETY: the block belongs to `large`, and stays there.
-            (false, false) => unsafe { self.large.realloc(ptr, layout, new_size) },
-            _ => {
-                // SAFETY: the caller guarantees `new_size` > 0 and that it
-                // rounded up to `layout.align()` does not overflow `isize`,
-                // which is what this layout needs.
-                let new_layout =
-                    unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-                // SAFETY: a valid non-zero-sized layout.
-                let new = unsafe { self.alloc(new_layout) };
-                if !new.is_null() {
-                    // SAFETY: both blocks are valid for the smaller size and
-                    // distinct (the old one is still allocated); the old one is
-                    // then freed with the layout it was allocated with.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-                        self.dealloc(ptr, layout);
-                    }
-                }
-                new
+        // SAFETY: as in `dealloc`; the block stays with its owner.
+        unsafe {
+            if self.reuse.owns(ptr) {
+                self.reuse.realloc(ptr, layout, new_size)
+            } else {
+                self.system.realloc(ptr, layout, new_size)
             }
         }
     }
 }
 
-/// The extension's allocator (see [`SplitAlloc`]). Not in the plain library
-/// (its unit tests record allocations with their own allocator, and fuzzing
-/// builds keep the sanitizer's view of every allocation).
+/// The extension's allocator (see [`ScopedAlloc`]). Not in the plain library:
+/// its unit tests record allocations with their own allocator, and fuzzing
+/// builds keep the sanitizer's view of every allocation.
 #[cfg(all(feature = "python", not(test)))]
 #[global_allocator]
-static GLOBAL: SplitAlloc<mimalloc::MiMalloc, std::alloc::System> = SplitAlloc {
-    small: mimalloc::MiMalloc,
-    large: std::alloc::System,
+static GLOBAL: ScopedAlloc<Mimalloc, std::alloc::System> = ScopedAlloc {
+    reuse: Mimalloc,
+    system: std::alloc::System,
 };
 
 #[cfg(test)]
@@ -201,68 +239,46 @@ mod tests {
         assert!(w.capacity() >= 101);
     }
 
-    /// The system allocator, counting the bytes it holds.
-    #[derive(Default)]
-    struct Counted(std::sync::atomic::AtomicUsize);
-
-    impl Counted {
-        fn held(&self) -> usize {
-            self.0.load(std::sync::atomic::Ordering::SeqCst)
-        }
-    }
-
-    // SAFETY: forwards to `System` with the caller's arguments.
-    unsafe impl GlobalAlloc for Counted {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            self.0
-                .fetch_add(layout.size(), std::sync::atomic::Ordering::SeqCst);
-            // SAFETY: the caller's valid layout.
-            unsafe { std::alloc::System.alloc(layout) }
-        }
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            self.0
-                .fetch_sub(layout.size(), std::sync::atomic::Ordering::SeqCst);
-            // SAFETY: `ptr` came from `System` with `layout`.
-            unsafe { std::alloc::System.dealloc(ptr, layout) }
-        }
-    }
-
     #[test]
-    fn split_allocator_routes_blocks_by_size_and_moves_them_across_the_limit() {
-        let a = SplitAlloc {
-            small: Counted::default(),
-            large: Counted::default(),
+    fn scoped_allocator_takes_blocks_from_mimalloc_only_inside_reusing() {
+        let a = ScopedAlloc {
+            reuse: Mimalloc,
+            system: std::alloc::System,
         };
-        let small = Layout::from_size_align(1000, 8).unwrap();
-        let large = Layout::from_size_align(SMALL_LIMIT, 8).unwrap();
+        let layout = Layout::from_size_align(40_000, 16).unwrap();
         // SAFETY: non-zero layouts; each block is used within its size and
         // freed (or resized) with the layout it has at that point.
         unsafe {
-            let p = a.alloc(small);
-            assert_eq!((a.small.held(), a.large.held()), (1000, 0));
-            for i in 0..1000 {
-                *p.add(i) = (i % 251) as u8;
+            let outside = a.alloc(layout);
+            let inside = reusing(|| a.alloc(layout));
+            let zeroed = reusing(|| a.alloc_zeroed(layout));
+            assert!(!a.reuse.owns(outside));
+            assert!(a.reuse.owns(inside) && a.reuse.owns(zeroed));
+            assert!((0..40_000).all(|i| *zeroed.add(i) == 0));
+            // the flag is restored, also after nesting
+            reusing(|| reusing(|| ()));
+            assert!(!is_reusing());
+            for (i, p) in [outside, inside].into_iter().enumerate() {
+                for k in 0..40_000 {
+                    *p.add(k) = (k % 251 + i) as u8;
+                }
             }
-            // small -> large: moved, contents kept
-            let q = a.realloc(p, small, SMALL_LIMIT + 5);
-            assert_eq!((a.small.held(), a.large.held()), (0, SMALL_LIMIT + 5));
-            assert!((0..1000).all(|i| *q.add(i) == (i % 251) as u8));
-            // large -> large: stays
-            let grown = Layout::from_size_align(SMALL_LIMIT + 5, 8).unwrap();
-            let r = a.realloc(q, grown, 2 * SMALL_LIMIT);
-            assert_eq!((a.small.held(), a.large.held()), (0, 2 * SMALL_LIMIT));
-            // large -> small: moved back, the first 10 bytes kept
-            let big = Layout::from_size_align(2 * SMALL_LIMIT, 8).unwrap();
-            let s = a.realloc(r, big, 10);
-            assert_eq!((a.small.held(), a.large.held()), (10, 0));
-            assert!((0..10).all(|i| *s.add(i) == (i % 251) as u8));
-            a.dealloc(s, Layout::from_size_align(10, 8).unwrap());
-            let z = a.alloc_zeroed(large);
-            assert_eq!((a.small.held(), a.large.held()), (0, SMALL_LIMIT));
-            assert!((0..SMALL_LIMIT).step_by(4096).all(|i| *z.add(i) == 0));
-            a.dealloc(z, large);
+            // a block stays with its owner when resized, inside or outside
+            let outside2 = reusing(|| a.realloc(outside, layout, 3 << 20));
+            let inside2 = a.realloc(inside, layout, 3 << 20);
+            assert!(!a.reuse.owns(outside2) && a.reuse.owns(inside2));
+            for (i, p) in [outside2, inside2].into_iter().enumerate() {
+                assert!((0..40_000).all(|k| *p.add(k) == (k % 251 + i) as u8));
+            }
+            let big = Layout::from_size_align(3 << 20, 16).unwrap();
+            // freed by its owner whichever side frees it
+            reusing(|| a.dealloc(outside2, big));
+            a.dealloc(inside2, big);
+            a.dealloc(zeroed, layout);
         }
-        assert_eq!((a.small.held(), a.large.held()), (0, 0));
+        // a panic inside restores the flag
+        let _ = std::panic::catch_unwind(|| reusing(|| panic!("inside")));
+        assert!(!is_reusing());
     }
 }
 

@@ -233,6 +233,9 @@ pub struct ScalarMemo(OnceLock<Option<Bytes>>);
 /// `None` when the chunk ends up all fill value and `write_empty` is false.
 /// A chunk of a lone sharding codec is updated inner chunk by inner chunk:
 /// only the inner chunks the region touches are decoded and encoded again.
+///
+/// The blocks this makes come from the allocator that keeps freed memory for
+/// reuse ([`crate::alloc::reusing`]).
 pub fn encode_region(
     chain: &CodecChain,
     region: &ChunkRegion,
@@ -244,6 +247,17 @@ pub fn encode_region(
     if matches!(region, ChunkRegion::Empty) {
         return Ok(existing);
     }
+    crate::alloc::reusing(|| encode_nonempty(chain, region, existing, value, write_empty, memo))
+}
+
+fn encode_nonempty(
+    chain: &CodecChain,
+    region: &ChunkRegion,
+    existing: Option<Bytes>,
+    value: Input<'_>,
+    write_empty: bool,
+    memo: &ScalarMemo,
+) -> Result<Option<Bytes>> {
     match chain.sharding() {
         None => {
             let existing = if region.covers_chunk() {
@@ -272,14 +286,16 @@ pub fn encode_region(
             let updates: Vec<(usize, Option<Bytes>)> = members
                 .par_iter()
                 .map(|(pos, inner_region)| {
-                    let old = if inner_region.covers_chunk() {
-                        None
-                    } else {
-                        chunks[*pos].clone()
-                    };
-                    encode_memo(sh.inner(), inner_region, old, value, write_empty, memo)
-                        .map(|new| (*pos, new.into_owned()))
-                        .map_err(|e| e.context(format!("inner chunk {pos}")))
+                    crate::alloc::reusing(|| {
+                        let old = if inner_region.covers_chunk() {
+                            None
+                        } else {
+                            chunks[*pos].clone()
+                        };
+                        encode_memo(sh.inner(), inner_region, old, value, write_empty, memo)
+                            .map(|new| (*pos, new.into_owned()))
+                            .map_err(|e| e.context(format!("inner chunk {pos}")))
+                    })
                 })
                 .collect::<Result<_>>()?;
             for (pos, new) in updates {
