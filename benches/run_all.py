@@ -251,7 +251,6 @@ def time_target(
 def targets(r: DatasetResult) -> list[Target]:
     """The project's performance targets for one dataset (time ratios: lower is better)."""
     zx, pipe = brw.IMPLS["zarrox"], brw.IMPLS["pipeline"]
-    rivals = ", ".join(brw.IMPLS[i] for i in RIVALS)
     rivals_here = [i for i in RIVALS if i in brw.IMPLS]
     rivals = ", ".join(brw.IMPLS[i] for i in rivals_here)
     out = [
