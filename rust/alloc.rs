@@ -140,18 +140,24 @@ pub struct ScopedAlloc<R, S> {
     pub system: S,
 }
 
-// SAFETY: a block comes from `reuse` or `system`; `dealloc` and `realloc`
-// hand it back to the one whose `owns` claims it, which is the one that
-// allocated it (`Owning`'s contract), with the caller's layout.
+// SAFETY: a block comes from `reuse` or `system` (whichever served it);
+// `dealloc` and `realloc` hand it back to the one whose `owns` claims it,
+// which is the one that allocated it (`Owning`'s contract), with the
+// caller's layout.
 unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's valid, non-zero-sized layout.
+        // Where mimalloc cannot (it reserves address space in large arenas,
+        // which a process under `ulimit -v` may not have), the system
+        // allocator serves the block.
         unsafe {
             if is_reusing() {
-                self.reuse.alloc(layout)
-            } else {
-                self.system.alloc(layout)
+                let p = self.reuse.alloc(layout);
+                if !p.is_null() {
+                    return p;
+                }
             }
+            self.system.alloc(layout)
         }
     }
 
@@ -159,10 +165,12 @@ unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
         // SAFETY: as in `alloc`.
         unsafe {
             if is_reusing() {
-                self.reuse.alloc_zeroed(layout)
-            } else {
-                self.system.alloc_zeroed(layout)
+                let p = self.reuse.alloc_zeroed(layout);
+                if !p.is_null() {
+                    return p;
+                }
             }
+            self.system.alloc_zeroed(layout)
         }
     }
 
@@ -178,13 +186,26 @@ unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as in `dealloc`; the block stays with its owner.
+        // SAFETY: as in `dealloc`; the block stays with its owner, or, where
+        // mimalloc cannot grow it, moves to the system allocator: the
+        // caller's contract (`new_size` > 0, no overflow when rounded up to
+        // the alignment) makes the new layout valid, the two blocks are
+        // distinct, and the old one is freed by its owner with its layout.
         unsafe {
-            if self.reuse.owns(ptr) {
-                self.reuse.realloc(ptr, layout, new_size)
-            } else {
-                self.system.realloc(ptr, layout, new_size)
+            if !self.reuse.owns(ptr) {
+                return self.system.realloc(ptr, layout, new_size);
             }
+            let p = self.reuse.realloc(ptr, layout, new_size);
+            if !p.is_null() {
+                return p;
+            }
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let moved = self.system.alloc(new_layout);
+            if !moved.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, moved, layout.size().min(new_size));
+                self.reuse.dealloc(ptr, layout);
+            }
+            moved
         }
     }
 }
@@ -279,6 +300,46 @@ mod tests {
         // a panic inside restores the flag
         let _ = std::panic::catch_unwind(|| reusing(|| panic!("inside")));
         assert!(!is_reusing());
+    }
+
+    /// An allocator that has no memory to give (as mimalloc under `ulimit -v`).
+    struct Refusing;
+
+    // SAFETY: hands out nothing, so it owns nothing and frees nothing.
+    unsafe impl GlobalAlloc for Refusing {
+        unsafe fn alloc(&self, _layout: Layout) -> *mut u8 {
+            std::ptr::null_mut()
+        }
+        unsafe fn dealloc(&self, _ptr: *mut u8, _layout: Layout) {
+            unreachable!("Refusing owns no block")
+        }
+    }
+
+    // SAFETY: it allocates nothing.
+    unsafe impl Owning for Refusing {
+        fn owns(&self, _ptr: *const u8) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn scoped_allocator_falls_back_to_the_system_when_the_reusing_one_refuses() {
+        let a = ScopedAlloc {
+            reuse: Refusing,
+            system: std::alloc::System,
+        };
+        let layout = Layout::from_size_align(44, 8).unwrap();
+        // SAFETY: non-zero layouts, freed with the layout they have.
+        unsafe {
+            let p = reusing(|| a.alloc(layout));
+            let z = reusing(|| a.alloc_zeroed(layout));
+            assert!(!p.is_null() && !z.is_null());
+            assert!((0..44).all(|i| *z.add(i) == 0));
+            let q = reusing(|| a.realloc(p, layout, 4096));
+            assert!(!q.is_null());
+            a.dealloc(q, Layout::from_size_align(4096, 8).unwrap());
+            a.dealloc(z, layout);
+        }
     }
 }
 
