@@ -253,8 +253,11 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                     .collect(),
             )
         };
-        if members.len() == sh.num_inner() {
-            // Every inner chunk: the whole shard in one request.
+        if members.len() == sh.num_inner() && fetching.batch.is_none() {
+            // Every inner chunk from a store that does not batch (a remote
+            // one): the whole shard in one request. Stores that answer at once
+            // read it in batches below, so that a thread holds a few inner
+            // chunks of it at a time, not all of it.
             let Some(shard) = source.read_all().await? else {
                 missing(members).await?;
                 return Ok(false);
@@ -294,7 +297,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             sink.emit(empty).await?;
         }
         direct.sort_by_key(|(_, _, rg)| rg.start);
-        let groups = coalesce(&direct, fetching.gap);
+        let groups = coalesce(&direct, fetching.gap, fetching.batch);
         let batches = batches(&groups, fetching.batch);
         for (b, batch) in batches.iter().enumerate() {
             let ranges: Vec<ByteRange> = batch
@@ -351,12 +354,19 @@ struct Group {
 }
 
 /// Inner chunks (sorted by offset) grouped into spans: neighbours closer than
-/// `gap` bytes share one request.
-fn coalesce(sorted: &[(usize, ChunkRegion, Range<u64>)], gap: u64) -> Vec<Group> {
+/// `gap` bytes share one request, as long as the span stays within `limit`
+/// bytes (the batch size: consecutive inner chunks would otherwise become one
+/// shard-sized request).
+fn coalesce(
+    sorted: &[(usize, ChunkRegion, Range<u64>)],
+    gap: u64,
+    limit: Option<u64>,
+) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for (k, (_, _, r)) in sorted.iter().enumerate() {
+        let fits = |g: &Group| limit.is_none_or(|l| r.end.max(g.span.end) - g.span.start <= l);
         match groups.last_mut() {
-            Some(g) if r.start <= g.span.end.saturating_add(gap) => {
+            Some(g) if r.start <= g.span.end.saturating_add(gap) && fits(g) => {
                 g.span.end = g.span.end.max(r.end);
                 g.members.push(k);
             }
@@ -413,12 +423,21 @@ mod tests {
     fn coalescing_and_batches() {
         let r = |a: u64, b: u64| (0usize, ChunkRegion::Empty, a..b);
         let sorted = [r(0, 10), r(12, 20), r(100, 110), r(110, 120)];
-        let spans: Vec<Range<u64>> = coalesce(&sorted, 5)
-            .iter()
-            .map(|g| g.span.clone())
-            .collect();
-        assert_eq!(spans, vec![0..20, 100..120]);
-        assert_eq!(coalesce(&sorted, 0).len(), 3, "touching ranges still merge");
+        let spans = |gap, limit| -> Vec<Range<u64>> {
+            coalesce(&sorted, gap, limit)
+                .iter()
+                .map(|g| g.span.clone())
+                .collect()
+        };
+        assert_eq!(spans(5, None), vec![0..20, 100..120]);
+        assert_eq!(spans(0, None).len(), 3, "touching ranges still merge");
+        assert_eq!(
+            spans(1000, Some(50)),
+            vec![0..20, 100..120],
+            "no span beyond the limit"
+        );
+        assert_eq!(spans(1000, None), vec![0..120]);
+        assert_eq!(spans(5, Some(15)), vec![0..10, 12..20, 100..110, 110..120]);
         let g = groups(&[0..10, 10..20, 20..50, 50..55, 55..60]);
         let lens = |limit| -> Vec<usize> { batches(&g, limit).iter().map(|b| b.len()).collect() };
         assert_eq!(
