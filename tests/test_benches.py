@@ -21,9 +21,15 @@ DATASETS = ("zstd", "sharded")
 PIPELINE_PEERS = (
     "min(zarr-python+zarrs, zarr-python fused)" if ZARR_VERSION >= (3, 3) else "zarr-python+zarrs"
 )
+#: zarrox's rivals: tensorstore, zarrs-python and (zarr >= 3.3) FusedCodecPipeline
+RIVALS = (
+    "min(tensorstore, zarr-python+zarrs, zarr-python fused)"
+    if ZARR_VERSION >= (3, 3)
+    else "min(tensorstore, zarr-python+zarrs)"
+)
 TARGETS = (
-    "read-all: zarrox / min(tensorstore, zarr-python+zarrs)",
-    "write-all: zarrox / min(tensorstore, zarr-python+zarrs)",
+    f"read-all: zarrox / {RIVALS}",
+    f"write-all: zarrox / {RIVALS}",
     "read-chunks: zarrox / tensorstore",
     *(
         f"{op}: zarr-python+zarrox / {PIPELINE_PEERS}"
@@ -31,6 +37,7 @@ TARGETS = (
     ),
     "read-all: zarrox peak RSS growth / bytes read",
     "read-all: zarrox / decode floor (same workers)",
+    "write-all: zarrox / compression floor (same workers)",
 )
 
 
@@ -72,6 +79,7 @@ def test_run_all_quick_smoke(tmp_path: Path) -> None:
         assert f"== dataset {codec}" in out, context
         assert f"-- {codec}: indexing" in out, context
     assert "decode floor: 1 stored chunks" in out, context
+    assert "compression floor: the same chunks encoded again" in out, context
     summary = out[out.index("== targets") :]
     lines = summary.splitlines()
     for codec in DATASETS:
