@@ -247,18 +247,7 @@ pub fn encode_region(
     if matches!(region, ChunkRegion::Empty) {
         return Ok(existing);
     }
-    crate::alloc::reusing(|| encode_nonempty(chain, region, existing, value, write_empty, memo))
-}
-
-fn encode_nonempty(
-    chain: &CodecChain,
-    region: &ChunkRegion,
-    existing: Option<Bytes>,
-    value: Input<'_>,
-    write_empty: bool,
-    memo: &ScalarMemo,
-) -> Result<Option<Bytes>> {
-    match chain.sharding() {
+    crate::alloc::reusing(|| match chain.sharding() {
         None => {
             let existing = if region.covers_chunk() {
                 None
@@ -303,7 +292,7 @@ fn encode_nonempty(
             }
             Ok(sh.assemble(&chunks)?.map(Bytes::from))
         }
-    }
+    })
 }
 
 /// `encode_plain`, computing the result for a scalar over a whole chunk only
