@@ -158,9 +158,22 @@ impl BytesToBytesCodec for ZstdCodec {
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
         // Declared sizes (when the frames record them) must add up to `out`'s.
-        total_content_size(&encoded, SizeBound::Exact(out.len()))?;
-        let n = decompress(out, &encoded)?;
-        check_len(n, out.len())
+        match total_content_size(&encoded, SizeBound::Exact(out.len()))? {
+            Some(_) => {
+                let n = decompress(out, &encoded)?;
+                check_len(n, out.len())
+            }
+            // Without a recorded size, as `decode` does (and numcodecs): a
+            // stream, whose decoder refuses windows beyond its limit. Decoding
+            // straight into `out` needs no window and accepted such frames,
+            // which `decode` refused.
+            None => {
+                let decoded = stream_decode(&encoded, SizeBound::Exact(out.len()))?;
+                check_len(decoded.len(), out.len())?;
+                out.copy_from_slice(&decoded);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -246,6 +259,28 @@ mod tests {
         }
         let c = codec(json!({"level": 0})).unwrap();
         assert_eq!(c.decode(enc, Unbounded).unwrap(), data);
+    }
+
+    #[test]
+    fn a_frame_without_content_size_and_a_huge_window_is_refused_both_ways() {
+        // Found by the decode_numcodecs fuzz target: a 2^29-byte window, no
+        // content size, one RLE block of 512 bytes. The stream decoder refuses
+        // the window; decoding into a buffer used to accept it.
+        let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x9f, 0x03, 0x10, 0x00, 0xed];
+        let c = codec(json!({"level": 0})).unwrap();
+        let err = c.decode(frame.to_vec(), Unbounded).unwrap_err();
+        assert!(err.message.contains("too much memory"), "{}", err.message);
+        let mut out = vec![0u8; 512];
+        let err = c.decode_into(frame.to_vec(), &mut out).unwrap_err();
+        assert!(err.message.contains("too much memory"), "{}", err.message);
+        // The same block in a frame with an ordinary window decodes both ways.
+        let small = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x48, 0x03, 0x10, 0x00, 0xed];
+        assert_eq!(
+            c.decode(small.to_vec(), Unbounded).unwrap(),
+            vec![0xed; 512]
+        );
+        c.decode_into(small.to_vec(), &mut out).unwrap();
+        assert_eq!(out, vec![0xed; 512]);
     }
 
     #[test]
