@@ -25,7 +25,24 @@ import statistics
 import subprocess
 import sys
 
-WORKER = r"""
+#: Both workers time a case as the least of `repeats` calls, after one untimed call.
+FASTEST = r"""
+import time
+
+
+def fastest(f, repeats):
+    f()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        samples.append(time.perf_counter() - t0)
+    return min(samples)
+"""
+
+WORKER = (
+    FASTEST
+    + r"""
 import json, time
 import numpy as np, zarrox
 
@@ -53,19 +70,13 @@ cases = {
     "read-all, delta filter (v2)": lambda: delta[...],
     "write-all, raw": lambda: raw.__setitem__(Ellipsis, x),
 }
-out = {}
-for name, f in cases.items():
-    f()
-    samples = []
-    for _ in range(15):
-        t0 = time.perf_counter()
-        f()
-        samples.append(time.perf_counter() - t0)
-    out[name] = min(samples)
-print(json.dumps(out))
+print(json.dumps({name: fastest(f, 15) for name, f in cases.items()}))
 """
+)
 
-LOCAL_WORKER = r"""
+LOCAL_WORKER = (
+    FASTEST
+    + r"""
 import json, os, shutil, sys, tempfile, time
 import numpy as np, zarrox
 
@@ -100,16 +111,11 @@ for name, kw in layouts.items():
         f"{name}: write-all": write,
     }
     for case, f in cases.items():
-        f()
-        samples = []
-        for _ in range(9):
-            t0 = time.perf_counter()
-            f()
-            samples.append(time.perf_counter() - t0)
-        out[case] = min(samples)
+        out[case] = fastest(f, 9)
 shutil.rmtree(root)
 print(json.dumps(out))
 """
+)
 
 
 def main() -> None:

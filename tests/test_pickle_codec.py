@@ -76,16 +76,22 @@ def numcodecs_allows(allowed: bool) -> Iterator[None]:
         numcodecs.pickles.ALLOW_UNSAFE_PICKLE_DECODE = old
 
 
-def zarr_writes(path: Path, layout: str, compressor: bool = True) -> Any:
-    """The layout's array written by zarr-python with its own pipeline (pickle as the
-    compressor, or as the last filter)."""
-    spec = LAYOUTS[layout]
-    kwargs = dict(spec["zarr"])
+def with_pickle(kwargs: dict[str, Any], compressor: bool) -> dict[str, Any]:
+    """``create_array`` arguments with pickle as the compressor, or as the last filter."""
+    kwargs = dict(kwargs)
     if compressor:
         kwargs["compressors"] = Pickle()
     else:
         kwargs["filters"] = [*kwargs.get("filters", []), Pickle()]
         kwargs["compressors"] = None
+    return kwargs
+
+
+def zarr_writes(path: Path, layout: str, compressor: bool = True) -> Any:
+    """The layout's array written by zarr-python with its own pipeline (pickle as the
+    compressor, or as the last filter)."""
+    spec = LAYOUTS[layout]
+    kwargs = with_pickle(spec["zarr"], compressor)
     with zarr.config.set(DEFAULT):
         z = zarr.create_array(
             store=str(path), shape=spec["shape"], chunks=spec["chunks"], zarr_format=2, **kwargs
@@ -137,12 +143,7 @@ def test_own_api_writes_and_reads_as_zarr_python(
 ) -> None:
     spec = LAYOUTS[layout]
     z = zarr_writes(tmp_path / "zarr", layout, compressor)
-    kwargs = dict(spec["zarrox"])
-    if compressor:
-        kwargs["compressors"] = Pickle()
-    else:
-        kwargs["filters"] = [*kwargs.get("filters", []), Pickle()]
-        kwargs["compressors"] = None
+    kwargs = with_pickle(spec["zarrox"], compressor)
     a = zarrox.create_array(
         tmp_path / "zarrox", shape=spec["shape"], chunks=spec["chunks"], zarr_format=2, **kwargs
     )

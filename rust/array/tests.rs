@@ -526,12 +526,13 @@ fn shards_behind_a_transpose_are_read_in_part() {
 }
 
 /// A caller-driven read: requests come out in rounds, answers go in once.
-#[test]
-fn caller_sessions_read_in_rounds() {
+/// An array of 8 uint16 (fill 7) in one shard of inner chunks of 2, read
+/// through a caller-driven store, and the store the caller answers from,
+/// holding that shard with the values 10..18 (written through a Rust store).
+fn caller_array_over_one_shard() -> (MemoryStore, ArrayCore) {
     let backing = MemoryStore::new();
     let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
     let value = u16s(10..18u16);
-    // Write through a Rust store, then copy the bytes to the "caller's" store.
     let tasks = writer.write_tasks(&all(&[8])).unwrap();
     let encoded = writer
         .encode(&tasks.0, &tasks.1, vec![None], Input::Fixed(&value))
@@ -547,6 +548,12 @@ fn caller_sessions_read_in_rounds() {
         false,
     )
     .unwrap();
+    (backing, a)
+}
+
+#[test]
+fn caller_sessions_read_in_rounds() {
+    let (backing, a) = caller_array_over_one_shard();
     assert!(
         a.read(&all(&[8]), &mut [0u8; 16]).is_err(),
         "a session is needed"
@@ -587,28 +594,7 @@ fn caller_sessions_read_in_rounds() {
 fn a_shard_that_vanishes_after_its_index_reads_as_fill() {
     // As zarr-python: when the inner chunks' bytes are gone (the shard was
     // deleted after its index was read), they read as the fill value.
-    let backing = MemoryStore::new();
-    let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
-    let tasks = writer.write_tasks(&all(&[8])).unwrap();
-    let encoded = writer
-        .encode(
-            &tasks.0,
-            &tasks.1,
-            vec![None],
-            Input::Fixed(&u16s(10..18u16)),
-        )
-        .unwrap();
-    run(backing.set("a/c/0", encoded[0].clone().unwrap())).unwrap();
-    let meta = json!({"shape": [8], "chunk_shape": [8], "data_type": "uint16",
-        "codecs": sharded_codecs(&[2], "end"), "chunk_key_encoding": {"name": "default"}});
-    let a = ArrayCore::new(
-        StoreRef::Caller("py://x".into()),
-        "a",
-        &meta.to_string(),
-        7u16.to_ne_bytes().to_vec(),
-        false,
-    )
-    .unwrap();
+    let (backing, a) = caller_array_over_one_shard();
     let (mut session, _) = a
         .read_session(&Selection::Orthogonal(vec![sl(1, 5)]))
         .unwrap();
