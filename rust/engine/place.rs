@@ -229,7 +229,8 @@ fn encode_var(
 pub struct ScalarMemo(OnceLock<Option<Bytes>>);
 
 /// One chunk's new bytes after writing `region` of `value` over `existing`
-/// (`None`: missing, or not needed because the region covers the chunk):
+/// (`None`: missing, or not needed: callers pass the old chunk only where
+/// [`super::ChunkTask::needs_old`] says the write needs it):
 /// `None` when the chunk ends up all fill value and `write_empty` is false.
 /// A chunk of a lone sharding codec is updated inner chunk by inner chunk:
 /// only the inner chunks the region touches are decoded and encoded again.
@@ -248,22 +249,10 @@ pub fn encode_region(
         return Ok(existing);
     }
     crate::alloc::reusing(|| match chain.sharding() {
-        None => {
-            let existing = if region.covers_chunk() {
-                None
-            } else {
-                existing
-            };
-            encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned)
-        }
+        None => encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned),
         Some(sh) => {
             // Inner chunks the region leaves alone, past the array's end
-            // included, keep their bytes (see `ChunkTask::needs_old`).
-            let existing = if region.covers_full_chunk(&chain.spec().shape) {
-                None
-            } else {
-                existing
-            };
+            // included, keep their bytes.
             let mut chunks: Vec<Option<Bytes>> = crate::alloc::filled(None, sh.num_inner())?;
             if let Some(old) = existing {
                 let index = sh.read_index(&old)?;
