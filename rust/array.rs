@@ -368,7 +368,10 @@ impl ArrayCore {
     /// ([`ChunkTask::needs_old`]).
     pub fn write_tasks(&self, sel: &Selection) -> Result<(Vec<ChunkTask>, Vec<usize>, Vec<bool>)> {
         let (tasks, shape) = self.tasks(sel)?;
-        let needs = tasks.iter().map(|t| t.needs_old(&self.chain)).collect();
+        let needs = tasks
+            .iter()
+            .map(|t| t.needs_old(t.chain(&self.chain)))
+            .collect();
         Ok((tasks, shape, needs))
     }
 
