@@ -11,6 +11,7 @@
 pub mod caller;
 pub mod filesystem;
 pub mod memory;
+#[cfg(feature = "object-stores")]
 pub mod object;
 pub mod runtime;
 pub mod zip;
@@ -25,6 +26,7 @@ use crate::error::{Error, Result};
 pub use caller::CallerStore;
 pub use filesystem::FilesystemStore;
 pub use memory::MemoryStore;
+#[cfg(feature = "object-stores")]
 pub use object::ObjectStore;
 pub use zip::ZipStore;
 
