@@ -107,6 +107,8 @@ echo "== setup done in $((SECONDS - START)) s; rust: fmt, clippy, unit tests"
 cargo fmt --check
 cargo clippy -q --all-targets -- -D warnings
 cargo clippy -q --all-targets --features python -- -D warnings
+# the crate without its default features (no object stores), as the fuzz targets link it
+cargo clippy -q --lib --no-default-features -- -D warnings
 cargo test -q --lib
 
 echo "== rust checks done at $((SECONDS - START)) s; python: ruff"
