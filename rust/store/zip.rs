@@ -79,6 +79,10 @@ fn read_archive(path: &Path) -> Result<Archive> {
             zip_error(e, "cannot open", path)
         }
     })?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| zip_error(e, "cannot read", path))?
+        .len();
     let mut zip = ZipArchive::new(file).map_err(|e| zip_error(e, "cannot read", path))?;
     let mut entries = BTreeMap::new();
     for i in 0..zip.len() {
@@ -112,6 +116,26 @@ fn read_archive(path: &Path) -> Result<Archive> {
             size: f.size(),
             deflated,
         };
+        // A central directory may claim any size: an entry must lie inside the file
+        // (and a stored one be as long as its size) before anything is allocated for it.
+        let inside = entry
+            .data_start
+            .checked_add(entry.compressed)
+            .is_some_and(|end| end <= file_len);
+        // Deflate expands at most 1032:1, so a larger claimed size is a forged one.
+        let possible = if deflated {
+            entry.size <= entry.compressed.saturating_mul(1032).saturating_add(64)
+        } else {
+            entry.size == entry.compressed
+        };
+        if !inside || !possible {
+            let claim = format!(
+                "entry '{name}' claims {} bytes at offset {}, past the end of the \
+                 {file_len}-byte file or impossible for its size {}",
+                entry.compressed, entry.data_start, entry.size
+            );
+            return Err(zip_error(claim, "corrupt", path));
+        }
         entries.insert(name, entry);
     }
     let file = zip.into_inner();
@@ -139,9 +163,9 @@ impl Archive {
         if !entry.deflated {
             return Ok(raw);
         }
-        let mut out = Vec::new();
-        out.try_reserve_exact(entry.size as usize)
-            .map_err(|e| Error::store(format!("cannot allocate {} bytes: {e}", entry.size)))?;
+        let size = usize::try_from(entry.size)
+            .map_err(|_| Error::memory(format!("cannot allocate {} bytes", entry.size)))?;
+        let mut out = crate::alloc::with_capacity(size)?;
         flate2::read::DeflateDecoder::new(&raw[..])
             .take(entry.size)
             .read_to_end(&mut out)
@@ -157,7 +181,9 @@ impl Archive {
     }
 
     fn read_raw(&self, start: u64, len: u64, path: &Path) -> Result<Bytes> {
-        let mut buf = vec![0u8; len as usize];
+        let len = usize::try_from(len)
+            .map_err(|_| Error::memory(format!("cannot allocate {len} bytes")))?;
+        let mut buf = crate::alloc::zeroed(len)?;
         self.file
             .read_exact_at(&mut buf, start)
             .map_err(|e| zip_error(e, "cannot read", path))?;
@@ -509,5 +535,56 @@ mod tests {
             vec![Bytes::from_static(b"bytes")]
         );
         fs::remove_file(&p).unwrap();
+    }
+
+    /// An archive of one entry whose central directory claims `compressed` (or its
+    /// real compressed size) and `size`.
+    fn forged(method: CompressionMethod, compressed: Option<u32>, size: u32) -> PathBuf {
+        let p = temp("forged");
+        let mut w = ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = SimpleFileOptions::default().compression_method(method);
+        w.start_file("k", options).unwrap();
+        std::io::Write::write_all(&mut w, b"some bytes, some bytes").unwrap();
+        let mut raw = w.finish().unwrap().into_inner();
+        let at = raw
+            .windows(4)
+            .position(|w| w == [0x50, 0x4b, 0x01, 0x02])
+            .unwrap();
+        if let Some(c) = compressed {
+            raw[at + 20..at + 24].copy_from_slice(&c.to_le_bytes());
+        }
+        raw[at + 24..at + 28].copy_from_slice(&size.to_le_bytes());
+        fs::write(&p, raw).unwrap();
+        p
+    }
+
+    #[test]
+    fn entries_claiming_impossible_extents_are_corrupt_not_allocated() {
+        use crate::error::ErrorKind;
+        for (method, compressed, size) in [
+            (CompressionMethod::Stored, Some(0x7fff_fff0), 0x7fff_fff0),
+            (CompressionMethod::Stored, None, 5),
+            (CompressionMethod::Deflated, Some(0xffff_0000), 22),
+            (CompressionMethod::Deflated, None, 0xffff_fff0),
+        ] {
+            let p = forged(method, compressed, size);
+            let err = ZipStore::open(&p, "r").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Store, "{}", err.message);
+            assert!(
+                err.message.starts_with("corrupt zip archive"),
+                "{}",
+                err.message
+            );
+            assert!(err.message.contains("entry 'k' claims"), "{}", err.message);
+            fs::remove_file(&p).unwrap();
+        }
+        // The real sizes read back.
+        for method in [CompressionMethod::Stored, CompressionMethod::Deflated] {
+            let p = forged(method, None, 22);
+            let s = ZipStore::open(&p, "r").unwrap();
+            let got = block_on(s.get("k")).unwrap().unwrap();
+            assert_eq!(got, &b"some bytes, some bytes"[..]);
+            fs::remove_file(&p).unwrap();
+        }
     }
 }
