@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from zarrox.errors import MetadataError
+from zarrox.errors import MetadataError, UnsupportedDataTypeError
 
 __all__ = [
     "Category",
@@ -123,7 +124,7 @@ def b64encode(raw: bytes) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class DataType:
+class DataType(ABC):
     """One data type (see the module docstring).
 
     ``name`` is the v3 name as written (``"structured"``, ``"variable_length_bytes"`` and
@@ -131,8 +132,10 @@ class DataType:
     string for types without configuration, else ``{"name", "configuration"}``; None for the
     v2 layouts v3 has no type for); ``dtype`` the numpy dtype.
 
-    Subclasses implement the fill-value encodings; the methods here are what their layouts
-    share.
+    Subclasses implement the fill-value encodings of the formats they exist in; the methods
+    here are what their layouts share. A type without a form in one format (v3's ``string``
+    and ``bytes`` are v2's object type, which has no v3 form) raises UnsupportedDataTypeError
+    there.
     """
 
     name: str
@@ -142,8 +145,9 @@ class DataType:
     # ---- what a subclass describes ---------------------------------------------------------
 
     @property
+    @abstractmethod
     def category(self) -> Category:
-        raise NotImplementedError  # every subclass names its category
+        """The family, as codec checks test it (``"int"``, ``"float"``, ``"struct"``...)."""
 
     @property
     def float_format(self) -> Any:
@@ -173,6 +177,13 @@ class DataType:
         """``(bits per component, components)`` for the packbits codec; None if unsupported."""
         return None
 
+    def _no_form(self, zarr_format: str, where: str = "") -> UnsupportedDataTypeError:
+        other = "v2's object type" if zarr_format == "v2" else "string or bytes"
+        return UnsupportedDataTypeError(
+            f"{where}data type {self.name!r} has no {zarr_format} fill value encoding (its "
+            f"{zarr_format} form is {other})"
+        )
+
     # ---- derived ---------------------------------------------------------------------------
 
     @property
@@ -197,12 +208,12 @@ class DataType:
     def parse_fill(self, value: object, where: str = "", label: str = "fill_value") -> Any:
         """The v3 JSON fill value -> numpy scalar of :attr:`dtype` (``str``/``bytes`` for the
         variable-length types)."""
-        raise NotImplementedError
+        raise self._no_form("v3", where)
 
     def fill_to_json(self, scalar: Any) -> Any:
         """A fill value as :meth:`parse_fill`/:meth:`cast_fill` return it -> its v3 JSON form,
         as zarr-python 3.1 (or, for the types it lacks, tensorstore) writes it."""
-        raise NotImplementedError
+        raise self._no_form("v3")
 
     def cast_fill(self, value: object, where: str = "") -> Any:
         """A user-given fill value -> what :meth:`parse_fill` returns; ``None`` gives
@@ -216,7 +227,7 @@ class DataType:
         return self._cast_fill(value, where, "fill_value")
 
     def _cast_fill(self, value: object, where: str, label: str) -> Any:
-        raise NotImplementedError
+        raise self._no_form("v3", where)
 
     def fill_bytes(self, scalar: Any) -> bytes:
         """One element holding ``scalar``, native byte order."""
@@ -243,7 +254,7 @@ class DataType:
         return self._parse_v2_fill(value, where, "fill_value")
 
     def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
-        raise NotImplementedError
+        raise self._no_form("v2", where)
 
     def v2_fill_json(self, value: Any) -> Any:
         """A fill value as :meth:`parse_v2_fill` returns it -> its JSON form, as zarr-python
@@ -253,7 +264,7 @@ class DataType:
         return self._v2_fill_json(value)
 
     def _v2_fill_json(self, value: Any) -> Any:
-        raise NotImplementedError
+        raise self._no_form("v2")
 
     def cast_v2_fill(self, value: object, where: str = "") -> Any:
         """A user-given fill value (``create``) -> the form :meth:`parse_v2_fill` returns.
@@ -278,7 +289,7 @@ class DataType:
         return out
 
     def _cast_v2_fill(self, value: object, where: str, label: str) -> Any:
-        raise NotImplementedError
+        raise self._no_form("v2", where)
 
     def default_v2_fill(self) -> Any:
         """The fill value zarr-python 3.1 uses when none is given (and for ``null`` when

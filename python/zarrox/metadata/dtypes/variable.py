@@ -34,6 +34,20 @@ class _Variable(DataType):
     def core_json(self) -> str:
         return self.category
 
+    # v2 stores strings and bytes as its object type (ObjectType), with a vlen filter
+
+    def v2_json(self) -> str:
+        return "|O"
+
+    def v2_core_name(self, where: str = "") -> str:
+        raise self._no_form("v2", where)
+
+    def default_v2_fill(self) -> Any:
+        raise self._no_form("v2")
+
+    def v2_fill_bytes(self, value: Any) -> bytes:
+        raise self._no_form("v2")
+
 
 @dataclass(frozen=True, eq=False)
 class StringType(_Variable):
@@ -129,6 +143,9 @@ class ObjectType(DataType):
     @property
     def is_variable_length(self) -> bool:
         return True
+
+    def default_fill(self) -> Any:
+        raise self._no_form("v3")
 
     def _unsupported(self, where: str = "") -> UnsupportedDataTypeError:
         return UnsupportedDataTypeError(
