@@ -18,6 +18,7 @@ from zarrox.errors import MetadataError, UnsupportedError
 
 __all__ = [
     "FLOAT_FORMATS",
+    "SPECIAL_FLOATS",
     "FloatFormat",
     "float_dtype",
     "float_to_json",
@@ -73,7 +74,8 @@ _UINT_FOR_SIZE = {
     4: np.dtype("uint32"),
     8: np.dtype("uint64"),
 }
-_SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+#: the JSON strings both formats write for non-finite floats
+SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def ml_dtypes_module(name: str, where: str) -> Any:
@@ -214,8 +216,8 @@ def float_to_json(x: object, fmt: FloatFormat, dt: np.dtype[Any]) -> float | str
 def parse_v2_float(value: object, fdt: np.dtype[Any], where: str, label: str) -> np.generic:
     """One float per the v2 writers' JSON forms -> numpy scalar of ``fdt``."""
     if isinstance(value, str):
-        if value in _SPECIAL_FLOATS:
-            return fdt.type(_SPECIAL_FLOATS[value])  # type: ignore[no-any-return]
+        if value in SPECIAL_FLOATS:
+            return fdt.type(SPECIAL_FLOATS[value])  # type: ignore[no-any-return]
         try:  # zarr-python 3.1 also reads numbers written as strings, e.g. "1.5"
             as_float = float(value)
         except ValueError:
