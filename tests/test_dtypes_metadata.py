@@ -880,7 +880,7 @@ def test_fill_value_round_trip(data_type: Any, value: Any, fill_hex: str) -> Non
 @pytest.mark.parametrize("name", [n for n in ML_NAMES if n.startswith("float")])
 def test_small_float_every_bit_pattern_round_trips(name: str) -> None:
     dt = ml(name)
-    nbits = dtypes._FLOAT_FORMATS[name].bits if dt.itemsize == 1 else 16
+    nbits = dtypes.FLOAT_FORMATS[name].bits if dt.itemsize == 1 else 16
     patterns = range(1 << nbits) if dt.itemsize == 1 else range(0, 1 << 16, 7)
     udt = np.uint8 if dt.itemsize == 1 else np.uint16
     for pattern in patterns:
@@ -1275,7 +1275,7 @@ def test_data_type_name_unsupported(dtype: Any) -> None:
 
 def test_without_ml_dtypes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import fails
-    monkeypatch.setattr(dtypes, "_CACHE", {})
+    monkeypatch.setattr(dtypes.registry, "_CACHE", {})
     for name in ("bfloat16", "int4", "complex_bfloat16"):
         with pytest.raises(UnsupportedError, match=r"pip install zarrox\[ml\]") as info:
             ArrayMetadataV3.from_json(doc(name, 0), path="a")

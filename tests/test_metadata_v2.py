@@ -28,22 +28,15 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
     zmetadata_nodes,
 )
+from zarrox.metadata.dtypes import parse_v2_dtype, v2_data_type
 from zarrox.metadata.v2 import (
     DEFAULT_COMPRESSOR_V2,
     DEFAULT_FILL,
     ArrayMetadataV2,
     GroupMetadataV2,
-    cast_v2_fill_value,
-    default_v2_fill_value,
     dumps_v2,
     loads_v2,
     normalize_v2_codec,
-    parse_v2_dtype,
-    parse_v2_fill_value,
-    v2_core_data_type,
-    v2_dtype_json,
-    v2_fill_value_bytes,
-    v2_fill_value_json,
 )
 from zarrox.metadata.v3 import GroupMetadataV3, dumps
 
@@ -1060,9 +1053,9 @@ def test_core_json_fills_numcodecs_defaults() -> None:
 )
 def test_core_data_type(dtype: Any, data_type: str) -> None:
     dt = parse_v2_dtype(dtype)
-    assert v2_core_data_type(dt) == data_type
-    fill = None if isinstance(dtype, list) else default_v2_fill_value(dt)
-    doc = base_doc(dtype=dtype, fill_value=v2_fill_value_json(fill, dt), compressor=None)
+    assert v2_data_type(dt).v2_core_name() == data_type
+    fill = None if isinstance(dtype, list) else v2_data_type(dt).default_v2_fill()
+    doc = base_doc(dtype=dtype, fill_value=v2_data_type(dt).v2_fill_json(fill), compressor=None)
     core = ArrayMetadataV2.from_json(doc).to_core_json()
     assert core["data_type"] == data_type
     endian = "big" if isinstance(dtype, str) and dtype.startswith(">") else "little"
@@ -1110,7 +1103,7 @@ def test_null_fill_value() -> None:
         assert meta.fill_value is None
         assert meta.to_json()["fill_value"] is None
         assert meta.fill_bytes() == expected, dtype
-    assert v2_fill_value_bytes(None, np.dtype("i2")) == bytes(2)
+    assert v2_data_type(np.dtype("i2")).v2_fill_bytes(None) == bytes(2)
 
 
 @pytest.mark.parametrize(
@@ -1135,7 +1128,7 @@ def test_null_fill_value() -> None:
 )
 def test_fill_value_forms(dtype: str, stored: Any, value: Any, written: Any) -> None:
     dt = parse_v2_dtype(dtype)
-    parsed = parse_v2_fill_value(stored, dt, path="a")
+    parsed = v2_data_type(dt).parse_v2_fill(stored, ".zarray at 'a': ")
     if isinstance(value, float | complex) and np.isnan(value):
         assert np.isnan(parsed)
         assert np.isnan(complex(parsed).imag) if isinstance(value, complex) else True
@@ -1143,17 +1136,21 @@ def test_fill_value_forms(dtype: str, stored: Any, value: Any, written: Any) -> 
         assert np.isnat(parsed)
     else:
         assert parsed == value
-    assert v2_fill_value_json(parsed, dt) == written
+    assert v2_data_type(dt).v2_fill_json(parsed) == written
 
 
 def test_cast_fill_value() -> None:
-    assert cast_v2_fill_value(np.float64(2.5), np.dtype("<f4")) == np.float32(2.5)
-    assert cast_v2_fill_value("NaN", np.dtype("<f8")) != cast_v2_fill_value(0, np.dtype("<f8"))
-    assert cast_v2_fill_value(True, np.dtype("<i2")) == 1
-    assert cast_v2_fill_value("ab", np.dtype("S3")) == b"ab"
-    assert cast_v2_fill_value("2020-01-01", np.dtype("<M8[D]")) == np.datetime64("2020-01-01")
-    assert cast_v2_fill_value(b"\x01\x02", np.dtype("V2")).tobytes() == b"\x01\x02"
-    assert cast_v2_fill_value(None, np.dtype("i2")) is None
+    assert v2_data_type(np.dtype("<f4")).cast_v2_fill(np.float64(2.5)) == np.float32(2.5)
+    assert v2_data_type(np.dtype("<f8")).cast_v2_fill("NaN") != v2_data_type(
+        np.dtype("<f8")
+    ).cast_v2_fill(0)
+    assert v2_data_type(np.dtype("<i2")).cast_v2_fill(True) == 1
+    assert v2_data_type(np.dtype("S3")).cast_v2_fill("ab") == b"ab"
+    assert v2_data_type(np.dtype("<M8[D]")).cast_v2_fill("2020-01-01") == np.datetime64(
+        "2020-01-01"
+    )
+    assert v2_data_type(np.dtype("V2")).cast_v2_fill(b"\x01\x02").tobytes() == b"\x01\x02"
+    assert v2_data_type(np.dtype("i2")).cast_v2_fill(None) is None
     for dtype, bad in [
         ("<i2", 1.5),
         ("u1", 256),
@@ -1166,8 +1163,8 @@ def test_cast_fill_value() -> None:
         ("<i4", "3"),
     ]:
         with pytest.raises(MetadataError, match="fill_value"):
-            cast_v2_fill_value(bad, np.dtype(dtype), path="a")
-    assert np.isnat(default_v2_fill_value(np.dtype("<m8[s]")))
+            v2_data_type(np.dtype(dtype)).cast_v2_fill(bad, ".zarray at 'a': ")
+    assert np.isnat(v2_data_type(np.dtype("<m8[s]")).default_v2_fill())
     assert ArrayMetadataV2.create(4, "i2", fill_value=DEFAULT_FILL).fill_value == 0
 
 
@@ -1216,7 +1213,7 @@ def test_cast_fill_value() -> None:
 )
 def test_dtype_round_trip(value: Any) -> None:
     dt = parse_v2_dtype(value)
-    assert v2_dtype_json(dt) == value
+    assert v2_data_type(dt).v2_json() == value
     if isinstance(value, str):
         assert dt == np.dtype(value)
     else:
@@ -1230,9 +1227,12 @@ def test_dtype_spec_examples() -> None:
     dt = parse_v2_dtype([["", "|V4"], ["a", "<i4"], ["", "|V2"]])
     assert dt.names == ("a",) and dt.fields["a"][1] == 4 and dt.itemsize == 10
     # no byte order for one-byte types: '<' and '>' are read, '|' written (as numpy does)
-    assert parse_v2_dtype("<i1") == np.dtype("i1") and v2_dtype_json(parse_v2_dtype(">b1")) == "|b1"
-    assert v2_dtype_json(np.dtype("i4")) == "<i4"
-    assert v2_dtype_json(np.dtype("float64").newbyteorder(">")) == ">f8"
+    assert (
+        parse_v2_dtype("<i1") == np.dtype("i1")
+        and v2_data_type(parse_v2_dtype(">b1")).v2_json() == "|b1"
+    )
+    assert v2_data_type(np.dtype("i4")).v2_json() == "<i4"
+    assert v2_data_type(np.dtype("float64").newbyteorder(">")).v2_json() == ">f8"
 
 
 @pytest.mark.parametrize(
@@ -1271,7 +1271,7 @@ def test_dtype_spec_examples() -> None:
 )
 def test_dtype_invalid(value: Any, match: str) -> None:
     with pytest.raises(MetadataError, match=match) as info:
-        parse_v2_dtype(value, path="arr")
+        parse_v2_dtype(value, ".zarray at 'arr': ")
     assert str(info.value).startswith(".zarray at 'arr': dtype")
 
 
@@ -1281,7 +1281,7 @@ def test_dtype_unsupported() -> None:
     with pytest.raises(UnsupportedError, match="object"):
         parse_v2_dtype([["a", "|O"]])
     with pytest.raises(UnsupportedError, match="sub-array"):
-        v2_dtype_json(np.dtype(("<i4", (2,))))
+        v2_data_type(np.dtype(("<i4", (2,)))).v2_json()
 
 
 # ------------------------------------------------------------------------------------------

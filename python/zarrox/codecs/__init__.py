@@ -289,9 +289,9 @@ def numcodecs_value(config: Mapping[str, Any]) -> Any:
     numcodecs is installed and has the codec, else its configuration with every default
     filled in (what ``numcodecs.get_codec(config).get_config()`` gives) as a
     :class:`NumcodecsConfig`."""
-    from zarrox.metadata.v2 import _complete_codec
+    from zarrox.metadata.v2_codecs import complete_codec
 
-    complete = NumcodecsConfig(_complete_codec(config, "", "codec"))
+    complete = NumcodecsConfig(complete_codec(config, "", "codec"))
     try:
         import numcodecs
 

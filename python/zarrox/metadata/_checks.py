@@ -17,6 +17,12 @@ T = TypeVar("T")
 MAX_EXTENT = 2**64 - 1
 
 
+def document_where(key: str, path: str | None) -> str:
+    """The prefix of a legacy document's error messages: ``".zarray at 'a/b': "`` (empty if no
+    path)."""
+    return "" if path is None else f"{key} at {path!r}: "
+
+
 def parse_json(data: bytes | str, where: str) -> Any:
     """Decode a metadata document (bare ``NaN``/``Infinity`` accepted, as Python's json module
     writes them); invalid JSON, UTF-8, nesting too deep for Python to decode and integers of

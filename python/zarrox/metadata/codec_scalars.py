@@ -15,13 +15,13 @@ The data types are the eleven zarr-python casts and scales: ``int8`` .. ``uint64
 
 from __future__ import annotations
 
-import math
 import struct
 from typing import Any
 
 import numpy as np
 
 from zarrox.metadata.dtypes import CORE_INTS
+from zarrox.metadata.dtypes.floats import SPECIAL_FLOATS
 
 __all__ = [
     "NUMERIC_TYPES",
@@ -32,7 +32,6 @@ __all__ = [
 
 #: The data types scale_offset and cast_value work on in zarr-python 3.4.
 NUMERIC_TYPES: frozenset[str] = frozenset([*CORE_INTS, "float16", "float32", "float64"])
-_SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _HEX_FORMATS = {4: ">e", 8: ">f", 16: ">d"}
 
 
@@ -50,8 +49,8 @@ def _int_value(value: object) -> int:
 
 
 def _float_value(value: object) -> float:
-    if isinstance(value, str) and value in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[value]
+    if isinstance(value, str) and value in SPECIAL_FLOATS:
+        return SPECIAL_FLOATS[value]
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str) and value.startswith("0x"):

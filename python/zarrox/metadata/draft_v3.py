@@ -62,13 +62,10 @@ from zarrox.errors import (
 )
 from zarrox.metadata._checks import copy_json, is_text, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
+from zarrox.metadata.dtypes import CORE_TYPES, parse_v2_dtype, v2_data_type
 from zarrox.metadata.v1 import legacy_write_error
-from zarrox.metadata.v2 import (
-    ArrayMetadataV2,
-    _parse_dtype,
-    parse_v2_fill_value,
-)
-from zarrox.metadata.v2 import _check_codec as check_codec
+from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.metadata.v2_codecs import check_codec
 from zarrox.storage import Store
 
 __all__ = [
@@ -94,21 +91,9 @@ _SHARDING_URI = re.compile(
 )
 #: codecs named by URI -> numcodecs ids (the same bitstreams)
 _CODECS = ("gzip", "zlib", "blosc", "bz2", "lz4", "lzma", "zstd")
+#: the core types by name -> their little-endian v2 type strings
 _NAMED_TYPES = {
-    "bool": "|b1",
-    "int8": "|i1",
-    "int16": "<i2",
-    "int32": "<i4",
-    "int64": "<i8",
-    "uint8": "|u1",
-    "uint16": "<u2",
-    "uint32": "<u4",
-    "uint64": "<u8",
-    "float16": "<f2",
-    "float32": "<f4",
-    "float64": "<f8",
-    "complex64": "<c8",
-    "complex128": "<c16",
+    **{name: np.dtype(name).newbyteorder("<").str for name in CORE_TYPES},
     # zarr-python 2.x wrote one-byte types without a byte order
     "i1": "|i1",
     "u1": "|u1",
@@ -290,7 +275,7 @@ def _parse_type_value(value: object, where: str) -> np.dtype[Any]:
             if bits <= 0 or bits % 8:
                 raise MetadataError(f"{where}data_type: {value!r}: bits must be a multiple of 8")
             return np.dtype(f"V{bits // 8}")
-    return _parse_dtype(value, where, "data_type")
+    return parse_v2_dtype(value, where, "data_type")
 
 
 def parse_data_type(value: object, where: str) -> np.dtype[Any]:
@@ -343,7 +328,7 @@ def _parse_fill(value: object, dtype: np.dtype[Any], where: str) -> Any:
             )
         return np.frombuffer(raw, dtype=dtype)[0]
     try:
-        return parse_v2_fill_value(value, dtype, path=None)
+        return v2_data_type(dtype).parse_v2_fill(value)
     except MetadataError as e:
         raise MetadataError(f"{where}{e}") from None
 

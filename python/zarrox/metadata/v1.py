@@ -39,8 +39,9 @@ from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
-from zarrox.metadata.v2 import ArrayMetadataV2, _parse_dtype
-from zarrox.metadata.v2 import _check_codec as check_codec
+from zarrox.metadata.dtypes import parse_v2_dtype
+from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.metadata.v2_codecs import check_codec
 
 __all__ = [
     "V1_ATTRS_KEY",
@@ -173,7 +174,7 @@ class ArrayMetadataV1:
             )
         if not shape:
             raise UnsupportedError(f"{where}zero-dimensional v1 arrays are not supported")
-        dtype = _parse_dtype(meta["dtype"], where, "dtype")
+        dtype = parse_v2_dtype(meta["dtype"], where)
         if dtype.hasobject:
             raise UnsupportedError(f"{where}object data types are not supported")
         compression = meta["compression"]

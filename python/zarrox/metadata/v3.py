@@ -33,6 +33,7 @@ from zarrox.metadata.codecs import (
     validate_codecs,
 )
 from zarrox.metadata.dtypes import (
+    CORE_TYPES,
     DataType,
     data_type_from_numpy,
     from_zarr_python_dtype,
@@ -63,25 +64,7 @@ __all__ = [
 # Data types
 # --------------------------------------------------------------------------------------------
 
-_NAMED_TYPES: dict[str, np.dtype[Any]] = {
-    name: np.dtype(name)
-    for name in (
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    )
-}
+_NAMED_TYPES: dict[str, np.dtype[Any]] = {name: np.dtype(name) for name in CORE_TYPES}
 _RAW_RE = re.compile(r"r([0-9]+)")
 
 #: A ``data_type`` member: a name, or ``{"name": ..., "configuration": {...}}``.

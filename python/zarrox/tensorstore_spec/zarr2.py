@@ -19,14 +19,8 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
-from zarrox.metadata.v2 import (
-    ArrayMetadataV2,
-    cast_v2_fill_value,
-    parse_v2_dtype,
-    parse_v2_fill_value,
-    v2_dtype_json,
-    v2_fill_value_json,
-)
+from zarrox.metadata.dtypes import parse_v2_dtype, v2_data_type
+from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_int,
@@ -125,7 +119,7 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr2Metadata:
         if meta.dtype is None:
             raise fail(at, 'must be given together with "dtype"')
         try:
-            meta.fill_value = parse_v2_fill_value(obj["fill_value"], meta.dtype)
+            meta.fill_value = v2_data_type(meta.dtype).parse_v2_fill(obj["fill_value"])
         except (MetadataError, UnsupportedError) as e:
             raise fail(at, str(e)) from None
         meta.has_fill_value = True
@@ -182,7 +176,7 @@ def v2_dtype_for(name: str, where: str) -> Any:
         raise fail(where, f"data type {name!r} is not supported by the zarr driver")
     if dt.itemsize == 1:
         return "|" + dt.str[1:]
-    return v2_dtype_json(dt.newbyteorder("<"))
+    return v2_data_type(dt.newbyteorder("<")).v2_json()
 
 
 def ts_dtype_name(meta: Zarr2Metadata) -> str:
@@ -222,7 +216,7 @@ def schema_of(meta: Zarr2Metadata) -> dict[str, Any]:
         "dtype": ts_dtype_name(meta),
         "fill_value": None
         if meta.fill_value is None
-        else v2_fill_value_json(meta.fill_value, meta.dtype),
+        else v2_data_type(meta.dtype).v2_fill_json(meta.fill_value),
         "rank": rank,
     }
 
@@ -311,7 +305,7 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         fill = meta.fill_value
     elif schema.fill_value is not None:
         try:
-            fill = cast_v2_fill_value(schema.fill_value, dtype)
+            fill = v2_data_type(dtype).cast_v2_fill(schema.fill_value)
         except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
             raise fail("schema.fill_value", str(e)) from None
     else:
@@ -322,7 +316,7 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         "chunks": chunks,
         "dtype": copy.deepcopy(dtype_json),
         "compressor": copy.deepcopy(compressor),
-        "fill_value": None if fill is None else v2_fill_value_json(fill, dtype),
+        "fill_value": None if fill is None else v2_data_type(dtype).v2_fill_json(fill),
         "order": order,
         "filters": copy.deepcopy(filters),
         "dimension_separator": meta.dimension_separator or key_encoding or ".",
@@ -350,7 +344,8 @@ def _expected(where: str, want: Any, got: Any) -> SpecMismatchError:
 def _same_fill(a: Any, b: Any, dtype: np.dtype[Any]) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    return v2_fill_value_json(a, dtype) == v2_fill_value_json(b, dtype)
+    info = v2_data_type(dtype)
+    return info.v2_fill_json(a) == info.v2_fill_json(b)
 
 
 def validate_metadata(stored: Zarr2Metadata, c: Zarr2Metadata, where: str = "metadata") -> None:
@@ -402,7 +397,7 @@ def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema"
                 )
     if schema.fill_value is not None:
         assert stored.dtype is not None
-        want = cast_v2_fill_value(schema.fill_value, stored.dtype)
+        want = v2_data_type(stored.dtype).cast_v2_fill(schema.fill_value)
         if not _same_fill(want, stored.fill_value, stored.dtype):
             raise SpecMismatchError(
                 f"{where}.fill_value: the spec asks for {json.dumps(schema.fill_value)}, the "

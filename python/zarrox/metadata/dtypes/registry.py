@@ -1,0 +1,501 @@
+"""The registry: JSON (v3 ``data_type``, v2 ``dtype``), a numpy dtype or a user's dtype ->
+its :class:`~zarrox.metadata.dtypes.base.DataType`."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
+from zarrox.metadata._checks import is_int
+from zarrox.metadata.dtypes.base import DataType, native_dtype, typestr, zarr_json_where
+from zarrox.metadata.dtypes.fixed import (
+    LENGTH_TYPES,
+    FixedUtf32Type,
+    NullTerminatedBytesType,
+    RawBytesType,
+)
+from zarrox.metadata.dtypes.floats import FLOAT_FORMATS
+from zarrox.metadata.dtypes.numeric import (
+    COMPLEX_TYPES,
+    CORE_INTS,
+    SMALL_INTS,
+    BoolType,
+    ComplexType,
+    FloatType,
+    IntType,
+)
+from zarrox.metadata.dtypes.struct import STRUCT_TYPES, StructType
+from zarrox.metadata.dtypes.time import TIME_TYPES, TIME_UNITS, TimeType
+from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, ObjectType, StringType
+
+__all__ = [
+    "CONFIGURED_TYPES",
+    "CORE_TYPES",
+    "SIMPLE_TYPES",
+    "data_type_from_numpy",
+    "from_zarr_python_dtype",
+    "parse_data_type_json",
+    "parse_v2_dtype",
+    "v2_data_type",
+    "v2_user_dtype",
+    "vlen_codec_id",
+]
+
+#: the named core data types (the spec's; ``r<N>`` besides)
+CORE_TYPES = ("bool", *CORE_INTS, "float16", "float32", "float64", "complex64", "complex128")
+_ML_TYPES = frozenset([n for n, f in FLOAT_FORMATS.items() if f.ml] + list(SMALL_INTS))
+_RAW_RE = re.compile(r"r([0-9]+)")
+
+#: data types that take no configuration
+SIMPLE_TYPES: frozenset[str] = frozenset(
+    [*CORE_TYPES, *_ML_TYPES, *COMPLEX_TYPES, "string", *BYTES_NAMES]
+)
+#: data types that require a configuration
+CONFIGURED_TYPES: frozenset[str] = frozenset([*TIME_TYPES, *LENGTH_TYPES, *STRUCT_TYPES])
+
+
+# --------------------------------------------------------------------------------------------
+# v3 data_type
+# --------------------------------------------------------------------------------------------
+
+_CACHE: dict[str, DataType] = {}
+
+
+def parse_data_type_json(
+    value: object, *, path: str | None = None, label: str = "data_type"
+) -> DataType:
+    """A v3 ``data_type`` member (a name or ``{"name", "configuration"}``) -> its data type.
+
+    Malformed members raise MetadataError; names zarrox does not know raise UnsupportedError
+    naming the type (and the node, with ``path``).
+    """
+    try:
+        key = json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _CACHE:
+        return _CACHE[key]
+    result = _parse(value, zarr_json_where(path), label)
+    if key is not None:
+        _CACHE[key] = result
+    return result
+
+
+def _parse(value: object, where: str, label: str) -> DataType:
+    cfg: Mapping[str, Any] | None = None
+    if isinstance(value, Mapping):
+        unknown = sorted(
+            str(k) for k in value if k not in ("name", "configuration", "must_understand")
+        )
+        if unknown:
+            raise MetadataError(f"{where}{label}: unknown member(s) {unknown} in {dict(value)!r}")
+        name = value.get("name")
+        if not isinstance(name, str) or not name:
+            raise MetadataError(f"{where}{label}: 'name' must be a non-empty string, got {name!r}")
+        if value.get("must_understand", True) is not True:
+            raise MetadataError(
+                f'{where}{label}: "must_understand" must not be false for a data type'
+            )
+        cfg_v = value.get("configuration", {})
+        if not isinstance(cfg_v, Mapping):
+            raise MetadataError(f"{where}{label}.configuration: must be an object, got {cfg_v!r}")
+        cfg = cfg_v if "configuration" in value else None
+    elif isinstance(value, str):
+        name = value
+    else:
+        raise MetadataError(f"{where}{label}: must be a data type name or an object, got {value!r}")
+
+    raw = _RAW_RE.fullmatch(name)
+    if name in SIMPLE_TYPES or raw:
+        if cfg:
+            raise MetadataError(
+                f"{where}{label}: data type {name!r} takes no configuration, got {dict(cfg)!r}"
+            )
+        if raw:
+            return RawBytesType.v3_raw_bits(name, int(raw.group(1)), where, label)
+        return _simple(name, where)
+    if name in CONFIGURED_TYPES:
+        if cfg is None:
+            raise MetadataError(f"{where}{label}: data type {name!r} requires a configuration")
+        return _configured(name, cfg, where, label)
+    if cfg:
+        raise UnsupportedDataTypeError(
+            f"{where}unsupported data type {name!r} (configuration {dict(cfg)!r})"
+        )
+    raise UnsupportedDataTypeError(f"{where}unsupported data type {name!r}")
+
+
+def _simple(name: str, where: str) -> DataType:
+    if name == "bool":
+        return BoolType.v3()
+    if name in CORE_INTS or name in SMALL_INTS:
+        return IntType.v3(name, where)
+    if name in FLOAT_FORMATS:
+        return FloatType.v3(name, where)
+    if name in COMPLEX_TYPES:
+        return ComplexType.v3(name, where)
+    if name == "string":
+        return StringType.v3()
+    return BytesType.v3(name)
+
+
+def _configured(name: str, cfg: Mapping[str, Any], where: str, label: str) -> DataType:
+    if name in TIME_TYPES:
+        return TimeType.v3(name, cfg, where, label)
+    if name == "fixed_length_utf32":
+        return FixedUtf32Type.v3(name, cfg, where, label)
+    if name == "null_terminated_bytes":
+        return NullTerminatedBytesType.v3(name, cfg, where, label)
+    if name == "raw_bytes":
+        return RawBytesType.v3(name, cfg, where, label)
+    return StructType.v3(name, cfg, where, label, _parse)
+
+
+# --------------------------------------------------------------------------------------------
+# numpy and user dtypes -> v3
+# --------------------------------------------------------------------------------------------
+
+
+def from_zarr_python_dtype(dtype: object, zarr_format: int) -> object:
+    """A zarr-python data type object (``zarr.dtype.Int16()``, ``VariableLengthUTF8()``, ...)
+    -> what zarrox's ``create`` takes for that format: the v3 data type JSON, or for v2 the
+    numpy dtype (``str`` / ``bytes`` for the object types with a vlen codec). Anything else
+    is returned unchanged. Recognised by its methods, so zarr need not be imported."""
+    to_json = getattr(dtype, "to_json", None)
+    if not (callable(to_json) and callable(getattr(dtype, "to_native_dtype", None))):
+        return dtype
+    if zarr_format == 3:
+        return to_json(zarr_format=3)
+    doc = to_json(zarr_format=2)
+    codec = doc.get("object_codec_id") if isinstance(doc, Mapping) else None
+    if codec is not None:
+        return {"vlen-utf8": str, "vlen-bytes": bytes}.get(codec, dtype)
+    return dtype.to_native_dtype()  # type: ignore[attr-defined]
+
+
+def data_type_from_numpy(dtype: object, *, path: str | None = None) -> DataType:
+    """A numpy dtype (anything ``np.dtype()`` accepts, any byte order) -> the v3 data type
+    zarr-python 3.1 writes for it; ml_dtypes types get their registry names.
+
+    ``str``, object and StringDType give ``string``; ``bytes`` gives ``bytes``; unsized ``U``
+    and ``S`` give ``string`` and ``bytes`` too.
+    """
+    where = zarr_json_where(path)
+    if dtype is str:
+        return _simple("string", where)
+    if dtype is bytes:
+        return _simple("bytes", where)
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except (TypeError, ValueError) as e:
+        raise UnsupportedDataTypeError(f"{where}unsupported data type {dtype!r}: {e}") from None
+    return parse_data_type_json(_numpy_json(dt, where), path=path)
+
+
+def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
+    if dt.subdtype is not None:
+        raise UnsupportedDataTypeError(
+            f"{where}unsupported data type {dt!r}: sub-array dtypes have no v3 data type"
+        )
+    t = dt.type
+    if str(getattr(t, "__module__", "")).startswith("ml_dtypes") and t.__name__ in _ML_TYPES:
+        return t.__name__  # note: float8_e5m2 has kind "f", the others "V"
+    kind = dt.kind
+    if kind == "b":
+        return "bool"
+    if kind in "iufc":
+        name = native_dtype(dt).name
+        if name in CORE_TYPES:
+            return name
+    elif kind in "Mm":
+        return TimeType.v3_json(dt)
+    elif kind == "U":
+        if dt.itemsize == 0:
+            return "string"
+        return {"name": "fixed_length_utf32", "configuration": {"length_bytes": dt.itemsize}}
+    elif kind == "S":
+        if dt.itemsize == 0:
+            return "bytes"
+        return {"name": "null_terminated_bytes", "configuration": {"length_bytes": dt.itemsize}}
+    elif kind in "OT":
+        return "string"
+    elif kind == "V" and t is np.void:
+        if dt.names is None:
+            if dt.itemsize == 0:
+                raise UnsupportedDataTypeError(f"{where}unsupported data type {dt!r}: empty void")
+            return {"name": "raw_bytes", "configuration": {"length_bytes": dt.itemsize}}
+        fields: list[Any] = []
+        offset = 0
+        for fname in dt.names:
+            fdt, foffset = dt.fields[fname][:2]  # type: ignore[index]
+            if foffset != offset:
+                raise UnsupportedDataTypeError(
+                    f"{where}unsupported data type {dt!r}: fields must be packed without "
+                    "padding (the struct data type has no alignment)"
+                )
+            fjson = _numpy_json(fdt, where)
+            if fjson in ("string", "bytes"):
+                raise UnsupportedDataTypeError(
+                    f"{where}unsupported data type {dt!r}: field {fname!r} is variable-length"
+                )
+            fields.append({"name": fname, "data_type": fjson})
+            offset += fdt.itemsize
+        if offset != dt.itemsize:
+            raise UnsupportedDataTypeError(
+                f"{where}unsupported data type {dt!r}: padding after the last field"
+            )
+        # the registered "struct" type, as zarr-python >= 3.2 writes it (3.1 wrote, and only
+        # reads, the legacy "structured" form, which zarrox reads too)
+        return {"name": "struct", "configuration": {"fields": fields}}
+    raise UnsupportedDataTypeError(
+        f"{where}unsupported data type {dt!r}: no v3 data type (core: {list(CORE_TYPES)}, r<N>; "
+        "extensions: ml_dtypes types, datetime64/timedelta64, U, S, V, structured, str, bytes)"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# v2 dtype
+# --------------------------------------------------------------------------------------------
+
+_TYPESTR_RE = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(?:\[([0-9]*)([A-Za-zμ]+)\])?")
+#: the item sizes numpy has for each numeric kind, from the core types
+_NUMERIC_SIZES: dict[str, tuple[int, ...]] = {
+    kind: tuple(sorted({np.dtype(n).itemsize for n in CORE_TYPES if np.dtype(n).kind == kind}))
+    for kind in "biufc"
+}
+
+
+def _parse_typestr(value: str, where: str, label: str) -> np.dtype[Any]:
+    m = _TYPESTR_RE.fullmatch(value)
+    if m is None:
+        raise MetadataError(
+            f"{where}{label}: {value!r} is not a numpy type string with an explicit byte order "
+            '(e.g. "<f8", ">i4", "|b1", "|S12", "<M8[ns]") or a list of fields'
+        )
+    order, kind, size_s, scale_s, unit = m.groups()
+    size = int(size_s) if size_s else None
+    if unit is not None and kind not in "mM":
+        raise MetadataError(f"{where}{label}: {value!r}: only M8/m8 types take a [unit]")
+    if kind == "O":
+        if order != "|" or size is not None:
+            raise MetadataError(
+                f"{where}{label}: the object data type is written '|O', got {value!r}"
+            )
+        return np.dtype("O")
+    if size is None:
+        raise MetadataError(f"{where}{label}: {value!r} has no size (e.g. '<i4', '|S5')")
+    if kind in _NUMERIC_SIZES:
+        if size not in _NUMERIC_SIZES[kind]:
+            if kind in "fc" and size in (12, 16, 24, 32):
+                raise UnsupportedDataTypeError(
+                    f"{where}unsupported data type {value!r} (extended precision floats)"
+                )
+            raise MetadataError(
+                f"{where}{label}: {value!r}: size {size} is not valid for kind {kind!r} "
+                f"(expected one of {list(_NUMERIC_SIZES[kind])})"
+            )
+    elif kind in "mM":
+        if size != 8:
+            raise MetadataError(f"{where}{label}: {value!r}: datetime types have size 8")
+        if unit is not None and unit not in TIME_UNITS:
+            raise MetadataError(
+                f"{where}{label}: {value!r}: unknown time unit {unit!r} "
+                f"(expected one of {list(TIME_UNITS)})"
+            )
+        if scale_s is not None and scale_s != "" and int(scale_s) <= 0:
+            raise MetadataError(f"{where}{label}: {value!r}: the unit's scale must be positive")
+    elif size <= 0:
+        raise MetadataError(f"{where}{label}: {value!r}: fixed-size types need a positive size")
+    swappable = kind in "iufcmMU" and (size > 1 or kind in "cU")
+    if swappable and order == "|":
+        raise MetadataError(
+            f"{where}{label}: {value!r} needs a byte order, '<' or '>' (e.g. {'<' + value[1:]!r})"
+        )
+    # Types without a byte order are written with '|'; '<' and '>' are accepted for them and
+    # dropped (numpy does the same).
+    try:
+        return np.dtype(value)
+    except TypeError as e:  # pragma: no cover - the regex already screens the forms numpy takes
+        raise MetadataError(f"{where}{label}: invalid data type {value!r}: {e}") from None
+
+
+def _parse_fields(value: Sequence[Any], where: str, label: str) -> np.dtype[Any]:
+    if len(value) == 0:
+        raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
+    names: list[str] = []
+    formats: list[Any] = []
+    offsets: list[int] = []
+    offset = 0
+    for i, item in enumerate(value):
+        ilabel = f"{label}[{i}]"
+        if isinstance(item, str | bytes | Mapping) or not isinstance(item, Sequence):
+            raise MetadataError(
+                f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
+                f"got {item!r}"
+            )
+        if len(item) not in (2, 3):
+            raise MetadataError(
+                f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
+                f"got {len(item)} elements"
+            )
+        name = item[0]
+        if not isinstance(name, str):
+            raise MetadataError(f"{where}{ilabel}[0]: field name must be a string, got {name!r}")
+        fdt = parse_v2_dtype(item[1], where, f"{ilabel}[1]")
+        if fdt.hasobject:
+            raise UnsupportedError(f"{where}{ilabel}: structured fields of object type")
+        if len(item) == 3:
+            shape = item[2]
+            if (
+                isinstance(shape, str | bytes | Mapping)
+                or not isinstance(shape, Sequence)
+                or not all(is_int(s) and s > 0 for s in shape)
+            ):
+                raise MetadataError(
+                    f"{where}{ilabel}[2]: field shape must be an array of positive integers, "
+                    f"got {shape!r}"
+                )
+            try:
+                fdt = np.dtype((fdt, tuple(int(s) for s in shape)))
+            except (ValueError, OverflowError) as e:  # larger than numpy's dimensions or sizes
+                raise MetadataError(
+                    f"{where}{ilabel}[2]: field shape {shape!r} is too large: {e}"
+                ) from None
+        if name == "" and len(item) == 2 and fdt.kind == "V" and fdt.fields is None:
+            offset += fdt.itemsize  # padding, as numpy's descr writes it
+            continue
+        if name == "":
+            raise MetadataError(f"{where}{ilabel}[0]: field name must not be empty")
+        if name in names:
+            raise MetadataError(f"{where}{ilabel}[0]: duplicate field name {name!r}")
+        names.append(name)
+        formats.append(fdt)
+        offsets.append(offset)
+        offset += fdt.itemsize
+    if not names:
+        raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
+    try:
+        return np.dtype(
+            {"names": names, "formats": formats, "offsets": offsets, "itemsize": offset}
+        )
+    except (ValueError, OverflowError) as e:  # an element larger than numpy's item size
+        raise MetadataError(f"{where}{label}: invalid structured data type: {e}") from None
+
+
+def parse_v2_dtype(value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
+    """A v2 ``dtype`` member -> numpy dtype, byte order as stored.
+
+    Takes numpy type strings with an explicit byte order (``"<f8"``, ``">i2"``, ``"|b1"``,
+    ``"|S12"``, ``"<U4"``, ``"|V8"``, ``"<M8[ns]"``, ``"<m8[10s]"``, ``"|O"``) and structured
+    types as field lists ``[["a", "<i4"], ["b", "<f8", [2]], ["c", [["d", "|u1"]]]]`` (nested,
+    with sub-array shapes, and ``["", "|V<n>"]`` padding as numpy's ``descr`` writes it).
+    ``where`` starts every error message (``".zarray at 'a': "``).
+    """
+    if isinstance(value, str):
+        return _parse_typestr(value, where, label)
+    if isinstance(value, list | tuple):
+        return _parse_fields(value, where, label)
+    raise MetadataError(
+        f"{where}{label}: must be a numpy type string or a list of fields, got {value!r}"
+    )
+
+
+def _check_float_size(dt: np.dtype[Any], where: str) -> None:
+    name = native_dtype(dt).name
+    if dt.fields is None and dt.kind in "fc" and name not in FLOAT_FORMATS | COMPLEX_TYPES:
+        raise UnsupportedDataTypeError(
+            f"{where}unsupported data type {typestr(dt)!r} (extended precision floats)"
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _v2_data_type(dt: np.dtype[Any]) -> DataType:
+    kind = dt.kind
+    _check_float_size(dt, "")
+    try:
+        v3_json = _numpy_json(dt, "")
+    except UnsupportedDataTypeError:
+        v3_json = None  # v2 layouts v3 has no type for (padding, sub-array fields)
+    name = v3_json if isinstance(v3_json, str) else (v3_json or {}).get("name", typestr(dt))
+    if kind == "b":
+        return BoolType(name, v3_json, dt)
+    if kind in "iu":
+        return IntType(name, v3_json, dt)
+    if kind == "f":
+        return FloatType.v2(dt)
+    if kind == "c":
+        return ComplexType.v2(dt)
+    if kind in "mM":
+        return TimeType(name, v3_json, dt)
+    if kind == "S":
+        return NullTerminatedBytesType(name, v3_json, dt)
+    if kind == "U":
+        return FixedUtf32Type(name, v3_json, dt)
+    if kind == "V" and dt.fields is not None:
+        return StructType(name, v3_json, dt)
+    if kind == "V":
+        return RawBytesType("raw_bytes", v3_json, dt)
+    return ObjectType("object", None, dt)
+
+
+def v2_data_type(dtype: object) -> DataType:
+    """A v2 array's numpy dtype (byte order as stored) -> its data type, whose methods give
+    the ``.zarray`` ``dtype`` (:meth:`~DataType.v2_json`) and fill-value encodings.
+
+    Sub-array dtypes and unsized ``S``/``U``/``V`` raise UnsupportedDataTypeError."""
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError as e:
+        raise UnsupportedDataTypeError(f"unsupported data type {dtype!r}: {e}") from None
+    if dt.fields is None:
+        if dt.subdtype is not None:
+            raise UnsupportedDataTypeError(
+                f"unsupported data type {dt!r}: a sub-array dtype is not a v2 array data type "
+                "(add its shape to the array's shape)"
+            )
+        if dt.kind in "SUV" and dt.itemsize == 0:
+            raise UnsupportedDataTypeError(
+                f"unsupported data type {dt!r}: fixed-size types need a size"
+            )
+    return _v2_data_type(dt)
+
+
+def vlen_codec_id(dtype: object) -> str | None:
+    """The v2 filter a user dtype's object array takes: 'vlen-utf8' for str-like dtypes,
+    'vlen-bytes' for bytes, None for the fixed-size dtypes."""
+    if dtype is str or isinstance(dtype, np.dtypes.StringDType):
+        return "vlen-utf8"
+    if dtype is bytes:
+        return "vlen-bytes"
+    if dtype is object or (isinstance(dtype, str) and dtype in ("O", "|O", "object")):
+        return "vlen-utf8"
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        return "vlen-utf8"
+    return None
+
+
+def v2_user_dtype(dtype: object, where: str) -> np.dtype[Any]:
+    """What a user gives as a v2 ``dtype`` -> the numpy dtype stored (native order written
+    little-endian; str/bytes/object give ``|O``); only what a ``.zarray`` can hold."""
+    if vlen_codec_id(dtype) is not None:
+        return np.dtype("O")
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except (TypeError, ValueError) as e:
+        if not isinstance(dtype, list):
+            raise UnsupportedDataTypeError(f"{where}unsupported data type {dtype!r}: {e}") from None
+        dt = parse_v2_dtype(dtype, where, "dtype")  # a v2 field list (lists, not tuples)
+    if dt.hasobject or (dt.kind in "SU" and dt.itemsize == 0):
+        raise UnsupportedDataTypeError(
+            f"{where}unsupported data type {dtype!r}: variable-length strings and objects are "
+            "not supported yet"
+        )
+    _check_float_size(dt, where)
+    # Round-trip through the JSON form: only what a .zarray can hold gets through.
+    return parse_v2_dtype(v2_data_type(dt).v2_json(), where, "dtype")
