@@ -43,8 +43,10 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.nodes.create import ArrayPlan, array_to_open, new_array
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
+from zarrox.transfer import copy_values
 
 if TYPE_CHECKING:
     from zarrox.tensorstore_spec import Spec
@@ -249,17 +251,29 @@ class Array(Node):
     def open(cls, store: Any, **kwargs: Any) -> Array:
         """The array at ``store`` (zarr-python's ``Array.open``; ``kwargs`` as
         :func:`zarrox.open_array` takes them)."""
-        from zarrox.api import open_array
-
         kwargs.setdefault("mode", "r+")
-        return open_array(store, **kwargs)
+        return cls._make(array_to_open(store, **kwargs))
 
     @classmethod
     def create(cls, store: Any, **kwargs: Any) -> Array:
         """A new array in ``store`` (zarr-python's ``Array.create``: :func:`create_array`)."""
-        from zarrox.api import create_array
+        return cls._make(new_array(store, **kwargs))
 
-        return create_array(store, **kwargs)
+    @classmethod
+    def _make(cls, plan: ArrayPlan) -> Array:
+        """The array ``plan`` describes (:mod:`zarrox.nodes.create`): made, then its new
+        metadata stored and its values written."""
+        array = cls(
+            plan.store, plan.path, plan.metadata, read_only=plan.read_only, config=plan.config
+        )
+        if plan.new:
+            array._save_metadata()
+        if plan.values is not None:
+            if plan.copy_in_blocks:
+                copy_values(plan.values, array)
+            else:
+                array[...] = plan.values
+        return array
 
     # -- description -------------------------------------------------------
     @property
