@@ -133,7 +133,9 @@ def test_the_accessor_imports_are_the_only_cycles_left() -> None:
 def test_metadata_never_imports_the_store_layer() -> None:
     graph = import_graph()
     offenders = {
-        module: sorted(m for m in imported if m == "zarrox.storage" or m.startswith("zarrox.storage."))
+        module: sorted(
+            m for m in imported if m == "zarrox.storage" or m.startswith("zarrox.storage.")
+        )
         for module, imported in graph.items()
         if module.startswith("zarrox.metadata")
     }
