@@ -102,7 +102,7 @@ def create_array(
     made by :func:`from_array` with these arguments.
     """
     return Array._make(
-        creation.new_array(
+        creation.create_array(
             store=store,
             name=name,
             shape=shape,
@@ -373,7 +373,7 @@ def create(
     ``write_empty_chunks`` is deprecated for ``config``. ``data`` is written to the new array.
     """
     return Array._make(
-        creation.legacy_array(
+        creation.create(
             shape=shape,
             chunks=chunks,
             dtype=dtype,

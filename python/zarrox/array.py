@@ -43,7 +43,8 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
-from zarrox.nodes.create import ArrayPlan, array_to_open, new_array
+from zarrox.nodes import create as creation
+from zarrox.nodes.create import ArrayPlan, array_to_open
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 from zarrox.transfer import copy_values
@@ -271,7 +272,7 @@ class Array(Node):
     @classmethod
     def create(cls, store: Any, **kwargs: Any) -> Array:
         """A new array in ``store`` (zarr-python's ``Array.create``: :func:`create_array`)."""
-        return cls._make(new_array(store, **kwargs))
+        return cls._make(creation.create_array(store, **kwargs))
 
     @classmethod
     def _make(cls, plan: ArrayPlan) -> Array:

@@ -31,13 +31,12 @@ from zarrox.metadata.consolidated import (
     dumps_zmetadata,
     zmetadata_entries,
 )
+from zarrox.nodes import create as creation
 from zarrox.nodes.create import (
     GroupPlan,
     array_to_save,
     group_to_open,
-    legacy_array,
     like_arguments,
-    new_array,
     new_group,
     write_hierarchy,
 )
@@ -302,7 +301,8 @@ class Group(Node):
             kwargs["compressors"] = None if compressor is None else [compressor]
         elif kwargs["zarr_format"] == 2 and auto:
             kwargs["compressors"] = {"id": "blosc"}
-        return Array._make(new_array(self._store, name=self._child_path(name), **kwargs))
+        plan = creation.create_array(self._store, name=self._child_path(name), **kwargs)
+        return Array._make(plan)
 
     def create(self, name: str, **kwargs: Any) -> Array:
         """:meth:`create_array` (zarr-python's alias)."""
@@ -365,7 +365,8 @@ class Group(Node):
             kwargs = like_arguments(like) | kwargs
             if keep_fill and isinstance(like, Array):
                 kwargs.setdefault("fill_value", like.metadata.fill_value)
-        return Array._make(legacy_array(store=self._store, path=self._child_path(name), **kwargs))
+        plan = creation.create(store=self._store, path=self._child_path(name), **kwargs)
+        return Array._make(plan)
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
         """A new array ``name`` whose fill value is 0."""

@@ -253,7 +253,7 @@ def prepare_node_path(store: Store, path: str, overwrite: bool, zarr_format: int
     ensure_parents(store, path, zarr_format)
 
 
-def new_array(
+def create_array(
     store: Any,
     *,
     name: str | None = None,
@@ -431,7 +431,7 @@ def _new_array_v2(
     overwrite: bool,
     config: dict[str, Any] | None,
 ) -> ArrayPlan:
-    """``new_array(..., zarr_format=2)``: ``compressors`` is one numcodecs codec
+    """``create_array(..., zarr_format=2)``: ``compressors`` is one numcodecs codec
     (a config dict or codec object, or a list of at most one), ``filters`` numcodecs codecs."""
     if chunks is None or chunks == "auto":
         try:
@@ -589,7 +589,7 @@ def array_from(
     if _is_zarrox_array(data) and data.metadata.data_type in ("string", "bytes"):
         # variable-length strings or bytes, whatever numpy type holds them
         dtype = str if data.metadata.data_type == "string" else bytes
-    new = new_array(
+    new = create_array(
         store,
         name=name,
         shape=tuple(data.shape),
@@ -615,7 +615,7 @@ def sharding_codecs(
     array_shape: tuple[int, ...],
 ) -> tuple[tuple[int, ...] | RectilinearGrid, list[dict[str, Any]]]:
     """(shard shape or rectilinear shard grid, the one-codec chain) for
-    ``new_array(..., shards=...)``."""
+    ``create_array(..., shards=...)``."""
     if codecs is not None:
         raise ValueError("give either codecs= or shards=, not both")
     spec, location = (
@@ -725,7 +725,7 @@ _NOT_USED = (  # accepted by zarr-python's create, warned about and ignored, in 
 )
 
 
-def legacy_array(
+def create(
     shape: tuple[int, ...] | int,
     *,
     chunks: tuple[int, ...] | int | bool | None = None,
@@ -757,6 +757,7 @@ def legacy_array(
     config: dict[str, Any] | None = None,
     mode: Mode | None = None,
     data: Any = None,
+    _stacklevel: int = 2,
 ) -> ArrayPlan:
     """Create an array (zarr-python's legacy-style ``create``).
 
@@ -770,14 +771,18 @@ def legacy_array(
     (``synchronizer``, ``chunk_store``, ``cache_metadata``, ``cache_attrs``,
     ``object_codec``, ``read_only``, ``meta_array``) are ignored with its warning;
     ``write_empty_chunks`` is deprecated for ``config``. ``data`` is written to the new array.
+
+    ``_stacklevel``: the frame the warnings point at, counted from this function's caller
+    (1), as ``warnings.warn`` counts them: 2 is the caller of a public front that calls
+    this function.
     """
-    zarr_format = zarr_format_arg(zarr_version, zarr_format, 4) or 3
+    zarr_format = zarr_format_arg(zarr_version, zarr_format, _stacklevel + 2) or 3
     given = locals()
     for name in _NOT_USED:
         if given[name] is not None:
-            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, 3)
+            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, _stacklevel + 1)
     if write_empty_chunks is not None:
-        _warn_write_empty_chunks_kwarg()
+        _warn_write_empty_chunks_kwarg(_stacklevel + 2)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     apply_mode(store, path, "a" if mode is None else mode)
@@ -789,7 +794,7 @@ def legacy_array(
                 "redundant. When both are set, write_empty_chunks will be used instead of "
                 "the value in config.",
                 UserWarning,
-                3,
+                _stacklevel + 1,
             )
         array_config["write_empty_chunks"] = write_empty_chunks
     shape_t = _parse_shape(shape)
@@ -828,10 +833,10 @@ def legacy_array(
                 "Use bytes-to-bytes codecs instead."
             )
         if order is not None:
-            _warn_order_kwarg()
+            _warn_order_kwarg(_stacklevel + 2)
         if isinstance(chunk_key_encoding, tuple):
             chunk_key_encoding = {"name": chunk_key_encoding[0], "separator": chunk_key_encoding[1]}
-        array = new_array(
+        array = create_array(
             store,
             codecs=None if codecs is None else list(codecs),
             chunk_key_encoding=chunk_key_encoding,
@@ -855,7 +860,7 @@ def legacy_array(
             order = array_config.get("order", global_config["array.order"])
         else:
             array_config["order"] = order
-        array = new_array(
+        array = create_array(
             store,
             compressors=compressor,
             filters=filters,
@@ -866,24 +871,24 @@ def legacy_array(
     return array if data is None else replace(array, values=data)
 
 
-def _warn_write_empty_chunks_kwarg() -> None:
+def _warn_write_empty_chunks_kwarg(stacklevel: int) -> None:
     warnings.warn(
         "The `write_empty_chunks` keyword argument is deprecated and will be removed in "
         "future versions. To control whether empty chunks are written to storage, either use "
         "the `config` keyword argument, as in `config={'write_empty_chunks': True}`,or change "
         "the global 'array.write_empty_chunks' configuration variable.",
         RuntimeWarning,
-        4,
+        stacklevel,
     )
 
 
-def _warn_order_kwarg() -> None:
+def _warn_order_kwarg(stacklevel: int) -> None:
     warnings.warn(
         "The `order` keyword argument has no effect for Zarr format 3 arrays. To control the "
         "memory layout of the array, either use the `config` keyword argument, as in "
         "`config={'order': 'C'}`,or change the global 'array.order' configuration variable.",
         RuntimeWarning,
-        4,
+        stacklevel,
     )
 
 
@@ -912,8 +917,11 @@ def _array_to_create(
     ``kwargs`` use its keywords (``compressor``, ``chunk_shape``, ...), else through
     :func:`create_array`, whose keywords (``compressors``, ``shards``, ...) zarrox also takes."""
     if _LEGACY_CREATE_ONLY.intersection(kwargs):
-        return legacy_array(store=store, path=path, overwrite=overwrite, config=config, **kwargs)
-    return new_array(store, name=path, overwrite=overwrite, config=config, **kwargs)
+        # the warnings point at the caller of array_to_open (api.open_array, Array.open)
+        return create(
+            store=store, path=path, overwrite=overwrite, config=config, _stacklevel=3, **kwargs
+        )
+    return create_array(store, name=path, overwrite=overwrite, config=config, **kwargs)
 
 
 def array_to_open(
@@ -1047,7 +1055,7 @@ def array_to_save(
     store = resolve_store(store, storage_options=storage_options)
     path = normalize_path(path)
     apply_mode(store, path, mode)
-    new = legacy_array(
+    new = create(
         store=store,
         path=path,
         zarr_format=zarr_format,
