@@ -1,29 +1,53 @@
-"""Reading and writing node metadata in either format (v3 ``zarr.json``, v2
-``.zarray``/``.zgroup``/``.zattrs``), reading the legacy formats (v1 ``meta``/``attrs``, the
-2022 draft v3 layout), and node paths."""
+"""Node paths and what arrays and groups share: writing their metadata (v3 ``zarr.json``,
+v2 ``.zarray``/``.zgroup``/``.zattrs``), the read-only rules of the legacy formats, store
+URLs. Reading what is stored at a path is :mod:`zarrox.nodes.discover`."""
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, draft_v3, dumps, parse_node
-from zarrox.metadata._checks import parse_json
+from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
-from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1, loads_v1
-from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dumps_v2, loads_v2
+from zarrox.metadata.v1 import ArrayMetadataV1
+from zarrox.metadata.v2 import ArrayMetadataV2, dumps_v2
+from zarrox.nodes.discover import (
+    METADATA_KEY,
+    NODE_KEYS,
+    V2_ARRAY_KEY,
+    V2_ATTRS_KEY,
+    V2_GROUP_KEY,
+    ArrayMetadata,
+    GroupMetadata,
+    NodeMetadata,
+    read_document,
+)
 from zarrox.storage import LocalStore, MemoryStore, Store
 
-METADATA_KEY = "zarr.json"
-V2_ARRAY_KEY = ".zarray"
-V2_GROUP_KEY = ".zgroup"
-V2_ATTRS_KEY = ".zattrs"
-NODE_KEYS = (METADATA_KEY, V2_ARRAY_KEY, V2_GROUP_KEY, V1_META_KEY)
+__all__ = [
+    "METADATA_KEY",
+    "NODE_KEYS",
+    "V2_ARRAY_KEY",
+    "V2_ATTRS_KEY",
+    "V2_GROUP_KEY",
+    "ArrayMetadata",
+    "GroupMetadata",
+    "LegacyMetadata",
+    "Node",
+    "NodeMetadata",
+    "StorePath",
+    "is_array",
+    "is_legacy",
+    "join",
+    "normalize_path",
+    "read_document",
+    "read_only_message",
+    "store_token",
+    "store_url",
+    "write_node",
+    "zarr_format",
+]
 
-ArrayMetadata = ArrayMetadataV3 | ArrayMetadataV2 | ArrayMetadataV1 | DraftArrayMetadata
-GroupMetadata = GroupMetadataV3 | GroupMetadataV2 | DraftGroupMetadata
-NodeMetadata = ArrayMetadata | GroupMetadata
 #: formats zarrox reads but never writes (their metadata has a ``legacy_format``)
 LegacyMetadata = ArrayMetadataV1 | DraftArrayMetadata | DraftGroupMetadata
 
@@ -40,73 +64,6 @@ def normalize_path(path: str | None) -> str:
 
 def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
-
-
-def read_document(store: Store, path: str) -> dict[str, Any] | None:
-    """The parsed zarr.json of the node at ``path``, or None if there is none."""
-    raw = store.get(join(path, METADATA_KEY))
-    if raw is None:
-        return None
-    doc = parse_json(raw, f"zarr.json at '{path}': ")
-    if not isinstance(doc, dict):
-        raise MetadataError(f"zarr.json at '{path}': must be a JSON object")
-    return doc
-
-
-def _read_v2(store: Store, path: str, key: str) -> dict[str, Any] | None:
-    raw = store.get(join(path, key))
-    return None if raw is None else loads_v2(raw, key=key, path=path)
-
-
-def _read_v1(store: Store, path: str) -> ArrayMetadataV1 | None:
-    raw = store.get(join(path, V1_META_KEY))
-    if raw is None:
-        return None
-    attrs = store.get(join(path, V1_ATTRS_KEY))
-    return ArrayMetadataV1.from_json(
-        loads_v1(raw, path=path),
-        None if attrs is None else loads_v1(attrs, key=V1_ATTRS_KEY, path=path),
-        path=path,
-    )
-
-
-def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeMetadata | None:
-    """The metadata of the node at ``path`` (v3 first, then v2, v1 and the draft v3 layout,
-    whose hierarchy's entry point is ``zarr.json`` at ``path`` or an ancestor), or None.
-    Errors name the node, also those found in a document elsewhere (a draft hierarchy's entry
-    point)."""
-    try:
-        return _read_node(store, path, zarr_format)
-    except (MetadataError, UnsupportedError) as e:
-        if f"'{path}'" in str(e):
-            raise
-        raise type(e)(f"node '{path}': {e}") from None
-
-
-def _read_node(store: Store, path: str, zarr_format: int | None) -> NodeMetadata | None:
-    if zarr_format in (None, 3):
-        doc = read_document(store, path)
-        if doc is not None:
-            if draft_v3.is_entry_point(doc):
-                hierarchy = draft_v3.Hierarchy.from_entry_point(store, path, doc)
-                return draft_v3.read_node(store, hierarchy, "")
-            return parse_node(doc, path=path)
-    if zarr_format in (None, 2):
-        zarray = _read_v2(store, path, V2_ARRAY_KEY)
-        if zarray is not None:
-            return ArrayMetadataV2.from_json(zarray, _read_v2(store, path, V2_ATTRS_KEY), path=path)
-        zgroup = _read_v2(store, path, V2_GROUP_KEY)
-        if zgroup is not None:
-            return GroupMetadataV2.from_json(zgroup, _read_v2(store, path, V2_ATTRS_KEY), path=path)
-    if zarr_format in (None, 1):
-        v1 = _read_v1(store, path)
-        if v1 is not None:
-            return v1
-    if zarr_format in (None, 3) and path:
-        found = draft_v3.find_hierarchy(store, path)
-        if found is not None:
-            return draft_v3.read_node(store, *found)
-    return None
 
 
 def is_legacy(meta: object) -> bool:
@@ -144,22 +101,6 @@ def _write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     key = V2_ARRAY_KEY if isinstance(meta, ArrayMetadataV2) else V2_GROUP_KEY
     store.set(join(path, key), dumps_v2(meta.to_json()))
     store.set(join(path, V2_ATTRS_KEY), dumps_v2(meta.attributes_json()))
-
-
-def node_exists(store: Store, path: str) -> bool:
-    if any(store.exists(join(path, key)) for key in NODE_KEYS):
-        return True
-    found = draft_v3.find_hierarchy(store, path) if path else None
-    return found is not None and draft_v3.read_node(store, *found) is not None
-
-
-def child_names(store: Store, path: str, meta: NodeMetadata | None = None) -> list[str]:
-    """Names of the nodes directly below ``path`` (a group with metadata ``meta``), sorted."""
-    if isinstance(meta, DraftGroupMetadata):
-        return meta.child_names(store)
-    prefix = path + "/" if path else ""
-    _, dirs = store.list_dir(prefix)
-    return [d for d in dirs if node_exists(store, prefix + d)]
 
 
 def is_array(meta: NodeMetadata) -> bool:

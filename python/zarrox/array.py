@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +43,28 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.nodes import create as creation
+from zarrox.nodes.create import ArrayPlan, array_to_open
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
+from zarrox.transfer import copy_values
 
 if TYPE_CHECKING:
+    from zarrox.asynchronous import AsyncArray
     from zarrox.tensorstore_spec import Spec
+
+#: What an array becomes in the APIs that other modules own, by name: ``"spec"``
+#: (TensorStore's spec, zarrox.tensorstore_spec), ``"async"`` (zarrox.AsyncArray,
+#: zarrox.asynchronous), ``"dask"`` (zarrox.dask). Those modules import Array and register
+#: their builder when they load (the zarrox package loads all three), so that this module
+#: imports none of them and no import runs back to it.
+_VIEWS: dict[str, Callable[..., Any]] = {}
+
+
+def register_view(name: str, build: Callable[..., Any]) -> None:
+    """Have ``Array.spec()`` (``"spec"``), ``Array.async_array`` (``"async"``) or
+    ``Array.to_dask()`` (``"dask"``) call ``build(array, ...)``."""
+    _VIEWS[name] = build
 
 
 @dataclass(frozen=True)
@@ -249,17 +266,29 @@ class Array(Node):
     def open(cls, store: Any, **kwargs: Any) -> Array:
         """The array at ``store`` (zarr-python's ``Array.open``; ``kwargs`` as
         :func:`zarrox.open_array` takes them)."""
-        from zarrox.api import open_array
-
         kwargs.setdefault("mode", "r+")
-        return open_array(store, **kwargs)
+        return cls._make(array_to_open(store, **kwargs))
 
     @classmethod
     def create(cls, store: Any, **kwargs: Any) -> Array:
         """A new array in ``store`` (zarr-python's ``Array.create``: :func:`create_array`)."""
-        from zarrox.api import create_array
+        return cls._make(creation.create_array(store, **kwargs))
 
-        return create_array(store, **kwargs)
+    @classmethod
+    def _make(cls, plan: ArrayPlan) -> Array:
+        """The array ``plan`` describes (:mod:`zarrox.nodes.create`): made, then its new
+        metadata stored and its values written."""
+        array = cls(
+            plan.store, plan.path, plan.metadata, read_only=plan.read_only, config=plan.config
+        )
+        if plan.new:
+            array._save_metadata()
+        if plan.values is not None:
+            if plan.copy_in_blocks:
+                copy_values(plan.values, array)
+            else:
+                array[...] = plan.values
+        return array
 
     # -- description -------------------------------------------------------
     @property
@@ -535,26 +564,22 @@ class Array(Node):
     def spec(self, *, minimal_spec: bool = False) -> Spec:
         """The TensorStore spec (driver ``zarr3`` or ``zarr``) that reopens this array with
         ``zarrox.open`` (or TensorStore: ``spec.to_json()``)."""
-        from zarrox.tensorstore_spec import array_spec
-
-        return array_spec(self, minimal_spec=minimal_spec)
+        spec: Spec = _VIEWS["spec"](self, minimal_spec=minimal_spec)
+        return spec
 
     def info_complete(self) -> ArrayInfo:
         """:attr:`info` (zarr-python's name for the summary that counts stored bytes)."""
         return ArrayInfo(self)
 
     @property
-    def async_array(self) -> Any:
+    def async_array(self) -> AsyncArray:
         """This array with awaitable methods (:class:`zarrox.AsyncArray`)."""
-        from zarrox.asynchronous import AsyncArray
-
-        return AsyncArray(self)
+        awaitable: AsyncArray = _VIEWS["async"](self)
+        return awaitable
 
     def to_dask(self, chunks: Any = None, **kwargs: Any) -> Any:
         """A dask array reading this array lazily (see :func:`zarrox.dask.from_zarr`)."""
-        from zarrox.dask import from_zarr
-
-        return from_zarr(self, chunks=chunks, **kwargs)
+        return _VIEWS["dask"](self, chunks=chunks, **kwargs)
 
     def __dask_tokenize__(self) -> tuple[Any, ...]:
         # The same array opened twice has the same token; a metadata change (shape,

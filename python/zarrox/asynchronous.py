@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from zarrox import api as _api
 from zarrox import hierarchy as _hierarchy
-from zarrox.array import Array
+from zarrox.array import Array, register_view
 from zarrox.group import Group
 
 T = TypeVar("T")
@@ -186,6 +186,9 @@ class AsyncArray(_AsyncNode):
 
     async def info_complete(self) -> Any:
         return await _run(self._sync.info_complete)
+
+
+register_view("async", AsyncArray)
 
 
 class AsyncGroup(_AsyncNode):

@@ -427,8 +427,10 @@ def verify(args: argparse.Namespace) -> int:
 
 
 def copy(args: argparse.Namespace) -> int:
-    from zarrox._nodes import node_exists, normalize_path
+    from zarrox._nodes import normalize_path
     from zarrox.hierarchy import copy_node, copy_store
+    from zarrox.nodes.create import ensure_parents
+    from zarrox.nodes.discover import node_exists
 
     src_store = _store(args.source, args.storage_option)
     dst_store = _store(args.dest, args.dest_storage_option)
@@ -448,9 +450,7 @@ def copy(args: argparse.Namespace) -> int:
         if args.overwrite:
             dst_store.delete_prefix(dest_path + "/" if dest_path else "")
         if dest_path and "/" in dest_path:
-            from zarrox.api import _ensure_parents
-
-            _ensure_parents(dst_store, dest_path, node.zarr_format)
+            ensure_parents(dst_store, dest_path, node.zarr_format)
         with progress_bar("copying", unit="items", enabled=show) as update:
             copied, _, nbytes = copy_store(
                 src_store,

@@ -29,11 +29,10 @@ from zarrox._nodes import (
     V2_GROUP_KEY,
     is_legacy,
     join,
-    node_exists,
     normalize_path,
     write_node,
 )
-from zarrox.api import _prepare_node_path, _sharding_codecs, create_group, open
+from zarrox.api import create_group, open
 from zarrox.array import Array
 from zarrox.errors import ContainsNodeError, UnsupportedError
 from zarrox.group import Group
@@ -42,6 +41,8 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.nodes.create import prepare_node_path, sharding_codecs
+from zarrox.nodes.discover import node_exists
 from zarrox.storage import Store, resolve_store
 from zarrox.transfer import copy_values
 
@@ -151,7 +152,7 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
     if shards is None:
         return ArrayMetadataV3.create(chunk_shape=src.chunks, **common), False
     name = data_type_name(common["dtype"]) if not isinstance(common["dtype"], type) else None
-    shard_shape, codecs = _sharding_codecs(
+    shard_shape, codecs = sharding_codecs(
         shards if isinstance(shards, dict | RectilinearGrid) else tuple(shards),
         tuple(src.chunks),
         src.dtype,
@@ -219,7 +220,7 @@ def _convert_array(
         if verbatim:
             progress.array_done(src)
         return dst
-    _prepare_node_path(store, path, overwrite, 3)
+    prepare_node_path(store, path, overwrite, 3)
     write_node(store, path, meta)
     dst = Array(store, path, meta)
     if verbatim:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrox.array import Array
+from zarrox.array import Array, register_view
 from zarrox.transfer import write_grid
 
 __all__ = ["from_zarr", "to_zarr"]
@@ -113,6 +113,9 @@ def _regular_chunks(chunks: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
             return None
         out.append(max(first, 1))
     return tuple(out)
+
+
+register_view("dask", from_zarr)
 
 
 def to_zarr(

@@ -12,20 +12,36 @@ from zarrox._nodes import (
     GroupMetadata,
     Node,
     NodeMetadata,
-    child_names,
     is_array,
     is_legacy,
     join,
-    node_exists,
     normalize_path,
-    read_node,
     read_only_message,
     write_node,
 )
+from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.attributes import Attributes
-from zarrox.errors import NodeNotFoundError, ReadOnlyError
-from zarrox.storage import Store
+from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
+from zarrox.metadata import GroupMetadataV3
+from zarrox.metadata.consolidated import (
+    ZMETADATA_KEY,
+    build_consolidated_v3,
+    build_zmetadata,
+    dumps_zmetadata,
+    zmetadata_entries,
+)
+from zarrox.nodes import create as creation
+from zarrox.nodes.create import (
+    GroupPlan,
+    array_to_save,
+    group_to_open,
+    like_arguments,
+    new_group,
+    write_hierarchy,
+)
+from zarrox.nodes.discover import child_names, node_exists, read_node
+from zarrox.storage import Store, resolve_store
 
 #: node metadata of a group's descendants by path relative to it, from consolidated metadata
 Consolidated = Mapping[str, NodeMetadata]
@@ -82,9 +98,7 @@ class Group(Node):
     @classmethod
     def open(cls, store: Any, zarr_format: int | None = 3) -> Group:
         """The group at the root of ``store`` (zarr-python's ``Group.open``)."""
-        from zarrox.api import open_group
-
-        return open_group(store, mode="r+", zarr_format=zarr_format)
+        return cls._make(group_to_open(store, mode="r+", zarr_format=zarr_format))
 
     @classmethod
     def from_store(
@@ -96,10 +110,19 @@ class Group(Node):
         overwrite: bool = False,
     ) -> Group:
         """A new group at the root of ``store`` (zarr-python's ``Group.from_store``)."""
-        from zarrox.api import create_group
+        return cls._make(
+            new_group(store, attributes=attributes, zarr_format=zarr_format, overwrite=overwrite)
+        )
 
-        return create_group(
-            store, attributes=attributes, zarr_format=zarr_format, overwrite=overwrite
+    @classmethod
+    def _make(cls, plan: GroupPlan) -> Group:
+        """The group ``plan`` describes (:mod:`zarrox.nodes.create`)."""
+        return cls(
+            plan.store,
+            plan.path,
+            plan.metadata,
+            read_only=plan.read_only,
+            consolidated=plan.consolidated,
         )
 
     @property
@@ -168,15 +191,15 @@ class Group(Node):
     def __setitem__(self, name: str, value: Any) -> None:
         """Store ``value`` (an array-like) as a new array ``name`` with the default
         settings, replacing what is there (zarr-python's fast path)."""
-        from zarrox.api import save_array
-
         self._check_writable()
-        save_array(
-            self._store,
-            value if hasattr(value, "shape") else np.asarray(value),
-            zarr_format=self.zarr_format,
-            path=self._child_path(name),
-            overwrite=True,
+        Array._make(
+            array_to_save(
+                self._store,
+                value if hasattr(value, "shape") else np.asarray(value),
+                zarr_format=self.zarr_format,
+                path=self._child_path(name),
+                overwrite=True,
+            )
         )
 
     def __delitem__(self, name: str) -> None:
@@ -190,8 +213,6 @@ class Group(Node):
         self._store.delete_prefix(self._child_path(rel) + "/")
         if self._consolidated is not None:
             # The consolidated metadata must not list the deleted nodes any more.
-            from zarrox.api import consolidate_metadata
-
             again = consolidate_metadata(self._store, path=self._path)
             self._metadata, self._consolidated = again._metadata, again._consolidated
 
@@ -264,8 +285,6 @@ class Group(Node):
         ``compressors=[compressor]``, and a v2 array given neither is compressed with
         numcodecs' default Blosc (lz4), where the module-level ``create_array`` uses zstd.
         """
-        from zarrox.api import create_array
-
         self._check_writable()
         kwargs.setdefault("zarr_format", self.zarr_format)
         compressors = kwargs.get("compressors", "auto")
@@ -282,7 +301,8 @@ class Group(Node):
             kwargs["compressors"] = None if compressor is None else [compressor]
         elif kwargs["zarr_format"] == 2 and auto:
             kwargs["compressors"] = {"id": "blosc"}
-        return create_array(self._store, name=self._child_path(name), **kwargs)
+        plan = creation.create_array(self._store, name=self._child_path(name), **kwargs)
+        return Array._make(plan)
 
     def create(self, name: str, **kwargs: Any) -> Array:
         """:meth:`create_array` (zarr-python's alias)."""
@@ -333,70 +353,62 @@ class Group(Node):
     def require_groups(self, *names: str) -> tuple[Group, ...]:
         return tuple(self.require_group(name) for name in names)
 
-    def _create_like(self, make: Any, name: str, **kwargs: Any) -> Array:
+    def _create_like(
+        self, name: str, like: Any = None, keep_fill: bool = False, **kwargs: Any
+    ) -> Array:
+        """A new array ``name`` made by zarr-python's ``create`` from ``kwargs``, and from
+        the shape, chunks, data type and encoding of ``like`` when given (``keep_fill``: its
+        fill value too, when it is a zarrox array and ``kwargs`` have none)."""
         self._check_writable()
         kwargs.setdefault("zarr_format", self.zarr_format)
-        return make(store=self._store, path=self._child_path(name), **kwargs)  # type: ignore[no-any-return]
+        if like is not None:
+            kwargs = like_arguments(like) | kwargs
+            if keep_fill and isinstance(like, Array):
+                kwargs.setdefault("fill_value", like.metadata.fill_value)
+        plan = creation.create(store=self._store, path=self._child_path(name), **kwargs)
+        return Array._make(plan)
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
         """A new array ``name`` whose fill value is 0."""
-        from zarrox.api import zeros
-
-        return self._create_like(zeros, name, shape=shape, **kwargs)
+        return self._create_like(name, shape=shape, fill_value=0, **kwargs)
 
     def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
-        from zarrox.api import ones
-
-        return self._create_like(ones, name, shape=shape, **kwargs)
+        return self._create_like(name, shape=shape, fill_value=1, **kwargs)
 
     def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
-        from zarrox.api import empty
-
-        return self._create_like(empty, name, shape=shape, **kwargs)
+        return self._create_like(name, shape=shape, **kwargs)
 
     def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
-        from zarrox.api import full
-
-        return self._create_like(full, name, shape=shape, fill_value=fill_value, **kwargs)
+        return self._create_like(name, shape=shape, fill_value=fill_value, **kwargs)
 
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        from zarrox.api import zeros_like
-
-        return self._create_like(lambda **kw: zeros_like(data, **kw), name, **kwargs)
+        return self._create_like(name, data, fill_value=0, **kwargs)
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        from zarrox.api import ones_like
-
-        return self._create_like(lambda **kw: ones_like(data, **kw), name, **kwargs)
+        return self._create_like(name, data, fill_value=1, **kwargs)
 
     def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        from zarrox.api import empty_like
-
-        return self._create_like(lambda **kw: empty_like(data, **kw), name, **kwargs)
+        return self._create_like(name, data, True, **kwargs)
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        from zarrox.api import full_like
-
-        return self._create_like(lambda **kw: full_like(data, **kw), name, **kwargs)
+        if "fill_value" not in kwargs and not isinstance(data, Array):
+            raise TypeError("full() missing 1 required positional argument: 'fill_value'")
+        return self._create_like(name, data, True, **kwargs)
 
     def create_hierarchy(
         self, nodes: Mapping[str, Any], *, overwrite: bool = False
     ) -> Iterator[tuple[str, Array | Group]]:
         """Create ``nodes`` (metadata by path) below this group; see
         :func:`zarrox.create_hierarchy`. Yields (path relative to this group, node)."""
-        from zarrox.hierarchy import create_hierarchy
-
         self._check_writable()
         prefix = self._path + "/" if self._path else ""
-        for path, node in create_hierarchy(
-            store=self._store,
-            nodes={
-                self._child_path(k) if normalize_path(k) else self._path: v
-                for k, v in nodes.items()
-            },
-            overwrite=overwrite,
+        for path, meta in write_hierarchy(
+            self._store,
+            {self._child_path(k) if normalize_path(k) else self._path: v for k, v in nodes.items()},
+            overwrite,
         ):
             if path.startswith(prefix) or path == self._path:
+                node = make_node(self._store, path, meta)
                 yield path[len(prefix) :] if path != self._path else "", node
 
     def create_group(
@@ -407,15 +419,15 @@ class Group(Node):
         overwrite: bool = False,
         zarr_format: int | None = None,
     ) -> Group:
-        from zarrox.api import create_group
-
         self._check_writable()
-        return create_group(
-            self._store,
-            path=self._child_path(name),
-            attributes=attributes,
-            overwrite=overwrite,
-            zarr_format=zarr_format or self.zarr_format,
+        return Group._make(
+            new_group(
+                self._store,
+                path=self._child_path(name),
+                attributes=attributes,
+                overwrite=overwrite,
+                zarr_format=zarr_format or self.zarr_format,
+            )
         )
 
     def require_group(self, name: str) -> Group:
@@ -498,3 +510,33 @@ class TreeView:
         return "\n".join([self._group.name, *self._lines(self._group, "")])
 
     __repr__ = __str__
+
+
+def consolidate_metadata(
+    store: Any,
+    *,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Gather the metadata of every node below the group at ``path`` into one
+    place: ``.zmetadata`` for a v2 group, ``consolidated_metadata`` in a v3
+    group's zarr.json, as zarr-python writes them. Returns the group."""
+    store = resolve_store(store, storage_options=storage_options)
+    path = normalize_path(path)
+    root = Group._make(
+        group_to_open(store, path=path, mode="r+", zarr_format=zarr_format, use_consolidated=False)
+    )
+    nodes: dict[str, NodeMetadata] = {
+        rel: node.metadata for rel, node in root.members(max_depth=None)
+    }
+    meta = root.metadata
+    if isinstance(meta, GroupMetadataV3):
+        if any(format_of(m) != 3 for m in nodes.values()):
+            raise MetadataError(f"group '{path}' mixes v2 nodes into a v3 hierarchy")
+        meta.consolidated_metadata = build_consolidated_v3(nodes, path=path)  # type: ignore[arg-type]
+        write_node(store, path, meta)
+    else:
+        entries = zmetadata_entries({"": meta, **nodes})  # type: ignore[dict-item]
+        store.set(join(path, ZMETADATA_KEY), dumps_zmetadata(build_zmetadata(entries, path=path)))
+    return Group._make(group_to_open(store, path=path, mode="r+", use_consolidated=True))

@@ -8,70 +8,25 @@ other chunks or codecs (``create_kws``) and another store.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, Literal
 
-import numpy as np
-
-from zarrox._nodes import (
-    NodeMetadata,
-    is_array,
-    join,
-    normalize_path,
-    read_node,
-    write_node,
-)
-from zarrox._nodes import zarr_format as format_of
+from zarrox._nodes import NodeMetadata, join, normalize_path
 from zarrox.array import Array
-from zarrox.errors import ContainsArrayError, ContainsGroupError, CopyError
+from zarrox.errors import CopyError
 from zarrox.group import Group, make_node
-from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, parse_node
-from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2
+from zarrox.metadata import GroupMetadataV3
+from zarrox.metadata.v2 import GroupMetadataV2
+from zarrox.nodes.create import array_from, new_group, prepare_node_path, write_hierarchy
+from zarrox.nodes.discover import read_node
 from zarrox.storage import resolve_store
+from zarrox.transfer import copy_values
 
 IfExists = Literal["raise", "replace", "skip", "skip_initialized"]
 
 
 # -- create_hierarchy ----------------------------------------------------------------------------
-
-
-def _json_scalar(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if hasattr(value, "value"):  # enums
-        return value.value
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    raise TypeError(f"cannot describe {value!r} as JSON")
-
-
-def _as_metadata(value: Any, path: str) -> NodeMetadata:
-    """zarrox metadata for a node of ``create_hierarchy``: zarrox's own metadata objects, or
-    zarr-python's (``GroupMetadata``, ``ArrayV3Metadata``, ``ArrayV2Metadata``: anything with
-    ``to_dict()``), or such a document as a dict."""
-    if isinstance(value, ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2):
-        return value
-    doc = value.to_dict() if callable(getattr(value, "to_dict", None)) else value
-    if not isinstance(doc, Mapping):
-        raise TypeError(f"node '{path}': expected array or group metadata, got {value!r}")
-    # tuples, numpy scalars and enums of zarr-python's documents -> plain JSON
-    doc = json.loads(json.dumps(dict(doc), default=_json_scalar))
-    fmt = doc.get("zarr_format", 3)
-    if fmt == 3:
-        doc.setdefault("node_type", "group")
-        return parse_node(doc, path=path)
-    if fmt == 2:
-        attrs = doc.pop("attributes", None) or {}
-        doc.pop("node_type", None)
-        if "shape" in doc:
-            return ArrayMetadataV2.from_json(doc, attrs, path=path)
-        return GroupMetadataV2(attributes=dict(attrs))
-    raise ValueError(f"node '{path}': zarr_format must be 2 or 3, got {fmt!r}")
 
 
 def _new_group(zarr_format: int) -> NodeMetadata:
@@ -89,46 +44,7 @@ def create_hierarchy(
     (ContainsArrayError / ContainsGroupError) unless ``overwrite``, which replaces it.
     """
     store = resolve_store(store)
-    explicit = {normalize_path(k): _as_metadata(v, k) for k, v in nodes.items()}
-    if not explicit:
-        return
-    formats = {format_of(m) for m in explicit.values()}
-    if len(formats) != 1:
-        raise ValueError(f"all nodes must have the same zarr_format, got {sorted(formats)}")
-    fmt = formats.pop()
-    implied: set[str] = set()
-    for key in explicit:
-        parts = key.split("/") if key else []
-        for i in range(len(parts)):
-            parent = "/".join(parts[:i])
-            if parent in explicit:
-                if is_array(explicit[parent]):
-                    raise ValueError(
-                        f"The node at {parent} contains other nodes, but it is not a Zarr "
-                        "group. This is invalid. Only Zarr groups can contain other nodes."
-                    )
-            else:
-                implied.add(parent)
-    to_write: dict[str, NodeMetadata] = {}
-    for key in sorted(implied, key=lambda k: (k.count("/"), k) if k else (-1, k)):
-        existing = read_node(store, key, fmt)
-        if existing is None:
-            to_write[key] = _new_group(fmt)
-        elif is_array(existing):
-            raise ContainsArrayError(f"An array exists in store {store!r} at path {key!r}.")
-    for key, meta in explicit.items():
-        existing = read_node(store, key, fmt)
-        if existing is not None:
-            if overwrite:
-                store.delete_prefix(key + "/" if key else "")
-            elif is_array(existing):
-                raise ContainsArrayError(f"An array exists in store {store!r} at path {key!r}.")
-            else:
-                raise ContainsGroupError(f"A group exists in store {store!r} at path {key!r}.")
-        to_write[key] = meta
-    for key in sorted(to_write, key=lambda k: (k.count("/"), k) if k else (-1, k)):
-        meta = to_write[key]
-        write_node(store, key, meta)
+    for key, meta in write_hierarchy(store, nodes, overwrite):
         yield key, make_node(store, key, meta)
 
 
@@ -302,9 +218,6 @@ def _copy(
 ) -> tuple[int, int, int]:
     """Copy ``source`` to ``dest_path`` below the group ``dest`` (None: a group a dry run
     has not created, so nothing is there yet)."""
-    from zarrox.api import from_array
-    from zarrox.transfer import copy_values
-
     name = dest_path.rsplit("/", 1)[-1]
     existing = dest.get(name) if dest is not None else None
     shown = "/" + dest_path
@@ -323,13 +236,15 @@ def _copy(
         if not dry_run and dest is not None:
             if existing is not None:
                 dest.store.delete_prefix(dest_path + "/")
-            new = from_array(
-                dest.store,
-                name=dest_path,
-                data=source,
-                write_data=False,
-                attributes=None if without_attrs else dict(source.attrs),
-                **_array_create_args(source, create_kws, dest.zarr_format),
+            new = Array._make(
+                array_from(
+                    dest.store,
+                    name=dest_path,
+                    data=source,
+                    write_data=False,
+                    attributes=None if without_attrs else dict(source.attrs),
+                    **_array_create_args(source, create_kws, dest.zarr_format),
+                )
             )
             start, itemsize = progress.done, source.nbytes // max(source.size, 1)
             copy_values(source, new, progress=lambda n, _: progress.at(start + n * itemsize))
@@ -388,12 +303,10 @@ def copy_node(
     format is the source's unless ``zarr_format`` is given. A node already at ``dest_path``
     is an error unless ``overwrite``. ``progress(done, total)`` is told the bytes of values
     copied so far. Returns the new node."""
-    from zarrox.api import _prepare_node_path, create_group
-
     store = resolve_store(dest)
     dest_path = normalize_path(dest_path)
     fmt = int(create_kws.get("zarr_format", source.zarr_format))
-    _prepare_node_path(store, dest_path, overwrite, fmt)  # with the missing parent groups
+    prepare_node_path(store, dest_path, overwrite, fmt)  # with the missing parent groups
     tracker = _Bytes(progress, [source])
     if isinstance(source, Array):
         parent_path, _, name = dest_path.rpartition("/")
@@ -412,7 +325,9 @@ def copy_node(
             tracker,
         )
         return parent[name] if name else make_node(store, "", read_node(store, "", fmt))  # type: ignore[arg-type]
-    group = create_group(store, path=dest_path, attributes=dict(source.attrs), zarr_format=fmt)
+    group = Group._make(
+        new_group(store, path=dest_path, attributes=dict(source.attrs), zarr_format=fmt)
+    )
     for name, child in source.members():
         _copy(
             _Logger(None),

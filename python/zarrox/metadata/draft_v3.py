@@ -66,7 +66,6 @@ from zarrox.metadata.dtypes import CORE_TYPES, parse_v2_dtype, v2_data_type
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.metadata.v2_codecs import check_codec
-from zarrox.storage import Store
 
 __all__ = [
     "ENTRY_POINT_KEY",
@@ -74,9 +73,10 @@ __all__ = [
     "DraftArrayMetadata",
     "DraftGroupMetadata",
     "Hierarchy",
-    "find_hierarchy",
+    "array_from_document",
+    "group_from_document",
+    "implicit_group",
     "is_entry_point",
-    "read_node",
 ]
 
 ENTRY_POINT_KEY = "zarr.json"
@@ -169,7 +169,12 @@ class Hierarchy:
     zarr2: bool = False
 
     @classmethod
-    def from_entry_point(cls, store: Store, root: str, doc: Mapping[str, Any]) -> Hierarchy:
+    def from_entry_point(cls, root: str, doc: Mapping[str, Any]) -> Hierarchy:
+        """The hierarchy whose entry point ``doc`` is at ``root``, with the ``meta/root``
+        layout; :meth:`without_root` is the last draft's layout, which a ``core/3.0``
+        hierarchy has when the store holds nothing under ``meta/root`` (no root document at
+        :meth:`array_key` or :meth:`group_key` ``("")``, nothing under
+        :meth:`children_prefix` ``("")``)."""
         where = _where(_join(root, ENTRY_POINT_KEY))
         encoding = doc.get("metadata_encoding")
         if isinstance(encoding, Mapping):
@@ -186,17 +191,11 @@ class Hierarchy:
             )
         _check_extensions(doc.get("extensions"), where)
         zarr2 = doc.get("zarr_format") == PROTOCOL_URI
-        with_root = cls(root, "meta/root", "data/root", suffix, zarr2)
-        if zarr2 or with_root._has_root_layout(store):
-            return with_root
-        return cls(root, "meta", "data", suffix, zarr2)
+        return cls(root, "meta/root", "data/root", suffix, zarr2)
 
-    def _has_root_layout(self, store: Store) -> bool:
-        keys = (self.array_key(""), self.group_key(""))
-        if any(store.exists(k) for k in keys):
-            return True
-        listed, dirs = store.list_dir(self.children_prefix(""))
-        return bool(listed or dirs)
+    def without_root(self) -> Hierarchy:
+        """The same hierarchy in the last draft's layout (no ``root`` segment)."""
+        return Hierarchy(self.root, "meta", "data", self.suffix, self.zarr2)
 
     def _meta_key(self, rel: str, kind: str) -> str:
         if rel:
@@ -222,9 +221,9 @@ class Hierarchy:
         """The store path under which the chunks of array ``rel`` are."""
         return _join(self.root, f"{self.data}/{rel}" if rel else self.data)
 
-    def child_names(self, store: Store, rel: str) -> list[str]:
-        """Names of the nodes directly below ``rel`` (explicit nodes and implicit groups)."""
-        keys, dirs = store.list_dir(self.children_prefix(rel))
+    def names_in_listing(self, keys: Sequence[str], dirs: Sequence[str]) -> list[str]:
+        """Names of the nodes directly below a node, given the listing of its
+        :meth:`children_prefix` (explicit nodes and implicit groups)."""
         names = set(dirs)
         for key in keys:
             name = key.rsplit("/", 1)[-1]
@@ -237,27 +236,6 @@ class Hierarchy:
 
 def _join(a: str, b: str) -> str:
     return f"{a}/{b}" if a else b
-
-
-def find_hierarchy(store: Store, path: str) -> tuple[Hierarchy, str] | None:
-    """The draft hierarchy ``path`` belongs to and the node's path inside it, or None.
-
-    Looks for ``zarr.json`` at ``path`` and its ancestors, nearest first; the first one found
-    decides (a draft entry point: this hierarchy; anything else: None)."""
-    parts = path.split("/") if path else []
-    for i in range(len(parts), -1, -1):
-        root = "/".join(parts[:i])
-        raw = store.get(_join(root, ENTRY_POINT_KEY))
-        if raw is None:
-            continue
-        try:
-            doc = parse_json(raw, "")
-        except MetadataError:
-            return None
-        if not is_entry_point(doc):
-            return None
-        return Hierarchy.from_entry_point(store, root, doc), "/".join(parts[i:])
-    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -594,31 +572,28 @@ class DraftGroupMetadata:
         """Never: zarrox does not write the draft layout (:func:`legacy_write_error`)."""
         raise legacy_write_error(self.legacy_format)
 
-    def child_names(self, store: Store) -> list[str]:
-        assert self.hierarchy is not None
-        return self.hierarchy.child_names(store, self.rel)
 
-
-def read_node(
-    store: Store, hierarchy: Hierarchy, rel: str
-) -> DraftArrayMetadata | DraftGroupMetadata | None:
-    """The node at ``rel`` in ``hierarchy``: an array, an explicit or implicit group, or None."""
+def array_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftArrayMetadata:
+    """The array ``rel`` of ``hierarchy`` whose document (at :meth:`Hierarchy.array_key`)
+    is ``raw``."""
     key = hierarchy.array_key(rel)
-    raw = store.get(key)
-    if raw is not None:
-        return DraftArrayMetadata.from_json(
-            _loads(raw, key), key=key, data_path=hierarchy.data_path(rel), zarr2=hierarchy.zarr2
-        )
+    return DraftArrayMetadata.from_json(
+        _loads(raw, key), key=key, data_path=hierarchy.data_path(rel), zarr2=hierarchy.zarr2
+    )
+
+
+def group_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftGroupMetadata:
+    """The explicit group ``rel`` of ``hierarchy`` whose document (at
+    :meth:`Hierarchy.group_key`) is ``raw``."""
     key = hierarchy.group_key(rel)
-    raw = store.get(key)
-    if raw is not None:
-        doc = _loads(raw, key)
-        attributes = doc.get("attributes", {})
-        if not isinstance(attributes, Mapping):
-            raise MetadataError(f"{key}: attributes: must be an object, got {attributes!r}")
-        _check_extensions(doc.get("extensions"), _where(key))
-        return DraftGroupMetadata(copy_json(dict(attributes)), True, hierarchy, rel)
-    keys, dirs = store.list_dir(hierarchy.children_prefix(rel))
-    if not rel or keys or dirs:
-        return DraftGroupMetadata({}, False, hierarchy, rel)
-    return None
+    doc = _loads(raw, key)
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, Mapping):
+        raise MetadataError(f"{key}: attributes: must be an object, got {attributes!r}")
+    _check_extensions(doc.get("extensions"), _where(key))
+    return DraftGroupMetadata(copy_json(dict(attributes)), True, hierarchy, rel)
+
+
+def implicit_group(hierarchy: Hierarchy, rel: str) -> DraftGroupMetadata:
+    """The group ``rel`` of ``hierarchy`` that has descendants but no document."""
+    return DraftGroupMetadata({}, False, hierarchy, rel)

@@ -28,7 +28,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from zarrox.array import Array
+from zarrox.array import Array, register_view
 from zarrox.errors import ArrayNotFoundError, ContainsArrayError, UnsupportedError
 from zarrox.tensorstore_spec import store_io, zarr2, zarr3
 from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
@@ -180,6 +180,9 @@ def array_spec(array: Array, *, minimal_spec: bool = False) -> Spec:
     driver, _ = store_io.document_of(array)
     view = ArrayView(array, settings=Settings(driver, kvstore_of(array.store, array.path)))
     return view.spec(minimal_spec=minimal_spec)
+
+
+register_view("spec", array_spec)
 
 
 def is_spec(value: object) -> bool:
