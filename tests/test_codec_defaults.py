@@ -4,6 +4,7 @@ zarr-python (v3 codecs) and numcodecs (``numcodecs.<id>`` codecs, v2 compressors
 
 from __future__ import annotations
 
+import inspect
 import json
 import typing
 from typing import Any
@@ -206,3 +207,20 @@ def test_chunk_key_encoding_errors(value: object, error: type, match: str) -> No
     with pytest.raises(error, match=match) as info:
         parse_chunk_key_encoding(value, "zarr.json at 'a': ")
     assert str(info.value).startswith("zarr.json at 'a': ")
+
+
+def test_cast_value_defaults_are_zarr_pythons() -> None:
+    cast_value = getattr(zarr.codecs, "CastValue", None)
+    if cast_value is None:
+        pytest.skip("zarr-python < 3.4 has no cast_value")
+    params = inspect.signature(cast_value.__init__).parameters
+    got = complete({"name": "cast_value", "configuration": {"data_type": "int8"}})
+    assert got["rounding"] == params["rounding"].default
+    assert got["out_of_range"] == params["out_of_range"].default
+    assert got["scalar_map"] == params["scalar_map"].default
+    # written without its defaults, as zarr-python writes it
+    chain = normalize_codecs(
+        [{"name": "cast_value", "configuration": {"data_type": "int8"}}, "bytes"],
+        dtype=np.dtype("float32"),
+    )
+    assert chain[0] == as_json(cast_value(data_type="int8").to_dict())

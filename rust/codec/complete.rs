@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::config::{check_members, Members};
 use super::numcodecs;
-use super::{blosc, bytes, gzip, name_and_config, sharding, zstd};
+use super::{blosc, bytes, cast_value, gzip, name_and_config, sharding, zstd};
 use crate::error::{Error, Result};
 
 /// The complete configuration of `codec` (`{"name", "configuration"}` or a
@@ -27,9 +27,16 @@ pub fn complete_config(codec: &Value, item_size: usize) -> Result<Members> {
 
 fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> Result<Members> {
     // A v3 document gives a member or leaves it out (numcodecs' configurations
-    // write null for some defaults).
+    // write null for some defaults, cast_value's optional members may be null).
     if !name.starts_with("numcodecs.") {
-        if let Some((key, _)) = config.iter().find(|(_, v)| v.is_null()) {
+        let nullable: &[&str] = match name {
+            "cast_value" => &["out_of_range", "scalar_map"],
+            _ => &[],
+        };
+        let null = config
+            .iter()
+            .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()));
+        if let Some((key, _)) = null {
             return Err(Error::metadata(format!(
                 "codec '{name}': '{key}' must not be null"
             )));
@@ -41,6 +48,7 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
         "blosc" => Ok(blosc::BloscConfig::parse(config, item_size)?.members()),
         "bytes" => bytes::complete_config(config),
         "sharding_indexed" => sharding::complete_config(config),
+        "cast_value" => cast_value::complete_config(config),
         "crc32c" | "vlen-utf8" | "vlen-bytes" => {
             check_members(name, config, &[])?;
             Ok(Vec::new())
@@ -118,6 +126,14 @@ mod tests {
             })
         );
         assert_eq!(complete(json!("crc32c"), 4).unwrap(), json!({}));
+        assert_eq!(
+            complete(
+                json!({"name": "cast_value", "configuration": {"data_type": "int8"}}),
+                4
+            )
+            .unwrap(),
+            json!({"data_type": "int8", "rounding": "nearest-even", "out_of_range": null, "scalar_map": null})
+        );
     }
 
     #[test]
@@ -190,6 +206,21 @@ mod tests {
         assert_eq!(kind(with("gzip", json!({"level": null}))), Metadata);
         assert_eq!(kind(with("bytes", json!({"endian": null}))), Metadata);
         assert_eq!(kind(json!("lzfse")), Unsupported);
+        assert_eq!(kind(with("cast_value", json!({}))), Metadata);
+        assert_eq!(
+            kind(with(
+                "cast_value",
+                json!({"data_type": "int8", "rounding": "up"})
+            )),
+            Metadata
+        );
+        assert_eq!(
+            kind(with(
+                "cast_value",
+                json!({"data_type": "int8", "rounding": null})
+            )),
+            Metadata
+        );
     }
 
     #[test]

@@ -496,35 +496,15 @@ def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, A
     return cfg
 
 
-_ROUNDING_MODES = (
-    "nearest-even",
-    "towards-zero",
-    "towards-positive",
-    "towards-negative",
-    "nearest-away",
-)
-
-
 def _cfg_cast_value(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("data_type", "rounding", "out_of_range", "scalar_map")
-    _reject_unknown_keys("cast_value", cfg, keys, ctx, label)
+    complete = _complete_config("cast_value", cfg, ctx, label)
     clabel = f"{label}.configuration"
     _numeric_info("cast_value", ctx, label)
-    if "data_type" not in cfg:
-        raise ctx.err(f"{clabel}: cast_value requires member 'data_type'")
     target = parse_data_type_json(cfg["data_type"], label=f"{clabel}.data_type")
     if target.name not in NUMERIC_TYPES:
         _numeric_info("cast_value", replace(ctx, data_type=target.name, info=target), clabel)
-    rounding = cfg.get("rounding", "nearest-even")
-    if rounding not in _ROUNDING_MODES:
-        raise ctx.err(
-            f"{clabel}.rounding: must be one of {list(_ROUNDING_MODES)}, got {rounding!r}"
-        )
-    out_of_range = cfg.get("out_of_range")
-    if out_of_range not in (None, "clamp", "wrap"):
-        raise ctx.err(
-            f'{clabel}.out_of_range: must be "clamp", "wrap" or null, got {out_of_range!r}'
-        )
+    rounding = complete["rounding"]
+    out_of_range = complete["out_of_range"]
     if out_of_range == "wrap" and target.dtype.kind not in "iu":
         raise ctx.err(
             f"{clabel}.out_of_range: 'wrap' is only valid for integer target types, not "
@@ -545,7 +525,8 @@ def _cfg_cast_value(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any
         return cfg
     # As zarr-python writes it: defaults left out, each map as de-duplicated pairs.
     out: dict[str, Any] = {"data_type": target.json}
-    if rounding != "nearest-even":
+    default = _complete_config("cast_value", {"data_type": cfg["data_type"]}, ctx, label)
+    if rounding != default["rounding"]:
         out["rounding"] = rounding
     if out_of_range is not None:
         out["out_of_range"] = out_of_range
