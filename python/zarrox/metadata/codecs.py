@@ -952,10 +952,9 @@ def build_codecs(
       codec, or a list of bytes->bytes codecs.
 
     A codec is ``{"name": ..., "configuration": {...}}`` with ``configuration`` optional, or a
-    bare name. Missing configuration members get zarr-python's defaults (gzip level 5; zstd
-    level 0, checksum false; blosc cname zstd, clevel 5, shuffle "shuffle" or "bitshuffle" for
-    one-byte types, typesize the item size, blocksize 0; sharding_indexed codecs
-    ``[bytes]``, index_codecs ``[bytes little, crc32c]``, index_location "end").
+    bare name. Missing configuration members get zarr-python's defaults, as the Rust codecs
+    define them (``rust/codec/complete.rs``); blosc's ``typesize`` and ``shuffle`` follow the
+    data type's item size.
     ``ndim`` (the array's number of dimensions) checks transpose orders and sharding chunk
     shapes; ``chunk_shape`` (the array's chunk shape) also checks that sharding inner chunks
     divide it.
