@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::config::{check_members, Members};
 use super::numcodecs;
-use super::{blosc, bytes, cast_value, gzip, name_and_config, sharding, zstd};
+use super::{blosc, bytes, cast_value, gzip, name_and_config, packbits, sharding, zstd};
 use crate::error::{Error, Result};
 
 /// The complete configuration of `codec` (`{"name", "configuration"}` or a
@@ -31,6 +31,7 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
     if !name.starts_with("numcodecs.") {
         let nullable: &[&str] = match name {
             "cast_value" => &["out_of_range", "scalar_map"],
+            "packbits" => &["first_bit", "last_bit", "start_bit", "end_bit"],
             _ => &[],
         };
         let null = config
@@ -49,6 +50,7 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
         "bytes" => bytes::complete_config(config),
         "sharding_indexed" => sharding::complete_config(config),
         "cast_value" => cast_value::complete_config(config),
+        "packbits" => packbits::complete_config(config),
         "crc32c" | "vlen-utf8" | "vlen-bytes" => {
             check_members(name, config, &[])?;
             Ok(Vec::new())
@@ -126,6 +128,15 @@ mod tests {
             })
         );
         assert_eq!(complete(json!("crc32c"), 4).unwrap(), json!({}));
+        assert_eq!(
+            complete(json!("packbits"), 4).unwrap(),
+            json!({"padding_encoding": "none"})
+        );
+        assert_eq!(
+            complete(json!({"name": "packbits", "configuration": {"padding_encoding": "end_byte", "first_bit": null}}), 4)
+                .unwrap(),
+            json!({"padding_encoding": "last_byte"})
+        );
         assert_eq!(
             complete(
                 json!({"name": "cast_value", "configuration": {"data_type": "int8"}}),
@@ -207,6 +218,14 @@ mod tests {
         assert_eq!(kind(with("bytes", json!({"endian": null}))), Metadata);
         assert_eq!(kind(json!("lzfse")), Unsupported);
         assert_eq!(kind(with("cast_value", json!({}))), Metadata);
+        assert_eq!(
+            kind(with("packbits", json!({"padding_encoding": "middle"}))),
+            Metadata
+        );
+        assert_eq!(
+            kind(with("packbits", json!({"padding_encoding": null}))),
+            Metadata
+        );
         assert_eq!(
             kind(with(
                 "cast_value",

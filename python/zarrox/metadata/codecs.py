@@ -148,14 +148,6 @@ def _always_configured(name: str) -> bool:
 
 
 _VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
-_PACKBITS_PADDING = {
-    "none": "none",
-    "first_byte": "first_byte",
-    "last_byte": "last_byte",
-    # the spelling of the registry's schema.json
-    "start_byte": "first_byte",
-    "end_byte": "last_byte",
-}
 
 
 @dataclass(frozen=True)
@@ -311,19 +303,12 @@ def _packbits_bit(cfg: dict[str, Any], keys: tuple[str, str], ctx: _Ctx, label: 
 
 
 def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("padding_encoding", "first_bit", "last_bit", "start_bit", "end_bit")
-    _reject_unknown_keys("packbits", cfg, keys, ctx, label)
+    complete = _complete_config("packbits", cfg, ctx, label)
     _check_not_vlen("packbits", ctx, label)
     layout = ctx.info.packbits_layout()
     if layout is None:
         raise ctx.err(f"{label}: codec 'packbits' does not support data type {ctx.data_type!r}")
     nbits = layout[0]
-    padding = cfg.get("padding_encoding", "none")
-    if padding not in _PACKBITS_PADDING:
-        raise ctx.err(
-            f"{label}.configuration.padding_encoding: must be one of "
-            f'"none", "first_byte", "last_byte", got {padding!r}'
-        )
     first = _packbits_bit(cfg, ("first_bit", "start_bit"), ctx, label)
     last = _packbits_bit(cfg, ("last_bit", "end_bit"), ctx, label)
     first = 0 if first is None else first
@@ -339,7 +324,7 @@ def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
             info.category == "int" and info.dtype.kind == "i"
         )
         return {
-            "padding_encoding": _PACKBITS_PADDING[padding],
+            "padding_encoding": complete["padding_encoding"],
             "first_bit": first,
             "last_bit": last,
             # what the core needs to know of the data type
