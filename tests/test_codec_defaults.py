@@ -226,13 +226,11 @@ def test_cast_value_defaults_are_zarr_pythons() -> None:
     assert chain[0] == as_json(cast_value(data_type="int8").to_dict())
 
 
-def test_packbits_default_is_zarr_pythons() -> None:
-    packbits = getattr(zarr.codecs, "PackBits", None)
-    if packbits is None:
-        pytest.skip("zarr-python < 3.4 has no packbits")
-    default = inspect.signature(packbits.__init__).parameters["padding_encoding"].default
-    assert complete({"name": "packbits"}) == {"padding_encoding": default}
-    # the registry schema's spellings name the same paddings
-    assert complete({"name": "packbits", "configuration": {"padding_encoding": "start_byte"}}) == {
-        "padding_encoding": "first_byte"
-    }
+def test_packbits_default_is_the_registrys() -> None:
+    """zarr-python has no v3 packbits; the extension registry's README and schema.json
+    (codecs/packbits) name "none" the default, and spell first_byte/last_byte
+    start_byte/end_byte."""
+    assert complete({"name": "packbits"}) == {"padding_encoding": "none"}
+    for spelling, name in (("start_byte", "first_byte"), ("end_byte", "last_byte")):
+        cfg = {"padding_encoding": spelling}
+        assert complete({"name": "packbits", "configuration": cfg}) == {"padding_encoding": name}
