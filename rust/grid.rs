@@ -1,7 +1,8 @@
 //! The regular chunk grid and chunk key encodings.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::codec::config::Members;
 use crate::error::{Error, Result};
 
 /// How chunk grid coordinates become store keys (v3 `chunk_key_encoding`).
@@ -24,23 +25,9 @@ impl ChunkKeyEncoding {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| Error::metadata("chunk_key_encoding needs a name"))?;
-        let sep = match v.get("separator") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s == "/" => Some('/'),
-            Some(Value::String(s)) if s == "." => Some('.'),
-            Some(other) => {
-                return Err(Error::metadata(format!(
-                    "chunk_key_encoding separator must be '/' or '.', got {other}"
-                )))
-            }
-        };
+        let sep = separator(v.get("separator"))?;
         match name {
-            "default" => Ok(ChunkKeyEncoding::Default {
-                separator: sep.unwrap_or('/'),
-            }),
-            "v2" => Ok(ChunkKeyEncoding::V2 {
-                separator: sep.unwrap_or('.'),
-            }),
+            "default" | "v2" => Self::named(name, sep),
             "draft_v3" => Ok(ChunkKeyEncoding::DraftV3 {
                 separator: sep.unwrap_or('/'),
                 zero_d_c0: match v.get("zero_d_key").and_then(Value::as_str) {
@@ -57,6 +44,57 @@ impl ChunkKeyEncoding {
                 "unknown chunk_key_encoding '{other}'"
             ))),
         }
+    }
+
+    /// One of the encodings a v3 document names (`default`, `v2`), with its
+    /// default separator (zarr-python's: `/` for `default`, `.` for `v2`) when
+    /// `separator` is `None`.
+    fn named(name: &str, separator: Option<char>) -> Result<Self> {
+        match name {
+            "default" => Ok(ChunkKeyEncoding::Default {
+                separator: separator.unwrap_or('/'),
+            }),
+            "v2" => Ok(ChunkKeyEncoding::V2 {
+                separator: separator.unwrap_or('.'),
+            }),
+            other => Err(Error::unsupported(format!(
+                "unsupported chunk key encoding '{other}' (only 'default' and 'v2')"
+            ))),
+        }
+    }
+
+    /// Parse a v3 document's `chunk_key_encoding` name and configuration
+    /// (`{"separator": "/"|"."}`, every member optional).
+    pub fn from_document(name: &str, configuration: &Map<String, Value>) -> Result<Self> {
+        if let Some(key) = configuration.keys().find(|k| k.as_str() != "separator") {
+            return Err(Error::metadata(format!(
+                "chunk_key_encoding.configuration: unknown member(s) ['{key}']"
+            )));
+        }
+        // a document gives the separator or leaves it out: null is neither
+        if configuration.get("separator") == Some(&Value::Null) {
+            return Err(Error::metadata(
+                "chunk_key_encoding.configuration.separator: must be \"/\" or \".\", got null",
+            ));
+        }
+        Self::named(name, separator(configuration.get("separator"))?)
+    }
+
+    /// The v3 document's form, complete: `{"name": ..., "configuration":
+    /// {"separator": ...}}` (`None` for the draft layout, which has none).
+    pub fn document(&self) -> Option<Members> {
+        let (name, separator) = match self {
+            ChunkKeyEncoding::Default { separator } => ("default", separator),
+            ChunkKeyEncoding::V2 { separator } => ("v2", separator),
+            ChunkKeyEncoding::DraftV3 { .. } => return None,
+        };
+        Some(vec![
+            ("name", name.into()),
+            (
+                "configuration",
+                serde_json::json!({"separator": separator.to_string()}),
+            ),
+        ])
     }
 
     /// The key of the chunk at `coords`, relative to the array's node.
@@ -88,6 +126,18 @@ impl ChunkKeyEncoding {
             key.push_str(&c.to_string());
         }
         key
+    }
+}
+
+/// A `separator` member: `/` or `.` (`None` when absent or null).
+fn separator(value: Option<&Value>) -> Result<Option<char>> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s == "/" => Ok(Some('/')),
+        Some(Value::String(s)) if s == "." => Ok(Some('.')),
+        Some(other) => Err(Error::metadata(format!(
+            "chunk_key_encoding.configuration.separator: must be \"/\" or \".\", got {other}"
+        ))),
     }
 }
 
@@ -416,6 +466,42 @@ mod tests {
         assert_eq!(v.encode(&[4, 5]), "4/5");
         assert!(ChunkKeyEncoding::from_json(&json!({"name": "v2", "separator": "-"})).is_err());
         assert!(ChunkKeyEncoding::from_json(&json!({"name": "x"})).is_err());
+    }
+
+    #[test]
+    fn document_form_fills_zarr_pythons_separators() {
+        use crate::codec::config::members_json;
+        let doc = |name: &str, cfg: Value| {
+            let e = ChunkKeyEncoding::from_document(name, cfg.as_object().unwrap())?;
+            Ok::<_, Error>(members_json(&e.document().unwrap()))
+        };
+        assert_eq!(
+            doc("default", json!({})).unwrap(),
+            r#"{"name":"default","configuration":{"separator":"/"}}"#
+        );
+        assert_eq!(
+            doc("v2", json!({})).unwrap(),
+            r#"{"name":"v2","configuration":{"separator":"."}}"#
+        );
+        assert_eq!(
+            doc("v2", json!({"separator": "/"})).unwrap(),
+            r#"{"name":"v2","configuration":{"separator":"/"}}"#
+        );
+        use crate::error::ErrorKind::{Metadata, Unsupported};
+        assert_eq!(doc("suffix", json!({})).unwrap_err().kind, Unsupported);
+        assert_eq!(doc("draft_v3", json!({})).unwrap_err().kind, Unsupported);
+        assert_eq!(
+            doc("default", json!({"separator": "-"})).unwrap_err().kind,
+            Metadata
+        );
+        assert_eq!(
+            doc("default", json!({"sep": "/"})).unwrap_err().kind,
+            Metadata
+        );
+        assert_eq!(
+            doc("v2", json!({"separator": null})).unwrap_err().kind,
+            Metadata
+        );
     }
 
     #[test]

@@ -17,3 +17,5 @@ pub mod store;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_config;

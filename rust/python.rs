@@ -28,7 +28,7 @@ use crate::store::caller::Op;
 use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.
-fn to_py_err(e: Error) -> PyErr {
+pub(crate) fn to_py_err(e: Error) -> PyErr {
     let class = match e.kind {
         ErrorKind::Metadata => "MetadataError",
         ErrorKind::Unsupported => "UnsupportedError",
@@ -1410,6 +1410,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
+    crate::python_config::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void, CStr};
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member, int_member};
+use super::config::{check_members, choice_member, int_member, Members};
 use super::{check_len, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -22,33 +22,88 @@ pub struct BloscCodec {
 /// minus snappy).
 pub const CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
 
-impl BloscCodec {
-    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
+/// The shuffles of the v3 configuration, in the order of their c-blosc codes
+/// (`BLOSC_NOSHUFFLE`, `BLOSC_SHUFFLE`, `BLOSC_BITSHUFFLE`).
+pub const SHUFFLES: [&str; 3] = ["noshuffle", "shuffle", "bitshuffle"];
+
+/// The blosc codec's configuration (Zarr v3 `blosc`; numcodecs' `Blosc` is
+/// `numcodecs::blosc`, with numcodecs' own defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BloscConfig {
+    pub typesize: usize,
+    pub cname: &'static str,
+    pub clevel: i64,
+    pub shuffle: &'static str,
+    pub blocksize: usize,
+}
+
+impl BloscConfig {
+    /// zarr-python's `BloscCodec(cname="zstd", clevel=5, blocksize=0)`.
+    pub const DEFAULT_CNAME: &'static str = "zstd";
+    pub const DEFAULT_CLEVEL: i64 = 5;
+    pub const DEFAULT_BLOCKSIZE: usize = 0;
+
+    /// zarr-python's choice when `shuffle` is left out: bit-shuffle one-byte
+    /// elements, byte-shuffle wider ones.
+    pub fn default_shuffle(item_size: usize) -> &'static str {
+        if item_size == 1 {
+            "bitshuffle"
+        } else {
+            "shuffle"
+        }
+    }
+
+    /// Parse a configuration for chunks of `item_size`-byte elements (the
+    /// defaults of `typesize` and `shuffle`; 1 for variable-length types).
+    pub fn parse(config: &Map<String, Value>, item_size: usize) -> Result<Self> {
         check_members(
             "blosc",
             config,
-            &["cname", "clevel", "shuffle", "typesize", "blocksize"],
+            &["typesize", "cname", "clevel", "shuffle", "blocksize"],
         )?;
-        let cname = choice_member("blosc", config, "cname", &CNAMES)?.unwrap_or("lz4");
-        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(5);
-        let shuffle = match choice_member(
-            "blosc",
-            config,
-            "shuffle",
-            &["noshuffle", "shuffle", "bitshuffle"],
-        )?
-        .unwrap_or("noshuffle")
-        {
-            "noshuffle" => blosc_src::BLOSC_NOSHUFFLE,
-            "shuffle" => blosc_src::BLOSC_SHUFFLE,
-            _ => blosc_src::BLOSC_BITSHUFFLE,
-        } as c_int;
+        if config.get("cname").and_then(Value::as_str) == Some("snappy") {
+            return Err(Error::unsupported(
+                "codec 'blosc': cname 'snappy' is not supported",
+            ));
+        }
+        let cname = choice_member("blosc", config, "cname", &CNAMES)?
+            .and_then(|c| CNAMES.iter().find(|&&n| n == c).copied())
+            .unwrap_or(Self::DEFAULT_CNAME);
+        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(Self::DEFAULT_CLEVEL);
+        let item_size = item_size.max(1);
+        let shuffle = choice_member("blosc", config, "shuffle", &SHUFFLES)?
+            .and_then(|c| SHUFFLES.iter().find(|&&n| n == c).copied())
+            .unwrap_or(Self::default_shuffle(item_size));
         let typesize = int_member("blosc", config, "typesize", 1, i64::from(i32::MAX))?
-            .map(|t| t as usize)
-            .unwrap_or(spec.dtype.size.max(1));
-        let blocksize =
-            int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?.unwrap_or(0) as usize;
-        Self::new(cname, clevel, shuffle, typesize, blocksize)
+            .map_or(item_size, |t| t as usize);
+        let blocksize = int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?
+            .map_or(Self::DEFAULT_BLOCKSIZE, |b| b as usize);
+        Ok(BloscConfig {
+            typesize,
+            cname,
+            clevel,
+            shuffle,
+            blocksize,
+        })
+    }
+
+    /// The complete configuration, as zarr-python writes it.
+    pub fn members(self) -> Members {
+        vec![
+            ("typesize", self.typesize.into()),
+            ("cname", self.cname.into()),
+            ("clevel", self.clevel.into()),
+            ("shuffle", self.shuffle.into()),
+            ("blocksize", self.blocksize.into()),
+        ]
+    }
+}
+
+impl BloscCodec {
+    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
+        let c = BloscConfig::parse(config, spec.dtype.size)?;
+        let shuffle = SHUFFLES.iter().position(|&s| s == c.shuffle).unwrap_or(0) as c_int;
+        Self::new(c.cname, c.clevel, shuffle, c.typesize, c.blocksize)
     }
 
     /// A codec from already-parsed parameters: `cname` one of [`CNAMES`],

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member};
+use super::config::{check_members, choice_member, Members};
 use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -14,6 +14,21 @@ pub struct BytesCodec {
     nbytes: usize,
 }
 
+/// The byte orders `endian` takes.
+pub const ENDIANS: [&str; 2] = ["little", "big"];
+
+/// zarr-python's `BytesCodec(endian="little")`. Data types without a byte order
+/// (one-byte, raw bits, byte strings) need none, and zarr-python leaves it out
+/// for them: the metadata layer knows which those are.
+pub const DEFAULT_ENDIAN: &str = "little";
+
+/// The complete configuration: `endian` checked, [`DEFAULT_ENDIAN`] when absent.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members("bytes", config, &["endian"])?;
+    let endian = choice_member("bytes", config, "endian", &ENDIANS)?.unwrap_or(DEFAULT_ENDIAN);
+    Ok(vec![("endian", endian.into())])
+}
+
 impl BytesCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         check_members("bytes", config, &["endian"])?;
@@ -22,7 +37,7 @@ impl BytesCodec {
                 "codec 'bytes' cannot encode a variable-length data type (use vlen-utf8 or vlen-bytes)",
             ));
         }
-        let endian = choice_member("bytes", config, "endian", &["little", "big"])?;
+        let endian = choice_member("bytes", config, "endian", &ENDIANS)?;
         let swaps = spec.dtype.needs_swap();
         let big = match endian {
             Some(e) => e == "big",

@@ -22,7 +22,7 @@ use zarr_cast_value::{
     IntToFloatConfig, IntToIntConfig, MapEntry, OutOfRangeMode, RoundingMode,
 };
 
-use super::config::{check_members, choice_member, core_scalar};
+use super::config::{check_members, choice_member, core_scalar, Members};
 use super::numcodecs::numeric::Num;
 use super::typed::{as_typed, with_typed_mut};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
@@ -30,6 +30,47 @@ use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
 const NAME: &str = "cast_value";
+
+/// The rounding modes `rounding` takes.
+pub const ROUNDING: [&str; 5] = [
+    "nearest-even",
+    "towards-zero",
+    "towards-positive",
+    "towards-negative",
+    "nearest-away",
+];
+
+/// zarr-python's `CastValue(rounding="nearest-even")`.
+pub const DEFAULT_ROUNDING: &str = "nearest-even";
+
+/// What `out_of_range` takes; absent (or null): out-of-range values are an error.
+pub const OUT_OF_RANGE: [&str; 2] = ["clamp", "wrap"];
+
+/// The complete configuration of a `cast_value` codec: members checked,
+/// `rounding` defaulted, `out_of_range` and `scalar_map` null when absent.
+/// `data_type` and `scalar_map` are passed on as given: what they hold is
+/// checked against the data types when the codec is built.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members(
+        NAME,
+        config,
+        &["data_type", "rounding", "out_of_range", "scalar_map"],
+    )?;
+    let data_type = config
+        .get("data_type")
+        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'data_type' is required")))?;
+    let rounding = choice_member(NAME, config, "rounding", &ROUNDING)?.unwrap_or(DEFAULT_ROUNDING);
+    let out_of_range = choice_member(NAME, config, "out_of_range", &OUT_OF_RANGE)?;
+    Ok(vec![
+        ("data_type", data_type.clone()),
+        ("rounding", rounding.into()),
+        ("out_of_range", out_of_range.into()),
+        (
+            "scalar_map",
+            config.get("scalar_map").cloned().unwrap_or(Value::Null),
+        ),
+    ])
+}
 
 /// Scalar map entries as native-order bytes of their source and target types.
 type RawMap = Vec<(Vec<u8>, Vec<u8>)>;
@@ -78,18 +119,11 @@ impl CastValueCodec {
                      float16-64"
                 ))
             })?;
-        const ROUNDING: [&str; 5] = [
-            "nearest-even",
-            "towards-zero",
-            "towards-positive",
-            "towards-negative",
-            "nearest-away",
-        ];
         let rounding = choice_member(NAME, config, "rounding", &ROUNDING)?
-            .unwrap_or("nearest-even")
+            .unwrap_or(DEFAULT_ROUNDING)
             .parse::<RoundingMode>()
             .map_err(Error::metadata)?;
-        let out_of_range = choice_member(NAME, config, "out_of_range", &["clamp", "wrap"])?
+        let out_of_range = choice_member(NAME, config, "out_of_range", &OUT_OF_RANGE)?
             .map(|m| m.parse::<OutOfRangeMode>().map_err(Error::metadata))
             .transpose()?;
         if out_of_range == Some(OutOfRangeMode::Wrap) && !encoded_num.is_int() {

@@ -10,7 +10,7 @@ pub fn check_members(codec: &str, config: &Map<String, Value>, allowed: &[&str])
     for key in config.keys() {
         if !allowed.contains(&key.as_str()) {
             return Err(Error::metadata(format!(
-                "codec '{codec}': unknown configuration member '{key}'"
+                "codec '{codec}': unknown member '{key}' in its configuration"
             )));
         }
     }
@@ -35,7 +35,7 @@ pub fn int_member(
             })?;
             if n < min || n > max {
                 return Err(Error::metadata(format!(
-                    "codec '{codec}': '{key}' must be in [{min}, {max}], got {n}"
+                    "codec '{codec}': '{key}' must be an integer from {min} to {max}, got {n}"
                 )));
             }
             Ok(Some(n))
@@ -118,4 +118,17 @@ pub fn choice_member<'a>(
             "codec '{codec}': '{key}' must be one of {choices:?}, got {v}"
         ))),
     }
+}
+
+/// A complete codec configuration: its members in the order zarr-python writes
+/// them (`serde_json::Map` sorts its keys).
+pub type Members = Vec<(&'static str, Value)>;
+
+/// `members` as a JSON object, in their order.
+pub fn members_json(members: &[(&str, Value)]) -> String {
+    let items: Vec<String> = members
+        .iter()
+        .map(|(k, v)| format!("{}:{v}", Value::from(*k)))
+        .collect();
+    format!("{{{}}}", items.join(","))
 }

@@ -7,7 +7,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member};
+use super::config::{check_members, int_member, Members};
 use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -16,14 +16,34 @@ pub struct GzipCodec {
     level: u32,
 }
 
+/// The gzip codec's configuration: `level` 0..=9 (it only affects encoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GzipConfig {
+    pub level: u32,
+}
+
+impl GzipConfig {
+    /// zarr-python's `GzipCodec(level=5)`.
+    pub const DEFAULT_LEVEL: u32 = 5;
+
+    pub fn parse(config: &Map<String, Value>) -> Result<Self> {
+        check_members("gzip", config, &["level"])?;
+        let level = int_member("gzip", config, "level", 0, 9)?;
+        Ok(GzipConfig {
+            level: level.map_or(Self::DEFAULT_LEVEL, |l| l as u32),
+        })
+    }
+
+    /// The complete configuration, as zarr-python writes it.
+    pub fn members(self) -> Members {
+        vec![("level", self.level.into())]
+    }
+}
+
 impl GzipCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_members("gzip", config, &["level"])?;
-        // Level only affects encoding; zarr-python's default when absent.
-        let level = int_member("gzip", config, "level", 0, 9)?.unwrap_or(5);
-        Ok(GzipCodec {
-            level: level as u32,
-        })
+        let GzipConfig { level } = GzipConfig::parse(config)?;
+        Ok(GzipCodec { level })
     }
 }
 

@@ -6,6 +6,7 @@ pub mod bitround;
 pub mod blosc;
 pub mod bytes;
 pub mod cast_value;
+pub mod complete;
 pub mod config;
 pub mod crc32c;
 pub mod gzip;

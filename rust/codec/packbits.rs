@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{bool_member, check_members, choice_member, int_member};
+use super::config::{bool_member, check_members, choice_member, int_member, Members};
 use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -15,6 +15,49 @@ enum Padding {
     None,
     FirstByte,
     LastByte,
+}
+
+/// The `padding_encoding` values: the spec's names, then the registry
+/// schema's spellings of two of them.
+const PADDINGS: [(&str, &str, Padding); 5] = [
+    ("none", "none", Padding::None),
+    ("first_byte", "first_byte", Padding::FirstByte),
+    ("last_byte", "last_byte", Padding::LastByte),
+    ("start_byte", "first_byte", Padding::FirstByte),
+    ("end_byte", "last_byte", Padding::LastByte),
+];
+
+/// zarr-python's `PackBits(padding_encoding="none")`.
+pub const DEFAULT_PADDING: &str = "none";
+
+/// `padding_encoding`: its spec name and meaning ([`DEFAULT_PADDING`] when absent).
+fn padding(config: &Map<String, Value>) -> Result<(&'static str, Padding)> {
+    let names: Vec<&str> = PADDINGS.iter().map(|p| p.0).collect();
+    let given = choice_member("packbits", config, "padding_encoding", &names)?;
+    let given = given.unwrap_or(DEFAULT_PADDING);
+    let (_, name, padding) = PADDINGS
+        .into_iter()
+        .find(|p| p.0 == given)
+        .expect("a checked choice");
+    Ok((name, padding))
+}
+
+/// The complete `padding_encoding` of a document's `packbits` configuration
+/// (`first_bit`/`last_bit`, or the registry's `start_bit`/`end_bit`, are
+/// checked against the data type by the metadata layer).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members(
+        "packbits",
+        config,
+        &[
+            "padding_encoding",
+            "first_bit",
+            "last_bit",
+            "start_bit",
+            "end_bit",
+        ],
+    )?;
+    Ok(vec![("padding_encoding", padding(config)?.0.into())])
 }
 
 #[derive(Debug)]
@@ -47,16 +90,7 @@ impl PackbitsCodec {
                 "signed",
             ],
         )?;
-        let padding = match choice_member(
-            C,
-            config,
-            "padding_encoding",
-            &["none", "first_byte", "last_byte"],
-        )? {
-            Some("first_byte") => Padding::FirstByte,
-            Some("last_byte") => Padding::LastByte,
-            _ => Padding::None,
-        };
+        let (_, padding) = padding(config)?;
         let per_element = int_member(C, config, "components", 1, 2)?.unwrap_or(1) as usize;
         if spec.dtype.is_var_len() || !spec.dtype.size.is_multiple_of(per_element) {
             return Err(Error::metadata(format!(

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member};
+use super::config::{check_members, choice_member, Members};
 use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -54,6 +54,58 @@ enum SubchunkOrder {
     Lexicographic,
     /// Fortran order: dimension 0 varies fastest.
     Colexicographic,
+}
+
+/// Where the shard index may be: `index_location`.
+pub const INDEX_LOCATIONS: [&str; 2] = ["start", "end"];
+
+/// zarr-python's `ShardingCodec(index_location="end")`.
+pub const DEFAULT_INDEX_LOCATION: &str = "end";
+
+/// zarr-python's default inner codecs: `(BytesCodec(endian="little"),)`.
+pub fn default_codecs() -> Value {
+    serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}])
+}
+
+/// zarr-python's default index codecs: `(BytesCodec(endian="little"), Crc32cCodec())`.
+pub fn default_index_codecs() -> Value {
+    serde_json::json!([
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "crc32c"}
+    ])
+}
+
+/// The members of the document's configuration (the core also takes
+/// `subchunk_write_order`, which zarr-python keeps out of the metadata).
+const MEMBERS: [&str; 4] = ["chunk_shape", "codecs", "index_codecs", "index_location"];
+
+/// The complete configuration of a `sharding_indexed` codec: members checked,
+/// the defaults of `codecs`, `index_codecs` and `index_location` filled in.
+/// `chunk_shape` is required; it and the codec chains are passed on as given
+/// (they are checked against the chunks when a chain is built).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    const C: &str = "sharding_indexed";
+    check_members(C, config, &MEMBERS)?;
+    let chunk_shape = config
+        .get("chunk_shape")
+        .ok_or_else(|| Error::metadata(format!("codec '{C}': 'chunk_shape' is required")))?;
+    let location = choice_member(C, config, "index_location", &INDEX_LOCATIONS)?
+        .unwrap_or(DEFAULT_INDEX_LOCATION);
+    Ok(vec![
+        ("chunk_shape", chunk_shape.clone()),
+        (
+            "codecs",
+            config.get("codecs").cloned().unwrap_or_else(default_codecs),
+        ),
+        (
+            "index_codecs",
+            config
+                .get("index_codecs")
+                .cloned()
+                .unwrap_or_else(default_index_codecs),
+        ),
+        ("index_location", location.into()),
+    ])
 }
 
 impl ShardingCodec {
@@ -111,12 +163,14 @@ impl ShardingCodec {
             shape: inner_shape,
             ..spec.clone()
         };
+        // The core takes complete configurations (see `complete_config`): the
+        // inner codecs are required here.
         let codecs = config
             .get("codecs")
             .ok_or_else(|| Error::metadata(format!("codec '{C}': 'codecs' is required")))?;
         let inner = CodecChain::from_json(codecs, inner_spec)
             .map_err(|e| e.context(format!("codec '{C}' inner codecs")))?;
-        let default_index = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]);
+        let default_index = default_index_codecs();
         let index_codecs = config.get("index_codecs").unwrap_or(&default_index);
         let mut index_shape = chunks_per_shard.clone();
         index_shape.push(2);
@@ -134,8 +188,8 @@ impl ShardingCodec {
                 "codec '{C}': the index codecs {index_codecs} do not have a fixed encoded size"
             ))
         })?;
-        let index_at_end = choice_member(C, config, "index_location", &["start", "end"])?
-            .unwrap_or("end")
+        let index_at_end = choice_member(C, config, "index_location", &INDEX_LOCATIONS)?
+            .unwrap_or(DEFAULT_INDEX_LOCATION)
             == "end";
         let inner_limit = inner.encoded_bound().limit() as u64;
         let subchunk_order = match choice_member(

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
-use super::config::{bool_member, check_members, int_member};
+use super::config::{bool_member, check_members, int_member, Members};
 use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -84,12 +84,43 @@ pub(crate) fn encoded_bound(decoded: SizeBound) -> SizeBound {
     })
 }
 
+/// The zstd codec's configuration: `level` -131072..=22 and `checksum`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdConfig {
+    pub level: i32,
+    pub checksum: bool,
+}
+
+impl ZstdConfig {
+    /// zarr-python's `ZstdCodec(level=0, checksum=False)` (level 0: zstd's own default, 3).
+    pub const DEFAULT: ZstdConfig = ZstdConfig {
+        level: 0,
+        checksum: false,
+    };
+
+    pub fn parse(config: &Map<String, Value>) -> Result<Self> {
+        check_members("zstd", config, &["level", "checksum"])?;
+        let level = int_member("zstd", config, "level", -131072, 22)?;
+        let checksum = bool_member("zstd", config, "checksum")?;
+        Ok(ZstdConfig {
+            level: level.map_or(Self::DEFAULT.level, |l| l as i32),
+            checksum: checksum.unwrap_or(Self::DEFAULT.checksum),
+        })
+    }
+
+    /// The complete configuration, as zarr-python writes it.
+    pub fn members(self) -> Members {
+        vec![
+            ("level", self.level.into()),
+            ("checksum", self.checksum.into()),
+        ]
+    }
+}
+
 impl ZstdCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_members("zstd", config, &["level", "checksum"])?;
-        let level = int_member("zstd", config, "level", -131072, 22)?.unwrap_or(0);
-        let checksum = bool_member("zstd", config, "checksum")?.unwrap_or(false);
-        Ok(ZstdCodec::new(level as i32, checksum))
+        let ZstdConfig { level, checksum } = ZstdConfig::parse(config)?;
+        Ok(ZstdCodec::new(level, checksum))
     }
 
     /// A codec from already-validated parameters (used by `numcodecs.zstd`).

@@ -7,14 +7,19 @@ v3; numcodecs' ``{"id": ..., ...}`` for a v2 compressor or filter), so it compar
 plain dict, is accepted wherever a codec dict is (zarrox's and zarr-python's
 ``create_array``), and ``to_dict()`` / ``get_config()`` give it back as zarr-python's codec
 objects do. The encoding itself happens in the Rust core; these classes only describe it.
+Members left out take the Rust codecs' defaults (zarr-python's), except blosc's ``typesize``
+and ``shuffle``, chosen from the array's data type when the array is created.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum, StrEnum
 from typing import Any
+
+from zarrox import _core
 
 __all__ = [
     "BloscCname",
@@ -77,6 +82,30 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _defaults(codec: Mapping[str, Any]) -> dict[str, Any]:
+    """The complete configuration of ``codec`` (a v3 codec document) as the Rust codec
+    fills it in, nested codecs in their document form (``name`` first)."""
+    complete = json.loads(_core.codec_configuration(json.dumps(codec), 1))
+    return {
+        k: [{"name": c["name"], **{m: x for m, x in c.items() if m != "name"}} for c in v]
+        if k in ("codecs", "index_codecs")
+        else v
+        for k, v in complete.items()
+    }
+
+
+_GZIP = _defaults({"name": "gzip"})
+_ZSTD = _defaults({"name": "zstd"})
+_BLOSC = _defaults({"name": "blosc"})
+_BYTES = _defaults({"name": "bytes"})
+_SHARDING = _defaults({"name": "sharding_indexed", "configuration": {"chunk_shape": [1]}})
+
+
+def _given_or_default(given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` members, ``defaults`` for those that are None."""
+    return {k: defaults[k] if v is None else v for k, v in given.items()}
+
+
 class Codec(dict[str, Any]):
     """A Zarr v3 codec: ``{"name": ..., "configuration": {...}}``."""
 
@@ -131,7 +160,7 @@ class Codec(dict[str, Any]):
 class BytesCodec(Codec):
     codec_name = "bytes"
 
-    def __init__(self, *, endian: Endian | str | None = "little") -> None:
+    def __init__(self, *, endian: Endian | str | None = _BYTES["endian"]) -> None:
         super().__init__(configuration={"endian": endian})
 
 
@@ -145,15 +174,17 @@ class TransposeCodec(Codec):
 class GzipCodec(Codec):
     codec_name = "gzip"
 
-    def __init__(self, *, level: int = 5) -> None:
-        super().__init__(configuration={"level": level})
+    def __init__(self, *, level: int | None = None) -> None:
+        super().__init__(configuration=_given_or_default({"level": level}, _GZIP))
 
 
 class ZstdCodec(Codec):
     codec_name = "zstd"
 
-    def __init__(self, *, level: int = 0, checksum: bool = False) -> None:
-        super().__init__(configuration={"level": level, "checksum": checksum})
+    def __init__(self, *, level: int | None = None, checksum: bool | None = None) -> None:
+        super().__init__(
+            configuration=_given_or_default({"level": level, "checksum": checksum}, _ZSTD)
+        )
 
 
 class BloscCodec(Codec):
@@ -166,20 +197,15 @@ class BloscCodec(Codec):
         self,
         *,
         typesize: int | None = None,
-        cname: BloscCname | str = "zstd",
-        clevel: int = 5,
+        cname: BloscCname | str | None = None,
+        clevel: int | None = None,
         shuffle: BloscShuffle | str | None = None,
-        blocksize: int = 0,
+        blocksize: int | None = None,
     ) -> None:
-        super().__init__(
-            configuration={
-                "typesize": typesize,
-                "cname": cname,
-                "clevel": clevel,
-                "shuffle": shuffle,
-                "blocksize": blocksize,
-            }
-        )
+        given = {"cname": cname, "clevel": clevel, "blocksize": blocksize}
+        config = {"typesize": typesize, **_given_or_default(given, _BLOSC), "shuffle": shuffle}
+        # in zarr-python's member order
+        super().__init__(configuration={k: config[k] for k in _BLOSC})
 
 
 class Crc32cCodec(Codec):
@@ -217,19 +243,19 @@ class ShardingCodec(Codec):
         self,
         *,
         chunk_shape: Sequence[int],
-        codecs: Iterable[Mapping[str, Any]] = ({"name": "bytes"},),
-        index_codecs: Iterable[Mapping[str, Any]] = (
-            {"name": "bytes", "configuration": {"endian": "little"}},
-            {"name": "crc32c"},
-        ),
-        index_location: ShardingCodecIndexLocation | str = "end",
+        codecs: Iterable[Mapping[str, Any]] | None = None,
+        index_codecs: Iterable[Mapping[str, Any]] | None = None,
+        index_location: ShardingCodecIndexLocation | str | None = None,
     ) -> None:
+        given = {
+            "codecs": None if codecs is None else list(codecs),
+            "index_codecs": None if index_codecs is None else list(index_codecs),
+            "index_location": index_location,
+        }
         super().__init__(
             configuration={
                 "chunk_shape": [int(c) for c in chunk_shape],
-                "codecs": list(codecs),
-                "index_codecs": list(index_codecs),
-                "index_location": index_location,
+                **_given_or_default(given, _SHARDING),
             }
         )
 

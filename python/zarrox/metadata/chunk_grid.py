@@ -1,4 +1,6 @@
-"""Rectilinear chunk grids (the ``rectilinear`` chunk grid extension of Zarr v3).
+"""Rectilinear chunk grids (the ``rectilinear`` chunk grid extension of Zarr v3), and the v3
+``chunk_key_encoding`` (:func:`parse_chunk_key_encoding`, whose names, separators and defaults
+are the Rust core's, ``rust/grid.rs``).
 
 A dimension is declared by one integer (a step repeated over the axis, as a regular grid)
 or by explicit edge lengths, written as integers and ``[edge, count]`` run-length pairs. The
@@ -9,11 +11,13 @@ edges are kept here as runs, so a dimension of many equal chunks never expands; 
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrox.errors import MetadataError
+from zarrox import _core
+from zarrox.errors import MetadataError, UnsupportedError
 
 #: One dimension: a step (int) or explicit edges as ``(edge, count)`` runs, adjacent
 #: equal edges merged.
@@ -199,3 +203,43 @@ class RectilinearGrid:
             total = sum(e * n for e, n in spec)
             dims.append(_merged([*spec, (extent - total, 1)]) if extent > total else spec)
         return RectilinearGrid(tuple(dims))
+
+
+def parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
+    """A v3 ``chunk_key_encoding`` -> ``{"name": "default"|"v2", "configuration":
+    {"separator": "/"|"."}}``, the separator filled in when left out (zarr-python's ``/`` for
+    ``default``, ``.`` for ``v2``).
+
+    Takes the document's form, a bare name, and zarr-python's user form ``{"name": ...,
+    "separator": ...}``. The names, separators and defaults are the Rust core's; a malformed
+    value is a MetadataError, an encoding zarrox does not have an UnsupportedError, both
+    starting with ``where``.
+    """
+    label = "chunk_key_encoding"
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, Mapping):
+        raise MetadataError(f"{where}{label}: must be an object or a name, got {value!r}")
+    allowed = ("name", "configuration", "must_understand", "separator")
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        raise MetadataError(f"{where}{label}: unknown member(s) {unknown}")
+    if value.get("must_understand", True) is not True:
+        raise MetadataError(f'{where}{label}: "must_understand" must not be false')
+    name = value.get("name")
+    if not isinstance(name, str):
+        raise MetadataError(f"{where}{label}.name: must be a string, got {name!r}")
+    cfg = value.get("configuration", {})
+    if not isinstance(cfg, Mapping):
+        raise MetadataError(f"{where}{label}.configuration: must be an object, got {cfg!r}")
+    cfg = dict(cfg)
+    if "separator" not in cfg and "separator" in value:
+        cfg["separator"] = value["separator"]
+    try:
+        text = json.dumps(cfg)
+    except (TypeError, ValueError):
+        raise MetadataError(f"{where}{label}.configuration: not a JSON object: {cfg!r}") from None
+    try:
+        return json.loads(_core.chunk_key_encoding(name, text))  # type: ignore[no-any-return]
+    except (MetadataError, UnsupportedError) as e:
+        raise type(e)(f"{where}{e}") from None

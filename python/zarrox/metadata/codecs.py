@@ -17,10 +17,17 @@ Codecs travel through zarrox as plain JSON dicts. Three forms are used:
     ``{"name": str, "configuration": dict}`` with every default filled in, recursively (inside
     ``sharding_indexed`` too), ``must_understand`` removed and unknown codecs marked
     ``"must_understand": false`` dropped. This is what the Rust core consumes.
+
+The members of the ``bytes``, ``transpose``, ``gzip``, ``zstd``, ``blosc``, ``crc32c``,
+``vlen-*`` and ``sharding_indexed`` configurations, the values they allow and their defaults
+are the Rust codecs' (``_core.codec_configuration``, see ``rust/codec/complete.rs``); this
+module adds what depends on the array (its data type, chunk shape and dimensions) and the
+rules of the chain.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from zarrox import _core
 from zarrox.errors import MetadataError, UnknownCodecError, UnsupportedError
 from zarrox.metadata._checks import copy_json
 from zarrox.metadata._checks import is_int as _is_int
@@ -110,13 +118,9 @@ NUMCODECS_KINDS: Mapping[str, CodecKind] = MappingProxyType(
 )
 
 #: Blosc internal compressors zarrox supports (the spec also names "snappy": unsupported).
-BLOSC_CNAMES: tuple[str, ...] = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
-BLOSC_SHUFFLES: tuple[str, ...] = ("noshuffle", "shuffle", "bitshuffle")
+BLOSC_CNAMES: tuple[str, ...] = tuple(_core.BLOSC_CNAMES)
+BLOSC_SHUFFLES: tuple[str, ...] = tuple(_core.BLOSC_SHUFFLES)
 
-_GZIP_DEFAULT_LEVEL = 5
-_ZSTD_LEVEL_RANGE = (-131072, 22)
-_BLOSC_DEFAULT_CNAME = "zstd"
-_BLOSC_DEFAULT_CLEVEL = 5
 _INDEX_DTYPE = np.dtype("uint64")
 #: codecs with a fixed encoded size, the ones zarr-python 3.4 allows in a shard's index_codecs
 FIXED_SIZE_CODECS: frozenset[str] = frozenset(
@@ -144,14 +148,6 @@ def _always_configured(name: str) -> bool:
 
 
 _VLEN_CODECS = {"string": "vlen-utf8", "bytes": "vlen-bytes"}
-_PACKBITS_PADDING = {
-    "none": "none",
-    "first_byte": "first_byte",
-    "last_byte": "last_byte",
-    # the spelling of the registry's schema.json
-    "start_byte": "first_byte",
-    "end_byte": "last_byte",
-}
 
 
 @dataclass(frozen=True)
@@ -220,6 +216,32 @@ def _reject_unknown_keys(
         )
 
 
+def _json_scalar(value: object) -> object:
+    """numpy scalars in a configuration as the Python numbers JSON writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _complete_config(
+    name: str, cfg: Mapping[str, Any], ctx: _Ctx, label: str, item_size: int = 1
+) -> dict[str, Any]:
+    """The complete configuration of codec ``name`` as its Rust codec defines it: members
+    checked, defaults filled in (zarr-python's, in its member order). ``item_size``: the
+    bytes per element of the chunks it encodes (blosc's ``typesize`` and ``shuffle``
+    follow it). A malformed configuration raises the codec's error, prefixed with where."""
+    try:
+        text = json.dumps(
+            {"name": name, "configuration": cfg}, default=_json_scalar, allow_nan=False
+        )
+    except (TypeError, ValueError) as e:
+        raise ctx.err(f"{label}.configuration: codec {name!r}: {e}") from None
+    try:
+        return json.loads(_core.codec_configuration(text, item_size))  # type: ignore[no-any-return]
+    except (MetadataError, UnsupportedError) as e:
+        raise type(e)(f"{ctx.where}{label}: {e}") from None
+
+
 def _check_not_vlen(name: str, ctx: _Ctx, label: str) -> None:
     if ctx.info.is_variable_length:
         raise ctx.err(
@@ -229,26 +251,22 @@ def _check_not_vlen(name: str, ctx: _Ctx, label: str) -> None:
 
 
 def _cfg_bytes(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("bytes", cfg, ("endian",), ctx, label)
+    complete = _complete_config("bytes", cfg, ctx, label)
     _check_not_vlen("bytes", ctx, label)
     endian = cfg.get("endian")
-    if "endian" in cfg and endian not in ("little", "big"):
-        raise ctx.err(f'{label}.configuration.endian: must be "little" or "big", got {endian!r}')
     if ctx.info.has_byte_order and ctx.info.name == "structured":
         # zarr-python writes the legacy type without "endian" (and drops one given when it
         # creates); the spec says to read that as little-endian.
         if ctx.form == "core":
-            return {"endian": endian or "little"}
+            return complete
         return {} if ctx.fill else cfg
     if ctx.info.has_byte_order:
-        if endian is None:
-            if not ctx.fill:
-                raise ctx.err(
-                    f"{label}.configuration.endian: the bytes codec requires 'endian' for "
-                    f"data type {ctx.data_type!r}"
-                )
-            return {"endian": "little"}
-        return {"endian": endian}
+        if endian is None and not ctx.fill:
+            raise ctx.err(
+                f"{label}.configuration.endian: the bytes codec requires 'endian' for "
+                f"data type {ctx.data_type!r}"
+            )
+        return complete
     # One-byte, raw and byte-string types have no byte order: zarr-python drops "endian" when
     # it creates.
     if ctx.fill:
@@ -258,7 +276,7 @@ def _cfg_bytes(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
 
 def _cfg_vlen(name: str, category: str) -> Callable[[dict[str, Any], _Ctx, str], dict[str, Any]]:
     def check(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-        _reject_unknown_keys(name, cfg, (), ctx, label)
+        _complete_config(name, cfg, ctx, label)
         if ctx.info.category != category:
             raise ctx.err(
                 f"{label}: codec {name!r} only encodes the {category!r} data type, not "
@@ -285,19 +303,12 @@ def _packbits_bit(cfg: dict[str, Any], keys: tuple[str, str], ctx: _Ctx, label: 
 
 
 def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("padding_encoding", "first_bit", "last_bit", "start_bit", "end_bit")
-    _reject_unknown_keys("packbits", cfg, keys, ctx, label)
+    complete = _complete_config("packbits", cfg, ctx, label)
     _check_not_vlen("packbits", ctx, label)
     layout = ctx.info.packbits_layout()
     if layout is None:
         raise ctx.err(f"{label}: codec 'packbits' does not support data type {ctx.data_type!r}")
     nbits = layout[0]
-    padding = cfg.get("padding_encoding", "none")
-    if padding not in _PACKBITS_PADDING:
-        raise ctx.err(
-            f"{label}.configuration.padding_encoding: must be one of "
-            f'"none", "first_byte", "last_byte", got {padding!r}'
-        )
     first = _packbits_bit(cfg, ("first_bit", "start_bit"), ctx, label)
     last = _packbits_bit(cfg, ("last_bit", "end_bit"), ctx, label)
     first = 0 if first is None else first
@@ -313,7 +324,7 @@ def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
             info.category == "int" and info.dtype.kind == "i"
         )
         return {
-            "padding_encoding": _PACKBITS_PADDING[padding],
+            "padding_encoding": complete["padding_encoding"],
             "first_bit": first,
             "last_bit": last,
             # what the core needs to know of the data type
@@ -325,10 +336,7 @@ def _cfg_packbits(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
 
 
 def _cfg_transpose(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("transpose", cfg, ("order",), ctx, label)
-    if "order" not in cfg:
-        raise ctx.err(f"{label}.configuration: transpose codec requires member 'order'")
-    order = cfg["order"]
+    order = _complete_config("transpose", cfg, ctx, label)["order"]
     if (
         isinstance(order, str | bytes)
         or not isinstance(order, Sequence)
@@ -346,84 +354,24 @@ def _cfg_transpose(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]
 
 
 def _cfg_gzip(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("gzip", cfg, ("level",), ctx, label)
-    level = cfg.get("level", _GZIP_DEFAULT_LEVEL)
-    if not _is_int(level) or not 0 <= level <= 9:
-        raise ctx.err(
-            f"{label}.configuration.level: gzip level must be an integer from 0 to 9, got {level!r}"
-        )
-    if ctx.fill or "level" in cfg:
-        return {"level": int(level)}
-    return cfg
+    complete = _complete_config("gzip", cfg, ctx, label)
+    return complete if ctx.fill or "level" in cfg else cfg
 
 
 def _cfg_zstd(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("zstd", cfg, ("level", "checksum"), ctx, label)
-    level = cfg.get("level", 0)
-    lo, hi = _ZSTD_LEVEL_RANGE
-    if not _is_int(level) or not lo <= level <= hi:
-        raise ctx.err(
-            f"{label}.configuration.level: zstd level must be an integer from {lo} to {hi}, "
-            f"got {level!r}"
-        )
-    checksum = cfg.get("checksum", False)
-    if not isinstance(checksum, bool | np.bool_):
-        raise ctx.err(f"{label}.configuration.checksum: must be a boolean, got {checksum!r}")
-    if not ctx.fill:
-        return cfg
-    return {"level": int(level), "checksum": bool(checksum)}
+    complete = _complete_config("zstd", cfg, ctx, label)
+    return complete if ctx.fill else cfg
 
 
 def _cfg_blosc(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("typesize", "cname", "clevel", "shuffle", "blocksize")
-    _reject_unknown_keys("blosc", cfg, keys, ctx, label)
-    cname = cfg.get("cname", _BLOSC_DEFAULT_CNAME)
-    if cname == "snappy":
-        raise UnsupportedError(
-            f"{ctx.where}{label}.configuration.cname: blosc with 'snappy' is not supported"
-        )
-    if cname not in BLOSC_CNAMES:
-        raise ctx.err(
-            f"{label}.configuration.cname: must be one of {list(BLOSC_CNAMES)}, got {cname!r}"
-        )
-    clevel = cfg.get("clevel", _BLOSC_DEFAULT_CLEVEL)
-    if not _is_int(clevel) or not 0 <= clevel <= 9:
-        raise ctx.err(
-            f"{label}.configuration.clevel: must be an integer from 0 to 9, got {clevel!r}"
-        )
     # zarr-python uses 1 for the variable-length types (they have no item size)
-    itemsize = 1 if ctx.info.is_variable_length else ctx.dtype.itemsize
-    default_shuffle = "bitshuffle" if itemsize == 1 else "shuffle"
-    shuffle = cfg.get("shuffle", default_shuffle)
-    if shuffle not in BLOSC_SHUFFLES:
-        raise ctx.err(
-            f"{label}.configuration.shuffle: must be one of {list(BLOSC_SHUFFLES)}, got {shuffle!r}"
-        )
-    typesize = cfg.get("typesize", itemsize)
-    if not _is_int(typesize) or typesize <= 0:
-        raise ctx.err(
-            f"{label}.configuration.typesize: must be a positive integer, got {typesize!r}"
-        )
-    blocksize = cfg.get("blocksize", 0)
-    if not _is_int(blocksize) or blocksize < 0:
-        raise ctx.err(
-            f"{label}.configuration.blocksize: must be a non-negative integer, got {blocksize!r}"
-        )
-    if not ctx.fill:
-        return cfg
-    # Member order as zarr-python writes it.
-    return {
-        "typesize": int(typesize),
-        "cname": cname,
-        "clevel": int(clevel),
-        "shuffle": shuffle,
-        "blocksize": int(blocksize),
-    }
+    item_size = 1 if ctx.info.is_variable_length else ctx.dtype.itemsize
+    complete = _complete_config("blosc", cfg, ctx, label, item_size)
+    return complete if ctx.fill else cfg
 
 
 def _cfg_crc32c(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("crc32c", cfg, (), ctx, label)
-    return {}
+    return _complete_config("crc32c", cfg, ctx, label)
 
 
 def _positive_int_list(value: object, ctx: _Ctx, label: str) -> list[int]:
@@ -437,11 +385,8 @@ def _positive_int_list(value: object, ctx: _Ctx, label: str) -> list[int]:
 
 
 def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("chunk_shape", "codecs", "index_codecs", "index_location")
-    _reject_unknown_keys("sharding_indexed", cfg, keys, ctx, label)
+    complete = _complete_config("sharding_indexed", cfg, ctx, label)
     clabel = f"{label}.configuration"
-    if "chunk_shape" not in cfg:
-        raise ctx.err(f"{clabel}: sharding_indexed requires member 'chunk_shape'")
     raw = cfg["chunk_shape"]
     if isinstance(raw, list):  # JSON true (zarr-python 3.0 and 3.2 wrote it) is 1
         raw = [1 if v is True else v for v in raw]
@@ -461,13 +406,9 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     for key in ("codecs", "index_codecs"):
         if key not in cfg and not ctx.fill:
             raise ctx.err(f"{clabel}: sharding_indexed requires member {key!r}")
-    location = cfg.get("index_location", "end")
-    if location not in ("start", "end"):
-        raise ctx.err(f'{clabel}.index_location: must be "start" or "end", got {location!r}')
-    inner_codecs = cfg.get("codecs", [{"name": "bytes"}])
-    index_codecs = cfg.get(
-        "index_codecs", [{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]
-    )
+    location = complete["index_location"]
+    inner_codecs = cfg.get("codecs", complete["codecs"])
+    index_codecs = cfg.get("index_codecs", complete["index_codecs"])
     inner_ctx = replace(
         ctx, chunk_shape=tuple(inner), ndim=len(inner), label=f"{clabel}.codecs", index=False
     )
@@ -540,35 +481,15 @@ def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, A
     return cfg
 
 
-_ROUNDING_MODES = (
-    "nearest-even",
-    "towards-zero",
-    "towards-positive",
-    "towards-negative",
-    "nearest-away",
-)
-
-
 def _cfg_cast_value(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    keys = ("data_type", "rounding", "out_of_range", "scalar_map")
-    _reject_unknown_keys("cast_value", cfg, keys, ctx, label)
+    complete = _complete_config("cast_value", cfg, ctx, label)
     clabel = f"{label}.configuration"
     _numeric_info("cast_value", ctx, label)
-    if "data_type" not in cfg:
-        raise ctx.err(f"{clabel}: cast_value requires member 'data_type'")
     target = parse_data_type_json(cfg["data_type"], label=f"{clabel}.data_type")
     if target.name not in NUMERIC_TYPES:
         _numeric_info("cast_value", replace(ctx, data_type=target.name, info=target), clabel)
-    rounding = cfg.get("rounding", "nearest-even")
-    if rounding not in _ROUNDING_MODES:
-        raise ctx.err(
-            f"{clabel}.rounding: must be one of {list(_ROUNDING_MODES)}, got {rounding!r}"
-        )
-    out_of_range = cfg.get("out_of_range")
-    if out_of_range not in (None, "clamp", "wrap"):
-        raise ctx.err(
-            f'{clabel}.out_of_range: must be "clamp", "wrap" or null, got {out_of_range!r}'
-        )
+    rounding = complete["rounding"]
+    out_of_range = complete["out_of_range"]
     if out_of_range == "wrap" and target.dtype.kind not in "iu":
         raise ctx.err(
             f"{clabel}.out_of_range: 'wrap' is only valid for integer target types, not "
@@ -589,7 +510,8 @@ def _cfg_cast_value(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any
         return cfg
     # As zarr-python writes it: defaults left out, each map as de-duplicated pairs.
     out: dict[str, Any] = {"data_type": target.json}
-    if rounding != "nearest-even":
+    default = _complete_config("cast_value", {"data_type": cfg["data_type"]}, ctx, label)
+    if rounding != default["rounding"]:
         out["rounding"] = rounding
     if out_of_range is not None:
         out["out_of_range"] = out_of_range
@@ -1015,10 +937,9 @@ def build_codecs(
       codec, or a list of bytes->bytes codecs.
 
     A codec is ``{"name": ..., "configuration": {...}}`` with ``configuration`` optional, or a
-    bare name. Missing configuration members get zarr-python's defaults (gzip level 5; zstd
-    level 0, checksum false; blosc cname zstd, clevel 5, shuffle "shuffle" or "bitshuffle" for
-    one-byte types, typesize the item size, blocksize 0; sharding_indexed codecs
-    ``[bytes]``, index_codecs ``[bytes little, crc32c]``, index_location "end").
+    bare name. Missing configuration members get zarr-python's defaults, as the Rust codecs
+    define them (``rust/codec/complete.rs``); blosc's ``typesize`` and ``shuffle`` follow the
+    data type's item size.
     ``ndim`` (the array's number of dimensions) checks transpose orders and sharding chunk
     shapes; ``chunk_shape`` (the array's chunk shape) also checks that sharding inner chunks
     divide it.

@@ -10,25 +10,69 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::blosc::{BloscCodec, CNAMES};
-use crate::codec::config::{choice_member, int_member};
+use crate::codec::config::{choice_member, int_member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;
 
 const NAME: &str = "numcodecs.blosc";
 
-pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<BloscCodec> {
+/// numcodecs' `Blosc(cname="lz4", clevel=5, shuffle=SHUFFLE, blocksize=AUTOBLOCKS)`
+/// (not the v3 `blosc` codec's zstd and data-type-dependent shuffle).
+pub const DEFAULT_CNAME: &str = "lz4";
+pub const DEFAULT_CLEVEL: i64 = 5;
+pub const DEFAULT_SHUFFLE: i64 = 1;
+pub const DEFAULT_BLOCKSIZE: i64 = 0;
+
+/// `cname`, `clevel`, `shuffle`, `blocksize` and `typesize` (if given).
+struct Parsed<'a> {
+    cname: &'a str,
+    clevel: i64,
+    shuffle: i64,
+    blocksize: i64,
+    typesize: Option<i64>,
+}
+
+fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
     check_config(
         "blosc",
         config,
         &["cname", "clevel", "shuffle", "blocksize", "typesize"],
     )?;
-    let cname = choice_member(NAME, config, "cname", &CNAMES)?.unwrap_or("lz4");
-    let clevel = int_member(NAME, config, "clevel", 0, 9)?.unwrap_or(5);
-    let shuffle = int_member(NAME, config, "shuffle", -1, 2)?.unwrap_or(1);
-    let blocksize = int_member(NAME, config, "blocksize", 0, i64::from(i32::MAX))?.unwrap_or(0);
-    let typesize = int_member(NAME, config, "typesize", 1, i64::from(i32::MAX))?
-        .map(|t| t as usize)
-        .unwrap_or(spec.dtype.size);
+    Ok(Parsed {
+        cname: choice_member(NAME, config, "cname", &CNAMES)?.unwrap_or(DEFAULT_CNAME),
+        clevel: int_member(NAME, config, "clevel", 0, 9)?.unwrap_or(DEFAULT_CLEVEL),
+        shuffle: int_member(NAME, config, "shuffle", -1, 2)?.unwrap_or(DEFAULT_SHUFFLE),
+        blocksize: int_member(NAME, config, "blocksize", 0, i64::from(i32::MAX))?
+            .unwrap_or(DEFAULT_BLOCKSIZE),
+        typesize: int_member(NAME, config, "typesize", 1, i64::from(i32::MAX))?,
+    })
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`
+/// (`typesize` only when given: numcodecs takes it from the data it encodes).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let p = parse(config)?;
+    let mut members: Members = vec![
+        ("cname", p.cname.into()),
+        ("clevel", p.clevel.into()),
+        ("shuffle", p.shuffle.into()),
+        ("blocksize", p.blocksize.into()),
+    ];
+    if let Some(t) = p.typesize {
+        members.push(("typesize", t.into()));
+    }
+    Ok(members)
+}
+
+pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<BloscCodec> {
+    let Parsed {
+        cname,
+        clevel,
+        shuffle,
+        blocksize,
+        typesize,
+    } = parse(config)?;
+    let typesize = typesize.map_or(spec.dtype.size, |t| t as usize);
     let shuffle = match shuffle {
         -1 if typesize == 1 => blosc_src::BLOSC_BITSHUFFLE,
         -1 => blosc_src::BLOSC_SHUFFLE,

@@ -9,7 +9,7 @@ use bzip2::{Compression, Decompress, Status};
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -18,12 +18,23 @@ pub struct Bz2Codec {
     level: u32,
 }
 
+/// numcodecs' `BZ2(level=1)`.
+pub const DEFAULT_LEVEL: i64 = 1;
+
+fn level(config: &Map<String, Value>) -> Result<i64> {
+    check_config("bz2", config, &["level"])?;
+    Ok(int_member("numcodecs.bz2", config, "level", 1, 9)?.unwrap_or(DEFAULT_LEVEL))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    Ok(vec![("level", level(config)?.into())])
+}
+
 impl Bz2Codec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("bz2", config, &["level"])?;
-        let level = int_member("numcodecs.bz2", config, "level", 1, 9)?.unwrap_or(1);
         Ok(Bz2Codec {
-            level: level as u32,
+            level: level(config)? as u32,
         })
     }
 }

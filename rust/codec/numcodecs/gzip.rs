@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use super::zlib::Deflater;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::gzip::GzipCodec as CoreGzip;
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
@@ -22,12 +22,23 @@ pub struct GzipCodec {
     decoder: CoreGzip,
 }
 
+/// numcodecs' `GZip(level=1)` (not the v3 `gzip` codec's 5).
+pub const DEFAULT_LEVEL: i64 = 1;
+
+fn level(config: &Map<String, Value>) -> Result<i64> {
+    check_config("gzip", config, &["level"])?;
+    Ok(int_member("numcodecs.gzip", config, "level", -1, 9)?.unwrap_or(DEFAULT_LEVEL))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    Ok(vec![("level", level(config)?.into())])
+}
+
 impl GzipCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("gzip", config, &["level"])?;
-        let level = int_member("numcodecs.gzip", config, "level", -1, 9)?.unwrap_or(1);
         Ok(GzipCodec {
-            level: level as i32,
+            level: level(config)? as i32,
             decoder: CoreGzip::from_config(&Map::new())?,
         })
     }

@@ -12,7 +12,7 @@ use libz_sys as z;
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{check_len, make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -21,12 +21,23 @@ pub struct ZlibCodec {
     level: i32,
 }
 
+/// numcodecs' `Zlib(level=1)`.
+pub const DEFAULT_LEVEL: i64 = 1;
+
+fn level(config: &Map<String, Value>) -> Result<i64> {
+    check_config("zlib", config, &["level"])?;
+    Ok(int_member("numcodecs.zlib", config, "level", -1, 9)?.unwrap_or(DEFAULT_LEVEL))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    Ok(vec![("level", level(config)?.into())])
+}
+
 impl ZlibCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("zlib", config, &["level"])?;
-        let level = int_member("numcodecs.zlib", config, "level", -1, 9)?.unwrap_or(1);
         Ok(ZlibCodec {
-            level: level as i32,
+            level: level(config)? as i32,
         })
     }
 }

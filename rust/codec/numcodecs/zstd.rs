@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::check_config;
-use crate::codec::config::{bool_member, int_member};
+use crate::codec::config::{bool_member, int_member, Members};
 use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
@@ -18,21 +18,37 @@ pub struct ZstdCodec {
     inner: CoreZstd,
 }
 
+/// numcodecs' `Zstd(level=0, checksum=False)`.
+pub const DEFAULT_LEVEL: i64 = 0;
+pub const DEFAULT_CHECKSUM: bool = false;
+
+/// `level` (as given: numcodecs keeps it) and `checksum`.
+fn parse(config: &Map<String, Value>) -> Result<(i64, bool)> {
+    check_config("zstd", config, &["level", "checksum"])?;
+    let level = int_member(
+        "numcodecs.zstd",
+        config,
+        "level",
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+    )?
+    .unwrap_or(DEFAULT_LEVEL);
+    let checksum = bool_member("numcodecs.zstd", config, "checksum")?.unwrap_or(DEFAULT_CHECKSUM);
+    Ok((level, checksum))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let (level, checksum) = parse(config)?;
+    Ok(vec![("level", level.into()), ("checksum", checksum.into())])
+}
+
 impl ZstdCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("zstd", config, &["level", "checksum"])?;
-        let level = int_member(
-            "numcodecs.zstd",
-            config,
-            "level",
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-        )?
-        .unwrap_or(0);
+        let (level, checksum) = parse(config)?;
         // numcodecs clamps levels above the maximum; zstd clamps those below
         // its minimum.
         let level = level.clamp(-(1 << 17), i64::from(zstd_safe::max_c_level())) as i32;
-        let checksum = bool_member("numcodecs.zstd", config, "checksum")?.unwrap_or(false);
         Ok(ZstdCodec {
             inner: CoreZstd::new(level, checksum),
         })

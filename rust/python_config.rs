@@ -1,0 +1,56 @@
+//! PyO3 bindings of the codec and chunk key encoding configurations: the
+//! Python metadata layer asks the Rust codecs for their members, allowed values
+//! and defaults rather than restating them. JSON text crosses the boundary so
+//! that member order (zarr-python's) is kept.
+
+use pyo3::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::codec::complete::complete_config;
+use crate::codec::config::members_json;
+use crate::error::{Error, Result};
+use crate::grid::ChunkKeyEncoding;
+use crate::python::to_py_err;
+
+fn parse(text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::metadata(format!("invalid JSON: {e}")))
+}
+
+/// The complete configuration (JSON) of one codec (JSON: `{"name",
+/// "configuration"}` or a name) for chunks of `item_size`-byte elements:
+/// members checked, defaults filled in, in zarr-python's order.
+#[pyfunction]
+fn codec_configuration(codec: &str, item_size: usize) -> PyResult<String> {
+    parse(codec)
+        .and_then(|c| complete_config(&c, item_size))
+        .map(|members| members_json(&members))
+        .map_err(to_py_err)
+}
+
+/// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration
+/// (JSON object): `{"name", "configuration": {"separator"}}`.
+#[pyfunction]
+fn chunk_key_encoding(name: &str, configuration: &str) -> PyResult<String> {
+    let document = parse(configuration).and_then(|c| {
+        let config: Map<String, Value> = match c {
+            Value::Object(m) => m,
+            other => {
+                return Err(Error::metadata(format!(
+                    "chunk_key_encoding.configuration: must be an object, got {other}"
+                )))
+            }
+        };
+        ChunkKeyEncoding::from_document(name, &config)
+    });
+    let members = document.map_err(to_py_err)?.document().unwrap_or_default();
+    Ok(members_json(&members))
+}
+
+/// Add these functions to the `_core` module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(codec_configuration, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
+    m.add("BLOSC_CNAMES", crate::codec::blosc::CNAMES.to_vec())?;
+    m.add("BLOSC_SHUFFLES", crate::codec::blosc::SHUFFLES.to_vec())?;
+    Ok(())
+}

@@ -1,0 +1,236 @@
+"""Codec configuration defaults and chunk key encodings, defined once in the Rust codecs
+(``_core.codec_configuration``, ``_core.chunk_key_encoding``) and pinned here against what
+zarr-python (v3 codecs) and numcodecs (``numcodecs.<id>`` codecs, v2 compressors) write."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from typing import Any
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+import zarr.codecs
+from zarr.core.chunk_key_encodings import DefaultChunkKeyEncoding, V2ChunkKeyEncoding
+
+import zarrox
+from zarrox import _core
+from zarrox.codecs import BloscCodec, BytesCodec, GzipCodec, ShardingCodec, ZstdCodec
+from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
+from zarrox.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES, normalize_codecs
+
+
+def complete(codec: object, item_size: int = 1) -> dict[str, Any]:
+    return json.loads(_core.codec_configuration(json.dumps(codec), item_size))  # type: ignore[no-any-return]
+
+
+def as_json(value: object) -> Any:
+    """A zarr-python document as JSON reads it back (tuples as lists)."""
+    return json.loads(json.dumps(value))
+
+
+# -- v3 codecs: zarr-python's defaults ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"),
+    [
+        ("gzip", zarr.codecs.GzipCodec()),
+        ("zstd", zarr.codecs.ZstdCodec()),
+        ("bytes", zarr.codecs.BytesCodec()),
+        ("crc32c", zarr.codecs.Crc32cCodec()),
+    ],
+)
+def test_v3_defaults_are_zarr_pythons(name: str, reference: Any) -> None:
+    expected = as_json(reference.to_dict()).get("configuration", {})
+    assert complete({"name": name}) == expected
+    # in zarr-python's member order
+    assert list(complete({"name": name})) == list(expected)
+
+
+def test_sharding_defaults_are_zarr_pythons() -> None:
+    expected = as_json(zarr.codecs.ShardingCodec(chunk_shape=(2, 3)).to_dict())["configuration"]
+    got = complete({"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3]}})
+    assert got == expected
+    assert list(got) == list(expected)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "bool", "int16", "float32", "complex128"])
+def test_blosc_defaults_follow_the_item_size_as_zarr_python(dtype: str, tmp_path: Any) -> None:
+    """zarr-python's BloscCodec(): cname zstd, clevel 5, blocksize 0, and from the data type
+    typesize (its item size) and shuffle (bitshuffle for one-byte items, else shuffle)."""
+    a = zarr.create_array(
+        tmp_path / "a.zarr", shape=(4,), dtype=dtype, compressors=zarr.codecs.BloscCodec()
+    )
+    written = as_json(a.metadata.to_dict())["codecs"][1]["configuration"]
+    itemsize = np.dtype(dtype).itemsize
+    assert complete({"name": "blosc"}, itemsize) == written
+    assert list(complete({"name": "blosc"}, itemsize)) == list(written)
+    chain = normalize_codecs(["bytes", "blosc"], dtype=np.dtype(dtype))
+    assert chain[1]["configuration"] == written
+    z = zarrox.create_array(tmp_path / "b.zarr", shape=(4,), dtype=dtype, compressors="blosc")
+    assert json.loads((tmp_path / "b.zarr" / "zarr.json").read_text())["codecs"][1] == {
+        "name": "blosc",
+        "configuration": written,
+    }
+    assert z.compressors[0].to_dict()["configuration"] == written
+
+
+def test_blosc_choices_are_the_cores() -> None:
+    from zarr.codecs import blosc
+
+    # zarr-python's literals (3.4), or its enums (3.1)
+    cnames = typing.get_args(getattr(blosc, "BloscCnameLiteral", None)) or [
+        c.value for c in blosc.BloscCname
+    ]
+    shuffles = typing.get_args(getattr(blosc, "BloscShuffleLiteral", None)) or [
+        s.value for s in blosc.BloscShuffle
+    ]
+    assert set(BLOSC_CNAMES) == set(cnames) - {"snappy"}
+    assert set(BLOSC_SHUFFLES) == set(shuffles)
+
+
+def test_given_members_are_kept() -> None:
+    cfg = {"typesize": 8, "cname": "lz4", "clevel": 1, "shuffle": "noshuffle", "blocksize": 64}
+    assert complete({"name": "blosc", "configuration": cfg}, 2) == cfg
+    assert complete({"name": "zstd", "configuration": {"checksum": True}}) == {
+        "level": 0,
+        "checksum": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("codec", "error", "match"),
+    [
+        ({"name": "gzip", "configuration": {"level": 10}}, MetadataError, "0 to 9"),
+        ({"name": "gzip", "configuration": {"level": None}}, MetadataError, "null"),
+        ({"name": "zstd", "configuration": {"level": 23}}, MetadataError, "-131072 to 22"),
+        ({"name": "zstd", "configuration": {"checksum": 1}}, MetadataError, "boolean"),
+        ({"name": "blosc", "configuration": {"cname": "lzma"}}, MetadataError, "cname"),
+        ({"name": "blosc", "configuration": {"cname": "snappy"}}, UnsupportedError, "snappy"),
+        ({"name": "blosc", "configuration": {"typesize": 0}}, MetadataError, "typesize"),
+        ({"name": "bytes", "configuration": {"endian": "native"}}, MetadataError, "endian"),
+        ({"name": "crc32c", "configuration": {"x": 1}}, MetadataError, "unknown member 'x'"),
+        ({"name": "sharding_indexed", "configuration": {}}, MetadataError, "chunk_shape"),
+        ({"name": "transpose", "configuration": {}}, MetadataError, "order"),
+        ({"name": "lzfse"}, UnsupportedError, "lzfse"),
+    ],
+)
+def test_malformed_configurations(codec: dict[str, Any], error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        complete(codec)
+
+
+def test_metadata_errors_say_where() -> None:
+    with pytest.raises(MetadataError, match=r"^zarr.json at 'a': codecs\[1\]: .*clevel"):
+        normalize_codecs(
+            ["bytes", {"name": "blosc", "configuration": {"clevel": 10}}],
+            dtype=np.dtype("int32"),
+            path="a",
+        )
+
+
+# -- zarrox.codecs classes take the same defaults ----------------------------------------------
+
+
+def test_codec_classes_default_as_zarr_python() -> None:
+    for ours, theirs in [
+        (GzipCodec(), zarr.codecs.GzipCodec()),
+        (ZstdCodec(), zarr.codecs.ZstdCodec()),
+        (BytesCodec(), zarr.codecs.BytesCodec()),
+        (ZstdCodec(level=3), zarr.codecs.ZstdCodec(level=3)),
+        (
+            BloscCodec(typesize=4, shuffle="shuffle"),
+            zarr.codecs.BloscCodec(typesize=4, shuffle="shuffle"),
+        ),
+        (ShardingCodec(chunk_shape=(2,)), zarr.codecs.ShardingCodec(chunk_shape=(2,))),
+    ]:
+        assert ours.to_dict() == as_json(theirs.to_dict())
+        assert json.dumps(ours.to_dict()) == json.dumps(as_json(theirs.to_dict()))
+    # typesize and shuffle wait for the data type
+    assert BloscCodec().configuration == {"cname": "zstd", "clevel": 5, "blocksize": 0}
+    assert repr(GzipCodec()) == "GzipCodec(level=5)"
+
+
+# -- numcodecs codecs: numcodecs' defaults -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "codec", [numcodecs.Zlib(), numcodecs.GZip(), numcodecs.BZ2(), numcodecs.Zstd()]
+)
+def test_numcodecs_defaults_are_numcodecs(codec: Any) -> None:
+    expected = {k: v for k, v in codec.get_config().items() if k != "id"}
+    got = complete({"name": f"numcodecs.{codec.codec_id}", "configuration": {}})
+    assert got == expected
+    assert list(got) == list(expected)
+
+
+def test_numcodecs_blosc_defaults_are_numcodecs() -> None:
+    expected = {k: v for k, v in numcodecs.Blosc().get_config().items() if k != "id"}
+    assert complete({"name": "numcodecs.blosc", "configuration": {}}) == expected
+    # numcodecs' Blosc and zarr-python's v3 BloscCodec differ
+    assert expected["cname"] != complete({"name": "blosc"})["cname"]
+
+
+# -- chunk key encodings -----------------------------------------------------------------------
+
+
+def test_chunk_key_encoding_defaults_are_zarr_pythons() -> None:
+    assert parse_chunk_key_encoding("default", "") == DefaultChunkKeyEncoding().to_dict()
+    assert parse_chunk_key_encoding("v2", "") == V2ChunkKeyEncoding().to_dict()
+    assert (
+        parse_chunk_key_encoding({"name": "v2", "separator": "/"}, "")
+        == V2ChunkKeyEncoding(separator="/").to_dict()
+    )
+    doc = {"name": "default", "configuration": {"separator": "."}}
+    assert parse_chunk_key_encoding(doc, "") == doc
+    assert list(parse_chunk_key_encoding("v2", "")) == ["name", "configuration"]
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [
+        ("suffix", UnsupportedError, "'suffix'"),
+        ({"name": "default", "configuration": {"separator": "-"}}, MetadataError, "separator"),
+        ({"name": "default", "configuration": {"sep": "/"}}, MetadataError, "unknown member"),
+        ({"name": "default", "configuration": {"separator": None}}, MetadataError, "separator"),
+        ({"name": "default", "must_understand": False}, MetadataError, "must_understand"),
+        ({"name": 1}, MetadataError, "name"),
+        (5, MetadataError, "object or a name"),
+    ],
+)
+def test_chunk_key_encoding_errors(value: object, error: type, match: str) -> None:
+    with pytest.raises(error, match=match) as info:
+        parse_chunk_key_encoding(value, "zarr.json at 'a': ")
+    assert str(info.value).startswith("zarr.json at 'a': ")
+
+
+def test_cast_value_defaults_are_zarr_pythons() -> None:
+    cast_value = getattr(zarr.codecs, "CastValue", None)
+    if cast_value is None:
+        pytest.skip("zarr-python < 3.4 has no cast_value")
+    params = inspect.signature(cast_value.__init__).parameters
+    got = complete({"name": "cast_value", "configuration": {"data_type": "int8"}})
+    assert got["rounding"] == params["rounding"].default
+    assert got["out_of_range"] == params["out_of_range"].default
+    assert got["scalar_map"] == params["scalar_map"].default
+    # written without its defaults, as zarr-python writes it
+    chain = normalize_codecs(
+        [{"name": "cast_value", "configuration": {"data_type": "int8"}}, "bytes"],
+        dtype=np.dtype("float32"),
+    )
+    assert chain[0] == as_json(cast_value(data_type="int8").to_dict())
+
+
+def test_packbits_default_is_the_registrys() -> None:
+    """zarr-python has no v3 packbits; the extension registry's README and schema.json
+    (codecs/packbits) name "none" the default, and spell first_byte/last_byte
+    start_byte/end_byte."""
+    assert complete({"name": "packbits"}) == {"padding_encoding": "none"}
+    for spelling, name in (("start_byte", "first_byte"), ("end_byte", "last_byte")):
+        cfg = {"padding_encoding": spelling}
+        assert complete({"name": "packbits", "configuration": cfg}) == {"padding_encoding": name}
