@@ -84,6 +84,15 @@ impl ChunkCodec {
             .collect())
     }
 
+    /// Per task, whether a write must read the old chunk first (see
+    /// [`ChunkTask::needs_old`]).
+    pub fn needs_old(&self, tasks: &[ChunkTask]) -> Vec<bool> {
+        tasks
+            .iter()
+            .map(|t| t.needs_old(t.chain(&self.chain)))
+            .collect()
+    }
+
     fn elements(&self, out: &Output<'_>) -> Result<usize> {
         let elem = self.spec().dtype.size;
         match out {
