@@ -15,8 +15,7 @@ use pyo3::types::{
 };
 
 use crate::array::{ArrayCore, StoreRef};
-use crate::codec::ChunkSpec;
-use crate::dtype::{DataKind, DataType};
+use crate::dtype::DataKind;
 use crate::engine::session::ReadSession;
 use crate::engine::{ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, ErrorKind};
@@ -24,7 +23,7 @@ use crate::grid::DimGrid;
 use crate::pipeline::{self, ChunkCodec as BatchCodec};
 use crate::pool;
 use crate::selection::{self, ArrayValues, Explicit, IndexArray, Ints, Key, Normalized};
-use crate::store::caller::Op;
+use crate::store::caller::{Arg, Request};
 use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.
@@ -256,14 +255,7 @@ impl StoreHandle {
         start: i64,
         length: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let range = match (start, length) {
-            (s, None) if s < 0 => ByteRange::Suffix(s.unsigned_abs()),
-            (s, _) if s < 0 => return Err(PyValueError::new_err("negative start with a length")),
-            (s, length) => ByteRange::FromStart {
-                offset: s as u64,
-                length,
-            },
-        };
+        let range = ByteRange::from_signed(start, length).map_err(to_py_err)?;
         let v = self.run(py, |s| store::block_on(s, s.get_ranges(key, &[range]))?)?;
         Ok(v.and_then(|mut parts| parts.pop())
             .map(|v| PyBytes::new(py, &v)))
@@ -785,70 +777,54 @@ impl<'py> Value<'py> {
     }
 }
 
-/// A byte request for Python: `(id, "get", key, None)` for a whole value,
-/// `(id, "get", key, (offset, length or None))`, `(id, "get", key, ("suffix",
-/// n))`, `(id, "set", key, bytes)` or `(id, "delete", key, None)`.
-fn request_tuple<'py>(
-    py: Python<'py>,
-    r: &crate::store::caller::Request,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let none = py.None().into_bound(py);
-    let (op, arg): (&str, Bound<'py, PyAny>) = match &r.op {
-        Op::Get(None) => ("get", none),
-        Op::Get(Some(ByteRange::FromStart { offset, length })) => {
-            ("get", (*offset, *length).into_pyobject(py)?.into_any())
-        }
-        Op::Get(Some(ByteRange::Suffix(n))) => {
-            ("get", ("suffix", *n).into_pyobject(py)?.into_any())
-        }
-        Op::Set(bytes) => ("set", PyBytes::new(py, bytes).into_any()),
-        Op::Delete => ("delete", none),
+/// A byte request as a Python tuple (see `Request::spelled`): `(id, "get",
+/// key, None)` for a whole value, `(id, "get", key, (offset, length or
+/// None))`, `(id, "get", key, ("suffix", n))`, `(id, "set", key, bytes)` or
+/// `(id, "delete", key, None)`.
+fn request_tuple<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyTuple>> {
+    let (id, op, key, arg) = r.spelled();
+    let arg = match arg {
+        Arg::None => py.None().into_bound(py),
+        Arg::Range { offset, length } => (offset, length).into_pyobject(py)?.into_any(),
+        Arg::Suffix(n) => ("suffix", n).into_pyobject(py)?.into_any(),
+        Arg::Bytes(b) => PyBytes::new(py, b).into_any(),
     };
-    (r.id, op, r.key.as_str(), arg).into_pyobject(py)
-}
-
-/// Where a caller-driven read puts its elements.
-enum SessionOutput {
-    Fixed(Py<PyArray1<u8>>),
-    Var(Mutex<Vec<Vec<u8>>>, bool),
+    (id, op, key, arg).into_pyobject(py)
 }
 
 /// A read from a store Python reads itself: `step()` returns the requests to
 /// fetch (all at once), `answer(ids, values)` takes what was fetched; done
-/// when `step()` returns no requests.
+/// when `step()` returns no requests. A fixed-size read decodes into the
+/// output array it holds; a variable-length one into the session's list.
 #[pyclass(module = "zarrox._core", name = "ReadSession", frozen)]
 pub struct ReadSessionHandle {
     session: Mutex<ReadSession>,
-    out: SessionOutput,
+    out: Option<Py<PyArray1<u8>>>,
+    utf8: bool,
 }
 
 impl ReadSessionHandle {
     fn var(session: ReadSession, n: usize, utf8: bool) -> Self {
         ReadSessionHandle {
-            session: Mutex::new(session),
-            out: SessionOutput::Var(Mutex::new(vec![Vec::new(); n]), utf8),
+            session: Mutex::new(session.with_values(n)),
+            out: None,
+            utf8,
         }
     }
 
     fn fixed(session: ReadSession, out: PyReadwriteArray1<'_, u8>) -> PyResult<Self> {
         out.as_slice()
             .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let array: &Bound<'_, PyArray1<u8>> = &out;
         Ok(ReadSessionHandle {
             session: Mutex::new(session),
-            out: SessionOutput::Fixed(out.as_array_bound_owned()),
+            out: Some(array.clone().unbind()),
+            utf8: false,
         })
     }
-}
 
-/// The array a readwrite view came from, kept for later steps.
-trait OwnedArray {
-    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>>;
-}
-
-impl OwnedArray for PyReadwriteArray1<'_, u8> {
-    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>> {
-        let bound: &Bound<'_, PyArray1<u8>> = self;
-        bound.clone().unbind()
+    fn session(&self) -> std::sync::MutexGuard<'_, ReadSession> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -857,18 +833,15 @@ impl ReadSessionHandle {
     /// Run the read until it waits for bytes, decode what arrived; the
     /// requests to fetch next (empty: done).
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut session = self.session();
         let session = &mut *session;
         let requests = match &self.out {
-            SessionOutput::Fixed(arr) => {
+            Some(arr) => {
                 let mut rw = arr.bind(py).readwrite();
                 let buf = out_bytes(&mut rw)?;
-                py.detach(|| {
-                    let view = OutView::new(buf);
-                    session.step(Output::Fixed(&view))
-                })
+                py.detach(|| session.step(Output::Fixed(&OutView::new(buf))))
             }
-            SessionOutput::Var(list, _) => py.detach(|| session.step(Output::Var(list))),
+            None => py.detach(|| session.step_values()),
         }
         .map_err(to_py_err)?;
         requests.iter().map(|r| request_tuple(py, r)).collect()
@@ -878,35 +851,18 @@ impl ReadSessionHandle {
     /// a set or delete, anything).
     fn answer(&self, ids: Vec<u64>, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = encoded_chunks(values)?;
-        if ids.len() != values.len() {
-            return Err(PyValueError::new_err("one value per request id"));
-        }
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for (id, v) in ids.into_iter().zip(values) {
-            session.answer(id, Ok(v)).map_err(to_py_err)?;
-        }
-        Ok(())
+        self.session().answer_all(&ids, values).map_err(to_py_err)
     }
 
     /// Which chunks exist (once done).
     fn present(&self) -> Vec<bool> {
-        self.session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .present()
+        self.session().present()
     }
 
     /// The elements read, for a variable-length read (once done).
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        match &self.out {
-            SessionOutput::Var(list, utf8) => {
-                let items = list.lock().unwrap_or_else(|p| p.into_inner());
-                var_list(py, &items, *utf8)
-            }
-            SessionOutput::Fixed(_) => Err(PyValueError::new_err(
-                "a fixed-size read has its values in the output array",
-            )),
-        }
+        let items = self.session().values().map_err(to_py_err)?;
+        var_list(py, &items, self.utf8)
     }
 }
 
@@ -1266,22 +1222,14 @@ impl ChunkCodec {
         data_type_json: &str,
         fill_value: &[u8],
     ) -> PyResult<Self> {
-        let parse = |s: &str, what: &str| {
-            serde_json::from_str::<serde_json::Value>(s)
-                .map_err(|e| Error::metadata(format!("invalid {what} JSON: {e}")))
-        };
-        let build = || {
-            let dtype = DataType::from_json(&parse(data_type_json, "data type")?)?;
-            let spec = ChunkSpec {
-                shape: chunk_shape,
-                dtype,
-                fill: fill_value.to_vec(),
-            };
-            BatchCodec::new(&parse(codecs_json, "codecs")?, spec)
-        };
-        Ok(ChunkCodec {
-            inner: build().map_err(to_py_err)?,
-        })
+        let inner = BatchCodec::from_json_text(
+            codecs_json,
+            chunk_shape,
+            data_type_json,
+            fill_value.to_vec(),
+        )
+        .map_err(to_py_err)?;
+        Ok(ChunkCodec { inner })
     }
 
     /// The chunk shape.
@@ -1637,17 +1585,7 @@ fn get_io_concurrency() -> usize {
 /// Every key and value of an in-memory store (to pickle it), as a dict.
 #[pyfunction]
 fn memory_items<'py>(py: Python<'py>, store: &StoreHandle) -> PyResult<Bound<'py, PyDict>> {
-    let items = store.run(py, |s| {
-        store::block_on(s, async {
-            let mut items = Vec::new();
-            for key in s.list_prefix("").await? {
-                if let Some(v) = s.get(&key).await? {
-                    items.push((key, v));
-                }
-            }
-            Ok(items)
-        })?
-    })?;
+    let items = store.run(py, store::items)?;
     let dict = PyDict::new(py);
     for (key, value) in items {
         dict.set_item(key, PyBytes::new(py, &value))?;
