@@ -429,14 +429,14 @@ fn key(item: &Bound<'_, PyAny>, spans: bool) -> PyResult<Key> {
             step: slice_part(s, "step")?,
         });
     }
+    if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
+        return Ok(Key::Int(wide_int(item)?));
+    }
     if item.cast::<PyBool>().is_ok() || numpy_bool(item) {
         return Ok(Key::Other {
             type_name: item.get_type().name()?.to_string(),
             boolean: true,
         });
-    }
-    if item.cast::<PyInt>().is_ok() {
-        return Ok(Key::Int(wide_int(item)?));
     }
     if let Ok(arr) = item.cast::<PyUntypedArray>() {
         return index_array(arr, true).map(Key::Array);
@@ -548,7 +548,9 @@ impl SelectionHandle {
                 match d.extract::<u64>() {
                     Ok(step) => Ok(DimGrid::Regular(step.max(1))),
                     Err(_) => {
-                        DimGrid::from_runs(&d.extract::<Vec<(u64, u64)>>()?).map_err(to_py_err)
+                        let runs = d.extract::<Vec<[u64; 2]>>()?;
+                        let runs: Vec<(u64, u64)> = runs.iter().map(|&[e, n]| (e, n)).collect();
+                        DimGrid::from_runs(&runs).map_err(to_py_err)
                     }
                 }
             })
