@@ -20,6 +20,15 @@ pub enum ErrorKind {
     NotFound,
     /// A selection is out of bounds or malformed.
     Index,
+    /// An index is past the end of its axis (zarr-python's `BoundsCheckError`).
+    Bounds,
+    /// A slice steps backwards (zarr-python's `NegativeStepError`).
+    NegativeStep,
+    /// A vectorized selection holds what it cannot (zarr-python's
+    /// `VindexInvalidSelectionError`).
+    InvalidSelection,
+    /// An argument has the wrong type.
+    Type,
     /// A value has the wrong size or type.
     Value,
     /// Memory for a buffer could not be had.

@@ -13,6 +13,7 @@ pub mod grid;
 pub mod indexing;
 pub mod pipeline;
 pub mod pool;
+pub mod selection;
 pub mod store;
 
 #[cfg(feature = "python")]

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::codec::{ChunkSpec, CodecChain};
+use crate::dtype::DataType;
 use crate::engine::session::ReadSession;
 use crate::engine::{
     self, check_batch, check_disjoint, ChunkRegion, ChunkTask, Input, OutView, Output,
@@ -42,6 +43,23 @@ impl ChunkCodec {
         Ok(ChunkCodec {
             chain: Arc::new(CodecChain::from_json(codecs, spec)?),
         })
+    }
+
+    /// [`ChunkCodec::new`] from JSON text: the v3 `codecs` list (core form)
+    /// and the core data type, with the fill value's bytes (native order).
+    pub fn from_json_text(
+        codecs: &str,
+        shape: Vec<usize>,
+        data_type: &str,
+        fill: Vec<u8>,
+    ) -> Result<Self> {
+        let parse = |s: &str, what: &str| {
+            serde_json::from_str::<Value>(s)
+                .map_err(|e| Error::metadata(format!("invalid {what} JSON: {e}")))
+        };
+        let dtype = DataType::from_json(&parse(data_type, "data type")?)?;
+        let spec = ChunkSpec { shape, dtype, fill };
+        Self::new(&parse(codecs, "codecs")?, spec)
     }
 
     pub fn spec(&self) -> &ChunkSpec {
@@ -82,6 +100,15 @@ impl ChunkCodec {
                 chain: None,
             })
             .collect())
+    }
+
+    /// Per task, whether a write must read the old chunk first (see
+    /// [`ChunkTask::needs_old`]).
+    pub fn needs_old(&self, tasks: &[ChunkTask]) -> Vec<bool> {
+        tasks
+            .iter()
+            .map(|t| t.needs_old(t.chain(&self.chain)))
+            .collect()
     }
 
     fn elements(&self, out: &Output<'_>) -> Result<usize> {

@@ -4,27 +4,26 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use numpy::{
-    PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
-    PyUntypedArrayMethods,
+    PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn,
+    PyReadwriteArray1, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyBytes, PyDict, PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyString, PyTuple,
-    PyType,
+    PyBool, PyBytes, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple, PyType,
 };
 
 use crate::array::{ArrayCore, StoreRef};
-use crate::codec::ChunkSpec;
-use crate::dtype::{DataKind, DataType};
+use crate::dtype::DataKind;
 use crate::engine::session::ReadSession;
 use crate::engine::{ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, ErrorKind};
-use crate::indexing::{DimSelection, Selection};
+use crate::grid::DimGrid;
 use crate::pipeline::{self, ChunkCodec as BatchCodec};
 use crate::pool;
-use crate::store::caller::Op;
+use crate::selection::{self, ArrayValues, Explicit, IndexArray, Ints, Key, Normalized};
+use crate::store::caller::{Arg, Request};
 use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.
@@ -38,7 +37,11 @@ pub(crate) fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Permission => "StorePermissionError",
         ErrorKind::Timeout => "StoreTimeoutError",
         ErrorKind::NotFound => "NodeNotFoundError",
+        ErrorKind::Bounds => "BoundsCheckError",
+        ErrorKind::NegativeStep => "NegativeStepError",
+        ErrorKind::InvalidSelection => "VindexInvalidSelectionError",
         ErrorKind::Index => return PyIndexError::new_err(e.message),
+        ErrorKind::Type => return PyTypeError::new_err(e.message),
         ErrorKind::Value => return PyValueError::new_err(e.message),
         ErrorKind::Memory => return PyMemoryError::new_err(e.message),
     };
@@ -252,14 +255,7 @@ impl StoreHandle {
         start: i64,
         length: Option<u64>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let range = match (start, length) {
-            (s, None) if s < 0 => ByteRange::Suffix(s.unsigned_abs()),
-            (s, _) if s < 0 => return Err(PyValueError::new_err("negative start with a length")),
-            (s, length) => ByteRange::FromStart {
-                offset: s as u64,
-                length,
-            },
-        };
+        let range = ByteRange::from_signed(start, length).map_err(to_py_err)?;
         let v = self.run(py, |s| store::block_on(s, s.get_ranges(key, &[range]))?)?;
         Ok(v.and_then(|mut parts| parts.pop())
             .map(|v| PyBytes::new(py, &v)))
@@ -300,106 +296,404 @@ impl StoreHandle {
     }
 }
 
-/// Convert one dimension: `(start, stop, step)` or a uint64 array of indices.
-fn dim_selection(item: &Bound<'_, PyAny>) -> PyResult<DimSelection> {
-    if let Ok(t) = item.cast::<PyTuple>() {
-        let (start, stop, step): (u64, u64, u64) = t.extract()?;
-        return Ok(DimSelection::Slice { start, stop, step });
+/// A Python integer as an `i128`, saturated past its range.
+fn wide_int(item: &Bound<'_, PyAny>) -> PyResult<i128> {
+    match item.extract::<i128>() {
+        Ok(i) => Ok(i),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(item.py()) => {
+            Ok(if item.lt(0)? { i128::MIN } else { i128::MAX })
+        }
+        Err(e) => Err(e),
     }
-    if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
-        return Ok(DimSelection::Indices(arr.as_array().to_vec()));
+}
+
+/// A slice's `start`, `stop` or `step`: None, or an integer (`__index__`).
+fn slice_part(s: &Bound<'_, PySlice>, name: &str) -> PyResult<Option<i128>> {
+    let v = s.getattr(name)?;
+    if v.is_none() {
+        return Ok(None);
+    }
+    if v.cast::<PyBool>().is_err() {
+        if let Ok(i) = wide_int(&v) {
+            return Ok(Some(i));
+        }
     }
     Err(PyTypeError::new_err(
-        "a dimension selection is (start, stop, step) or a uint64 array",
+        "slice indices must be integers or None or have an __index__ method",
     ))
 }
 
-/// A selection: a list of per-dimension selections (orthogonal), or a 2-d
-/// uint64 array of point coordinates, one row per point.
-fn selection(items: &Bound<'_, PyAny>) -> PyResult<Selection> {
-    if let Ok(points) = items.extract::<PyReadonlyArray2<u64>>() {
-        let flat = points.as_array().iter().copied().collect();
-        return Ok(Selection::Points(flat));
-    }
-    let dims = items
-        .try_iter()?
-        .map(|i| dim_selection(&i?))
-        .collect::<PyResult<_>>()?;
-    Ok(Selection::Orthogonal(dims))
+/// A numpy array's values: integers (as int64 or uint64), booleans, exact
+/// Python integers (an object array), or the name of any other data type.
+fn index_array(arr: &Bound<'_, PyUntypedArray>, ndarray: bool) -> PyResult<IndexArray> {
+    let shape = arr.shape().to_vec();
+    let np = arr.py().import("numpy")?;
+    let as_type = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+        let kwargs = PyDict::new(arr.py());
+        kwargs.set_item("copy", false)?;
+        arr.call_method("astype", (np.getattr(name)?,), Some(&kwargs))
+    };
+    let values = match arr.dtype().kind() {
+        b'b' => ArrayValues::Bools(
+            arr.extract::<PyReadonlyArrayDyn<'_, bool>>()?
+                .as_array()
+                .iter()
+                .copied()
+                .collect(),
+        ),
+        b'i' => ArrayValues::Ints(Ints::I64(
+            as_type("int64")?
+                .extract::<PyReadonlyArrayDyn<'_, i64>>()?
+                .as_array()
+                .iter()
+                .copied()
+                .collect(),
+        )),
+        b'u' => ArrayValues::Ints(Ints::U64(
+            as_type("uint64")?
+                .extract::<PyReadonlyArrayDyn<'_, u64>>()?
+                .as_array()
+                .iter()
+                .copied()
+                .collect(),
+        )),
+        b'O' => match exact_ints(arr)? {
+            Some(v) => ArrayValues::Ints(Ints::Wide(v)),
+            None => ArrayValues::Other("object".into()),
+        },
+        _ => ArrayValues::Other(arr.getattr("dtype")?.str()?.to_string()),
+    };
+    Ok(IndexArray {
+        shape,
+        values,
+        ndarray,
+    })
 }
 
-/// A plain basic selection of an array of `shape`: Python integers in
-/// bounds, slices with a positive step, at most one Ellipsis, no more entries
-/// than dimensions. Returns the per-dimension selections and the result shape
-/// (integer-indexed dimensions dropped), or None for anything else: numpy
-/// integers, arrays, lists, `None`, booleans, negative steps, out-of-bounds
-/// integers and too many indices are left to the caller's general path, which
-/// also raises the errors.
-fn plain_basic(
-    selection: &Bound<'_, PyAny>,
-    shape: &[u64],
-) -> Option<(Vec<DimSelection>, Vec<usize>)> {
-    let one;
-    let items = match selection.cast::<PyTuple>() {
-        Ok(t) => t,
-        Err(_) => {
-            one = PyTuple::new(selection.py(), [selection]).ok()?;
-            &one
+/// The elements of an array (C order) as exact integers, if all are integers.
+fn exact_ints(arr: &Bound<'_, PyAny>) -> PyResult<Option<Vec<i128>>> {
+    let mut out = Vec::new();
+    for x in arr.getattr("flat")?.try_iter()? {
+        let x = x?;
+        if x.cast::<PyBool>().is_ok() || numpy_bool(&x) {
+            return Ok(None);
         }
-    };
-    let ellipses = items
-        .iter()
-        .filter(|i| i.is(PyEllipsis::get(i.py())))
-        .count();
-    if ellipses > 1 || items.len() - ellipses > shape.len() {
-        return None;
+        match wide_int(&x) {
+            Ok(i) => out.push(i),
+            Err(_) => return Ok(None),
+        }
     }
-    let full = shape.len() - (items.len() - ellipses);
-    let mut dims = Vec::with_capacity(shape.len());
-    let mut result = Vec::with_capacity(shape.len());
-    let slice_all = |dims: &mut Vec<DimSelection>, result: &mut Vec<usize>, n: u64| {
-        dims.push(DimSelection::Slice {
-            start: 0,
-            stop: n,
-            step: 1,
-        });
-        result.push(n as usize);
-    };
-    for item in items.iter() {
-        if item.is(PyEllipsis::get(item.py())) {
-            for _ in 0..full {
-                let n = shape[dims.len()];
-                slice_all(&mut dims, &mut result, n);
-            }
-            continue;
-        }
-        let n = shape[dims.len()];
-        if let Ok(s) = item.cast::<PySlice>() {
-            let (start, stop, step) = forward_slice(s, usize::try_from(n).ok()?).ok()??;
-            dims.push(DimSelection::Slice { start, stop, step });
-            result.push((stop - start).div_ceil(step) as usize);
-        } else if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
-            let i: i64 = item.extract().ok()?;
-            let i = if i < 0 {
-                i.checked_add(i64::try_from(n).ok()?)?
-            } else {
-                i
-            };
-            let i = u64::try_from(i).ok().filter(|&i| i < n)?;
-            dims.push(DimSelection::Slice {
-                start: i,
-                stop: i + 1,
-                step: 1,
+    Ok(Some(out))
+}
+
+/// A list as numpy reads it as an index array. numpy turns lists holding
+/// integers past int64 (indices into dimensions of up to 2**64 - 1) into
+/// floats or objects; those keep their exact values.
+fn list_array(list: &Bound<'_, PyAny>) -> PyResult<IndexArray> {
+    let np = list.py().import("numpy")?;
+    let arr = np.call_method1("asarray", (list,))?;
+    let arr = arr.cast::<PyUntypedArray>()?;
+    if !arr.is_empty() && matches!(arr.dtype().kind(), b'f' | b'O') {
+        let kwargs = PyDict::new(list.py());
+        kwargs.set_item("dtype", "object")?;
+        let exact = np.call_method("asarray", (list,), Some(&kwargs))?;
+        if let Some(v) = exact_ints(&exact)? {
+            return Ok(IndexArray {
+                shape: arr.shape().to_vec(),
+                values: ArrayValues::Ints(Ints::Wide(v)),
+                ndarray: false,
             });
-        } else {
-            return None;
         }
     }
-    while dims.len() < shape.len() {
-        let n = shape[dims.len()];
-        slice_all(&mut dims, &mut result, n);
+    index_array(arr, false)
+}
+
+fn numpy_bool(item: &Bound<'_, PyAny>) -> bool {
+    let t = item.get_type();
+    let numpy = t
+        .module()
+        .is_ok_and(|m| m.to_str().is_ok_and(|m| m.starts_with("numpy")));
+    numpy
+        && t.name()
+            .is_ok_and(|n| matches!(n.to_str(), Ok("bool" | "bool_")))
+}
+
+/// One entry of a selection (`spans`: a tuple is an explicit `(start, stop,
+/// step)` range).
+fn key(item: &Bound<'_, PyAny>, spans: bool) -> PyResult<Key> {
+    let py = item.py();
+    if let Ok(s) = item.cast::<PySlice>() {
+        return Ok(Key::Slice {
+            start: slice_part(s, "start")?,
+            stop: slice_part(s, "stop")?,
+            step: slice_part(s, "step")?,
+        });
     }
-    Some((dims, result))
+    if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
+        return Ok(Key::Int(wide_int(item)?));
+    }
+    if item.cast::<PyBool>().is_ok() || numpy_bool(item) {
+        return Ok(Key::Other {
+            type_name: item.get_type().name()?.to_string(),
+            boolean: true,
+        });
+    }
+    if let Ok(arr) = item.cast::<PyUntypedArray>() {
+        return index_array(arr, true).map(Key::Array);
+    }
+    if item.cast::<PyList>().is_ok() {
+        return list_array(item).map(Key::Array);
+    }
+    if item.is(PyEllipsis::get(py)) {
+        return Ok(Key::Ellipsis);
+    }
+    if item.is_none() {
+        return Ok(Key::NewAxis);
+    }
+    if spans {
+        if let Ok((start, stop, step)) = item.extract::<(u64, u64, u64)>() {
+            return Ok(Key::Span { start, stop, step });
+        }
+    }
+    if let Ok(i) = wide_int(item) {
+        return Ok(Key::Int(i)); // numpy integers, anything with __index__
+    }
+    Ok(Key::Other {
+        type_name: item.get_type().name()?.to_string(),
+        boolean: false,
+    })
+}
+
+/// A selection's entries: a tuple's items, or the one object.
+fn keys(selection: &Bound<'_, PyAny>, spans: bool) -> PyResult<Vec<Key>> {
+    match selection.cast::<PyTuple>() {
+        Ok(t) => t.iter().map(|i| key(&i, spans)).collect(),
+        Err(_) => Ok(vec![key(selection, spans)?]),
+    }
+}
+
+/// A selection of Python integers, slices and Ellipses only (the one-call
+/// read's; numpy integers and anything else take the caller's general path).
+fn plain_keys(selection: &Bound<'_, PyAny>) -> Option<Vec<Key>> {
+    let plain = |i: &Bound<'_, PyAny>| {
+        i.cast::<PySlice>().is_ok()
+            || i.is(PyEllipsis::get(i.py()))
+            || (i.cast::<PyInt>().is_ok() && i.cast::<PyBool>().is_err())
+    };
+    match selection.cast::<PyTuple>() {
+        Ok(t) if t.iter().all(|i| plain(&i)) => keys(selection, false).ok(),
+        Err(_) if plain(selection) => keys(selection, false).ok(),
+        _ => None,
+    }
+}
+
+/// A normalised selection of an array (see `selection.rs`).
+#[pyclass(module = "zarrox._core", name = "Selection", frozen)]
+pub struct SelectionHandle {
+    inner: Normalized,
+}
+
+fn normalized(
+    py: Python<'_>,
+    keys: Vec<Key>,
+    f: impl FnOnce(&[Key]) -> crate::error::Result<Normalized> + Send,
+) -> PyResult<SelectionHandle> {
+    let inner = py.detach(|| f(&keys)).map_err(to_py_err)?;
+    Ok(SelectionHandle { inner })
+}
+
+#[pymethods]
+impl SelectionHandle {
+    /// Integers, slices with positive steps, and one Ellipsis.
+    #[staticmethod]
+    fn basic(py: Python<'_>, selection: &Bound<'_, PyAny>, shape: Vec<u64>) -> PyResult<Self> {
+        normalized(py, keys(selection, false)?, |k| selection::basic(k, &shape))
+    }
+
+    /// Basic selection plus, per dimension, integer arrays or boolean masks.
+    #[staticmethod]
+    fn orthogonal(py: Python<'_>, selection: &Bound<'_, PyAny>, shape: Vec<u64>) -> PyResult<Self> {
+        normalized(py, keys(selection, false)?, |k| {
+            selection::orthogonal(k, &shape)
+        })
+    }
+
+    /// One integer (array) per dimension, broadcast together.
+    #[staticmethod]
+    fn coordinate(py: Python<'_>, selection: &Bound<'_, PyAny>, shape: Vec<u64>) -> PyResult<Self> {
+        normalized(py, keys(selection, false)?, |k| {
+            selection::coordinate(k, &shape)
+        })
+    }
+
+    /// One boolean array of the array's shape.
+    #[staticmethod]
+    fn mask(py: Python<'_>, selection: &Bound<'_, PyAny>, shape: Vec<u64>) -> PyResult<Self> {
+        normalized(py, keys(selection, false)?, |k| selection::mask(k, &shape))
+    }
+
+    /// Whole blocks of a grid: per dimension a chunk length, or a list of
+    /// `[edge, count]` runs (a rectilinear dimension).
+    #[staticmethod]
+    fn block(
+        py: Python<'_>,
+        selection: &Bound<'_, PyAny>,
+        shape: Vec<u64>,
+        grid: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let grid = grid
+            .try_iter()?
+            .map(|d| {
+                let d = d?;
+                match d.extract::<u64>() {
+                    Ok(step) => Ok(DimGrid::Regular(step.max(1))),
+                    Err(_) => {
+                        let runs = d.extract::<Vec<[u64; 2]>>()?;
+                        let runs: Vec<(u64, u64)> = runs.iter().map(|&[e, n]| (e, n)).collect();
+                        DimGrid::from_runs(&runs).map_err(to_py_err)
+                    }
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        normalized(py, keys(selection, false)?, |k| {
+            selection::block(k, &shape, &grid)
+        })
+    }
+
+    /// The shape of the buffer the core reads into or writes from.
+    #[getter]
+    fn buffer_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.inner.buffer_shape)
+    }
+
+    /// The shape the user sees.
+    #[getter]
+    fn result_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.inner.result_shape)
+    }
+}
+
+/// One side of a region the caller spells out: a list (tuple) of per
+/// dimension entries, or a 1-d array of flat indices.
+fn explicit(item: &Bound<'_, PyAny>) -> PyResult<Explicit> {
+    if item.cast::<PyList>().is_ok() || item.cast::<PyTuple>().is_ok() {
+        let keys = item
+            .try_iter()?
+            .map(|k| key(&k?, true))
+            .collect::<PyResult<_>>()?;
+        return Ok(Explicit::Dims(keys));
+    }
+    let arr = item.cast::<PyUntypedArray>()?;
+    match index_array(arr, true)?.values {
+        ArrayValues::Ints(v) if arr.ndim() == 1 => Ok(Explicit::Flat(v)),
+        _ => Err(PyTypeError::new_err("flat indices are a 1-d integer array")),
+    }
+}
+
+/// How a batch's selections are written: regions spelled out (see
+/// `selection::explicit_region`), or zarr-python's chunk and buffer
+/// selections (`selection::zarr_region`), with the dimensions the buffer
+/// drops and the function mapping what only numpy's general indexing can
+/// (`generic(chunk, buffer, chunk_shape, buffer_shape, drop_axes, writing)`
+/// -> flat chunk indices, flat buffer indices or None).
+struct Zarr<'a, 'py> {
+    drop_axes: Vec<usize>,
+    generic: Option<&'a Bound<'py, PyAny>>,
+    writing: bool,
+}
+
+/// One chunk's region.
+fn region(
+    chunk: &Bound<'_, PyAny>,
+    buffer: &Bound<'_, PyAny>,
+    chunk_shape: &[usize],
+    buffer_shape: &[usize],
+    zarr: Option<&Zarr<'_, '_>>,
+) -> PyResult<ChunkRegion> {
+    let Some(z) = zarr else {
+        let buf = if buffer.is_none() {
+            None
+        } else {
+            Some(explicit(buffer)?)
+        };
+        return selection::explicit_region(
+            &explicit(chunk)?,
+            buf.as_ref(),
+            chunk_shape,
+            buffer_shape,
+        )
+        .map_err(to_py_err);
+    };
+    let ckeys = keys(chunk, false)?;
+    let bkeys = if buffer.is_none() {
+        None
+    } else {
+        Some(keys(buffer, false)?)
+    };
+    let got = selection::zarr_region(
+        &ckeys,
+        bkeys.as_deref(),
+        chunk_shape,
+        buffer_shape,
+        &z.drop_axes,
+        z.writing,
+    )
+    .map_err(to_py_err)?;
+    if let Some(r) = got {
+        return Ok(r);
+    }
+    let Some(generic) = z.generic else {
+        return Err(PyIndexError::new_err(
+            "this selection needs numpy's general indexing, and no function for it was given",
+        ));
+    };
+    let (c, b): (Bound<'_, PyAny>, Bound<'_, PyAny>) = generic
+        .call1((
+            chunk,
+            buffer,
+            chunk_shape.to_vec(),
+            buffer_shape.to_vec(),
+            z.drop_axes.clone(),
+            z.writing,
+        ))?
+        .extract()?;
+    let b = if b.is_none() {
+        None
+    } else {
+        Some(explicit(&b)?)
+    };
+    selection::explicit_region(&explicit(&c)?, b.as_ref(), chunk_shape, buffer_shape)
+        .map_err(to_py_err)
+}
+
+/// The regions of a batch (`buffers` None: writes of one broadcast value).
+fn chunk_regions(
+    chunks: &Bound<'_, PyAny>,
+    buffers: &Bound<'_, PyAny>,
+    chunk_shape: &[usize],
+    buffer_shape: &[usize],
+    zarr: Option<&Zarr<'_, '_>>,
+) -> PyResult<Vec<ChunkRegion>> {
+    let chunks: Vec<Bound<'_, PyAny>> = chunks.try_iter()?.collect::<PyResult<_>>()?;
+    if buffers.is_none() {
+        return chunks
+            .iter()
+            .map(|c| region(c, buffers, chunk_shape, buffer_shape, zarr))
+            .collect();
+    }
+    let buffers: Vec<Bound<'_, PyAny>> = buffers.try_iter()?.collect::<PyResult<_>>()?;
+    if chunks.len() != buffers.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} chunk selections but {} buffer selections",
+            chunks.len(),
+            buffers.len()
+        )));
+    }
+    chunks
+        .iter()
+        .zip(&buffers)
+        .map(|(c, b)| region(c, b, chunk_shape, buffer_shape, zarr))
+        .collect()
 }
 
 /// A basic read's result: its bytes, and the shape they have.
@@ -485,63 +779,54 @@ impl<'py> Value<'py> {
     }
 }
 
-/// A byte request for Python: `(id, "get", key, None)` for a whole value,
-/// `(id, "get", key, (offset, length or None))`, `(id, "get", key, ("suffix",
-/// n))`, `(id, "set", key, bytes)` or `(id, "delete", key, None)`.
-fn request_tuple<'py>(
-    py: Python<'py>,
-    r: &crate::store::caller::Request,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let none = py.None().into_bound(py);
-    let (op, arg): (&str, Bound<'py, PyAny>) = match &r.op {
-        Op::Get(None) => ("get", none),
-        Op::Get(Some(ByteRange::FromStart { offset, length })) => {
-            ("get", (*offset, *length).into_pyobject(py)?.into_any())
-        }
-        Op::Get(Some(ByteRange::Suffix(n))) => {
-            ("get", ("suffix", *n).into_pyobject(py)?.into_any())
-        }
-        Op::Set(bytes) => ("set", PyBytes::new(py, bytes).into_any()),
-        Op::Delete => ("delete", none),
+/// A byte request as a Python tuple (see `Request::spelled`): `(id, "get",
+/// key, None)` for a whole value, `(id, "get", key, (offset, length or
+/// None))`, `(id, "get", key, ("suffix", n))`, `(id, "set", key, bytes)` or
+/// `(id, "delete", key, None)`.
+fn request_tuple<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyTuple>> {
+    let (id, op, key, arg) = r.spelled();
+    let arg = match arg {
+        Arg::None => py.None().into_bound(py),
+        Arg::Range { offset, length } => (offset, length).into_pyobject(py)?.into_any(),
+        Arg::Suffix(n) => ("suffix", n).into_pyobject(py)?.into_any(),
+        Arg::Bytes(b) => PyBytes::new(py, b).into_any(),
     };
-    (r.id, op, r.key.as_str(), arg).into_pyobject(py)
-}
-
-/// Where a caller-driven read puts its elements.
-enum SessionOutput {
-    Fixed(Py<PyArray1<u8>>),
-    Var(Mutex<Vec<Vec<u8>>>, bool),
+    (id, op, key, arg).into_pyobject(py)
 }
 
 /// A read from a store Python reads itself: `step()` returns the requests to
 /// fetch (all at once), `answer(ids, values)` takes what was fetched; done
-/// when `step()` returns no requests.
+/// when `step()` returns no requests. A fixed-size read decodes into the
+/// output array it holds; a variable-length one into the session's list.
 #[pyclass(module = "zarrox._core", name = "ReadSession", frozen)]
 pub struct ReadSessionHandle {
     session: Mutex<ReadSession>,
-    out: SessionOutput,
+    out: Option<Py<PyArray1<u8>>>,
+    utf8: bool,
 }
 
 impl ReadSessionHandle {
+    fn var(session: ReadSession, n: usize, utf8: bool) -> Self {
+        ReadSessionHandle {
+            session: Mutex::new(session.with_values(n)),
+            out: None,
+            utf8,
+        }
+    }
+
     fn fixed(session: ReadSession, out: PyReadwriteArray1<'_, u8>) -> PyResult<Self> {
         out.as_slice()
             .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let array: &Bound<'_, PyArray1<u8>> = &out;
         Ok(ReadSessionHandle {
             session: Mutex::new(session),
-            out: SessionOutput::Fixed(out.as_array_bound_owned()),
+            out: Some(array.clone().unbind()),
+            utf8: false,
         })
     }
-}
 
-/// The array a readwrite view came from, kept for later steps.
-trait OwnedArray {
-    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>>;
-}
-
-impl OwnedArray for PyReadwriteArray1<'_, u8> {
-    fn as_array_bound_owned(&self) -> Py<PyArray1<u8>> {
-        let bound: &Bound<'_, PyArray1<u8>> = self;
-        bound.clone().unbind()
+    fn session(&self) -> std::sync::MutexGuard<'_, ReadSession> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -550,18 +835,15 @@ impl ReadSessionHandle {
     /// Run the read until it waits for bytes, decode what arrived; the
     /// requests to fetch next (empty: done).
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut session = self.session();
         let session = &mut *session;
         let requests = match &self.out {
-            SessionOutput::Fixed(arr) => {
+            Some(arr) => {
                 let mut rw = arr.bind(py).readwrite();
                 let buf = out_bytes(&mut rw)?;
-                py.detach(|| {
-                    let view = OutView::new(buf);
-                    session.step(Output::Fixed(&view))
-                })
+                py.detach(|| session.step(Output::Fixed(&OutView::new(buf))))
             }
-            SessionOutput::Var(list, _) => py.detach(|| session.step(Output::Var(list))),
+            None => py.detach(|| session.step_values()),
         }
         .map_err(to_py_err)?;
         requests.iter().map(|r| request_tuple(py, r)).collect()
@@ -571,35 +853,18 @@ impl ReadSessionHandle {
     /// a set or delete, anything).
     fn answer(&self, ids: Vec<u64>, values: &Bound<'_, PyAny>) -> PyResult<()> {
         let values = encoded_chunks(values)?;
-        if ids.len() != values.len() {
-            return Err(PyValueError::new_err("one value per request id"));
-        }
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for (id, v) in ids.into_iter().zip(values) {
-            session.answer(id, Ok(v)).map_err(to_py_err)?;
-        }
-        Ok(())
+        self.session().answer_all(&ids, values).map_err(to_py_err)
     }
 
     /// Which chunks exist (once done).
     fn present(&self) -> Vec<bool> {
-        self.session
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .present()
+        self.session().present()
     }
 
     /// The elements read, for a variable-length read (once done).
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        match &self.out {
-            SessionOutput::Var(list, utf8) => {
-                let items = list.lock().unwrap_or_else(|p| p.into_inner());
-                var_list(py, &items, *utf8)
-            }
-            SessionOutput::Fixed(_) => Err(PyValueError::new_err(
-                "a fixed-size read has its values in the output array",
-            )),
-        }
+        let items = self.session().values().map_err(to_py_err)?;
+        var_list(py, &items, self.utf8)
     }
 }
 
@@ -672,17 +937,18 @@ impl ArrayHandle {
     fn read(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
         mut out: PyReadwriteArray1<'_, u8>,
     ) -> PyResult<()> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let buf = out_bytes(&mut out)?;
-        py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)
+        py.detach(|| self.core.read(sel, buf)).map_err(to_py_err)
     }
 
-    /// Read a plain basic selection (see `plain_basic`) into a new array:
-    /// (its bytes as a uint8 array, the result shape), or None when the
-    /// selection is not plain (or Python reads the store). One call for the
+    /// Read a basic selection (integers, slices with positive steps, one
+    /// Ellipsis) into a new array: (its bytes as a uint8 array, the result
+    /// shape), or None when the selection is not one (the caller's general
+    /// path raises the errors) or Python reads the store. One call for the
     /// common `a[i, j:k, ...]`.
     fn read_basic<'py>(
         &self,
@@ -692,7 +958,15 @@ impl ArrayHandle {
         if self.core.caller_store() || self.core.data_type().is_var_len() {
             return Ok(None);
         }
-        let Some((dims, result_shape)) = plain_basic(selection_, self.core.shape()) else {
+        let Some(keys) = plain_keys(selection_) else {
+            return Ok(None);
+        };
+        let Ok(Normalized {
+            selection: sel,
+            result_shape,
+            ..
+        }) = selection::basic(&keys, self.core.shape())
+        else {
             return Ok(None);
         };
         // integer-indexed dimensions, dropped from the result shape, hold one element
@@ -711,7 +985,6 @@ impl ArrayHandle {
         {
             let mut rw = out.readwrite();
             let buf = out_bytes(&mut rw)?;
-            let sel = Selection::Orthogonal(dims);
             py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)?;
         }
         Ok(Some((out, result_shape)))
@@ -721,12 +994,12 @@ impl ArrayHandle {
     fn read_session(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
         out: PyReadwriteArray1<'_, u8>,
     ) -> PyResult<ReadSessionHandle> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let (session, shape) = py
-            .detach(|| self.core.read_session(&sel))
+            .detach(|| self.core.read_session(sel))
             .map_err(to_py_err)?;
         let want = shape.iter().product::<usize>() * self.core.data_type().size;
         if out.len() != want {
@@ -743,29 +1016,26 @@ impl ArrayHandle {
     fn read_session_var(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
     ) -> PyResult<ReadSessionHandle> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let (session, shape) = py
-            .detach(|| self.core.read_session(&sel))
+            .detach(|| self.core.read_session(sel))
             .map_err(to_py_err)?;
         let n = shape.iter().product();
-        Ok(ReadSessionHandle {
-            session: Mutex::new(session),
-            out: SessionOutput::Var(Mutex::new(vec![Vec::new(); n]), self.utf8()),
-        })
+        Ok(ReadSessionHandle::var(session, n, self.utf8()))
     }
 
     /// Write `value` (a C-contiguous uint8 view of the selection-shaped data).
     fn write(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
         value: PyReadonlyArray1<'_, u8>,
     ) -> PyResult<()> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let buf = value_bytes(&value)?;
-        py.detach(|| self.core.write(&sel, Input::Fixed(buf)))
+        py.detach(|| self.core.write(sel, Input::Fixed(buf)))
             .map_err(to_py_err)
     }
 
@@ -774,16 +1044,16 @@ impl ArrayHandle {
     fn write_scalar(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let one = if let Ok(s) = value.cast::<PyString>() {
             s.to_str()?.as_bytes().to_vec()
         } else {
             value.cast::<PyBytes>()?.as_bytes().to_vec()
         };
-        py.detach(|| self.core.write(&sel, Input::Scalar(&one)))
+        py.detach(|| self.core.write(sel, Input::Scalar(&one)))
             .map_err(to_py_err)
     }
 
@@ -792,10 +1062,10 @@ impl ArrayHandle {
     fn read_var<'py>(
         &self,
         py: Python<'py>,
-        selection_: &Bound<'py, PyAny>,
+        selection_: &SelectionHandle,
     ) -> PyResult<Bound<'py, PyList>> {
-        let sel = selection(selection_)?;
-        let items = py.detach(|| self.core.read_var(&sel)).map_err(to_py_err)?;
+        let sel = &selection_.inner.selection;
+        let items = py.detach(|| self.core.read_var(sel)).map_err(to_py_err)?;
         var_list(py, &items, self.utf8())
     }
 
@@ -803,20 +1073,20 @@ impl ArrayHandle {
     fn write_var(
         &self,
         py: Python<'_>,
-        selection_: &Bound<'_, PyAny>,
+        selection_: &SelectionHandle,
         items: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let sel = selection(selection_)?;
+        let sel = &selection_.inner.selection;
         let values = var_items(items)?;
-        py.detach(|| self.core.write(&sel, Input::Var(&values)))
+        py.detach(|| self.core.write(sel, Input::Var(&values)))
             .map_err(to_py_err)
     }
 
     /// A write of `selection` to a store Python writes itself.
-    fn write_batch(&self, py: Python<'_>, selection_: &Bound<'_, PyAny>) -> PyResult<WriteBatch> {
-        let sel = selection(selection_)?;
+    fn write_batch(&self, py: Python<'_>, selection_: &SelectionHandle) -> PyResult<WriteBatch> {
+        let sel = &selection_.inner.selection;
         let (tasks, shape, needs) = py
-            .detach(|| self.core.write_tasks(&sel))
+            .detach(|| self.core.write_tasks(sel))
             .map_err(to_py_err)?;
         Ok(WriteBatch {
             tasks,
@@ -878,202 +1148,6 @@ impl ArrayHandle {
     }
 }
 
-/// A slice's `(start, stop, step)` within `extent` as numpy resolves it, with
-/// `stop >= start`; None for a step below 1 (zarrox reads forwards only).
-fn forward_slice(s: &Bound<'_, PySlice>, extent: usize) -> PyResult<Option<(u64, u64, u64)>> {
-    let extent = isize::try_from(extent)
-        .map_err(|_| PyValueError::new_err(format!("dimension of {extent} is too long")))?;
-    let ind = s.indices(extent)?;
-    if ind.step < 1 {
-        return Ok(None);
-    }
-    let start = ind.start.max(0);
-    Ok(Some((
-        start as u64,
-        ind.stop.max(start) as u64,
-        ind.step as u64,
-    )))
-}
-
-/// One dimension of a batch selection within `extent`: `(start, stop, step)`,
-/// a slice (positive step), an integer, or a 1-d integer array (negative
-/// indices count from the end, as in numpy).
-fn batch_dim(item: &Bound<'_, PyAny>, extent: usize) -> PyResult<DimSelection> {
-    if let Ok(t) = item.cast::<PyTuple>() {
-        let (start, stop, step): (u64, u64, u64) = t.extract()?;
-        return Ok(DimSelection::Slice { start, stop, step });
-    }
-    if let Ok(s) = item.cast::<PySlice>() {
-        let Some((start, stop, step)) = forward_slice(s, extent)? else {
-            return Err(PyIndexError::new_err(
-                "only slices with step >= 1 are supported",
-            ));
-        };
-        return Ok(DimSelection::Slice { start, stop, step });
-    }
-    if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
-        return Ok(DimSelection::Indices(arr.as_array().to_vec()));
-    }
-    let wrap = |i: i64| -> PyResult<u64> {
-        let j = if i < 0 {
-            i.checked_add(i64::try_from(extent).unwrap_or(i64::MAX))
-                .unwrap_or(-1)
-        } else {
-            i
-        };
-        u64::try_from(j).map_err(|_| {
-            PyIndexError::new_err(format!("index {i} is out of bounds for length {extent}"))
-        })
-    };
-    if let Ok(arr) = item.extract::<PyReadonlyArray1<i64>>() {
-        let v = arr
-            .as_array()
-            .iter()
-            .map(|&i| wrap(i))
-            .collect::<PyResult<_>>()?;
-        return Ok(DimSelection::Indices(v));
-    }
-    if let Ok(i) = item.extract::<i64>() {
-        let i = wrap(i)?;
-        return Ok(DimSelection::Slice {
-            start: i,
-            stop: i.saturating_add(1),
-            step: 1,
-        });
-    }
-    Err(PyTypeError::new_err(format!(
-        "a dimension of a batch selection is (start, stop, step), a slice, an integer or an \
-         integer array, got {}",
-        item.get_type().name()?
-    )))
-}
-
-/// A 1-d array of non-negative integers (flat indices).
-fn flat_indices(item: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-    if let Ok(arr) = item.extract::<PyReadonlyArray1<u64>>() {
-        return Ok(arr.as_array().to_vec());
-    }
-    let arr = item.extract::<PyReadonlyArray1<i64>>()?;
-    arr.as_array()
-        .iter()
-        .map(|&i| u64::try_from(i).map_err(|_| PyIndexError::new_err("negative flat index")))
-        .collect()
-}
-
-/// One chunk's region: `chunk` is a list (one selection per chunk dimension)
-/// or a 1-d array of flat chunk indices (points); `buffer` is, likewise, a
-/// list (one entry per chunk dimension: a selection of the next buffer
-/// dimension, or None where the chunk dimension has none) or a 1-d array of
-/// flat buffer indices; `None` for a write of one broadcast value.
-fn chunk_region(
-    chunk: &Bound<'_, PyAny>,
-    buffer: &Bound<'_, PyAny>,
-    chunk_shape: &[usize],
-    buffer_shape: &[usize],
-) -> PyResult<ChunkRegion> {
-    let is_list = chunk.cast::<PyList>().is_ok() || chunk.cast::<PyTuple>().is_ok();
-    let region = if is_list {
-        let dims = chunk
-            .try_iter()?
-            .zip(chunk_shape.iter().chain(std::iter::repeat(&0)))
-            .map(|(item, &extent)| batch_dim(&item?, extent))
-            .collect::<PyResult<Vec<_>>>()?;
-        if buffer.is_none() {
-            ChunkRegion::chunk_only(&dims, chunk_shape)
-        } else {
-            let mut extents = buffer_shape.iter();
-            let bufs = buffer
-                .try_iter()?
-                .map(|item| {
-                    let item = item?;
-                    if item.is_none() {
-                        Ok(None)
-                    } else {
-                        batch_dim(&item, extents.next().copied().unwrap_or(0)).map(Some)
-                    }
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            ChunkRegion::boxed(&dims, &bufs, chunk_shape, buffer_shape)
-        }
-    } else {
-        let points = flat_indices(chunk)?;
-        let buf = if buffer.is_none() {
-            None
-        } else {
-            Some(flat_indices(buffer)?)
-        };
-        ChunkRegion::points(&points, buf.as_deref(), chunk_shape, buffer_shape)
-    };
-    region.map_err(to_py_err)
-}
-
-/// The length of `item` if it is a slice of step 1 (or None) within `extent`.
-fn unit_slice_len(item: &Bound<'_, PyAny>, extent: usize) -> Option<u64> {
-    let (start, stop, step) = forward_slice(item.cast::<PySlice>().ok()?, extent).ok()??;
-    (step == 1).then_some(stop - start)
-}
-
-/// Whether every chunk selection of a batch and its buffer selection are
-/// tuples of one unit-step slice per dimension, of equal lengths: the
-/// pipeline then passes zarr-python's selections through unchanged.
-#[pyfunction]
-fn plain_slice_regions(
-    chunks: &Bound<'_, PyList>,
-    buffers: &Bound<'_, PyList>,
-    chunk_shape: Vec<usize>,
-    buffer_shape: Vec<usize>,
-) -> bool {
-    if chunks.len() != buffers.len() || chunk_shape.len() != buffer_shape.len() {
-        return false;
-    }
-    chunks.iter().zip(buffers.iter()).all(|(c, b)| {
-        let (Ok(c), Ok(b)) = (c.cast::<PyTuple>(), b.cast::<PyTuple>()) else {
-            return false;
-        };
-        c.len() == chunk_shape.len()
-            && b.len() == buffer_shape.len()
-            && c.iter()
-                .zip(b.iter())
-                .zip(chunk_shape.iter().zip(&buffer_shape))
-                .all(|((c, b), (&ce, &be))| {
-                    matches!(
-                        (unit_slice_len(&c, ce), unit_slice_len(&b, be)),
-                        (Some(x), Some(y)) if x == y
-                    )
-                })
-    })
-}
-
-/// The regions of a batch (`buffers` None: writes of one broadcast value).
-fn chunk_regions(
-    chunks: &Bound<'_, PyAny>,
-    buffers: &Bound<'_, PyAny>,
-    chunk_shape: &[usize],
-    buffer_shape: &[usize],
-) -> PyResult<Vec<ChunkRegion>> {
-    let chunks: Vec<Bound<'_, PyAny>> = chunks.try_iter()?.collect::<PyResult<_>>()?;
-    if buffers.is_none() {
-        let none = buffers.clone();
-        return chunks
-            .iter()
-            .map(|c| chunk_region(c, &none, chunk_shape, buffer_shape))
-            .collect();
-    }
-    let buffers: Vec<Bound<'_, PyAny>> = buffers.try_iter()?.collect::<PyResult<_>>()?;
-    if chunks.len() != buffers.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} chunk selections but {} buffer selections",
-            chunks.len(),
-            buffers.len()
-        )));
-    }
-    chunks
-        .iter()
-        .zip(&buffers)
-        .map(|(c, b)| chunk_region(c, b, chunk_shape, buffer_shape))
-        .collect()
-}
-
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
 /// batch reads and writes of chunks whose regions the caller has projected
 /// (zarr-python's codec pipeline). Every call handles the whole batch with
@@ -1097,8 +1171,9 @@ impl ChunkCodec {
         buffers: &Bound<'_, PyAny>,
         buffer_shape: &[usize],
         complete: Option<&[bool]>,
+        zarr: Option<Zarr<'_, '_>>,
     ) -> PyResult<Vec<ChunkTask>> {
-        let regions = chunk_regions(chunks, buffers, self.shape(), buffer_shape)?;
+        let regions = chunk_regions(chunks, buffers, self.shape(), buffer_shape, zarr.as_ref())?;
         BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)
     }
     /// The bytes of `out`, checked to hold a buffer of `shape` elements.
@@ -1118,6 +1193,26 @@ impl ChunkCodec {
     }
 }
 
+/// The selections' form: zarr-python's (`drop_axes` given) or spelled out.
+fn zarr_form<'a, 'py>(
+    drop_axes: Option<Vec<usize>>,
+    generic: Option<&'a Bound<'py, PyAny>>,
+    writing: bool,
+) -> Option<Zarr<'a, 'py>> {
+    drop_axes.map(|drop_axes| Zarr {
+        drop_axes,
+        generic,
+        writing,
+    })
+}
+
+/// Every method of `ChunkCodec` takes the batch's selections in one of two
+/// forms: regions spelled out (per chunk a list of `(start, stop, step)`,
+/// slices, integers or index arrays, one per chunk dimension, with `None` in
+/// the buffer's list where the chunk dimension has no buffer dimension; or
+/// 1-d arrays of flat indices), or, with `drop_axes` given, zarr-python's
+/// `chunk_selection`/`out_selection` pairs, which Rust normalises
+/// (`generic` maps what only numpy's general indexing can).
 #[pymethods]
 impl ChunkCodec {
     /// `codecs_json`: the v3 codec list (core form); `data_type_json`: the
@@ -1129,22 +1224,14 @@ impl ChunkCodec {
         data_type_json: &str,
         fill_value: &[u8],
     ) -> PyResult<Self> {
-        let parse = |s: &str, what: &str| {
-            serde_json::from_str::<serde_json::Value>(s)
-                .map_err(|e| Error::metadata(format!("invalid {what} JSON: {e}")))
-        };
-        let build = || {
-            let dtype = DataType::from_json(&parse(data_type_json, "data type")?)?;
-            let spec = ChunkSpec {
-                shape: chunk_shape,
-                dtype,
-                fill: fill_value.to_vec(),
-            };
-            BatchCodec::new(&parse(codecs_json, "codecs")?, spec)
-        };
-        Ok(ChunkCodec {
-            inner: build().map_err(to_py_err)?,
-        })
+        let inner = BatchCodec::from_json_text(
+            codecs_json,
+            chunk_shape,
+            data_type_json,
+            fill_value.to_vec(),
+        )
+        .map_err(to_py_err)?;
+        Ok(ChunkCodec { inner })
     }
 
     /// The chunk shape.
@@ -1172,6 +1259,7 @@ impl ChunkCodec {
     /// `out` (a C-contiguous uint8 view of a buffer of shape `out_shape`).
     /// Returns which chunks were present.
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (store, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None))]
     fn read(
         &self,
         py: Python<'_>,
@@ -1181,8 +1269,18 @@ impl ChunkCodec {
         out_selections: &Bound<'_, PyAny>,
         mut out: PyReadwriteArray1<'_, u8>,
         out_shape: Vec<usize>,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Vec<bool>> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            zarr,
+        )?;
         let buf = self.out_buffer(&mut out, &out_shape)?;
         let s = store.rust()?;
         py.detach(|| pipeline::read_into(&self.inner, s, &tasks, buf))
@@ -1191,6 +1289,8 @@ impl ChunkCodec {
 
     /// `read` for variable-length data: (list of str or bytes in the buffer's
     /// C order, which chunks were present).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (store, keys, chunk_selections, out_selections, out_shape, drop_axes=None, generic=None))]
     fn read_var<'py>(
         &self,
         py: Python<'py>,
@@ -1199,8 +1299,18 @@ impl ChunkCodec {
         chunk_selections: &Bound<'py, PyAny>,
         out_selections: &Bound<'py, PyAny>,
         out_shape: Vec<usize>,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            zarr,
+        )?;
         let n = out_shape.iter().product();
         let s = store.rust()?;
         let (items, present) = py
@@ -1212,6 +1322,7 @@ impl ChunkCodec {
     /// A read of `keys` from a store Python reads itself (named `store_name`
     /// in messages) into `out` (C-contiguous uint8 view of shape `out_shape`).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (keys, chunk_selections, out_selections, out, out_shape, store_name, drop_axes=None, generic=None))]
     fn read_session(
         &self,
         py: Python<'_>,
@@ -1221,8 +1332,18 @@ impl ChunkCodec {
         mut out: PyReadwriteArray1<'_, u8>,
         out_shape: Vec<usize>,
         store_name: &str,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'_, PyAny>>,
     ) -> PyResult<ReadSessionHandle> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            zarr,
+        )?;
         self.out_buffer(&mut out, &out_shape)?;
         let n = out_shape.iter().product();
         let session = py
@@ -1232,6 +1353,8 @@ impl ChunkCodec {
     }
 
     /// `read_session` for variable-length data (the values: `session.values()`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (keys, chunk_selections, out_selections, out_shape, store_name, drop_axes=None, generic=None))]
     fn read_session_var(
         &self,
         py: Python<'_>,
@@ -1240,16 +1363,23 @@ impl ChunkCodec {
         out_selections: &Bound<'_, PyAny>,
         out_shape: Vec<usize>,
         store_name: &str,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'_, PyAny>>,
     ) -> PyResult<ReadSessionHandle> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            zarr,
+        )?;
         let n = out_shape.iter().product();
         let session = py
             .detach(|| self.inner.read_session(tasks, n, store_name))
             .map_err(to_py_err)?;
-        Ok(ReadSessionHandle {
-            session: Mutex::new(session),
-            out: SessionOutput::Var(Mutex::new(vec![Vec::new(); n]), self.utf8()),
-        })
+        Ok(ReadSessionHandle::var(session, n, self.utf8()))
     }
 
     /// Decode encoded chunks (bytes, buffers or None for missing) into their
@@ -1265,7 +1395,14 @@ impl ChunkCodec {
         mut out: PyReadwriteArray1<'_, u8>,
         out_shape: Vec<usize>,
     ) -> PyResult<()> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            None,
+        )?;
         let encoded = encoded_chunks(encoded)?;
         let buf = self.out_buffer(&mut out, &out_shape)?;
         py.detach(|| pipeline::decode_into(&self.inner, &tasks, encoded, buf))
@@ -1282,7 +1419,14 @@ impl ChunkCodec {
         out_selections: &Bound<'py, PyAny>,
         out_shape: Vec<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let tasks = self.tasks(keys, chunk_selections, out_selections, &out_shape, None)?;
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            out_selections,
+            &out_shape,
+            None,
+            None,
+        )?;
         let encoded = encoded_chunks(encoded)?;
         let n = out_shape.iter().product();
         let items = py
@@ -1307,13 +1451,71 @@ impl ChunkCodec {
         value_shape: Vec<usize>,
         write_empty: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let tasks = self.tasks(keys, chunk_selections, value_selections, &value_shape, None)?;
-        let existing = encoded_chunks(existing)?;
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            value_selections,
+            &value_shape,
+            None,
+            None,
+        )?;
+        let batch = WriteBatch {
+            tasks,
+            shape: value_shape,
+            needs: Vec::new(),
+        };
+        self.encode_batch(py, &batch, existing, value, write_empty)
+    }
+
+    /// A write to a store Python writes itself: the chunks `keys`
+    /// (`complete`: zarr-python's "the selection covers the chunk"), whose
+    /// `needs` say which old chunks to fetch for `encode_batch`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (keys, complete, chunk_selections, value_selections, value_shape, drop_axes=None, generic=None))]
+    fn write_batch(
+        &self,
+        py: Python<'_>,
+        keys: Vec<String>,
+        complete: Vec<bool>,
+        chunk_selections: &Bound<'_, PyAny>,
+        value_selections: &Bound<'_, PyAny>,
+        value_shape: Vec<usize>,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<WriteBatch> {
+        let zarr = zarr_form(drop_axes, generic.as_ref(), true);
+        let tasks = self.tasks(
+            keys,
+            chunk_selections,
+            value_selections,
+            &value_shape,
+            Some(&complete),
+            zarr,
+        )?;
+        let needs = py.detach(|| self.inner.needs_old(&tasks));
+        Ok(WriteBatch {
+            tasks,
+            shape: value_shape,
+            needs,
+        })
+    }
+
+    /// The new bytes of a write batch's chunks (None: delete) after writing
+    /// `value` (see `Value`) over the `old` chunks fetched for `batch.needs`.
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &WriteBatch,
+        old: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        write_empty: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let old = encoded_chunks(old)?;
         let value = Value::extract(value)?;
         let input = value.input()?;
-        let n = value_shape.iter().product();
+        let n = batch.shape.iter().product();
         let encoded = py
-            .detach(|| self.inner.encode(&tasks, existing, input, n, write_empty))
+            .detach(|| self.inner.encode(&batch.tasks, old, input, n, write_empty))
             .map_err(to_py_err)?;
         let objects = encoded
             .iter()
@@ -1321,9 +1523,11 @@ impl ChunkCodec {
         PyList::new(py, objects)
     }
 
-    /// Read-modify-write the chunks `keys` of a Rust store (`complete`: the
-    /// chunks a region covers, not read first).
+    /// Read-modify-write the chunks `keys` of a Rust store (`complete`:
+    /// zarr-python's "the selection covers the chunk"; the engine decides
+    /// which chunks it reads first).
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (store, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None))]
     fn write(
         &self,
         py: Python<'_>,
@@ -1335,13 +1539,17 @@ impl ChunkCodec {
         value: &Bound<'_, PyAny>,
         value_shape: Vec<usize>,
         write_empty: bool,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
+        let zarr = zarr_form(drop_axes, generic.as_ref(), true);
         let tasks = self.tasks(
             keys,
             chunk_selections,
             value_selections,
             &value_shape,
             Some(&complete),
+            zarr,
         )?;
         let value = Value::extract(value)?;
         let input = value.input()?;
@@ -1379,17 +1587,7 @@ fn get_io_concurrency() -> usize {
 /// Every key and value of an in-memory store (to pickle it), as a dict.
 #[pyfunction]
 fn memory_items<'py>(py: Python<'py>, store: &StoreHandle) -> PyResult<Bound<'py, PyDict>> {
-    let items = store.run(py, |s| {
-        store::block_on(s, async {
-            let mut items = Vec::new();
-            for key in s.list_prefix("").await? {
-                if let Some(v) = s.get(&key).await? {
-                    items.push((key, v));
-                }
-            }
-            Ok(items)
-        })?
-    })?;
+    let items = store.run(py, store::items)?;
     let dict = PyDict::new(py);
     for (key, value) in items {
         dict.set_item(key, PyBytes::new(py, &value))?;
@@ -1404,8 +1602,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ChunkCodec>()?;
     m.add_class::<ReadSessionHandle>()?;
     m.add_class::<WriteBatch>()?;
+    m.add_class::<SelectionHandle>()?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(plain_slice_regions, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;

@@ -1034,6 +1034,38 @@ def test_batch_entry_point_encodes_with_broadcast_scalars() -> None:
     assert np.frombuffer(part[0], dtype="<u2").tolist() == [9, 1, 2, 9, 9, 9]
 
 
+def test_batch_entry_point_normalises_zarr_python_selections() -> None:
+    """With ``drop_axes`` given, the Rust core takes zarr-python's chunk and value selections
+    as they are; what only numpy's general indexing can map goes to ``generic``."""
+    import zarrox.pipeline as zp
+
+    c = codec_u16()
+    old = [np.arange(6, dtype="<u2").tobytes()]
+    # chunk[0:2, 1] = value[1:3]: an integer drops its dimension
+    batch = c.write_batch(["a"], [False], [(slice(0, 2), 1)], [(slice(1, 3),)], [4], [], None)
+    assert batch.needs == [True]
+    value = np.array([0, 10, 11, 0], "<u2").view(np.uint8)
+    (enc,) = c.encode_batch(batch, old, value, True)
+    assert np.frombuffer(enc, dtype="<u2").tolist() == [0, 10, 2, 3, 11, 5]
+    # an index array mixed with a slice: numpy's general indexing, through ``generic``
+    calls: list[Any] = []
+
+    def generic(*args: Any) -> Any:
+        calls.append(args)
+        return zp._generic_region(*args)
+
+    sel = (np.array([0, 1]), slice(0, 2))
+    batch = c.write_batch(["a"], [False], [sel], [(slice(0, 2), slice(0, 2))], [2, 2], [], generic)
+    (enc,) = c.encode_batch(batch, old, np.array([7, 8, 9, 6], "<u2").view(np.uint8), True)
+    assert np.frombuffer(enc, dtype="<u2").tolist() == [7, 8, 2, 9, 6, 5]
+    assert len(calls) == 1
+    # a write covering the chunk reads nothing; an integer out of the chunk is an error
+    full = (slice(0, 2), slice(0, 3))
+    assert c.write_batch(["a"], [True], [full], None, [], [], None).needs == [False]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for length 2"):
+        c.write_batch(["a"], [False], [(2, slice(None))], None, [], [], None)
+
+
 def test_read_results_on_zarr_python_with_get_results() -> None:
     # zarr-python >= 3.2 wants one result per chunk from read(); 3.1 wants None
     with pipeline("zarrox"):

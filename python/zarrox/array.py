@@ -686,7 +686,7 @@ class Array(Node):
 
     # -- reading -----------------------------------------------------------
     def _read_var(self, sel: Selection) -> np.ndarray:
-        items = self._io_read_var(sel.dims)
+        items = self._io_read_var(sel)
         if self.dtype == object:
             arr = np.empty(len(items), dtype=object)
             arr[:] = items
@@ -714,12 +714,12 @@ class Array(Node):
                 raise ValueError("out must be writeable")
             if out.flags.c_contiguous:
                 # Decoded straight into the caller's buffer.
-                self._io_read(sel.dims, out.reshape(-1).view(np.uint8))
+                self._io_read(sel, out.reshape(-1).view(np.uint8))
             else:
                 out[...] = self._read(sel)
             return out
         buf = np.empty(sel.buffer_shape, dtype=self.dtype)
-        self._io_read(sel.dims, buf.reshape(-1).view(np.uint8))
+        self._io_read(sel, buf.reshape(-1).view(np.uint8))
         result = buf.reshape(sel.result_shape)
         if self.order == "F" and result.ndim > 1:
             result = np.asfortranarray(result)
@@ -791,7 +791,7 @@ class Array(Node):
 
     def _write_var(self, sel: Selection, value: Any) -> None:
         arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
-        self._io_write(sel.dims, arr.reshape(-1).tolist())
+        self._io_write(sel, arr.reshape(-1).tolist())
 
     def _values(self, value: Any) -> np.ndarray:
         """``value`` as an array of this array's dtype, converted as zarr-python does:
@@ -815,7 +815,7 @@ class Array(Node):
                 return False
         else:
             one = self._values(value).tobytes()
-        self._io_write(sel.dims, one)
+        self._io_write(sel, one)
         return True
 
     def _write(self, sel: Selection, value: Any) -> None:
@@ -828,7 +828,7 @@ class Array(Node):
             return self._write_var(sel, value)
         arr = self._broadcast(self._values(value), sel, value)
         buf = np.ascontiguousarray(arr.reshape(sel.buffer_shape))
-        self._io_write(sel.dims, buf.reshape(-1).view(np.uint8))
+        self._io_write(sel, buf.reshape(-1).view(np.uint8))
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         if is_pure_fancy(selection, self.shape):

@@ -38,7 +38,6 @@ import asyncio
 import contextlib
 import json
 import math
-import operator
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -301,211 +300,32 @@ def _itemsize(data_type: Any) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class _Generic(Exception):
-    """This selection needs the exact numpy index maps."""
-
-
-def _is_int(s: Any) -> bool:
-    if isinstance(s, bool | np.bool_):
-        return False
-    if isinstance(s, int | np.integer):
-        return True
-    return isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu"
-
-
-def _as_tuple(sel: Any, ndim: int) -> tuple[Any, ...]:
-    if not isinstance(sel, tuple):
-        sel = (sel,)
-    if any(s is Ellipsis for s in sel):
-        i = next(k for k, s in enumerate(sel) if s is Ellipsis)
-        sel = sel[:i] + (slice(None),) * (ndim - len(sel) + 1) + sel[i + 1 :]
-    if len(sel) < ndim:
-        sel = sel + (slice(None),) * (ndim - len(sel))
-    return sel
-
-
-def _basic(sel: tuple[Any, ...], shape: Sequence[int]) -> tuple[list[Any], list[bool]] | None:
-    """(per-dimension (start, stop, step), which dimensions numpy keeps) for a tuple of
-    integers and slices, or None."""
-    if len(sel) != len(shape):
-        return None
-    dims: list[Any] = []
-    kept: list[bool] = []
-    for s, n in zip(sel, shape, strict=True):
-        if isinstance(s, slice):
-            start, stop, step = s.indices(n)
-            if step < 1:
-                return None
-            dims.append((start, max(start, stop), step))
-            kept.append(True)
-        elif _is_int(s):
-            i = operator.index(s)
-            if i < 0:
-                i += n
-            if not 0 <= i < n:
-                raise IndexError(f"index {operator.index(s)} is out of bounds for length {n}")
-            dims.append((i, i + 1, 1))
-            kept.append(False)
-        else:
-            return None
-    return dims, kept
-
-
-def _int_array(a: np.ndarray, n: int) -> np.ndarray:
-    v = a.reshape(-1)
-    if v.dtype.kind == "i" and v.size and v.min() < 0:
-        v = np.where(v < 0, v + n, v)
-    return v.astype(np.int64, copy=False)
-
-
-def _outer(sel: tuple[Any, ...], shape: Sequence[int]) -> list[Any] | None:
-    """Per-dimension index arrays for an ``np.ix_``-style tuple (every dimension an
-    integer array, of size 1 along all axes but its own), or None."""
-    nd = len(shape)
-    if len(sel) != nd or nd == 0:
-        return None
-    dims = []
-    for k, a in enumerate(sel):
-        if not isinstance(a, np.ndarray) or a.ndim != nd or a.dtype.kind not in "iu":
-            return None
-        if any(x != 1 for j, x in enumerate(a.shape) if j != k):
-            return None
-        dims.append(_int_array(a, shape[k]))
-    return dims
-
-
-def _dim_len(d: Any) -> int:
-    if isinstance(d, tuple):
-        start, stop, step = d
-        return max(0, -(-(stop - start) // step))
-    return int(d.shape[0])
-
-
-def _repeat(d: Any, n: int) -> np.ndarray:
-    """A one-element dimension selection repeated ``n`` times (numpy broadcasting)."""
-    first = d[0] if isinstance(d, tuple) else int(d[0])
-    return np.full(n, first, dtype=np.int64)
-
-
-def _points(sel: Any, shape: Sequence[int]) -> np.ndarray | None:
-    """Flat indices for a coordinate selection (one 1-d integer array per dimension), or
-    for a 1-d buffer selected by a slice or an index array; else None."""
-    nd = len(shape)
-    if isinstance(sel, tuple) and len(sel) == 1 and nd == 1:
-        sel = sel[0]
-    if nd == 1 and isinstance(sel, slice):
-        start, stop, step = sel.indices(shape[0])
-        if step < 1:
-            return None
-        return np.arange(start, max(start, stop), step, dtype=np.int64)
-    if nd == 1 and isinstance(sel, np.ndarray) and sel.ndim == 1 and sel.dtype.kind in "iu":
-        return _int_array(sel, shape[0])
-    if (
-        isinstance(sel, tuple)
-        and len(sel) == nd
-        and nd > 0
-        and all(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iu" for a in sel)
-        and len({a.shape[0] for a in sel}) == 1
-    ):
-        cols = [_int_array(a, n) for a, n in zip(sel, shape, strict=True)]
-        return np.ravel_multi_index(cols, tuple(shape)).astype(np.int64, copy=False)
-    return None
-
-
-def _region(
-    chunk_sel: Any,
-    buf_sel: Any,
-    chunk_shape: tuple[int, ...],
-    buf_shape: tuple[int, ...],
-    drop_axes: tuple[int, ...],
-    writing: bool,
-) -> tuple[Any, Any]:
-    """The Rust form of ``buf[buf_sel] = chunk[chunk_sel].squeeze(drop_axes)`` (reading) or
-    ``chunk[chunk_sel] = buf[buf_sel]`` with new axes at ``drop_axes`` (writing)."""
-    nd = len(chunk_shape)
-    csel = _as_tuple(chunk_sel, nd) if not isinstance(chunk_sel, np.ndarray) else chunk_sel
-    basic = _basic(csel, chunk_shape) if isinstance(csel, tuple) else None
-    if basic is not None:
-        cdims, kept = basic
-    else:
-        outer = _outer(csel, chunk_shape) if isinstance(csel, tuple) else None
-        if outer is None:
-            return _points_region(chunk_sel, buf_sel, chunk_shape, buf_shape, drop_axes, writing)
-        cdims, kept = outer, [True] * nd
-    value_dims = [d for d in range(nd) if kept[d]]
-    if drop_axes:
-        value_dims = [d for i, d in enumerate(value_dims) if i not in drop_axes]
-    bsel = _as_tuple(buf_sel, len(buf_shape)) if not isinstance(buf_sel, np.ndarray) else buf_sel
-    bbasic = _basic(bsel, buf_shape) if isinstance(bsel, tuple) else None
-    if bbasic is not None:
-        bdims, bkept = bbasic
-        if not all(bkept):
-            raise _Generic
-    else:
-        bdims = _outer(bsel, buf_shape) if isinstance(bsel, tuple) else None
-        if bdims is None:
-            raise _Generic
-    if len(value_dims) != len(bdims):
-        raise _Generic
-    buf_for_chunk: list[Any] = [None] * nd
-    cdims = list(cdims)
-    for d, b in zip(value_dims, bdims, strict=True):
-        lc, lb = _dim_len(cdims[d]), _dim_len(b)
-        if lc != lb:
-            if not writing and lc == 1:
-                cdims[d] = _repeat(cdims[d], lb)
-            elif writing and lb == 1:
-                b = _repeat(b, lc)
-            else:
-                raise _Generic
-        buf_for_chunk[d] = b
-    return cdims, buf_for_chunk
-
-
-def _points_region(
-    chunk_sel: Any,
-    buf_sel: Any,
-    chunk_shape: tuple[int, ...],
-    buf_shape: tuple[int, ...],
-    drop_axes: tuple[int, ...],
-    writing: bool,
-) -> tuple[Any, Any]:
-    cflat = _points(chunk_sel, chunk_shape)
-    bflat = _points(buf_sel, buf_shape)
-    if cflat is None or bflat is None or drop_axes:
-        raise _Generic
-    if cflat.shape[0] != bflat.shape[0]:
-        if not writing and cflat.shape[0] == 1:
-            cflat = np.repeat(cflat, bflat.shape[0])
-        elif writing and bflat.shape[0] == 1:
-            bflat = np.repeat(bflat, cflat.shape[0])
-        else:
-            raise _Generic
-    return cflat, bflat
-
-
 def _generic_region(
     chunk_sel: Any,
     buf_sel: Any,
-    chunk_shape: tuple[int, ...],
-    buf_shape: tuple[int, ...],
-    drop_axes: tuple[int, ...],
+    chunk_shape: list[int],
+    buf_shape: list[int],
+    drop_axes: list[int],
     writing: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact (chunk, buffer) flat index pairs from numpy's own indexing, broadcasting included."""
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Exact (chunk, buffer) flat index pairs from numpy's own indexing, broadcasting
+    included, for the selections the Rust core leaves to numpy (mixed index arrays and
+    slices, broadcasts it does not express); ``buf_sel`` None: a write of one value, the
+    chunk side alone."""
     cidx = np.arange(math.prod(chunk_shape), dtype=np.int64).reshape(chunk_shape)[chunk_sel]
+    if buf_sel is None:
+        return np.ascontiguousarray(np.asarray(cidx).reshape(-1)), None
     bidx = np.arange(math.prod(buf_shape), dtype=np.int64).reshape(buf_shape)[buf_sel]
+    axes = tuple(drop_axes)
     if writing:
         bidx = np.asarray(bidx)
-        if drop_axes:
-            bidx = bidx[
-                tuple(None if i in drop_axes else slice(None) for i in range(len(chunk_shape)))
-            ]
+        if axes:
+            bidx = bidx[tuple(None if i in axes else slice(None) for i in range(len(chunk_shape)))]
         bidx = np.broadcast_to(bidx, np.shape(cidx))
     else:
         cidx = np.asarray(cidx)
-        if drop_axes:
-            cidx = cidx.squeeze(axis=drop_axes)
+        if axes:
+            cidx = cidx.squeeze(axis=axes)
         cidx = np.broadcast_to(cidx, np.shape(bidx))
     return (
         np.ascontiguousarray(np.asarray(cidx).reshape(-1)),
@@ -513,44 +333,12 @@ def _generic_region(
     )
 
 
-def _chunk_region_only(chunk_sel: Any, chunk_shape: tuple[int, ...]) -> Any:
-    """The chunk side alone, for a write of one value broadcast everywhere."""
-    nd = len(chunk_shape)
-    if not isinstance(chunk_sel, np.ndarray):
-        csel = _as_tuple(chunk_sel, nd)
-        basic = _basic(csel, chunk_shape)
-        if basic is not None:
-            return basic[0]
-        outer = _outer(csel, chunk_shape)
-        if outer is not None:
-            return outer
-        flat = _points(chunk_sel, chunk_shape)
-        if flat is not None:
-            return flat
-    cidx = np.arange(math.prod(chunk_shape), dtype=np.int64).reshape(chunk_shape)[chunk_sel]
-    return np.ascontiguousarray(np.asarray(cidx).reshape(-1))
-
-
-def _regions(
-    items: Sequence[_BatchItem],
-    chunk_shape: tuple[int, ...],
-    buf_shape: tuple[int, ...],
-    drop_axes: tuple[int, ...],
-    writing: bool,
-) -> tuple[list[Any], list[Any]]:
-    chunk_sels: list[Any] = [item[2] for item in items]
-    buf_sels: list[Any] = [item[3] for item in items]
-    if not drop_axes and _core.plain_slice_regions(chunk_sels, buf_sels, chunk_shape, buf_shape):
-        return chunk_sels, buf_sels  # Rust reads the slices as they are
-    chunk_sels, buf_sels = [], []
-    for _, _, chunk_sel, buf_sel, _ in items:
-        try:
-            c, b = _region(chunk_sel, buf_sel, chunk_shape, buf_shape, drop_axes, writing)
-        except _Generic:
-            c, b = _generic_region(chunk_sel, buf_sel, chunk_shape, buf_shape, drop_axes, writing)
-        chunk_sels.append(c)
-        buf_sels.append(b)
-    return chunk_sels, buf_sels
+def _zarr_form(drop_axes: tuple[int, ...]) -> tuple[list[int], Any]:
+    """The last two arguments of a ``ChunkCodec`` call taking zarr-python's per-chunk
+    selections as they are: the Rust core normalises each ``chunk_selection`` /
+    ``out_selection`` pair into a region itself (``rust/selection.rs``), handing back to
+    :func:`_generic_region` only what needs numpy's general indexing."""
+    return list(drop_axes), _generic_region
 
 
 # --------------------------------------------------------------------------------------------
@@ -814,7 +602,9 @@ class ZarroxCodecPipeline(CodecPipeline):
         out: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> list[bool]:
-        chunk_sels, out_sels = _regions(items, kind.shape, out.shape, drop_axes, writing=False)
+        chunk_sels = [item[2] for item in items]
+        out_sels = [item[3] for item in items]
+        zarr = _zarr_form(drop_axes)
         # what the batch decodes: whole chunks, or for shards about what is read
         nbytes: int | None = out.nbytes if kind.sharded else len(items) * kind.nbytes
         keys = [str(getattr(item[0], "path", "")) for item in items]
@@ -828,13 +618,31 @@ class ZarroxCodecPipeline(CodecPipeline):
             with _as_its_errors(store):
                 if kind.var is not None:
                     values, present = await _run_blocking(
-                        nbytes, kind.codec.read_var, store.handle, keys, chunk_sels, out_sels, shape
+                        nbytes,
+                        kind.codec.read_var,
+                        store.handle,
+                        keys,
+                        chunk_sels,
+                        out_sels,
+                        shape,
+                        *zarr,
                     )
-                    self._place_var(out, values, out_sels, items)
+                    self._place_var(out, values, out_sels)
                     return list(present)
-                present = await self._decode_into(
-                    kind, nbytes, kind.codec.read, (store.handle, keys), chunk_sels, out_sels, out
+                target = self._target(kind, out)
+                present = await _run_blocking(
+                    nbytes,
+                    kind.codec.read,
+                    store.handle,
+                    keys,
+                    chunk_sels,
+                    out_sels,
+                    target.reshape(-1).view(np.uint8),
+                    shape,
+                    *zarr,
                 )
+                if target is not out:
+                    out[...] = cast_values(target, out.dtype)
             return list(present)
         # A store read on the Python side: the engine asks for whole chunks, or for a
         # shard's index and then the byte ranges of the inner chunks needed, round by
@@ -853,13 +661,13 @@ class ZarroxCodecPipeline(CodecPipeline):
 
         name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
-            session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name)
+            session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name, *zarr)
             await self._serve(session, perform, getters, nbytes)
-            self._place_var(out, session.values(), out_sels, items)
+            self._place_var(out, session.values(), out_sels)
             return list(session.present())
         target = self._target(kind, out)
         session = kind.codec.read_session(
-            keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name
+            keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name, *zarr
         )
         await self._serve(session, perform, getters, nbytes)
         if target is not out:
@@ -889,34 +697,6 @@ class ZarroxCodecPipeline(CodecPipeline):
             first = False
             requests = await _run_blocking(nbytes, session.step)
 
-    @classmethod
-    async def _decode_into(
-        cls,
-        kind: _ChunkKind,
-        nbytes: int,
-        func: Any,
-        args: tuple[Any, ...],
-        chunk_sels: list[Any],
-        out_sels: list[Any],
-        out: np.ndarray,
-    ) -> Any:
-        """``func(*args, chunk_sels, out_sels, buffer, shape)``, a Rust call that decodes
-        into ``out`` (through ``_target``'s copy when it cannot write ``out`` itself);
-        returns what ``func`` returned."""
-        target = cls._target(kind, out)
-        result = await _run_blocking(
-            nbytes,
-            func,
-            *args,
-            chunk_sels,
-            out_sels,
-            target.reshape(-1).view(np.uint8),
-            list(out.shape),
-        )
-        if target is not out:
-            out[...] = cast_values(target, out.dtype)
-        return result
-
     @staticmethod
     def _target(kind: _ChunkKind, out: np.ndarray) -> np.ndarray:
         """``out`` itself when Rust can decode into it, else a C-ordered copy (in the decoded
@@ -926,19 +706,15 @@ class ZarroxCodecPipeline(CodecPipeline):
         return np.ascontiguousarray(cast_values(out, kind.dtype))
 
     @staticmethod
-    def _place_var(
-        out: np.ndarray, values: list[Any], out_sels: list[Any], items: list[_BatchItem]
-    ) -> None:
-        """Put variable-length values (the buffer's C order) where the chunks' regions are."""
+    def _place_var(out: np.ndarray, values: list[Any], out_sels: list[Any]) -> None:
+        """Put variable-length values (the buffer's C order) where the chunks' regions
+        (zarr-python's ``out_selection`` of each chunk) are."""
         result = np.empty(len(values), dtype=object)
         result[:] = values
         result = result.reshape(out.shape)
         covered = np.zeros(out.shape, dtype=bool)
-        for (_, _, _, out_sel, _), sel in zip(items, out_sels, strict=True):
-            if isinstance(sel, np.ndarray):
-                covered.reshape(-1)[sel] = True
-            else:
-                covered[out_sel] = True
+        for out_sel in out_sels:
+            covered[out_sel] = True
         if covered.all():
             out[...] = result
         else:
@@ -989,13 +765,6 @@ class ZarroxCodecPipeline(CodecPipeline):
             payload = (
                 np.ascontiguousarray(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
             )
-        if scalar:
-            chunk_sels: list[Any] = [_chunk_region_only(item[2], kind.shape) for item in items]
-            value_sels: Any = None
-        else:
-            chunk_sels, value_sels = _regions(
-                items, kind.shape, value.shape, drop_axes, writing=True
-            )
         value_shape = [] if scalar else list(value.shape)
         write_empty = bool(items[0][1].config.write_empty_chunks)
         rust = _rust_store(items) if kind.pickle is None else None
@@ -1010,12 +779,13 @@ class ZarroxCodecPipeline(CodecPipeline):
                     kind.codec.write,
                     store.handle,
                     keys,
-                    [_complete(kind, item) for item in items],
-                    chunk_sels,
-                    value_sels,
+                    [bool(item[4]) for item in items],
+                    [item[2] for item in items],
+                    None if scalar else [item[3] for item in items],
                     payload,
                     value_shape,
                     write_empty,
+                    *_zarr_form(drop_axes),
                 )
             return
         if any(i[1].config.write_empty_chunks != write_empty for i in items):
@@ -1030,45 +800,48 @@ class ZarroxCodecPipeline(CodecPipeline):
                     await self._encode_and_store(
                         kind,
                         [items[k] for k in part],
-                        [chunk_sels[k] for k in part],
-                        None if value_sels is None else [value_sels[k] for k in part],
+                        scalar,
+                        drop_axes,
                         payload,
                         value_shape,
                         setting,
                     )
             return
         await self._encode_and_store(
-            kind, items, chunk_sels, value_sels, payload, value_shape, write_empty
+            kind, items, scalar, drop_axes, payload, value_shape, write_empty
         )
 
     async def _encode_and_store(
         self,
         kind: _ChunkKind,
         items: list[_BatchItem],
-        chunk_sels: list[Any],
-        value_sels: list[Any] | None,
+        scalar: bool,
+        drop_axes: tuple[int, ...],
         payload: Any,
         value_shape: list[int],
         write_empty: bool,
     ) -> None:
-        async def existing(item: _BatchItem) -> Any:
-            if _complete(kind, item):
+        keys = [str(getattr(item[0], "path", "")) for item in items]
+        batch = kind.codec.write_batch(
+            keys,
+            [bool(item[4]) for item in items],
+            [item[2] for item in items],
+            None if scalar else [item[3] for item in items],
+            value_shape,
+            *_zarr_form(drop_axes),
+        )
+
+        async def existing(item: _BatchItem, needed: bool) -> Any:
+            if not needed:
                 return None
             got = as_bytes(await item[0].get(prototype=item[1].prototype))
             return kind.unpickled(got, str(getattr(item[0], "path", "")))
 
-        old = await gather_limited([existing(item) for item in items])
-        keys = [str(getattr(item[0], "path", "")) for item in items]
+        old = await gather_limited(
+            [existing(item, needed) for item, needed in zip(items, batch.needs, strict=True)]
+        )
         new = await _run_blocking(
-            len(items) * kind.nbytes,
-            kind.codec.encode,
-            keys,
-            old,
-            chunk_sels,
-            value_sels,
-            payload,
-            value_shape,
-            write_empty,
+            len(items) * kind.nbytes, kind.codec.encode_batch, batch, old, payload, write_empty
         )
 
         async def store(item: _BatchItem, data: bytes | None) -> None:
@@ -1239,26 +1012,6 @@ async def _get_ranges(getter: Any, spec: ArraySpec, args: list[Any]) -> list[Any
             raise rest from None
         return [None] * len(args)
     return parts
-
-
-def _complete(kind: _ChunkKind, item: _BatchItem) -> bool:
-    """Whether the write replaces the chunk without reading it, as the engine decides
-    (``ChunkTask::needs_old``): zarr-python's ``is_complete_chunk`` (the selection covers
-    the chunk's part inside the array), except for a shard of a lone sharding codec, which
-    is replaced only when the selection covers all of it, its part beyond the array's shape
-    included: zarr-python's sharding codec keeps the inner chunks, and the cells, that a
-    shrinking resize left beyond the shape."""
-    if not item[4]:
-        return False
-    if not kind.writes_in_part:
-        return True
-    sel = item[2]
-    if isinstance(sel, np.ndarray):
-        return False
-    basic = _basic(_as_tuple(sel, len(kind.shape)), kind.shape)
-    return basic is not None and all(
-        d == (0, n, 1) for d, n in zip(basic[0], kind.shape, strict=True)
-    )
 
 
 def _stacked(shape: tuple[int, ...], n: int) -> tuple[tuple[int, ...], list[Any], list[Any]]:

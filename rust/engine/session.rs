@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::fetch::{read_chunk, Fetching, Origin, Piece, Sink};
 use super::{decode_piece, ChunkTask, Output};
 use crate::codec::CodecChain;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pool::pool;
 use crate::store::caller::{CallerStore, Request};
 
@@ -58,6 +58,9 @@ pub struct ReadSession {
     pieces: Collected,
     keys: Vec<String>,
     reads: Vec<ChunkRead>,
+    /// The elements of a variable-length read, which the session keeps
+    /// (see [`ReadSession::with_values`]).
+    values: Option<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl ReadSession {
@@ -97,7 +100,43 @@ impl ReadSession {
             pieces,
             keys,
             reads,
+            values: None,
         }
+    }
+
+    /// The session keeps the `n` elements of a variable-length read itself:
+    /// [`ReadSession::step_values`] fills them, [`ReadSession::values`] hands
+    /// them over.
+    pub fn with_values(mut self, n: usize) -> Self {
+        self.values = Some(Mutex::new(vec![Vec::new(); n]));
+        self
+    }
+
+    /// [`ReadSession::step`] into the elements the session keeps.
+    pub fn step_values(&mut self) -> Result<Vec<Request>> {
+        let Some(list) = self.values.take() else {
+            return Err(Error::value(
+                "a fixed-size read has its values in the output array",
+            ));
+        };
+        let requests = self.step(Output::Var(&list));
+        self.values = Some(list);
+        requests
+    }
+
+    /// The elements of a variable-length read (once done).
+    pub fn values(&self) -> Result<Vec<Vec<u8>>> {
+        match &self.values {
+            Some(list) => Ok(list.lock().unwrap_or_else(|p| p.into_inner()).clone()),
+            None => Err(Error::value(
+                "a fixed-size read has its values in the output array",
+            )),
+        }
+    }
+
+    /// Answer the requests `ids` with the bytes fetched (`None`: no value).
+    pub fn answer_all(&self, ids: &[u64], values: Vec<Option<Bytes>>) -> Result<()> {
+        self.store.answer_all(ids, values)
     }
 
     /// Run every unfinished chunk read until it waits for bytes, decode what

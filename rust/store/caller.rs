@@ -41,6 +41,40 @@ pub struct Request {
     pub op: Op,
 }
 
+/// A request's argument as the caller's side of the protocol spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg<'a> {
+    /// No argument: a whole value's get, or a delete.
+    None,
+    /// Bytes `[offset, offset+length)` (to the end when `length` is None).
+    Range { offset: u64, length: Option<u64> },
+    /// The last `n` bytes.
+    Suffix(u64),
+    /// The bytes to store.
+    Bytes(&'a [u8]),
+}
+
+impl Request {
+    /// The request as the caller sees it: `(id, operation, key, argument)`,
+    /// the operation `"get"`, `"set"` or `"delete"`.
+    pub fn spelled(&self) -> (u64, &'static str, &str, Arg<'_>) {
+        let (op, arg) = match &self.op {
+            Op::Get(None) => ("get", Arg::None),
+            Op::Get(Some(ByteRange::FromStart { offset, length })) => (
+                "get",
+                Arg::Range {
+                    offset: *offset,
+                    length: *length,
+                },
+            ),
+            Op::Get(Some(ByteRange::Suffix(n))) => ("get", Arg::Suffix(*n)),
+            Op::Set(bytes) => ("set", Arg::Bytes(bytes)),
+            Op::Delete => ("delete", Arg::None),
+        };
+        (self.id, op, &self.key, arg)
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     next: u64,
@@ -101,6 +135,17 @@ impl CallerStore {
         drop(s);
         if let Some(w) = waker {
             w.wake();
+        }
+        Ok(())
+    }
+
+    /// Answer the requests `ids` with `values` (one each, in order).
+    pub fn answer_all(&self, ids: &[u64], values: Vec<Option<Bytes>>) -> Result<()> {
+        if ids.len() != values.len() {
+            return Err(Error::value("one value per request id"));
+        }
+        for (&id, v) in ids.iter().zip(values) {
+            self.answer(id, Ok(v))?;
         }
         Ok(())
     }

@@ -40,6 +40,19 @@ pub enum ByteRange {
 }
 
 impl ByteRange {
+    /// `length` bytes from `start` (to the end when `length` is None); a
+    /// negative `start` with no length: the last `-start` bytes.
+    pub fn from_signed(start: i64, length: Option<u64>) -> Result<Self> {
+        match (start, length) {
+            (s, None) if s < 0 => Ok(ByteRange::Suffix(s.unsigned_abs())),
+            (s, _) if s < 0 => Err(Error::value("negative start with a length")),
+            (s, length) => Ok(ByteRange::FromStart {
+                offset: s as u64,
+                length,
+            }),
+        }
+    }
+
     /// `length` bytes from `offset`.
     pub fn span(offset: u64, length: u64) -> Self {
         ByteRange::FromStart {
@@ -218,6 +231,19 @@ pub trait Store: Send + Sync + Debug {
 /// Run one store operation to completion from synchronous code (the Python
 /// layer's metadata reads and writes): on the I/O runtime for object stores,
 /// on the calling thread for stores that answer at once.
+/// Every key of `store` with its value (to pickle an in-memory store).
+pub fn items(store: &dyn Store) -> Result<Vec<(String, Bytes)>> {
+    block_on(store, async {
+        let mut items = Vec::new();
+        for key in store.list_prefix("").await? {
+            if let Some(v) = store.get(&key).await? {
+                items.push((key, v));
+            }
+        }
+        Ok(items)
+    })?
+}
+
 pub fn block_on<T>(store: &dyn Store, op: impl std::future::Future<Output = T>) -> Result<T> {
     match store.io_mode() {
         IoMode::Concurrent => runtime::block_on(op),
