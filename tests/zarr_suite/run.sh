@@ -59,7 +59,7 @@ run() {  # run NAME [env...]: pytest over the selection, results in $RUN/NAME.xm
     # The sdist's pytest configuration (filterwarnings = error, asyncio_mode = auto, ...)
     # applies; its addopts need plugins this run does not use. Hypothesis is seeded so that
     # both runs see the same examples.
-    (cd "$WORK" && env "$@" PYTHONPATH="$SITE" "$PY" -m pytest $TESTS -q -p no:cacheprovider \
+    (cd "$WORK" && env "$@" PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$SITE" "$PY" -m pytest $TESTS -q -p no:cacheprovider \
         -o addopts="" -o console_output_style=classic -n "$WORKERS" --hypothesis-seed=0 \
         --junitxml="$RUN/$name.xml" "${PYTEST_ARGS[@]}" >"$RUN/$name.log" 2>&1) || true
     tail -n 1 "$RUN/$name.log"
