@@ -230,6 +230,7 @@ def test_chunk_key_encoding_defaults_are_zarr_pythons() -> None:
         ({"name": "default", "must_understand": False}, MetadataError, "must_understand"),
         ({"name": 1}, MetadataError, "name"),
         (5, MetadataError, "object or a name"),
+        ("\ud800", UnsupportedError, r"'\\ud800'"),
     ],
 )
 def test_chunk_key_encoding_errors(value: object, error: type, match: str) -> None:

@@ -240,6 +240,8 @@ def parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
     except (TypeError, ValueError):
         raise MetadataError(f"{where}{label}.configuration: not a JSON object: {cfg!r}") from None
     try:
+        # a name with lone surrogates (no encoding's) reaches the core escaped
+        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
         return json.loads(_core.chunk_key_encoding(name, text))  # type: ignore[no-any-return]
     except (MetadataError, UnsupportedError) as e:
         raise type(e)(f"{where}{e}") from None
