@@ -157,9 +157,14 @@ def _core_config(codec_id: str, value: Mapping[str, Any], where: str, label: str
     for key, v in known.items():
         if v is None:
             raise MetadataError(f"{where}{label}.{key}: {codec_id} {key} must not be null")
-    text = json.dumps(
-        {"name": f"numcodecs.{codec_id}", "configuration": known}, default=json_scalar
-    )
+    try:
+        text = json.dumps(
+            {"name": f"numcodecs.{codec_id}", "configuration": known},
+            default=json_scalar,
+            allow_nan=False,
+        )
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"{where}{label}: {e}") from None
     try:
         return json.loads(_core.codec_configuration(text, 1))  # type: ignore[no-any-return]
     except MetadataError as e:
