@@ -22,6 +22,7 @@ from zarrox.codecs import BloscCodec, BytesCodec, GzipCodec, ShardingCodec, Zstd
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
 from zarrox.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES, normalize_codecs
+from zarrox.metadata.v2_codecs import check_codec, complete_codec
 
 
 def complete(codec: object, item_size: int = 1) -> dict[str, Any]:
@@ -176,6 +177,34 @@ def test_numcodecs_blosc_defaults_are_numcodecs() -> None:
     assert expected["cname"] != complete({"name": "blosc"})["cname"]
 
 
+@pytest.mark.parametrize("codec_id", ["zlib", "gzip", "bz2", "zstd", "blosc"])
+def test_v2_compressors_complete_as_numcodecs(codec_id: str) -> None:
+    """A .zarray compressor gets numcodecs' get_config(), from the core's defaults."""
+    expected = numcodecs.get_codec({"id": codec_id}).get_config()
+    got = complete_codec({"id": codec_id}, "", "compressor")
+    assert got == expected
+    assert list(got) == list(expected)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"id": "gzip", "level": -1}, {"id": "zstd", "level": 30}, {"id": "zstd", "level": -200000}],
+)
+def test_v2_compressor_levels_numcodecs_encodes_with(config: dict[str, Any]) -> None:
+    """Levels numcodecs encodes with (zlib's -1, zstd's clamped ones) are valid."""
+    data = np.arange(100, dtype="u1")
+    codec = numcodecs.get_codec(dict(config))
+    assert bytes(codec.decode(codec.encode(data))) == data.tobytes()
+    assert complete_codec(config, "", "compressor") == codec.get_config()
+
+
+def test_v2_blosc_cname_snappy_is_rejected_as_numcodecs_does() -> None:
+    with pytest.raises(ValueError, match="snappy"):
+        numcodecs.Blosc(cname="snappy").encode(np.zeros(4, "u1"))
+    with pytest.raises(MetadataError, match=r"^\.zarray: compressor\.cname: must be one of"):
+        check_codec({"id": "blosc", "cname": "snappy"}, ".zarray: ", "compressor")
+
+
 # -- chunk key encodings -----------------------------------------------------------------------
 
 
@@ -201,6 +230,7 @@ def test_chunk_key_encoding_defaults_are_zarr_pythons() -> None:
         ({"name": "default", "must_understand": False}, MetadataError, "must_understand"),
         ({"name": 1}, MetadataError, "name"),
         (5, MetadataError, "object or a name"),
+        ("\ud800", UnsupportedError, r"'\\ud800'"),
     ],
 )
 def test_chunk_key_encoding_errors(value: object, error: type, match: str) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 import zarrox
 from zarrox._progress import progress_bar, wanted
 from zarrox.array import Array
+from zarrox.codecs import BloscCodec
 from zarrox.group import Group
 
 DESCRIPTION = """\
@@ -137,7 +138,9 @@ def compressor_codec(spec: tuple[str, ...], zarr_format: int) -> list[dict[str, 
     if name == "none":
         return None
     if name == "blosc":
-        config: dict[str, Any] = {"cname": spec[1] if len(spec) > 1 else "zstd"}
+        # the v3 blosc codec's cname, in v2 too (not numcodecs' lz4)
+        cname = spec[1] if len(spec) > 1 else BloscCodec().configuration["cname"]
+        config: dict[str, Any] = {"cname": cname}
         if len(spec) > 2:
             config["clevel"] = int(spec[2])
     else:

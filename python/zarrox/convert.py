@@ -41,6 +41,7 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.metadata.v2_codecs import complete_codec
 from zarrox.nodes.create import prepare_node_path, sharding_codecs
 from zarrox.nodes.discover import node_exists
 from zarrox.storage import Store, resolve_store
@@ -54,24 +55,25 @@ def _v3_compressor(comp: dict[str, Any] | None, itemsize: int) -> list[dict[str,
     if comp is None:
         return []
     cid = comp.get("id")
+    if cid not in ("zstd", "gzip", "blosc"):
+        return None
+    full = complete_codec(comp, "", "compressor")  # numcodecs' defaults: not the v3 codecs'
     if cid == "zstd":
-        level, checksum = int(comp.get("level", 0)), bool(comp.get("checksum", False))
-        return [{"name": "zstd", "configuration": {"level": level, "checksum": checksum}}]
-    if cid == "gzip":
-        return [{"name": "gzip", "configuration": {"level": int(comp.get("level", 1))}}]
-    if cid == "blosc":
-        shuffle = int(comp.get("shuffle", 1))
+        config = {"level": full["level"], "checksum": full["checksum"]}
+    elif cid == "gzip":
+        config = {"level": full["level"]}
+    else:
+        shuffle = full["shuffle"]
         if shuffle == -1:  # numcodecs' AUTOSHUFFLE
             shuffle = 2 if itemsize == 1 else 1
         config = {
-            "cname": comp.get("cname", "lz4"),
-            "clevel": int(comp.get("clevel", 5)),
+            "cname": full["cname"],
+            "clevel": full["clevel"],
             "shuffle": _BLOSC_SHUFFLE[shuffle],
             "typesize": itemsize,
-            "blocksize": int(comp.get("blocksize", 0)),
+            "blocksize": full["blocksize"],
         }
-        return [{"name": "blosc", "configuration": config}]
-    return None
+    return [{"name": cid, "configuration": config}]
 
 
 def _verbatim_codecs(meta: ArrayMetadataV2) -> list[dict[str, Any]] | None:

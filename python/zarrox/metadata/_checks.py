@@ -47,6 +47,13 @@ def is_text(value: object) -> bool:
     return True
 
 
+def json_scalar(value: object) -> object:
+    """``json.dumps``' ``default``: numpy scalars as the Python numbers JSON writes."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
 def copy_json(value: T) -> T:
     """A deep copy of a JSON value (dicts and lists of scalars; tuples too), made without
     recursion: documents nested deeper than Python's recursion limit allows copy.deepcopy to

@@ -240,6 +240,19 @@ def parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
     except (TypeError, ValueError):
         raise MetadataError(f"{where}{label}.configuration: not a JSON object: {cfg!r}") from None
     try:
+        # a name with lone surrogates (no encoding's) reaches the core escaped
+        name = name.encode("utf-8", "backslashreplace").decode("utf-8")
         return json.loads(_core.chunk_key_encoding(name, text))  # type: ignore[no-any-return]
     except (MetadataError, UnsupportedError) as e:
         raise type(e)(f"{where}{e}") from None
+
+
+def encode_chunk_key(name: str, separator: str, coords: Sequence[int]) -> str:
+    """The store key (relative to the array) of the chunk at grid index ``coords`` under the
+    v3 chunk key encoding ``name`` (``default``: ``c`` then the indices, each after
+    ``separator``; ``v2``: the indices joined by ``separator``, ``0`` for 0-d arrays), the
+    rule of the Rust core's ``ChunkKeyEncoding::encode`` (v2 arrays use ``v2``)."""
+    indices = [str(int(c)) for c in coords]
+    if name == "v2":
+        return separator.join(indices) if indices else "0"
+    return "c" + "".join(separator + i for i in indices)

@@ -38,7 +38,7 @@ import numpy as np
 
 from zarrox import _core
 from zarrox.errors import MetadataError, UnknownCodecError, UnsupportedError
-from zarrox.metadata._checks import copy_json
+from zarrox.metadata._checks import copy_json, json_scalar
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.codec_scalars import NUMERIC_TYPES, core_scalar, parse_scalar, python_number
 from zarrox.metadata.dtypes import (
@@ -216,13 +216,6 @@ def _reject_unknown_keys(
         )
 
 
-def _json_scalar(value: object) -> object:
-    """numpy scalars in a configuration as the Python numbers JSON writes."""
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
 def _complete_config(
     name: str, cfg: Mapping[str, Any], ctx: _Ctx, label: str, item_size: int = 1
 ) -> dict[str, Any]:
@@ -232,7 +225,7 @@ def _complete_config(
     follow it). A malformed configuration raises the codec's error, prefixed with where."""
     try:
         text = json.dumps(
-            {"name": name, "configuration": cfg}, default=_json_scalar, allow_nan=False
+            {"name": name, "configuration": cfg}, default=json_scalar, allow_nan=False
         )
     except (TypeError, ValueError) as e:
         raise ctx.err(f"{label}.configuration: codec {name!r}: {e}") from None

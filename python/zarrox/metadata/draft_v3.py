@@ -47,6 +47,7 @@ zarrox never writes this layout: convert it to v3 with :func:`zarrox.convert`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from typing import Any, ClassVar, Literal, NoReturn
 
 import numpy as np
 
+from zarrox import _core
 from zarrox.errors import (
     MetadataError,
     UnknownCodecError,
@@ -491,15 +493,18 @@ class DraftArrayMetadata:
     def to_core_json(self) -> dict[str, Any]:
         core = self.to_v2().to_core_json()
         if self.chunks_per_shard is not None:
+            # the transformer's index: little-endian pairs without a checksum, at the end
+            # (the core's default location)
+            sharding = {
+                "chunk_shape": list(self.inner_chunks),
+                "codecs": core["codecs"],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            }
+            text = json.dumps({"name": "sharding_indexed", "configuration": sharding})
             core["codecs"] = [
                 {
                     "name": "sharding_indexed",
-                    "configuration": {
-                        "chunk_shape": list(self.inner_chunks),
-                        "codecs": core["codecs"],
-                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-                        "index_location": "end",
-                    },
+                    "configuration": json.loads(_core.codec_configuration(text, 1)),
                 }
             ]
         core["chunk_shape"] = list(self.chunk_shape)

@@ -41,7 +41,7 @@ from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.dtypes import parse_v2_dtype
 from zarrox.metadata.v2 import ArrayMetadataV2
-from zarrox.metadata.v2_codecs import check_codec
+from zarrox.metadata.v2_codecs import complete_codec
 
 __all__ = [
     "V1_ATTRS_KEY",
@@ -59,7 +59,9 @@ V1_ATTRS_KEY = "attrs"
 V1_COMPRESSIONS = ("blosc", "zlib", "bz2", "lzma", "none")
 _ALIASES = {"gzip": "zlib", None: "none"}
 
-_BLOSC_DEFAULTS = {"cname": "lz4", "clevel": 5, "shuffle": 1}
+#: the members of a blosc compression_opts zarr-python 1.x read (others were ignored); the
+#: ones left out are numcodecs' defaults, which were 1.x's
+_BLOSC_OPTS = ("cname", "clevel", "shuffle")
 
 
 def legacy_write_error(legacy_format: str) -> UnsupportedError:
@@ -80,39 +82,45 @@ def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> An
     return parse_json(data, _where(key, path))
 
 
-def _level(opts: object, default: int, lo: int, hi: int, name: str, where: str) -> int:
+def _level(opts: object, lo: int, hi: int, name: str, where: str) -> dict[str, int]:
+    """``{"level": opts}`` (1.x took levels from ``lo`` to ``hi``), ``{}`` for the default."""
     if opts is None:
-        return default
+        return {}
     if not _is_int(opts) or not lo <= int(opts) <= hi:  # type: ignore[call-overload]
         raise MetadataError(
             f"{where}compression_opts: {name} takes a level from {lo} to {hi}, got {opts!r}"
         )
-    return int(opts)  # type: ignore[call-overload]
+    return {"level": int(opts)}  # type: ignore[call-overload]
 
 
 def _compressor(compression: str, opts: object, where: str) -> dict[str, Any] | None:
-    """The numcodecs configuration that decodes a v1 compression's chunks."""
+    """The numcodecs configuration that decodes a v1 compression's chunks, complete and
+    checked as v2 checks one."""
     if compression == "none":
         return None
     if compression == "zlib":
-        return {"id": "zlib", "level": _level(opts, 1, 0, 9, "zlib", where)}
-    if compression == "bz2":
-        return {"id": "bz2", "level": _level(opts, 1, 1, 9, "bz2", where)}
-    if opts is not None and not isinstance(opts, Mapping):
+        config: dict[str, Any] = {"id": "zlib", **_level(opts, 0, 9, "zlib", where)}
+    elif compression == "bz2":
+        config = {"id": "bz2", **_level(opts, 1, 9, "bz2", where)}
+    elif opts is not None and not isinstance(opts, Mapping):
         raise MetadataError(f"{where}compression_opts: {compression} takes an object, got {opts!r}")
-    given = dict(opts or {})
-    if compression == "blosc":
-        config = {k: given.get(k, d) for k, d in _BLOSC_DEFAULTS.items()}
-        config["cname"] = str(config["cname"])
-        return {"id": "blosc", **config, "blocksize": 0}
-    # lzma: zarr-python 1.x's defaults were FORMAT_XZ, CHECK_NONE, preset 1.
-    return {
-        "id": "lzma",
-        "format": given.get("format", 1),
-        "check": given.get("check", 0),
-        "preset": given.get("preset", 1 if not given.get("filters") else None),
-        "filters": copy_json(given.get("filters")),
-    }
+    elif compression == "blosc":
+        given = dict(opts or {})
+        config = {"id": "blosc", **{k: given[k] for k in _BLOSC_OPTS if k in given}}
+        if "cname" in config:
+            config["cname"] = str(config["cname"])
+    else:
+        # lzma: zarr-python 1.x's defaults were FORMAT_XZ, CHECK_NONE, preset 1 (not
+        # numcodecs' CHECK_CRC64 and no preset).
+        given = dict(opts or {})
+        config = {
+            "id": "lzma",
+            "format": given.get("format", 1),
+            "check": given.get("check", 0),
+            "preset": given.get("preset", 1 if not given.get("filters") else None),
+            "filters": copy_json(given.get("filters")),
+        }
+    return complete_codec(config, where, "compression_opts")
 
 
 def _fill_scalar(value: object, dtype: np.dtype[Any], where: str) -> Any:
@@ -186,9 +194,7 @@ class ArrayMetadataV1:
                 f"(v1 has {list(V1_COMPRESSIONS)})"
             )
         opts = copy_json(meta.get("compression_opts"))
-        compressor = _compressor(compression, opts, where)
-        if compressor is not None:  # as a numcodecs configuration, checked as v2 checks one
-            check_codec(compressor, where, "compression_opts")
+        _compressor(compression, opts, where)  # checked as v2 checks a numcodecs configuration
         order = meta["order"]
         if order not in ("C", "F"):
             raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')

@@ -49,6 +49,7 @@ from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, document_where, stored_chunk_sizes
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata.chunk_grid import encode_chunk_key
 from zarrox.metadata.dtypes import (
     DataType,
     from_zarr_python_dtype,
@@ -543,7 +544,7 @@ class ArrayMetadataV2:
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
         """Store key (relative to the array) of the chunk at grid index ``coords``."""
-        return self.dimension_separator.join(str(int(c)) for c in coords) if len(coords) else "0"
+        return encode_chunk_key("v2", self.dimension_separator, coords)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV2):

@@ -10,15 +10,19 @@ the values through value filters.
 
 from __future__ import annotations
 
+import functools
+import json
 import pickle
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import copy_json, document_where
+from zarrox.metadata._checks import copy_json, document_where, json_scalar
 from zarrox.metadata._checks import is_int as _is_int
 
 #: the error prefix of a .zarray read without a path
@@ -96,13 +100,13 @@ _REQUIRED = object()
 _DTYPE = object()  # a required numpy dtype member, written as dtype.str
 _SAME_AS_DTYPE = object()  # defaults to the "dtype" member
 
-#: numcodecs ``get_config()`` members (in numcodecs' order) and defaults, by codec id.
+#: numcodecs codecs whose members, allowed values and defaults are the Rust core's
+#: (``_core.codec_configuration`` of ``numcodecs.<id>``, see ``rust/codec/numcodecs/``).
+_CORE_CONFIGURED = frozenset({"zlib", "gzip", "bz2", "zstd", "blosc"})
+
+#: numcodecs ``get_config()`` members (in numcodecs' order) and defaults of the other codecs,
+#: by codec id.
 _NUMCODECS_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "zlib": (("level", 1),),
-    "gzip": (("level", 1),),
-    "bz2": (("level", 1),),
-    "zstd": (("level", 0), ("checksum", False)),
-    "blosc": (("cname", "lz4"), ("clevel", 5), ("shuffle", 1), ("blocksize", 0)),
     "lz4": (("acceleration", 1),),
     "lzma": (("format", 1), ("check", -1), ("preset", None), ("filters", None)),
     "crc32": (),
@@ -126,20 +130,51 @@ _NUMCODECS_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
     "pickle": (("protocol", pickle.HIGHEST_PROTOCOL),),
 }
 _DTYPE_MEMBERS = frozenset({"dtype", "astype", "encode_dtype", "decode_dtype"})
-_BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
 _INT_RANGES: dict[tuple[str, str], tuple[int, int]] = {
-    ("zlib", "level"): (-1, 9),
-    ("gzip", "level"): (0, 9),
-    ("bz2", "level"): (1, 9),
-    ("zstd", "level"): (-131072, 22),
-    ("blosc", "clevel"): (0, 9),
-    ("blosc", "shuffle"): (-1, 2),
-    ("blosc", "blocksize"): (0, 2**31 - 1),
     ("lz4", "acceleration"): (-(2**31), 2**31 - 1),
     ("shuffle", "elementsize"): (1, 2**31 - 1),
     ("bitround", "keepbits"): (0, 64),
     ("pickle", "protocol"): (-1, pickle.HIGHEST_PROTOCOL),
 }
+
+
+@functools.cache
+def _core_members(codec_id: str) -> tuple[str, ...]:
+    """The members of numcodecs' ``get_config()`` of a core-configured codec, in its order."""
+    return tuple(json.loads(_core.codec_configuration(f'"numcodecs.{codec_id}"', 1)))
+
+
+_CORE_MESSAGE = re.compile(r"codec '[^']*': '([^']*)' (.*)", re.DOTALL)
+
+
+def _core_config(codec_id: str, value: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
+    """numcodecs' complete configuration (without ``"id"``) of a codec in
+    ``_CORE_CONFIGURED``, as the Rust core checks and completes it. Only the members of its
+    ``get_config()`` are given to the core: the others (``typesize``, members of a newer
+    numcodecs) are the caller's to keep. A member given as null is an error (numcodecs would
+    fail on it when encoding), not a default."""
+    known = {k: v for k, v in value.items() if k in _core_members(codec_id)}
+    for key, v in known.items():
+        if v is None:
+            raise MetadataError(f"{where}{label}.{key}: {codec_id} {key} must not be null")
+    try:
+        text = json.dumps(
+            {"name": f"numcodecs.{codec_id}", "configuration": known},
+            default=json_scalar,
+            allow_nan=False,
+        )
+    except (TypeError, ValueError) as e:
+        raise MetadataError(f"{where}{label}: {e}") from None
+    try:
+        return json.loads(_core.codec_configuration(text, 1))  # type: ignore[no-any-return]
+    except MetadataError as e:
+        m = _CORE_MESSAGE.fullmatch(str(e))
+        if m is None:
+            raise MetadataError(f"{where}{label}: {e}") from None
+        key, problem = m.groups()
+        if problem.startswith("must be an integer"):
+            problem = f"{codec_id} {key} {problem}"
+        raise MetadataError(f"{where}{label}.{key}: {problem}") from None
 
 
 def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
@@ -151,6 +186,8 @@ def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
     codec_id = value.get("id")
     if not isinstance(codec_id, str) or not codec_id:
         raise MetadataError(f'{where}{label}.id: a codec needs an "id" string, got {dict(value)!r}')
+    if codec_id in _CORE_CONFIGURED:
+        _core_config(codec_id, value, where, label)
     for key, (lo, hi) in _INT_RANGES.items():
         if key[0] == codec_id and key[1] in value:
             v = value[key[1]]
@@ -159,14 +196,6 @@ def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
                     f"{where}{label}.{key[1]}: {codec_id} {key[1]} must be an integer from "
                     f"{lo} to {hi}, got {v!r}"
                 )
-    if codec_id == "zstd" and "checksum" in value and not isinstance(value["checksum"], bool):
-        raise MetadataError(
-            f"{where}{label}.checksum: must be a boolean, got {value['checksum']!r}"
-        )
-    if codec_id == "blosc" and "cname" in value and value["cname"] not in _BLOSC_CNAMES:
-        raise MetadataError(
-            f"{where}{label}.cname: must be one of {list(_BLOSC_CNAMES)}, got {value['cname']!r}"
-        )
     for member in _DTYPE_MEMBERS:
         if member in value and codec_id in _NUMCODECS_DEFAULTS:
             try:
@@ -184,6 +213,10 @@ def complete_codec(config: Mapping[str, Any], where: str, label: str) -> dict[st
     given (``"id"`` first)."""
     cfg = check_codec(config, where, label)
     codec_id = cfg["id"]
+    if codec_id in _CORE_CONFIGURED:
+        out = {"id": codec_id, **_core_config(codec_id, cfg, where, label)}
+        out.update({k: v for k, v in cfg.items() if k not in out})
+        return out
     spec = _NUMCODECS_DEFAULTS.get(codec_id)
     if spec is None:
         return {"id": codec_id, **{k: v for k, v in cfg.items() if k != "id"}}

@@ -24,7 +24,7 @@ from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, parse_json, stored_chunk_sizes
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
-from zarrox.metadata.chunk_grid import RectilinearGrid
+from zarrox.metadata.chunk_grid import RectilinearGrid, encode_chunk_key, parse_chunk_key_encoding
 from zarrox.metadata.codecs import (
     _where,
     build_codecs,
@@ -391,46 +391,6 @@ def _check_shard_edges(
                 )
 
 
-_DEFAULT_SEPARATORS = {"default": "/", "v2": "."}
-
-
-def _parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
-    """-> ``{"name": "default"|"v2", "configuration": {"separator": "/"|"."}}``.
-
-    Also takes zarr-python's user form ``{"name": ..., "separator": ...}``.
-    """
-    label = "chunk_key_encoding"
-    if isinstance(value, str):
-        value = {"name": value}
-    if not isinstance(value, Mapping):
-        raise MetadataError(f"{where}{label}: must be an object or a name, got {value!r}")
-    allowed = ("name", "configuration", "must_understand", "separator")
-    unknown = sorted(str(k) for k in value if k not in allowed)
-    if unknown:
-        raise MetadataError(f"{where}{label}: unknown member(s) {unknown}")
-    if value.get("must_understand", True) is not True:
-        raise MetadataError(f'{where}{label}: "must_understand" must not be false')
-    name = value.get("name")
-    if not isinstance(name, str):
-        raise MetadataError(f"{where}{label}.name: must be a string, got {name!r}")
-    if name not in _DEFAULT_SEPARATORS:
-        raise UnsupportedError(
-            f"{where}unsupported chunk key encoding {name!r} (only 'default' and 'v2')"
-        )
-    cfg = value.get("configuration", {})
-    if not isinstance(cfg, Mapping):
-        raise MetadataError(f"{where}{label}.configuration: must be an object, got {cfg!r}")
-    extra = sorted(str(k) for k in cfg if k != "separator")
-    if extra:
-        raise MetadataError(f"{where}{label}.configuration: unknown member(s) {extra}")
-    sep = cfg.get("separator", value.get("separator", _DEFAULT_SEPARATORS[name]))
-    if sep not in ("/", "."):
-        raise MetadataError(
-            f'{where}{label}.configuration.separator: must be "/" or ".", got {sep!r}'
-        )
-    return {"name": name, "configuration": {"separator": sep}}
-
-
 def _parse_attributes(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise MetadataError(f"{where}attributes: must be an object, got {value!r}")
@@ -590,7 +550,7 @@ class ArrayMetadataV3:
         chunk_shape, rectilinear = _parse_chunk_grid(
             doc["chunk_grid"], shape, where, _inner_chunk_shape(doc["codecs"])
         )
-        cke = _parse_chunk_key_encoding(doc["chunk_key_encoding"], where)
+        cke = parse_chunk_key_encoding(doc["chunk_key_encoding"], where)
         fill_value = parse_fill_value(doc["fill_value"], data_type, dtype, path=path)
         codecs = validate_codecs(
             doc["codecs"],
@@ -681,7 +641,7 @@ class ArrayMetadataV3:
             data_type=name,
             dtype=dt,
             chunk_shape=chunks_t,
-            chunk_key_encoding=_parse_chunk_key_encoding(
+            chunk_key_encoding=parse_chunk_key_encoding(
                 "default" if chunk_key_encoding is None else chunk_key_encoding, where
             ),
             fill_value=info.cast_fill(fill_value, where),
@@ -792,10 +752,7 @@ class ArrayMetadataV3:
 
     def encode_chunk_key(self, coords: Sequence[int]) -> str:
         """Store key (relative to the array) of the chunk at grid index ``coords``."""
-        sep = self.chunk_key_separator
-        if self.chunk_key_encoding["name"] == "v2":
-            return sep.join(str(int(c)) for c in coords) if len(coords) else "0"
-        return "c" + "".join(f"{sep}{int(c)}" for c in coords)
+        return encode_chunk_key(self.chunk_key_encoding["name"], self.chunk_key_separator, coords)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArrayMetadataV3):

@@ -618,10 +618,13 @@ def sharding_codecs(
     ``create_array(..., shards=...)``."""
     if codecs is not None:
         raise ValueError("give either codecs= or shards=, not both")
-    spec, location = (
-        (shards["shape"], shards.get("index_location", "end"))
-        if isinstance(shards, dict)
-        else (shards, "end")
+    spec = shards["shape"] if isinstance(shards, dict) else shards
+    # index_codecs, and index_location when not given, are the sharding codec's defaults,
+    # filled in with the others when the metadata checks the chain
+    location = (
+        {"index_location": shards["index_location"]}
+        if isinstance(shards, dict) and "index_location" in shards
+        else {}
     )
     rect = rectilinear_spec(spec, array_shape, "shards", unit=inner)
     shape: tuple[int, ...] | RectilinearGrid
@@ -655,11 +658,7 @@ def sharding_codecs(
         "configuration": {
             "chunk_shape": list(inner),
             "codecs": inner_codecs,
-            "index_codecs": [
-                {"name": "bytes", "configuration": {"endian": "little"}},
-                {"name": "crc32c"},
-            ],
-            "index_location": location,
+            **location,
         },
     }
     return shape, [sharding]

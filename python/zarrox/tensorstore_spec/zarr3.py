@@ -21,6 +21,7 @@ import numpy as np
 
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
 from zarrox.metadata.v3 import (
     default_fill_value,
     fill_value_to_json,
@@ -42,6 +43,7 @@ from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_dom
 from zarrox.tensorstore_spec.schema import Schema, check_stored
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
 from zarrox.tensorstore_spec.zarr3_codecs import (
+    DEFAULT_INDEX_LOCATION,
     Chain,
     Codec,
     decoded_layout,
@@ -63,7 +65,11 @@ _MEMBERS = (
     "dimension_names",
     "storage_transformers",
 )
-_DEFAULT_SEPARATOR = {"default": "/", "v2": "."}
+#: each chunk key encoding's separator when none is given (the core's)
+_DEFAULT_SEPARATOR = {
+    name: parse_chunk_key_encoding(name, "")["configuration"]["separator"]
+    for name in ("default", "v2")
+}
 
 
 @dataclass
@@ -282,7 +288,7 @@ def _resolved_spec_json(codecs: Any) -> Any:
     for codec in out or []:
         if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
             config = codec.setdefault("configuration", {})
-            config.setdefault("index_location", "end")
+            config.setdefault("index_location", DEFAULT_INDEX_LOCATION)
             config["codecs"] = _resolved_spec_json(config.get("codecs"))
     return out
 

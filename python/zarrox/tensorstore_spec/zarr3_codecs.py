@@ -14,14 +14,16 @@ configuration checked when the metadata is validated.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from zarrox import _core
 from zarrox.errors import SpecMismatchError
-from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
+from zarrox.metadata.codecs import BLOSC_SHUFFLES, CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_bool,
@@ -37,12 +39,16 @@ from zarrox.tensorstore_spec._json import (
 A2A, A2B, B2B = "array -> array", "array -> bytes", "bytes -> bytes"
 _KIND = {"array->array": A2A, "array->bytes": A2B, "bytes->bytes": B2B}
 
+#: the cnames TensorStore's blosc takes (``snappy`` too, which zarrox's blosc does not have)
 BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
-BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
-_DEFAULT_INDEX_CODECS = [
-    {"name": "bytes", "configuration": {"endian": "little"}},
-    {"name": "crc32c"},
-]
+_SHARDING_DEFAULTS = json.loads(
+    _core.codec_configuration(
+        '{"name": "sharding_indexed", "configuration": {"chunk_shape": [1]}}', 1
+    )
+)
+#: the sharding codec's defaults (the core's, zarr-python's and TensorStore's alike)
+DEFAULT_INDEX_CODECS: list[dict[str, Any]] = _SHARDING_DEFAULTS["index_codecs"]
+DEFAULT_INDEX_LOCATION: str = _SHARDING_DEFAULTS["index_location"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,7 +520,7 @@ def _resolve_sharding(
             f"the inner chunk shape {inner} does not divide the shard shape {shard_shape}",
         )
     sub = o.get("codecs") or Chain()
-    index = o.get("index_codecs") or parse_chain(_DEFAULT_INDEX_CODECS, "index_codecs")
+    index = o.get("index_codecs") or parse_chain(DEFAULT_INDEX_CODECS, "index_codecs")
     config: dict[str, Any] = {
         "chunk_shape": list(inner),
         "codecs": resolve_chain(
@@ -535,6 +541,6 @@ def _resolve_sharding(
         ),
     }
     if "index_location" in o:
-        if o["index_location"] != "end":
+        if o["index_location"] != DEFAULT_INDEX_LOCATION:
             config["index_location"] = o["index_location"]
     return {"name": "sharding_indexed", "configuration": config}
