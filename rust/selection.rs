@@ -672,8 +672,9 @@ fn zarr_basic(sel: &[&Key], shape: &[usize]) -> Result<Option<(Vec<DimSelection>
     Ok(Some((dims, kept)))
 }
 
-/// Integers of an array along an axis of `n` (negative ones wrapped once).
-fn wrapped(values: &Ints, n: usize) -> Result<Vec<u64>> {
+/// Integers of an array along an axis of `n`: negative ones counted once from
+/// `n`; one still negative is an index error with the message `negative(j)`.
+fn wrapped(values: &Ints, n: usize, negative: impl Fn(i128) -> String) -> Result<Vec<u64>> {
     if let Ints::U64(v) = values {
         return Ok(v.clone());
     }
@@ -681,8 +682,7 @@ fn wrapped(values: &Ints, n: usize) -> Result<Vec<u64>> {
         .iter()
         .map(|i| {
             let j = if i < 0 { i + n as i128 } else { i };
-            u64::try_from(j)
-                .map_err(|_| Error::index(format!("index {j} is out of bounds for length {n}")))
+            u64::try_from(j).map_err(|_| Error::index(negative(j)))
         })
         .collect()
 }
@@ -703,7 +703,9 @@ fn zarr_outer(sel: &[&Key], shape: &[usize]) -> Result<Option<Vec<DimSelection>>
         if a.shape.len() != nd || a.shape.iter().enumerate().any(|(j, &x)| j != k && x != 1) {
             return Ok(None);
         }
-        dims.push(DimSelection::Indices(wrapped(values, n)?));
+        dims.push(DimSelection::Indices(wrapped(values, n, |j| {
+            format!("index {j} is out of bounds for length {n}")
+        })?));
     }
     Ok(Some(dims))
 }
@@ -732,7 +734,7 @@ fn zarr_points(sel: &[Key], shape: &[usize]) -> Result<Option<Vec<u64>>> {
             return Ok(Some((start..stop).step_by(to_usize(step)).collect()));
         }
         if let Some(v) = one_d_ints(&sel[0]) {
-            return flat(v, shape[0]).map(Some);
+            return wrapped(v, shape[0], negative_flat).map(Some);
         }
     }
     if nd == 0 || sel.len() != nd {
@@ -759,19 +761,6 @@ fn zarr_points(sel: &[Key], shape: &[usize]) -> Result<Option<Vec<u64>>> {
 }
 
 /// Flat indices, negative ones counting from the end of `n` (once).
-fn flat(values: &Ints, n: usize) -> Result<Vec<u64>> {
-    if let Ints::U64(v) = values {
-        return Ok(v.clone());
-    }
-    values
-        .iter()
-        .map(|i| {
-            let j = if i < 0 { i + n as i128 } else { i };
-            u64::try_from(j).map_err(|_| Error::index("negative flat index"))
-        })
-        .collect()
-}
-
 fn repeat(d: &DimSelection, n: usize) -> DimSelection {
     let first = match d {
         DimSelection::Slice { start, .. } => *start,
@@ -944,14 +933,14 @@ fn explicit_dim(k: &Key, extent: usize) -> Result<DimSelection> {
     }
 }
 
+fn negative_flat(_: i128) -> String {
+    "negative flat index".to_string()
+}
+
+/// Flat indices the caller spells out: taken as they are, never counted from
+/// the end.
 fn explicit_flat(values: &Ints) -> Result<Vec<u64>> {
-    match values {
-        Ints::U64(v) => Ok(v.clone()),
-        v => v
-            .iter()
-            .map(|i| u64::try_from(i).map_err(|_| Error::index("negative flat index")))
-            .collect(),
-    }
+    wrapped(values, 0, negative_flat)
 }
 
 /// A region the caller spells out: `chunk` one key per chunk dimension, or
