@@ -779,6 +779,28 @@ impl<'py> Value<'py> {
     }
 }
 
+/// Encode a write of `value` (see `Value`) over the `old` encoded chunks (an
+/// iterable of bytes or None) with `encode`, outside the GIL: the new bytes
+/// of each chunk, None where it is to be deleted.
+fn encode_with<'py, F>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    value: &Bound<'py, PyAny>,
+    encode: F,
+) -> PyResult<Bound<'py, PyList>>
+where
+    F: FnOnce(Vec<Option<Bytes>>, Input<'_>) -> crate::error::Result<Vec<Option<Bytes>>> + Send,
+{
+    let old = encoded_chunks(old)?;
+    let value = Value::extract(value)?;
+    let input = value.input()?;
+    let new = py.detach(|| encode(old, input)).map_err(to_py_err)?;
+    PyList::new(
+        py,
+        new.iter().map(|e| e.as_ref().map(|b| PyBytes::new(py, b))),
+    )
+}
+
 /// A byte request as a Python tuple (see `Request::spelled`): `(id, "get",
 /// key, None)` for a whole value, `(id, "get", key, (offset, length or
 /// None))`, `(id, "get", key, ("suffix", n))`, `(id, "set", key, bytes)` or
@@ -1104,16 +1126,9 @@ impl ArrayHandle {
         old: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let old = encoded_chunks(old)?;
-        let value = Value::extract(value)?;
-        let input = value.input()?;
-        let new = py
-            .detach(|| self.core.encode(&batch.tasks, &batch.shape, old, input))
-            .map_err(to_py_err)?;
-        PyList::new(
-            py,
-            new.iter().map(|e| e.as_ref().map(|b| PyBytes::new(py, b))),
-        )
+        encode_with(py, old, value, |old, input| {
+            self.core.encode(&batch.tasks, &batch.shape, old, input)
+        })
     }
 
     /// The store key of the chunk at grid coordinates `coords`.
@@ -1510,17 +1525,10 @@ impl ChunkCodec {
         value: &Bound<'py, PyAny>,
         write_empty: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let old = encoded_chunks(old)?;
-        let value = Value::extract(value)?;
-        let input = value.input()?;
         let n = batch.shape.iter().product();
-        let encoded = py
-            .detach(|| self.inner.encode(&batch.tasks, old, input, n, write_empty))
-            .map_err(to_py_err)?;
-        let objects = encoded
-            .iter()
-            .map(|e| e.as_ref().map(|b| PyBytes::new(py, b)));
-        PyList::new(py, objects)
+        encode_with(py, old, value, |old, input| {
+            self.inner.encode(&batch.tasks, old, input, n, write_empty)
+        })
     }
 
     /// Read-modify-write the chunks `keys` of a Rust store (`complete`:
