@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox._nodes import is_array, join, normalize_path
 from zarrox.array import Array
 from zarrox.errors import ArrayNotFoundError, NodeNotFoundError, SpecError
 from zarrox.group import Group, consolidate_metadata
@@ -28,6 +27,7 @@ from zarrox.nodes.create import (
     zarr_format_arg,
 )
 from zarrox.nodes.discover import read_node
+from zarrox.nodes.node import is_array, join, normalize_path
 from zarrox.storage import resolve_store
 from zarrox.tensorstore_spec import ArrayView, is_spec, open_spec
 

@@ -11,17 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
-from zarrox._nodes import (
-    NODE_KEYS,
-    V2_ATTRS_KEY,
-    ArrayMetadata,
-    Node,
-    is_legacy,
-    join,
-    read_only_message,
-    store_token,
-    write_node,
-)
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -45,6 +34,17 @@ from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.nodes import create as creation
 from zarrox.nodes.create import ArrayPlan, array_to_open
+from zarrox.nodes.node import (
+    NODE_KEYS,
+    V2_ATTRS_KEY,
+    ArrayMetadata,
+    Node,
+    is_legacy,
+    join,
+    read_only_message,
+    store_token,
+    write_node,
+)
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 from zarrox.transfer import copy_values

@@ -23,15 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zarrox._nodes import (
-    V2_ARRAY_KEY,
-    V2_ATTRS_KEY,
-    V2_GROUP_KEY,
-    is_legacy,
-    join,
-    normalize_path,
-    write_node,
-)
 from zarrox.api import create_group, open
 from zarrox.array import Array
 from zarrox.errors import ContainsNodeError, UnsupportedError
@@ -44,6 +35,15 @@ from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.metadata.v2_codecs import complete_codec
 from zarrox.nodes.create import prepare_node_path, sharding_codecs
 from zarrox.nodes.discover import node_exists
+from zarrox.nodes.node import (
+    V2_ARRAY_KEY,
+    V2_ATTRS_KEY,
+    V2_GROUP_KEY,
+    is_legacy,
+    join,
+    normalize_path,
+    write_node,
+)
 from zarrox.storage import Store, resolve_store
 from zarrox.transfer import copy_values
 

@@ -8,18 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from zarrox._nodes import (
-    GroupMetadata,
-    Node,
-    NodeMetadata,
-    is_array,
-    is_legacy,
-    join,
-    normalize_path,
-    read_only_message,
-    write_node,
-)
-from zarrox._nodes import zarr_format as format_of
 from zarrox.array import Array
 from zarrox.attributes import Attributes
 from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
@@ -41,6 +29,18 @@ from zarrox.nodes.create import (
     write_hierarchy,
 )
 from zarrox.nodes.discover import child_names, node_exists, read_node
+from zarrox.nodes.node import (
+    GroupMetadata,
+    Node,
+    NodeMetadata,
+    is_array,
+    is_legacy,
+    join,
+    normalize_path,
+    read_only_message,
+    write_node,
+)
+from zarrox.nodes.node import zarr_format as format_of
 from zarrox.storage import Store, resolve_store
 
 #: node metadata of a group's descendants by path relative to it, from consolidated metadata

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any, Literal
 
-from zarrox._nodes import NodeMetadata, join, normalize_path
 from zarrox.array import Array
 from zarrox.errors import CopyError
 from zarrox.group import Group, make_node
@@ -20,6 +19,7 @@ from zarrox.metadata import GroupMetadataV3
 from zarrox.metadata.v2 import GroupMetadataV2
 from zarrox.nodes.create import array_from, new_group, prepare_node_path, write_hierarchy
 from zarrox.nodes.discover import read_node
+from zarrox.nodes.node import NodeMetadata, join, normalize_path
 from zarrox.storage import resolve_store
 from zarrox.transfer import copy_values
 

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from zarrox._nodes import NODE_KEYS, V2_ATTRS_KEY
 from zarrox.array import Array
 from zarrox.errors import ChecksumError, ZarroxError
 from zarrox.group import Group
+from zarrox.nodes.node import NODE_KEYS, V2_ATTRS_KEY
 from zarrox.transfer import block_shape, regions
 
 #: called after each block of an array with (bytes checked so far, bytes in all arrays)

@@ -29,9 +29,9 @@ from xarray.backends.store import StoreBackendEntrypoint
 from xarray.backends.zarr import DIMENSION_KEY, ZarrArrayWrapper, ZarrStore
 from xarray.core.utils import close_on_error
 
-from zarrox._nodes import join
 from zarrox.array import Array
 from zarrox.group import Group
+from zarrox.nodes.node import join
 from zarrox.storage import Store
 
 __all__ = [

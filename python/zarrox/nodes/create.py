@@ -22,16 +22,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox._nodes import (
-    ArrayMetadata,
-    GroupMetadata,
-    Node,
-    NodeMetadata,
-    is_array,
-    normalize_path,
-    write_node,
-)
-from zarrox._nodes import zarr_format as format_of
 from zarrox.config import config as global_config
 from zarrox.errors import (
     ArrayNotFoundError,
@@ -50,6 +40,16 @@ from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.v2 import DEFAULT_FILL, ArrayMetadataV2, GroupMetadataV2
 from zarrox.metadata.v3 import resolve_data_type
 from zarrox.nodes.discover import node_exists, read_consolidated, read_node
+from zarrox.nodes.node import (
+    ArrayMetadata,
+    GroupMetadata,
+    Node,
+    NodeMetadata,
+    is_array,
+    normalize_path,
+    write_node,
+)
+from zarrox.nodes.node import zarr_format as format_of
 from zarrox.storage import Store, resolve_store
 
 

@@ -7,7 +7,7 @@ URI, the entry point of a 2022 draft v3 hierarchy rooted at the path), v2 ``.zar
 ``.zgroup`` (with ``.zattrs``), v1 ``meta`` (with ``attrs``), and last a draft v3 hierarchy
 whose entry point is at an ancestor. ``zarr_format`` limits the probe to one format (3 covers
 the draft layout). All store reads of node metadata live here (and consolidated metadata:
-:func:`read_consolidated`); writing is :func:`zarrox._nodes.write_node`.
+:func:`read_consolidated`); writing is :func:`zarrox.nodes.node.write_node`.
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from zarrox import _nodes as nodes
-from zarrox._nodes import V2_ATTRS_KEY, join
 from zarrox.array import Array
 from zarrox.errors import ArrayNotFoundError, MetadataError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import ArrayMetadataV2, loads_v2
+from zarrox.nodes import node as nodes
+from zarrox.nodes.node import V2_ATTRS_KEY, join
 from zarrox.storage import Store
 from zarrox.tensorstore_spec import zarr2, zarr3
 
