@@ -1507,3 +1507,57 @@ def test_open_array_creates_with_zarr_pythons_create_keywords(
         (tmp_path / "zp" / key).read_text()
     )
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "zx"), mode="r")[...], values)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "create_array",
+        "from_array",
+        "open_array",
+        "create_group",
+        "open_group",
+        "create",
+        "save_array",
+    ],
+)
+def test_front_functions_take_zarr_pythons_keywords_and_document_them(name: str) -> None:
+    """The fronts are written once, in zarrox.nodes.create: their signature (what help()
+    and IDEs show) lists every keyword zarr-python's function of that name takes, or takes
+    **kwargs, and a keyword zarr-python ignores is accepted."""
+    import inspect
+
+    ours = inspect.signature(getattr(zarrox, name))
+    theirs = inspect.signature(getattr(zarr, name))
+    assert getattr(zarrox, name).__name__ == name and getattr(zarrox, name).__doc__
+    assert not [p for p in ours.parameters if p.startswith("_")]
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in ours.parameters.values())
+    missing = [
+        p.name
+        for p in theirs.parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ours.parameters
+    ]
+    assert open_ended or not missing, missing
+    assert ours.return_annotation in ("Array", "Group", "None")
+
+
+def test_open_group_accepts_the_keywords_zarr_python_ignores(tmp_path: Path) -> None:
+    zarrox.create_group(tmp_path / "g", attributes={"a": 1})
+    g = zarrox.open_group(
+        tmp_path / "g",
+        mode="r",
+        cache_attrs=False,
+        synchronizer=None,
+        chunk_store=None,
+        meta_array=np.empty(()),
+    )
+    assert dict(g.attrs) == {"a": 1}
+
+
+def test_open_group_zarr_version_is_deprecated_for_zarr_format(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="zarr_version is deprecated") as record:
+        g = zarrox.open_group(tmp_path / "g", mode="w", zarr_version=2)
+    assert record[0].filename == __file__
+    assert g.metadata.zarr_format == 2
+    with pytest.raises(ValueError, match="does not match zarr_version"):
+        zarrox.open_group(tmp_path / "g", zarr_version=2, zarr_format=3)

@@ -4,16 +4,17 @@ creation :mod:`zarrox.nodes.create`."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
 from zarrox.array import Array
 from zarrox.errors import ArrayNotFoundError, NodeNotFoundError, SpecError
 from zarrox.group import Group, consolidate_metadata
-from zarrox.metadata.v2 import DEFAULT_FILL
 from zarrox.nodes import create as creation
 from zarrox.nodes.create import (
     Mode,
@@ -63,197 +64,42 @@ __all__ = [
 ]
 
 
-def create_array(
-    store: Any,
-    *,
-    name: str | None = None,
-    shape: int | Sequence[int] | None = None,
-    dtype: Any = None,
-    data: Any = None,
-    write_data: bool = True,
-    chunks: int | Sequence[int] | Literal["auto"] | None = "auto",
-    fill_value: Any = DEFAULT_FILL,
-    compressors: Any = "auto",
-    serializer: Any = "auto",
-    filters: Any = None,
-    codecs: Any = None,
-    zarr_format: int = 3,
-    attributes: dict[str, Any] | None = None,
-    dimension_names: Sequence[str | None] | None = None,
-    chunk_key_encoding: dict[str, Any] | None = None,
-    overwrite: bool = False,
-    config: dict[str, Any] | None = None,
-    shards: Sequence[int] | dict[str, Any] | None = None,
-    order: Literal["C", "F"] | None = None,
-    dimension_separator: Literal[".", "/"] | None = None,
-    storage_options: dict[str, Any] | None = None,
-) -> Array:
-    """Create an array and return it (zarr-python's ``create_array``).
+P = ParamSpec("P")
+Plan = TypeVar("Plan")
+Node = TypeVar("Node")
 
-    With ``shards`` (a shape, or ``{"shape": ..., "index_location": "start"|"end"}``),
-    each stored object is a shard of that shape holding inner chunks of ``chunks``,
-    encoded with ``filters``, ``serializer`` and ``compressors``.
 
-    ``fill_value`` left out is the data type's default; an explicit None is the same
-    for zarr_format=3, but ``null`` in a v2 array's ``.zarray``, as zarr-python writes.
+def _front(name: str, build: Callable[P, Plan], make: Callable[[Plan], Node]) -> Callable[P, Node]:
+    """zarr-python's function ``name`` over a creation function of :mod:`zarrox.nodes.create`:
+    the same parameters and docstring (written once, there; private ``_``-parameters left out
+    of the signature), answering what ``make`` makes of the plan."""
 
-    ``data`` (an array or array-like) gives the shape and data type (then ``shape`` and
-    ``dtype`` must be left out) and, unless ``write_data=False``, the values: the array is
-    made by :func:`from_array` with these arguments.
-    """
-    return Array._make(
-        creation.create_array(
-            store=store,
-            name=name,
-            shape=shape,
-            dtype=dtype,
-            data=data,
-            write_data=write_data,
-            chunks=chunks,
-            fill_value=fill_value,
-            compressors=compressors,
-            serializer=serializer,
-            filters=filters,
-            codecs=codecs,
-            zarr_format=zarr_format,
-            attributes=attributes,
-            dimension_names=dimension_names,
-            chunk_key_encoding=chunk_key_encoding,
-            overwrite=overwrite,
-            config=config,
-            shards=shards,
-            order=order,
-            dimension_separator=dimension_separator,
-            storage_options=storage_options,
-        )
+    @functools.wraps(build)
+    def front(*args: P.args, **kwargs: P.kwargs) -> Node:
+        return make(build(*args, **kwargs))
+
+    signature = inspect.signature(build)
+    front.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if not p.name.startswith("_")],
+        return_annotation=inspect.signature(make).return_annotation,
     )
+    front.__module__ = __name__
+    front.__name__ = front.__qualname__ = name
+    return front
 
 
-def from_array(
-    store: Any,
-    *,
-    data: Any,
-    write_data: bool = True,
-    name: str | None = None,
-    chunks: Literal["auto", "keep"] | Sequence[int] = "keep",
-    shards: Any = "keep",
-    filters: Any = "keep",
-    compressors: Any = "keep",
-    serializer: Any = "keep",
-    fill_value: Any = DEFAULT_FILL,
-    order: Literal["C", "F"] | None = None,
-    zarr_format: int | None = None,
-    attributes: dict[str, Any] | None = None,
-    chunk_key_encoding: dict[str, Any] | None = None,
-    dimension_names: Sequence[str | None] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    overwrite: bool = False,
-    config: dict[str, Any] | None = None,
-) -> Array:
-    """A new array like ``data`` (zarr-python's ``from_array``), holding its values unless
-    ``write_data=False``.
-
-    ``data`` is a Zarr array (zarrox's or zarr-python's) or any array-like. ``"keep"``
-    (the default of ``chunks``, ``shards``, ``filters``, ``compressors`` and ``serializer``)
-    takes the source array's encoding (codecs only when the Zarr format stays the same), or
-    for other data the defaults; ``fill_value=None`` takes the source array's fill value. The
-    values are copied a block of whole destination shards (or chunks) at a time.
-    """
-    return Array._make(
-        creation.array_from(
-            store=store,
-            data=data,
-            write_data=write_data,
-            name=name,
-            chunks=chunks,
-            shards=shards,
-            filters=filters,
-            compressors=compressors,
-            serializer=serializer,
-            fill_value=fill_value,
-            order=order,
-            zarr_format=zarr_format,
-            attributes=attributes,
-            chunk_key_encoding=chunk_key_encoding,
-            dimension_names=dimension_names,
-            storage_options=storage_options,
-            overwrite=overwrite,
-            config=config,
-        )
-    )
+def _saved(plan: creation.ArrayPlan) -> None:
+    """save_array answers nothing: the array is made (written) and dropped."""
+    Array._make(plan)
 
 
-def open_array(
-    store: Any = None,
-    *,
-    path: str | None = None,
-    mode: Mode = "a",
-    zarr_format: int | None = None,
-    config: dict[str, Any] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    **kwargs: Any,
-) -> Array:
-    """Open the array at ``path``. In modes ``a``/``w``/``w-`` it is created from
-    ``kwargs`` (``shape``, ``dtype``, ...) when missing or overwritten."""
-    return Array._make(
-        creation.array_to_open(
-            store=store,
-            path=path,
-            mode=mode,
-            zarr_format=zarr_format,
-            config=config,
-            storage_options=storage_options,
-            **kwargs,
-        )
-    )
-
-
-def create_group(
-    store: Any = None,
-    *,
-    path: str | None = None,
-    attributes: dict[str, Any] | None = None,
-    overwrite: bool = False,
-    zarr_format: int = 3,
-    storage_options: dict[str, Any] | None = None,
-) -> Group:
-    """Create a group and return it."""
-    return Group._make(
-        creation.new_group(
-            store=store,
-            path=path,
-            attributes=attributes,
-            overwrite=overwrite,
-            zarr_format=zarr_format,
-            storage_options=storage_options,
-        )
-    )
-
-
-def open_group(
-    store: Any = None,
-    *,
-    path: str | None = None,
-    mode: Mode = "a",
-    attributes: dict[str, Any] | None = None,
-    zarr_format: int | None = None,
-    use_consolidated: bool | None = None,
-    storage_options: dict[str, Any] | None = None,
-) -> Group:
-    """Open the group at ``path`` (either format); modes ``a``/``w``/``w-`` create
-    it when needed. Consolidated metadata is used when present (``use_consolidated``
-    None), required (True) or ignored (False)."""
-    return Group._make(
-        creation.group_to_open(
-            store=store,
-            path=path,
-            mode=mode,
-            attributes=attributes,
-            zarr_format=zarr_format,
-            use_consolidated=use_consolidated,
-            storage_options=storage_options,
-        )
-    )
+create_array = _front("create_array", creation.create_array, Array._make)
+from_array = _front("from_array", creation.array_from, Array._make)
+open_array = _front("open_array", creation.array_to_open, Array._make)
+create_group = _front("create_group", creation.new_group, Group._make)
+open_group = _front("open_group", creation.group_to_open, Group._make)
+create = _front("create", creation.create, Array._make)
+save_array = _front("save_array", creation.array_to_save, _saved)
 
 
 def open_consolidated(
@@ -324,88 +170,6 @@ def _spec_mode(path: str | None, mode: str, zarr_format: int | None) -> dict[str
         "w": {"create": True, "delete_existing": True, "open": False},
         "w-": {"create": True, "open": False},
     }[mode]
-
-
-def create(
-    shape: tuple[int, ...] | int,
-    *,
-    chunks: tuple[int, ...] | int | bool | None = None,
-    dtype: Any = None,
-    compressor: Any = "auto",
-    fill_value: Any = DEFAULT_FILL,
-    order: Literal["C", "F"] | None = None,
-    store: Any = None,
-    synchronizer: Any = None,
-    overwrite: bool = False,
-    path: str | None = None,
-    chunk_store: Any = None,
-    filters: Any = None,
-    cache_metadata: bool | None = None,
-    cache_attrs: bool | None = None,
-    read_only: bool | None = None,
-    object_codec: Any = None,
-    dimension_separator: Literal[".", "/"] | None = None,
-    write_empty_chunks: bool | None = None,
-    zarr_version: int | None = None,
-    zarr_format: int | None = None,
-    meta_array: Any = None,
-    attributes: dict[str, Any] | None = None,
-    chunk_shape: tuple[int, ...] | int | None = None,
-    chunk_key_encoding: Any = None,
-    codecs: Any = None,
-    dimension_names: Sequence[str | None] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    config: dict[str, Any] | None = None,
-    mode: Mode | None = None,
-    data: Any = None,
-) -> Array:
-    """Create an array (zarr-python's legacy-style ``create``).
-
-    ``chunks`` (or ``chunk_shape``, not both) is normalized as by :func:`normalize_chunks`
-    (a false value guesses, as in zarr-python). Zarr format 2 takes ``compressor``
-    (``"auto"``: zstd level 0), ``filters``, ``order`` and ``dimension_separator``;
-    format 3 takes ``codecs``, ``chunk_key_encoding`` (a dict or a ``(name, separator)``
-    tuple) and ``dimension_names``; giving one format's arguments to the other is a
-    ValueError. ``fill_value`` left out is the data type's default; None is too, except
-    in format 2, where it is stored as ``null``. The arguments zarr-python ignores
-    (``synchronizer``, ``chunk_store``, ``cache_metadata``, ``cache_attrs``,
-    ``object_codec``, ``read_only``, ``meta_array``) are ignored with its warning;
-    ``write_empty_chunks`` is deprecated for ``config``. ``data`` is written to the new array.
-    """
-    return Array._make(
-        creation.create(
-            shape=shape,
-            chunks=chunks,
-            dtype=dtype,
-            compressor=compressor,
-            fill_value=fill_value,
-            order=order,
-            store=store,
-            synchronizer=synchronizer,
-            overwrite=overwrite,
-            path=path,
-            chunk_store=chunk_store,
-            filters=filters,
-            cache_metadata=cache_metadata,
-            cache_attrs=cache_attrs,
-            read_only=read_only,
-            object_codec=object_codec,
-            dimension_separator=dimension_separator,
-            write_empty_chunks=write_empty_chunks,
-            zarr_version=zarr_version,
-            zarr_format=zarr_format,
-            meta_array=meta_array,
-            attributes=attributes,
-            chunk_shape=chunk_shape,
-            chunk_key_encoding=chunk_key_encoding,
-            codecs=codecs,
-            dimension_names=dimension_names,
-            storage_options=storage_options,
-            config=config,
-            mode=mode,
-            data=data,
-        )
-    )
 
 
 def empty(shape: tuple[int, ...] | int, **kwargs: Any) -> Array:
@@ -537,33 +301,6 @@ def group(
         attributes=attributes,
         zarr_format=zarr_format,
         storage_options=storage_options,
-    )
-
-
-def save_array(
-    store: Any,
-    arr: Any,
-    *,
-    zarr_version: int | None = None,
-    zarr_format: int | None = None,
-    path: str | None = None,
-    storage_options: dict[str, Any] | None = None,
-    **kwargs: Any,
-) -> None:
-    """Save a numpy array as a new array at ``path`` (zarr-python's ``save_array``).
-    ``mode`` (default ``a``: fail if a node is there) and ``overwrite`` control what
-    happens to existing data; the other ``kwargs`` are those of :func:`create` that
-    describe the array (``compressor``, ``codecs``, ``fill_value``, ...)."""
-    Array._make(
-        creation.array_to_save(
-            store=store,
-            arr=arr,
-            zarr_version=zarr_version,
-            zarr_format=zarr_format,
-            path=path,
-            storage_options=storage_options,
-            **kwargs,
-        )
     )
 
 

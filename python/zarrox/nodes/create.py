@@ -1094,10 +1094,18 @@ def group_to_open(
     zarr_format: int | None = None,
     use_consolidated: bool | None = None,
     storage_options: dict[str, Any] | None = None,
+    cache_attrs: bool | None = None,
+    synchronizer: Any = None,
+    chunk_store: Any = None,
+    meta_array: Any = None,
+    zarr_version: int | None = None,
 ) -> GroupPlan:
     """Open the group at ``path`` (either format); modes ``a``/``w``/``w-`` create
     it when needed. Consolidated metadata is used when present (``use_consolidated``
-    None), required (True) or ignored (False)."""
+    None), required (True) or ignored (False). ``cache_attrs``, ``synchronizer``,
+    ``chunk_store`` and ``meta_array`` are accepted and unused, as in zarr-python 3;
+    ``zarr_version`` is the deprecated name of ``zarr_format``."""
+    zarr_format = zarr_format_arg(zarr_version, zarr_format, 4)
     check_mode(mode)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
