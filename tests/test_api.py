@@ -1561,3 +1561,24 @@ def test_open_group_zarr_version_is_deprecated_for_zarr_format(tmp_path: Path) -
     assert g.metadata.zarr_format == 2
     with pytest.raises(ValueError, match="does not match zarr_version"):
         zarrox.open_group(tmp_path / "g", zarr_version=2, zarr_format=3)
+
+
+def test_open_passes_config_to_an_existing_array_and_refuses_it_for_a_group(
+    tmp_path: Path,
+) -> None:
+    zarrox.create_array(tmp_path / "a", shape=(4,), chunks=(2,), dtype="i4")
+    a = zarrox.open(tmp_path / "a", mode="r+", config={"write_empty_chunks": True})
+    assert isinstance(a, zarrox.Array)
+    a[:] = 0  # all fill value: kept only because of write_empty_chunks
+    assert sorted(p.name for p in (tmp_path / "a" / "c").iterdir()) == ["0", "1"]
+    zarrox.create_group(tmp_path / "g")
+    for mode in ("r", "a", "w"):
+        with pytest.raises(TypeError, match="Groups have no runtime configuration"):
+            zarrox.open(tmp_path / "g", mode=mode, config={"write_empty_chunks": True})
+    with pytest.raises(TypeError, match="Groups have no runtime configuration"):
+        zarrox.open(tmp_path / "new", mode="a", config={"order": "C"})
+
+
+def test_save_of_one_array_with_storage_options_saves_that_array(tmp_path: Path) -> None:
+    zarrox.save(tmp_path / "s", np.arange(3), storage_options={})
+    np.testing.assert_array_equal(zarrox.load(tmp_path / "s"), np.arange(3))

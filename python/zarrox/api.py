@@ -128,34 +128,54 @@ def open(  # noqa: A001 - zarr-python's name
     mode: Mode = "a",
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array | Group | ArrayView:
     """Open the array or group at ``path`` (either format). When nothing is
     there, modes that may create make an array if ``shape`` is given, else a group.
+    ``config`` is an array's runtime configuration (a TypeError for a group).
 
     Given a TensorStore spec instead of a store (a dict with ``"driver": "zarr3"`` or
     ``"zarr"``, a :class:`zarrox.Spec`, or a spec URL such as ``"file:///a.zarr/|zarr3:"``),
     opens or creates the array as TensorStore does and returns a :class:`zarrox.ArrayView`;
     ``kwargs`` are TensorStore's ``open`` options (``create``, ``shape``, ``dtype``, ...)."""
     if is_spec(store):
+        if config is not None:
+            kwargs["config"] = config
         return open_spec(store, **_spec_mode(path, mode, zarr_format), **kwargs)
     check_mode(mode)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     if mode in ("w", "w-"):
         if "shape" in kwargs:
-            return open_array(store, path=path, mode=mode, zarr_format=zarr_format, **kwargs)
+            return open_array(
+                store, path=path, mode=mode, zarr_format=zarr_format, config=config, **kwargs
+            )
+        _no_group_config(config, store, path)
         return open_group(store, path=path, mode=mode, zarr_format=zarr_format)
     meta = read_node(store, path, zarr_format)
     if meta is None:
         if mode == "a":
             if "shape" in kwargs:
-                return create_array(store, name=path, zarr_format=zarr_format or 3, **kwargs)
+                return create_array(
+                    store, name=path, zarr_format=zarr_format or 3, config=config, **kwargs
+                )
+            _no_group_config(config, store, path)
             return create_group(store, path=path, zarr_format=zarr_format or 3)
         raise NodeNotFoundError(f"no array or group found at '{path}' in {store!r}")
     if is_array(meta):  # opened as found, without reading it again
-        return Array._make(creation.opened_array(store, path, meta, mode))
+        return Array._make(creation.opened_array(store, path, meta, mode, config))
+    _no_group_config(config, store, path)
     return Group._make(creation.opened_group(store, path, meta, mode, None))
+
+
+def _no_group_config(config: dict[str, Any] | None, store: Any, path: str) -> None:
+    """zarr-python's error for an array's runtime ``config`` given to ``open`` of a group."""
+    if config is not None:
+        raise TypeError(
+            f"config is the runtime configuration of an array, but '{path}' in {store!r} "
+            "resolves to a group. Groups have no runtime configuration."
+        )
 
 
 def _spec_mode(path: str | None, mode: str, zarr_format: int | None) -> dict[str, bool]:
@@ -342,16 +362,19 @@ def save(
     zarr_version: int | None = None,
     zarr_format: int | None = None,
     path: str | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> None:
-    """Save one numpy array (:func:`save_array`) or several (:func:`save_group`)."""
+    """Save one numpy array (:func:`save_array`) or several (:func:`save_group`);
+    ``kwargs`` are arrays by name."""
     zarr_format = zarr_format_arg(zarr_version, zarr_format)
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
+    where = {"zarr_format": zarr_format, "path": path, "storage_options": storage_options}
     if len(args) == 1 and not kwargs:
-        save_array(store, args[0], zarr_format=zarr_format, path=path)
+        save_array(store, args[0], **where)
     else:
-        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+        save_group(store, *args, **where, **kwargs)
 
 
 class LazyLoader(Mapping[str, Any]):
