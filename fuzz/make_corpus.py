@@ -172,6 +172,15 @@ def write_seeds() -> None:
                     if variant == 0 and (sub / entry["name"] / "zarr.json").exists():
                         a = zarrox.open_array(str(sub / entry["name"]), mode="r")
                         cores[f"v3-{entry['name']}"] = a._core
+                    elif variant == 0 and entry.get("writer") == "zarrox":
+                        a = zarrox.create_array(
+                            zarrox.MemoryStore(),
+                            shape=entry["shape"],
+                            dtype={"string": str}.get(entry["dtype"], entry["dtype"]),
+                            chunks=entry["shape"],
+                            codecs=entry["codecs"],
+                        )
+                        cores[f"v3-{entry['name']}"] = a._core
         # The core metadata of the other formats' arrays (v2 with filters and F order).
         store = zarrox.MemoryStore()
         for name, kwargs in {

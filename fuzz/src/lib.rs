@@ -89,7 +89,8 @@ fn build(group: &str) -> Vec<Entry> {
                 fill: vec![0; dtype.size],
             };
             let name = e["name"].as_str().expect("name").to_string();
-            let chain = CodecChain::from_json(&e["codecs"], spec)
+            let codecs = e.get("core_codecs").unwrap_or(&e["codecs"]);
+            let chain = CodecChain::from_json(codecs, spec)
                 .unwrap_or_else(|err| panic!("chain {name}: {err}"));
             Entry {
                 name,
