@@ -1,5 +1,5 @@
 //! The crate's one error type. Each kind maps to one Python exception class in
-//! `zarrox.errors` (see `python.rs`); messages carry the array and chunk key.
+//! `zarrox.errors` (see `python/mod.rs`); messages carry the array and chunk key.
 
 use std::fmt;
 

@@ -18,5 +18,3 @@ pub mod store;
 
 #[cfg(feature = "python")]
 mod python;
-#[cfg(feature = "python")]
-mod python_config;

@@ -10,7 +10,7 @@
 //!   [`ChunkRegion`] ([`zarr_region`]), or the region the caller spelled out
 //!   itself ([`explicit_region`]).
 //!
-//! The Python layer only turns its objects into [`Key`]s (see `python.rs`).
+//! The Python layer only turns its objects into [`Key`]s (see `python/keys.rs`).
 
 use crate::engine::ChunkRegion;
 use crate::error::{Error, ErrorKind, Result};

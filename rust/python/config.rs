@@ -6,11 +6,11 @@
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
+use super::to_py_err;
 use crate::codec::complete::complete_config;
 use crate::codec::config::members_json;
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
-use crate::python::to_py_err;
 
 fn parse(text: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| Error::metadata(format!("invalid JSON: {e}")))

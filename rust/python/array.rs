@@ -1,0 +1,289 @@
+//! Arrays: the core's array over a store, and writes to a store Python
+//! writes itself.
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+
+use super::buffers::{encode_with, out_bytes, value_bytes, var_items, var_list};
+use super::keys::{plain_keys, BasicRead, SelectionHandle};
+use super::stores::{ReadSessionHandle, StoreHandle};
+use super::to_py_err;
+use crate::array::ArrayCore;
+use crate::dtype::DataKind;
+use crate::engine::{ChunkTask, Input};
+use crate::selection::{self, Normalized};
+
+/// A write to a store Python writes itself: `needs` lists the chunks whose
+/// old bytes must be fetched first, `encode(old, value)` gives the new bytes
+/// per chunk (None: delete).
+#[pyclass(module = "zarrox._core", name = "WriteBatch", frozen)]
+pub struct WriteBatch {
+    pub(super) tasks: Vec<ChunkTask>,
+    pub(super) shape: Vec<usize>,
+    pub(super) needs: Vec<bool>,
+}
+
+#[pymethods]
+impl WriteBatch {
+    /// The chunks' keys.
+    #[getter]
+    fn keys(&self) -> Vec<String> {
+        self.tasks.iter().map(|t| t.key.clone()).collect()
+    }
+
+    /// Per chunk, whether its old bytes are needed.
+    #[getter]
+    fn needs(&self) -> Vec<bool> {
+        self.needs.clone()
+    }
+}
+
+/// An opened array: reads and writes whole selections in one call.
+#[pyclass(module = "zarrox._core", name = "ArrayHandle", frozen)]
+pub struct ArrayHandle {
+    core: ArrayCore,
+}
+
+impl ArrayHandle {
+    fn utf8(&self) -> bool {
+        self.core.data_type().kind == DataKind::String
+    }
+}
+
+#[pymethods]
+impl ArrayHandle {
+    #[new]
+    #[pyo3(signature = (store, path, metadata_json, fill_value, write_empty_chunks=false))]
+    fn new(
+        store: &StoreHandle,
+        path: &str,
+        metadata_json: &str,
+        fill_value: &[u8],
+        write_empty_chunks: bool,
+    ) -> PyResult<Self> {
+        let core = ArrayCore::new(
+            store.inner.clone(),
+            path,
+            metadata_json,
+            fill_value.to_vec(),
+            write_empty_chunks,
+        )
+        .map_err(to_py_err)?;
+        Ok(ArrayHandle { core })
+    }
+
+    /// Whether Rust reads and writes the chunks (else: sessions and batches).
+    #[getter]
+    fn in_rust(&self) -> bool {
+        !self.core.caller_store()
+    }
+
+    /// Read `selection` into `out`: a C-contiguous uint8 view of the result array.
+    fn read(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        mut out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let sel = &selection_.inner.selection;
+        let buf = out_bytes(&mut out)?;
+        py.detach(|| self.core.read(sel, buf)).map_err(to_py_err)
+    }
+
+    /// Read a basic selection (integers, slices with positive steps, one
+    /// Ellipsis) into a new array: (its bytes as a uint8 array, the result
+    /// shape), or None when the selection is not one (the caller's general
+    /// path raises the errors) or Python reads the store. One call for the
+    /// common `a[i, j:k, ...]`.
+    fn read_basic<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<BasicRead<'py>>> {
+        if self.core.caller_store() || self.core.data_type().is_var_len() {
+            return Ok(None);
+        }
+        let Some(keys) = plain_keys(selection_) else {
+            return Ok(None);
+        };
+        let Ok(Normalized {
+            selection: sel,
+            result_shape,
+            ..
+        }) = selection::basic(&keys, self.core.shape())
+        else {
+            return Ok(None);
+        };
+        // integer-indexed dimensions, dropped from the result shape, hold one element
+        let elements = result_shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(n));
+        let Some(nbytes) = elements.and_then(|n| n.checked_mul(self.core.data_type().size)) else {
+            return Err(PyValueError::new_err("the selection is too large"));
+        };
+        // SAFETY: the array is uninitialised; `read` writes every byte of it
+        // (every output element belongs to one chunk's region, filled when the
+        // chunk is missing) before it is returned, and on an error the array is
+        // dropped unseen. Its memory comes from numpy's allocator, as with
+        // `numpy.empty`.
+        let out = unsafe { PyArray1::<u8>::new(py, [nbytes], false) };
+        {
+            let mut rw = out.readwrite();
+            let buf = out_bytes(&mut rw)?;
+            py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)?;
+        }
+        Ok(Some((out, result_shape)))
+    }
+
+    /// A read of `selection` into `out` from a store Python reads itself.
+    fn read_session(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<ReadSessionHandle> {
+        let sel = &selection_.inner.selection;
+        let (session, shape) = py
+            .detach(|| self.core.read_session(sel))
+            .map_err(to_py_err)?;
+        let want = shape.iter().product::<usize>() * self.core.data_type().size;
+        if out.len() != want {
+            return Err(PyValueError::new_err(format!(
+                "output buffer has {} bytes, the selection needs {want}",
+                out.len()
+            )));
+        }
+        ReadSessionHandle::fixed(session, out)
+    }
+
+    /// A read of `selection` of a variable-length array from a store Python
+    /// reads itself (the values: `session.values()`).
+    fn read_session_var(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+    ) -> PyResult<ReadSessionHandle> {
+        let sel = &selection_.inner.selection;
+        let (session, shape) = py
+            .detach(|| self.core.read_session(sel))
+            .map_err(to_py_err)?;
+        let n = shape.iter().product();
+        Ok(ReadSessionHandle::var(session, n, self.utf8()))
+    }
+
+    /// Write `value` (a C-contiguous uint8 view of the selection-shaped data).
+    fn write(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        value: PyReadonlyArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let sel = &selection_.inner.selection;
+        let buf = value_bytes(&value)?;
+        py.detach(|| self.core.write(sel, Input::Fixed(buf)))
+            .map_err(to_py_err)
+    }
+
+    /// Write one value to every selected element: `bytes` (one element's bytes
+    /// in native byte order, or a variable-length value) or `str` (UTF-8).
+    fn write_scalar(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let sel = &selection_.inner.selection;
+        let one = if let Ok(s) = value.cast::<PyString>() {
+            s.to_str()?.as_bytes().to_vec()
+        } else {
+            value.cast::<PyBytes>()?.as_bytes().to_vec()
+        };
+        py.detach(|| self.core.write(sel, Input::Scalar(&one)))
+            .map_err(to_py_err)
+    }
+
+    /// Read a selection of a variable-length array: a list of str (string
+    /// arrays) or bytes (bytes arrays) in selection order.
+    fn read_var<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &SelectionHandle,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let sel = &selection_.inner.selection;
+        let items = py.detach(|| self.core.read_var(sel)).map_err(to_py_err)?;
+        var_list(py, &items, self.utf8())
+    }
+
+    /// Write a list of str or bytes (selection order) to a variable-length array.
+    fn write_var(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        items: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let sel = &selection_.inner.selection;
+        let values = var_items(items)?;
+        py.detach(|| self.core.write(sel, Input::Var(&values)))
+            .map_err(to_py_err)
+    }
+
+    /// A write of `selection` to a store Python writes itself.
+    fn write_batch(&self, py: Python<'_>, selection_: &SelectionHandle) -> PyResult<WriteBatch> {
+        let sel = &selection_.inner.selection;
+        let (tasks, shape, needs) = py
+            .detach(|| self.core.write_tasks(sel))
+            .map_err(to_py_err)?;
+        Ok(WriteBatch {
+            tasks,
+            shape,
+            needs,
+        })
+    }
+
+    /// The new bytes of a write batch's chunks (None: delete) after writing
+    /// `value` (see `Value`) over the `old` chunks fetched for `batch.needs`.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        batch: &WriteBatch,
+        old: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        encode_with(py, old, value, |old, input| {
+            self.core.encode(&batch.tasks, &batch.shape, old, input)
+        })
+    }
+
+    /// The store key of the chunk at grid coordinates `coords`.
+    fn chunk_key(&self, coords: Vec<u64>) -> String {
+        self.core.chunk_key(&coords)
+    }
+
+    /// Fetch and decode every stored chunk without placing it anywhere:
+    /// (chunks decoded, decoded bytes). The benchmark's floor.
+    fn decode_stored_chunks(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
+        py.detach(|| self.core.decode_stored_chunks())
+            .map_err(to_py_err)
+    }
+
+    /// The compression floor: every stored chunk decoded once, then encoded
+    /// `repeat` times on all threads with nothing stored: (chunks, encoded
+    /// bytes, seconds of each pass). The benchmark's write floor.
+    fn encode_floor(&self, py: Python<'_>, repeat: usize) -> PyResult<(usize, usize, Vec<f64>)> {
+        py.detach(|| self.core.encode_floor(repeat))
+            .map_err(to_py_err)
+    }
+
+    /// (key, grid coordinates) of every stored chunk (or shard).
+    fn stored_chunks(&self, py: Python<'_>) -> PyResult<Vec<(String, Vec<u64>)>> {
+        py.detach(|| self.core.stored_chunks()).map_err(to_py_err)
+    }
+
+    /// (key, grid coordinates) of the given store keys that are this array's
+    /// chunk keys (the keys of a store Python lists itself).
+    fn chunk_coords(&self, keys: Vec<String>) -> Vec<(String, Vec<u64>)> {
+        self.core.chunk_coords(keys)
+    }
+}

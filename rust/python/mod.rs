@@ -1,0 +1,97 @@
+//! PyO3 bindings: argument conversion, GIL release and error mapping. No logic:
+//! the rules live in the core modules these call. One file per kind of binding:
+//! `buffers` (Python buffers and values), `stores` (stores and read sessions),
+//! `keys` (selections and regions), `array` (the own API's arrays), `codec`
+//! (zarr-python's codec pipeline), `config` (codec and chunk key encoding
+//! configurations).
+
+mod array;
+mod buffers;
+mod codec;
+mod config;
+mod keys;
+mod stores;
+
+use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::error::{Error, ErrorKind};
+use crate::pool;
+use array::{ArrayHandle, WriteBatch};
+use codec::ChunkCodec;
+use keys::SelectionHandle;
+use stores::{memory_items, ReadSessionHandle, StoreHandle};
+
+/// Raise the `zarrox.errors` class that matches the error's kind.
+pub(crate) fn to_py_err(e: Error) -> PyErr {
+    let class = match e.kind {
+        ErrorKind::Metadata => "MetadataError",
+        ErrorKind::Unsupported => "UnsupportedError",
+        ErrorKind::Corrupt => "CorruptChunkError",
+        ErrorKind::Checksum => "ChecksumError",
+        ErrorKind::Store => "StoreError",
+        ErrorKind::Permission => "StorePermissionError",
+        ErrorKind::Timeout => "StoreTimeoutError",
+        ErrorKind::NotFound => "NodeNotFoundError",
+        ErrorKind::Bounds => "BoundsCheckError",
+        ErrorKind::NegativeStep => "NegativeStepError",
+        ErrorKind::InvalidSelection => "VindexInvalidSelectionError",
+        ErrorKind::Index => return PyIndexError::new_err(e.message),
+        ErrorKind::Type => return PyTypeError::new_err(e.message),
+        ErrorKind::Value => return PyValueError::new_err(e.message),
+        ErrorKind::Memory => return PyMemoryError::new_err(e.message),
+    };
+    Python::attach(|py| {
+        let cls = py
+            .import("zarrox.errors")
+            .and_then(|m| m.getattr(class))
+            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
+        match cls {
+            Ok(cls) => PyErr::from_type(cls, e.message),
+            Err(import_error) => import_error,
+        }
+    })
+}
+
+/// Set the number of worker threads (0: one per core).
+#[pyfunction]
+fn set_num_threads(n: usize) {
+    pool::set_num_threads(n);
+}
+
+/// The number of worker threads batches use.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    pool::num_threads()
+}
+
+/// Set the number of requests kept in flight on object stores (0: the default).
+#[pyfunction]
+fn set_io_concurrency(n: usize) {
+    pool::set_io_concurrency(n);
+}
+
+/// The number of requests kept in flight on object stores.
+#[pyfunction]
+fn get_io_concurrency() -> usize {
+    pool::io_concurrency()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StoreHandle>()?;
+    m.add_class::<ArrayHandle>()?;
+    m.add_class::<ChunkCodec>()?;
+    m.add_class::<ReadSessionHandle>()?;
+    m.add_class::<WriteBatch>()?;
+    m.add_class::<SelectionHandle>()?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
+    m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_items, m)?)?;
+    config::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! Stores: the Rust stores as Python objects, and the requests of a read
+//! session whose store Python reads itself.
+
+use std::sync::{Arc, Mutex};
+
+use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use super::buffers::{bytes_of, encoded_chunks, out_bytes, var_list};
+use super::to_py_err;
+use crate::array::StoreRef;
+use crate::engine::session::ReadSession;
+use crate::engine::{OutView, Output};
+use crate::error::Error;
+use crate::store::caller::{Arg, Request};
+use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
+
+/// A store implemented in Rust (or, `caller`, one the Python layer reads itself).
+#[pyclass(module = "zarrox._core", name = "StoreHandle", frozen)]
+pub struct StoreHandle {
+    pub(super) inner: StoreRef,
+    /// A local store's root and fsync setting.
+    local: Option<(std::path::PathBuf, bool)>,
+}
+
+impl StoreHandle {
+    fn with_local(mut self, root: std::path::PathBuf, fsync: bool) -> Self {
+        self.local = Some((root, fsync));
+        self
+    }
+
+    pub(super) fn rust(&self) -> PyResult<&dyn Store> {
+        match &self.inner {
+            StoreRef::Rust(s) => Ok(s.as_ref()),
+            StoreRef::Caller(name) => Err(PyValueError::new_err(format!(
+                "the store {name} is read and written by Python"
+            ))),
+        }
+    }
+
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        op: impl FnOnce(&dyn Store) -> crate::error::Result<T> + Send,
+    ) -> PyResult<T> {
+        let s = self.rust()?;
+        py.detach(|| op(s)).map_err(to_py_err)
+    }
+}
+
+fn wrap(store: impl Store + 'static) -> StoreHandle {
+    StoreHandle {
+        inner: StoreRef::Rust(Arc::new(store)),
+        local: None,
+    }
+}
+
+#[pymethods]
+impl StoreHandle {
+    /// A store in the local directory `root`; `fsync`: every write is synced
+    /// to disk (file and directory) before it returns.
+    #[staticmethod]
+    #[pyo3(signature = (root, fsync=false))]
+    fn local(root: std::path::PathBuf, fsync: bool) -> Self {
+        wrap(FilesystemStore::new(root.clone()).with_fsync(fsync)).with_local(root, fsync)
+    }
+
+    /// Remove the temporary files of writers that died mid-write (their
+    /// process is gone, or they are older than `older_than` seconds) from a
+    /// local store; how many.
+    fn remove_temporaries(&self, py: Python<'_>, older_than: f64) -> PyResult<usize> {
+        let Some((root, fsync)) = &self.local else {
+            return Err(PyValueError::new_err(
+                "only a local store has temporary files",
+            ));
+        };
+        let age = std::time::Duration::try_from_secs_f64(older_than.max(0.0))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let store = FilesystemStore::new(root.clone()).with_fsync(*fsync);
+        py.detach(|| store.remove_temporaries(age))
+            .map_err(to_py_err)
+    }
+
+    /// A new, empty in-memory store.
+    #[staticmethod]
+    fn memory() -> Self {
+        wrap(MemoryStore::new())
+    }
+
+    /// The zip archive at `path`, opened with `mode` ('r', 'w', 'a' or 'x').
+    #[staticmethod]
+    fn zip(py: Python<'_>, path: std::path::PathBuf, mode: &str) -> PyResult<Self> {
+        py.detach(|| ZipStore::open(path, mode))
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// An object store at `url` (s3://, gs://, az://, http(s)://...) with
+    /// object_store configuration `options`.
+    #[staticmethod]
+    fn object(py: Python<'_>, url: &str, options: Vec<(String, String)>) -> PyResult<Self> {
+        py.detach(|| ObjectStore::from_url(url, options))
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// An obstore store object (S3Store, GCSStore, AzureStore, HTTPStore),
+    /// read and written by Rust; `url` names it in messages.
+    #[staticmethod]
+    fn obstore(store: &Bound<'_, PyAny>, url: String) -> PyResult<Self> {
+        use pyo3_object_store::AnyObjectStore;
+        let inner = store.extract::<AnyObjectStore>()?.into_dyn();
+        let source: Py<PyAny> = store.clone().unbind();
+        let connect: store::object::Connect = Box::new(move || {
+            Python::attach(|py| {
+                source
+                    .bind(py)
+                    .extract::<AnyObjectStore>()
+                    .map(AnyObjectStore::into_dyn)
+                    .map_err(|e| Error::store(format!("cannot reconnect the store: {e}")))
+            })
+        });
+        ObjectStore::from_client(url, "", inner, connect)
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// A store the Python layer reads and writes itself; `name` says where
+    /// its keys are, for messages.
+    #[staticmethod]
+    fn caller(name: String) -> Self {
+        StoreHandle {
+            inner: StoreRef::Caller(name),
+            local: None,
+        }
+    }
+
+    /// Whether Rust reads and writes this store (else Python does).
+    #[getter]
+    fn in_rust(&self) -> bool {
+        matches!(self.inner, StoreRef::Rust(_))
+    }
+
+    /// Where `key` is: a path or URL.
+    fn location(&self, key: &str) -> String {
+        match &self.inner {
+            StoreRef::Rust(s) => s.location(key),
+            StoreRef::Caller(name) => format!("{}/{key}", name.trim_end_matches('/')),
+        }
+    }
+
+    fn get<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let v = self.run(py, |s| store::block_on(s, s.get(key))?)?;
+        Ok(v.map(|v| PyBytes::new(py, &v)))
+    }
+
+    /// Bytes `[start, start+length)` of `key` (to the end when `length` is None);
+    /// a negative `start` with no length means the last `-start` bytes.
+    #[pyo3(signature = (key, start, length=None))]
+    fn get_range<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        start: i64,
+        length: Option<u64>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let range = ByteRange::from_signed(start, length).map_err(to_py_err)?;
+        let v = self.run(py, |s| store::block_on(s, s.get_ranges(key, &[range]))?)?;
+        Ok(v.and_then(|mut parts| parts.pop())
+            .map(|v| PyBytes::new(py, &v)))
+    }
+
+    fn set(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = bytes_of(value)?;
+        self.run(py, |s| {
+            store::block_on(s, s.set(key, value))??;
+            s.flush()
+        })
+    }
+
+    fn delete(&self, py: Python<'_>, key: &str) -> PyResult<()> {
+        self.run(py, |s| store::block_on(s, s.delete(key))?)
+    }
+
+    fn exists(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
+        self.run(py, |s| store::block_on(s, s.exists(key))?)
+    }
+
+    fn list_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<Vec<String>> {
+        self.run(py, |s| store::block_on(s, s.list_prefix(prefix))?)
+    }
+
+    /// (keys, sub-directories) directly under `prefix` ("" or ending in "/").
+    fn list_dir(&self, py: Python<'_>, prefix: &str) -> PyResult<(Vec<String>, Vec<String>)> {
+        self.run(py, |s| store::block_on(s, s.list_dir(prefix))?)
+    }
+
+    fn delete_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<()> {
+        self.run(py, |s| store::block_on(s, s.delete_prefix(prefix))?)
+    }
+
+    /// Make the writes so far durable and visible (a zip archive's directory).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |s| s.flush())
+    }
+}
+
+/// A byte request as a Python tuple (see `Request::spelled`): `(id, "get",
+/// key, None)` for a whole value, `(id, "get", key, (offset, length or
+/// None))`, `(id, "get", key, ("suffix", n))`, `(id, "set", key, bytes)` or
+/// `(id, "delete", key, None)`.
+fn request_tuple<'py>(py: Python<'py>, r: &Request) -> PyResult<Bound<'py, PyTuple>> {
+    let (id, op, key, arg) = r.spelled();
+    let arg = match arg {
+        Arg::None => py.None().into_bound(py),
+        Arg::Range { offset, length } => (offset, length).into_pyobject(py)?.into_any(),
+        Arg::Suffix(n) => ("suffix", n).into_pyobject(py)?.into_any(),
+        Arg::Bytes(b) => PyBytes::new(py, b).into_any(),
+    };
+    (id, op, key, arg).into_pyobject(py)
+}
+
+/// A read from a store Python reads itself: `step()` returns the requests to
+/// fetch (all at once), `answer(ids, values)` takes what was fetched; done
+/// when `step()` returns no requests. A fixed-size read decodes into the
+/// output array it holds; a variable-length one into the session's list.
+#[pyclass(module = "zarrox._core", name = "ReadSession", frozen)]
+pub struct ReadSessionHandle {
+    session: Mutex<ReadSession>,
+    out: Option<Py<PyArray1<u8>>>,
+    utf8: bool,
+}
+
+impl ReadSessionHandle {
+    pub(super) fn var(session: ReadSession, n: usize, utf8: bool) -> Self {
+        ReadSessionHandle {
+            session: Mutex::new(session.with_values(n)),
+            out: None,
+            utf8,
+        }
+    }
+
+    pub(super) fn fixed(session: ReadSession, out: PyReadwriteArray1<'_, u8>) -> PyResult<Self> {
+        out.as_slice()
+            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+        let array: &Bound<'_, PyArray1<u8>> = &out;
+        Ok(ReadSessionHandle {
+            session: Mutex::new(session),
+            out: Some(array.clone().unbind()),
+            utf8: false,
+        })
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, ReadSession> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl ReadSessionHandle {
+    /// Run the read until it waits for bytes, decode what arrived; the
+    /// requests to fetch next (empty: done).
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let mut session = self.session();
+        let session = &mut *session;
+        let requests = match &self.out {
+            Some(arr) => {
+                let mut rw = arr.bind(py).readwrite();
+                let buf = out_bytes(&mut rw)?;
+                py.detach(|| session.step(Output::Fixed(&OutView::new(buf))))
+            }
+            None => py.detach(|| session.step_values()),
+        }
+        .map_err(to_py_err)?;
+        requests.iter().map(|r| request_tuple(py, r)).collect()
+    }
+
+    /// Answer requests: `values[i]` is bytes or a buffer (None: no value; for
+    /// a set or delete, anything).
+    fn answer(&self, ids: Vec<u64>, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let values = encoded_chunks(values)?;
+        self.session().answer_all(&ids, values).map_err(to_py_err)
+    }
+
+    /// Which chunks exist (once done).
+    fn present(&self) -> Vec<bool> {
+        self.session().present()
+    }
+
+    /// The elements read, for a variable-length read (once done).
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self.session().values().map_err(to_py_err)?;
+        var_list(py, &items, self.utf8)
+    }
+}
+
+/// Every key and value of an in-memory store (to pickle it), as a dict.
+#[pyfunction]
+pub(super) fn memory_items<'py>(
+    py: Python<'py>,
+    store: &StoreHandle,
+) -> PyResult<Bound<'py, PyDict>> {
+    let items = store.run(py, store::items)?;
+    let dict = PyDict::new(py);
+    for (key, value) in items {
+        dict.set_item(key, PyBytes::new(py, &value))?;
+    }
+    Ok(dict)
+}
