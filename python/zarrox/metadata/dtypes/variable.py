@@ -136,6 +136,25 @@ class ObjectType(DataType):
     """v2's object type ``|O``: strings or bytes of any length, the fill value whatever JSON
     value was stored (a string or a scalar, or null)."""
 
+    V2_KINDS = "O"
+
+    @classmethod
+    def parse_v2_json(cls, value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
+        ts = cls._own_typestr(value, where, label)
+        if ts.order != "|" or ts.size is not None:
+            raise MetadataError(
+                f"{where}{label}: the object data type is written '|O', got {value!r}"
+            )
+        return np.dtype("O")
+
+    @classmethod
+    def check_v2_dtype(cls, dtype: np.dtype[Any]) -> bool:
+        return dtype.kind in "OT"  # object, and numpy's StringDType
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> ObjectType:
+        return cls("object", None, dtype)
+
     @property
     def category(self) -> Category:
         return "object"
