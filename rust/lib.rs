@@ -20,3 +20,5 @@ pub mod store;
 mod python;
 #[cfg(feature = "python")]
 mod python_config;
+#[cfg(feature = "python")]
+mod python_dtype;

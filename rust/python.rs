@@ -1609,6 +1609,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     crate::python_config::register(m)?;
+    crate::python_dtype::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
