@@ -22,7 +22,7 @@ from zarrox.metadata.dtypes.base import (
     cast_values,
 )
 from zarrox.metadata.dtypes.time import check_config_keys
-from zarrox.metadata.dtypes.typestr import TypeStr
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = [
     "LENGTH_TYPES",
@@ -131,6 +131,7 @@ class V2Void(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class FixedUtf32Type(_RawBits):
     """``fixed_length_utf32``: numpy ``U<n>``, ``length_bytes`` = 4 n; v2 ``<U<n>``."""
@@ -208,6 +209,7 @@ class FixedUtf32Type(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class NullTerminatedBytesType(_RawBits):
     """``null_terminated_bytes``: numpy ``S<n>``, ``length_bytes`` = n; v2 ``|S<n>``."""
@@ -294,6 +296,7 @@ class NullTerminatedBytesType(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class RawBytesType(V2Void):
     """Raw bytes, numpy ``V<n>``: the core's ``r<8n>`` (fill value an array of byte values)

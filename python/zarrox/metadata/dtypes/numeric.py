@@ -22,7 +22,7 @@ from zarrox.metadata.dtypes.floats import (
     parse_v2_float,
     v2_float_json,
 )
-from zarrox.metadata.dtypes.typestr import TypeStr
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = [
     "COMPLEX_TYPES",
@@ -115,6 +115,7 @@ def _json_form_or_real(dtype: DataType, value: object, where: str, label: str) -
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class BoolType(DataType):
     """``bool`` (numpy ``?``, v2 ``|b1``)."""
@@ -173,6 +174,7 @@ class BoolType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class IntType(DataType):
     """The integers: ``int8`` .. ``uint64`` (numpy's) and ml_dtypes' ``int2``, ``int4``,
@@ -301,6 +303,7 @@ class IntType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class FloatType(DataType):
     """The floats: ``float16/32/64`` and the ml_dtypes formats (``bfloat16``, ``float8_*``,
@@ -387,6 +390,7 @@ class FloatType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class ComplexType(DataType):
     """Complex numbers: numpy's ``complex64``/``complex128`` (also named ``complex_float32``/

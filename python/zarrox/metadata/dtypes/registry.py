@@ -31,8 +31,8 @@ from zarrox.metadata.dtypes.numeric import (
 )
 from zarrox.metadata.dtypes.struct import STRUCT_TYPES, StructType
 from zarrox.metadata.dtypes.time import TIME_TYPES, TimeType
-from zarrox.metadata.dtypes.typestr import not_a_typestr
-from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, ObjectType, StringType
+from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_json_class, v2_types
+from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, StringType
 
 __all__ = [
     "CONFIGURED_TYPES",
@@ -265,45 +265,9 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
 # v2 dtype
 # --------------------------------------------------------------------------------------------
 
-#: the data types of v2 arrays, each asked in turn whether a v2 ``dtype`` (JSON or numpy) is
-#: one of its forms; their forms do not overlap
-V2_TYPES: tuple[type[DataType], ...] = (
-    BoolType,
-    IntType,
-    FloatType,
-    ComplexType,
-    TimeType,
-    NullTerminatedBytesType,
-    FixedUtf32Type,
-    RawBytesType,
-    StructType,
-    ObjectType,
-)
-
-
-def v2_json_class(value: object) -> type[DataType] | None:
-    """The class whose v2 ``dtype`` form ``value`` is (valid or not), or None."""
-    return next((cls for cls in V2_TYPES if cls.check_v2_json(value)), None)
-
-
-def parse_v2_dtype(value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
-    """A v2 ``dtype`` member -> numpy dtype, byte order as stored.
-
-    Takes numpy type strings with an explicit byte order (``"<f8"``, ``">i2"``, ``"|b1"``,
-    ``"|S12"``, ``"<U4"``, ``"|V8"``, ``"<M8[ns]"``, ``"<m8[10s]"``, ``"|O"``) and structured
-    types as field lists ``[["a", "<i4"], ["b", "<f8", [2]], ["c", [["d", "|u1"]]]]`` (nested,
-    with sub-array shapes, and ``["", "|V<n>"]`` padding as numpy's ``descr`` writes it);
-    the class whose form it is parses it (:meth:`DataType.parse_v2_json`).
-    ``where`` starts every error message (``".zarray at 'a': "``).
-    """
-    cls = v2_json_class(value)
-    if cls is not None:
-        return cls.parse_v2_json(value, where, label)
-    if isinstance(value, str):
-        raise not_a_typestr(value, where, label)
-    raise MetadataError(
-        f"{where}{label}: must be a numpy type string or a list of fields, got {value!r}"
-    )
+#: the data types of v2 arrays (each module registers its own, ``v2_json.v2_type``), asked
+#: in turn whether a v2 ``dtype`` (JSON or numpy) is one of their forms
+V2_TYPES = v2_types()
 
 
 def _check_float_size(dt: np.dtype[Any], where: str) -> None:

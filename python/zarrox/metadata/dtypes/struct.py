@@ -23,6 +23,7 @@ from zarrox.metadata.dtypes.base import (
 )
 from zarrox.metadata.dtypes.fixed import V2Void
 from zarrox.metadata.dtypes.time import check_config_keys
+from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_type
 
 __all__ = ["STRUCT_TYPES", "StructType", "v2_fields_json"]
 
@@ -67,6 +68,7 @@ def _sub_array(fdt: np.dtype[Any], shape: object, where: str, label: str) -> np.
         raise MetadataError(f"{where}{label}: field shape {shape!r} is too large: {e}") from None
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class StructType(V2Void):
     """A structured type; ``members`` are the v3 fields (empty for a v2 instance, whose fill
@@ -87,10 +89,7 @@ class StructType(V2Void):
         writes it) -> structured numpy dtype, byte order as stored."""
         if not cls.check_v2_json(value):
             raise MetadataError(f"{where}{label}: expected a list of fields, got {value!r}")
-        # A field's type is any v2 dtype: the registry asks every class (imported here, the
-        # registry importing this module).
-        from zarrox.metadata.dtypes.registry import parse_v2_dtype
-
+        # a field's type is any v2 dtype, parsed by its own class
         items: Sequence[Any] = value  # type: ignore[assignment]
         if len(items) == 0:
             raise MetadataError(f"{where}{label}: a structured data type needs at least one field")

@@ -12,7 +12,7 @@ import numpy as np
 from zarrox.errors import MetadataError
 from zarrox.metadata._checks import is_int
 from zarrox.metadata.dtypes.base import NO_CAST, Category, DataType, cast_values
-from zarrox.metadata.dtypes.typestr import TypeStr
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = ["TIME_TYPES", "TIME_UNITS", "TimeType", "check_config_keys"]
 
@@ -49,6 +49,7 @@ def _nat(dt: np.dtype[Any]) -> np.generic:
     return np.array([_NAT], dtype=np.int64).view(dt.newbyteorder("="))[0]  # type: ignore[no-any-return]
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class TimeType(DataType):
     """A datetime64 or timedelta64 type (``dtype`` carries the unit and scale); v2's ``M8``

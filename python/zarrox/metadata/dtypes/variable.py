@@ -13,6 +13,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata._checks import copy_json, is_int, is_text
 from zarrox.metadata.dtypes.base import Category, DataType, b64decode, b64encode
+from zarrox.metadata.dtypes.v2_json import v2_type
 
 __all__ = ["BYTES_NAMES", "BytesType", "ObjectType", "StringType", "string_dtype"]
 
@@ -131,6 +132,7 @@ class BytesType(_Variable):
         return bytes(scalar)
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class ObjectType(DataType):
     """v2's object type ``|O``: strings or bytes of any length, the fill value whatever JSON
