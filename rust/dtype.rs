@@ -24,7 +24,7 @@ pub enum FloatFormat {
 }
 
 impl FloatFormat {
-    fn from_name(name: &str) -> Result<Self> {
+    pub(crate) fn from_name(name: &str) -> Result<Self> {
         Ok(match name {
             "float16" => FloatFormat::Float16,
             "bfloat16" => FloatFormat::BFloat16,
@@ -34,7 +34,7 @@ impl FloatFormat {
         })
     }
 
-    fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             FloatFormat::Float16 | FloatFormat::BFloat16 => 2,
             FloatFormat::Float32 => 4,

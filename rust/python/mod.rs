@@ -3,12 +3,13 @@
 //! `buffers` (Python buffers and values), `stores` (stores and read sessions),
 //! `keys` (selections and regions), `array` (the own API's arrays), `codec`
 //! (zarr-python's codec pipeline), `config` (codec and chunk key encoding
-//! configurations).
+//! configurations), `dtype` (the core's data-type sizes).
 
 mod array;
 mod buffers;
 mod codec;
 mod config;
+mod dtype;
 mod keys;
 mod stores;
 
@@ -92,6 +93,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     config::register(m)?;
+    dtype::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

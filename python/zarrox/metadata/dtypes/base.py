@@ -14,11 +14,12 @@ import base64
 import binascii
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
+from zarrox.metadata.dtypes.v2_json import TypeStr, not_a_typestr
 
 __all__ = [
     "Category",
@@ -235,6 +236,83 @@ class DataType(ABC):
         if not (isinstance(scalar, np.generic) and scalar.dtype == dt):
             scalar = self.cast_fill(scalar)
         return np.asarray(scalar, dtype=dt).tobytes()
+
+    # ---- v2 dtype: which forms are this class's, and reading them --------------------------
+
+    #: the kind letters (numpy's ``dtype.kind``) of this class's v2 type strings
+    V2_KINDS: ClassVar[str] = ""
+    #: whether this class's type strings take a time unit (``"<M8[10s]"``)
+    _V2_TAKES_UNIT: ClassVar[bool] = False
+
+    @classmethod
+    def check_v2_json(cls, value: object) -> bool:
+        """Whether the v2 ``dtype`` member ``value`` is one of this class's forms (a type
+        string of one of its kinds), valid or not: :meth:`parse_v2_json` says which."""
+        ts = TypeStr.match(value)
+        return ts is not None and ts.kind in cls.V2_KINDS
+
+    @classmethod
+    def parse_v2_json(cls, value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
+        """One of this class's v2 ``dtype`` forms -> numpy dtype, byte order as stored.
+
+        Invalid forms, and the forms of other classes, raise MetadataError (or
+        UnsupportedDataTypeError for the types zarrox knows but cannot hold);
+        ``where`` starts every message (``".zarray at 'a': "``)."""
+        ts = cls._own_typestr(value, where, label)
+        if ts.size is None:
+            raise MetadataError(f"{where}{label}: {value!r} has no size (e.g. '<i4', '|S5')")
+        cls._check_v2_typestr(ts, where, label)
+        if ts.order == "|" and cls._v2_has_byte_order(ts.size):
+            raise MetadataError(
+                f"{where}{label}: {value!r} needs a byte order, '<' or '>' "
+                f"(e.g. {'<' + ts.text[1:]!r})"
+            )
+        # Types without a byte order are written with '|'; '<' and '>' are accepted for them
+        # and dropped (numpy does the same).
+        try:
+            return np.dtype(ts.text)
+        except TypeError as e:  # pragma: no cover - the grammar screens the forms numpy takes
+            raise MetadataError(f"{where}{label}: invalid data type {value!r}: {e}") from None
+
+    @classmethod
+    def _own_typestr(cls, value: object, where: str, label: str) -> TypeStr:
+        """``value`` as a type string of this class's kinds (see :meth:`parse_v2_json`)."""
+        ts = TypeStr.match(value)
+        if ts is None and isinstance(value, str):
+            raise not_a_typestr(value, where, label)
+        if ts is None or ts.kind not in cls.V2_KINDS:
+            raise MetadataError(
+                f"{where}{label}: {value!r} is not a v2 dtype of {cls.__name__} (type strings "
+                f"of kind {' or '.join(repr(k) for k in cls.V2_KINDS) or 'none'})"
+            )
+        if ts.unit is not None and not cls._V2_TAKES_UNIT:
+            raise MetadataError(f"{where}{label}: {value!r}: only M8/m8 types take a [unit]")
+        return ts
+
+    @classmethod
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        """This class's rules for a type string's size (and unit); none by default."""
+        return None
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        """Whether a type string of ``size`` bytes must say '<' or '>'."""
+        return False
+
+    @classmethod
+    def check_v2_dtype(cls, dtype: np.dtype[Any]) -> bool:
+        """Whether a v2 array of numpy dtype ``dtype`` has this class's data type."""
+        return dtype.kind in cls.V2_KINDS and dtype.fields is None
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> DataType:
+        """The data type of a v2 array of numpy dtype ``dtype`` (as stored), whose v3
+        ``data_type`` is ``v3_json`` (None where v3 has no such type)."""
+        if isinstance(v3_json, str):
+            name = v3_json
+        else:
+            name = (v3_json or {}).get("name", typestr(dtype))
+        return cls(name, v3_json, dtype)
 
     # ---- v2 --------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from zarrox.metadata.dtypes.base import (
     cast_values,
 )
 from zarrox.metadata.dtypes.time import check_config_keys
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = [
     "LENGTH_TYPES",
@@ -33,16 +34,18 @@ __all__ = [
 
 #: v3 name -> numpy kind of the types configured by ``length_bytes``
 LENGTH_TYPES = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "V"}
+#: the bytes of one UTF-32 code point (numpy's ``U1``)
+_CODE_UNIT = np.dtype("U1").itemsize
 
 
 def _length_bytes(name: str, cfg: Mapping[str, Any], where: str, label: str) -> int:
     check_config_keys(name, cfg, ("length_bytes",), where, label)
     n = cfg["length_bytes"]
-    step = 4 if name == "fixed_length_utf32" else 1
+    step = _CODE_UNIT if name == "fixed_length_utf32" else 1
     if not is_int(n) or n < step or n % step:
         raise MetadataError(
             f"{where}{label}.configuration.length_bytes: must be a positive "
-            + ("multiple of 4" if step == 4 else "integer")
+            + (f"multiple of {step}" if step > 1 else "integer")
             + f", got {n!r}"
         )
     return int(n)
@@ -54,6 +57,13 @@ def _length_json(name: str, n: int) -> dict[str, Any]:
 
 class _RawBits(DataType):
     """What the types the core holds as raw bits share in v2."""
+
+    @classmethod
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        if ts.size is not None and ts.size <= 0:
+            raise MetadataError(
+                f"{where}{label}: {ts.text!r}: fixed-size types need a positive size"
+            )
 
     def v2_core_name(self, where: str = "") -> str:
         return f"r{8 * self.dtype.itemsize}"
@@ -121,21 +131,29 @@ class V2Void(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class FixedUtf32Type(_RawBits):
-    """``fixed_length_utf32``: numpy ``U<n>``, ``length_bytes`` = 4 n."""
+    """``fixed_length_utf32``: numpy ``U<n>``, ``length_bytes`` = 4 n; v2 ``<U<n>``."""
+
+    V2_KINDS = "U"
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        return True
 
     @classmethod
     def v3(cls, name: str, cfg: Mapping[str, Any], where: str, label: str) -> FixedUtf32Type:
         n = _length_bytes(name, cfg, where, label)
-        return cls(name, _length_json(name, n), np.dtype(f"U{n // 4}"))
+        return cls(name, _length_json(name, n), np.dtype(f"U{n // _CODE_UNIT}"))
 
     @property
     def category(self) -> Category:
         return "fixed_length_utf32"
 
     def components(self) -> tuple[list[list[int]], list[list[Any]]]:
-        return [[4 * i, 4] for i in range(self.dtype.itemsize // 4)], []
+        unit = _CODE_UNIT
+        return [[unit * i, unit] for i in range(self.dtype.itemsize // unit)], []
 
     # ---- v3 --------------------------------------------------------------------------------
 
@@ -143,9 +161,9 @@ class FixedUtf32Type(_RawBits):
         dt = self.dtype
         if not isinstance(value, str):
             raise MetadataError(f"{where}{label}: expected a string for {self.name}, got {value!r}")
-        if len(value) > dt.itemsize // 4:
+        if len(value) > dt.itemsize // _CODE_UNIT:
             raise MetadataError(
-                f"{where}{label}: {value!r} has more than the {dt.itemsize // 4} code "
+                f"{where}{label}: {value!r} has more than the {dt.itemsize // _CODE_UNIT} code "
                 f"point(s) of {self.name} with length_bytes {dt.itemsize}"
             )
         return np.array(value, dtype=dt)[()]
@@ -164,9 +182,9 @@ class FixedUtf32Type(_RawBits):
             raise MetadataError(
                 f"{where}{label}: expected a string for {self.v2_json()}, got {value!r}"
             )
-        if len(value) > dt.itemsize // 4:
+        if len(value) > dt.itemsize // _CODE_UNIT:
             raise MetadataError(
-                f"{where}{label}: {value!r} is longer than {dt.itemsize // 4} characters "
+                f"{where}{label}: {value!r} is longer than {dt.itemsize // _CODE_UNIT} characters "
                 f"({self.v2_json()})"
             )
         return np.str_(value)
@@ -176,9 +194,9 @@ class FixedUtf32Type(_RawBits):
 
     def _cast_v2_fill(self, value: object, where: str, label: str) -> Any:
         if isinstance(value, str):
-            if len(value) > self.dtype.itemsize // 4:
+            if len(value) > self.dtype.itemsize // _CODE_UNIT:
                 raise MetadataError(
-                    f"{where}{label}: {value!r} is longer than {self.dtype.itemsize // 4} "
+                    f"{where}{label}: {value!r} is longer than {self.dtype.itemsize // _CODE_UNIT} "
                     "characters"
                 )
             return np.str_(value)
@@ -191,9 +209,12 @@ class FixedUtf32Type(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class NullTerminatedBytesType(_RawBits):
-    """``null_terminated_bytes``: numpy ``S<n>``, ``length_bytes`` = n."""
+    """``null_terminated_bytes``: numpy ``S<n>``, ``length_bytes`` = n; v2 ``|S<n>``."""
+
+    V2_KINDS = "S"
 
     @classmethod
     def v3(
@@ -275,10 +296,19 @@ class NullTerminatedBytesType(_RawBits):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class RawBytesType(V2Void):
     """Raw bytes, numpy ``V<n>``: the core's ``r<8n>`` (fill value an array of byte values)
-    and the registry's ``raw_bytes`` with ``length_bytes`` n (fill value base64)."""
+    and the registry's ``raw_bytes`` with ``length_bytes`` n (fill value base64); v2 ``|V<n>``
+    (a void dtype without fields)."""
+
+    V2_KINDS = "V"
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> RawBytesType:
+        # v2 has no r<N>: every fieldless void (ml_dtypes types too) is raw bytes
+        return cls("raw_bytes", v3_json, dtype)
 
     @classmethod
     def v3_raw_bits(cls, name: str, nbits: int, where: str, label: str) -> RawBytesType:

@@ -7,6 +7,7 @@ format has them) and ``"0x..."`` raw bits; v2 (zarr-python 2.18 and 3.1): number
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -32,47 +33,51 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FloatFormat:
-    """A floating-point format: the core ones, and the ml_dtypes ones."""
+    """A floating-point format: the core ones, and the ml_dtypes ones. Its size is numpy's
+    (ml_dtypes') item size, stated nowhere else."""
 
     name: str
-    size: int  #: bytes per value in memory
-    bits: int  #: bits of the encoding (4 and 6 for the sub-byte formats)
     nan: int | None  #: the bits "NaN" denotes; None when the format has no NaN
     has_inf: bool
     core: str | None  #: format named in the core descriptor's "floats" (None: small float)
+    sub_byte_bits: int | None = None  #: the bits of a format narrower than its byte
 
     @property
     def ml(self) -> bool:
         return self.name not in ("float16", "float32", "float64")
 
+    @functools.cached_property
+    def size(self) -> int:
+        """Bytes per value in memory: numpy's item size (UnsupportedError for an ml_dtypes
+        format without ml_dtypes installed)."""
+        return float_dtype(self, "").itemsize
+
+    @property
+    def bits(self) -> int:
+        """Bits of the encoding: the whole item, or 4 and 6 for the sub-byte formats."""
+        return self.sub_byte_bits or 8 * self.size
+
 
 FLOAT_FORMATS: dict[str, FloatFormat] = {
     f.name: f
     for f in (
-        FloatFormat("float16", 2, 16, 0x7E00, True, "float16"),
-        FloatFormat("float32", 4, 32, 0x7FC00000, True, "float32"),
-        FloatFormat("float64", 8, 64, 0x7FF8000000000000, True, "float64"),
-        FloatFormat("bfloat16", 2, 16, 0x7FC0, True, "bfloat16"),
-        FloatFormat("float8_e3m4", 1, 8, 0x78, True, None),
-        FloatFormat("float8_e4m3", 1, 8, 0x7C, True, None),
+        FloatFormat("float16", 0x7E00, True, "float16"),
+        FloatFormat("float32", 0x7FC00000, True, "float32"),
+        FloatFormat("float64", 0x7FF8000000000000, True, "float64"),
+        FloatFormat("bfloat16", 0x7FC0, True, "bfloat16"),
+        FloatFormat("float8_e3m4", 0x78, True, None),
+        FloatFormat("float8_e4m3", 0x7C, True, None),
         # Not in the registry; tensorstore writes it. NaN is 0x7f/0xff; "NaN" is ml_dtypes' 0x7f.
-        FloatFormat("float8_e4m3fn", 1, 8, 0x7F, False, None),
-        FloatFormat("float8_e4m3fnuz", 1, 8, 0x80, False, None),
-        FloatFormat("float8_e4m3b11fnuz", 1, 8, 0x80, False, None),
-        FloatFormat("float8_e5m2", 1, 8, 0x7E, True, None),
-        FloatFormat("float8_e5m2fnuz", 1, 8, 0x80, False, None),
-        FloatFormat("float8_e8m0fnu", 1, 8, 0xFF, False, None),
-        FloatFormat("float4_e2m1fn", 1, 4, None, False, None),
-        FloatFormat("float6_e2m3fn", 1, 6, None, False, None),
-        FloatFormat("float6_e3m2fn", 1, 6, None, False, None),
+        FloatFormat("float8_e4m3fn", 0x7F, False, None),
+        FloatFormat("float8_e4m3fnuz", 0x80, False, None),
+        FloatFormat("float8_e4m3b11fnuz", 0x80, False, None),
+        FloatFormat("float8_e5m2", 0x7E, True, None),
+        FloatFormat("float8_e5m2fnuz", 0x80, False, None),
+        FloatFormat("float8_e8m0fnu", 0xFF, False, None),
+        FloatFormat("float4_e2m1fn", None, False, None, sub_byte_bits=4),
+        FloatFormat("float6_e2m3fn", None, False, None, sub_byte_bits=6),
+        FloatFormat("float6_e3m2fn", None, False, None, sub_byte_bits=6),
     )
-}
-
-_UINT_FOR_SIZE = {
-    1: np.dtype("uint8"),
-    2: np.dtype("uint16"),
-    4: np.dtype("uint32"),
-    8: np.dtype("uint64"),
 }
 #: the JSON strings both formats write for non-finite floats
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -108,12 +113,17 @@ def float_dtype(fmt: FloatFormat, where: str) -> np.dtype[Any]:
 # ---- v3 ------------------------------------------------------------------------------------
 
 
+def _uint(fmt: FloatFormat) -> np.dtype[Any]:
+    """The unsigned integer of the format's size, to read and write its bits."""
+    return np.dtype(f"u{fmt.size}")
+
+
 def _from_bits(bits: int, fmt: FloatFormat, dt: np.dtype[Any]) -> np.generic:
-    return np.array(bits, dtype=_UINT_FOR_SIZE[fmt.size]).view(dt)[()]  # type: ignore[no-any-return]
+    return np.array(bits, dtype=_uint(fmt)).view(dt)[()]  # type: ignore[no-any-return]
 
 
 def _to_bits(x: object, fmt: FloatFormat, dt: np.dtype[Any]) -> int:
-    return int(np.asarray(x, dtype=dt).view(_UINT_FOR_SIZE[fmt.size]))
+    return int(np.asarray(x, dtype=dt).view(_uint(fmt)))
 
 
 def parse_float(

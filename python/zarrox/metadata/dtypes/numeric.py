@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrox.errors import MetadataError
+from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata._checks import is_int
 from zarrox.metadata.dtypes.base import NO_CAST, Category, DataType, native_dtype
 from zarrox.metadata.dtypes.floats import (
@@ -22,6 +22,7 @@ from zarrox.metadata.dtypes.floats import (
     parse_v2_float,
     v2_float_json,
 )
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = [
     "COMPLEX_TYPES",
@@ -74,6 +75,31 @@ _NUMPY_COMPLEX = {
     "complex_float64": "complex128",
 }
 _CORE_FLOATS = ("float16", "float32", "float64")
+#: the sizes of long double and its complex (x86: 12 and 16, 24 and 32 bytes), which zarrox
+#: knows as types it does not support rather than as malformed type strings
+_EXTENDED_SIZES = (12, 16, 24, 32)
+
+
+def _itemsizes(names: Sequence[str], kind: str) -> tuple[int, ...]:
+    """The item sizes numpy gives the types ``names`` of numpy kind ``kind``."""
+    return tuple(sorted({np.dtype(n).itemsize for n in names if np.dtype(n).kind == kind}))
+
+
+def _check_numeric_size(
+    ts: TypeStr, names: Sequence[str], where: str, label: str, extended: bool = False
+) -> None:
+    """A numeric type string's size must be that of one of the types ``names``."""
+    sizes = _itemsizes(names, ts.kind)
+    if ts.size in sizes:
+        return
+    if extended and ts.size in _EXTENDED_SIZES:
+        raise UnsupportedDataTypeError(
+            f"{where}unsupported data type {ts.text!r} (extended precision floats)"
+        )
+    raise MetadataError(
+        f"{where}{label}: {ts.text!r}: size {ts.size} is not valid for kind {ts.kind!r} "
+        f"(expected one of {list(sizes)})"
+    )
 
 
 def _json_form_or_real(dtype: DataType, value: object, where: str, label: str) -> Any:
@@ -89,9 +115,16 @@ def _json_form_or_real(dtype: DataType, value: object, where: str, label: str) -
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class BoolType(DataType):
     """``bool`` (numpy ``?``, v2 ``|b1``)."""
+
+    V2_KINDS = "b"
+
+    @classmethod
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        _check_numeric_size(ts, ("bool",), where, label)
 
     @classmethod
     def v3(cls) -> BoolType:
@@ -141,10 +174,21 @@ class BoolType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class IntType(DataType):
     """The integers: ``int8`` .. ``uint64`` (numpy's) and ml_dtypes' ``int2``, ``int4``,
-    ``uint2``, ``uint4`` (one byte per value in memory)."""
+    ``uint2``, ``uint4`` (one byte per value in memory); v2's ``i`` and ``u`` type strings."""
+
+    V2_KINDS = "iu"
+
+    @classmethod
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        _check_numeric_size(ts, CORE_INTS, where, label)
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        return size > 1
 
     @classmethod
     def v3(cls, name: str, where: str) -> IntType:
@@ -259,6 +303,7 @@ class IntType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class FloatType(DataType):
     """The floats: ``float16/32/64`` and the ml_dtypes formats (``bfloat16``, ``float8_*``,
@@ -266,15 +311,25 @@ class FloatType(DataType):
 
     fmt: FloatFormat
 
+    V2_KINDS = "f"
+
     @classmethod
     def v3(cls, name: str, where: str) -> FloatType:
         fmt = FLOAT_FORMATS[name]
         return cls(name, name, float_dtype(fmt, where), fmt)
 
     @classmethod
-    def v2(cls, dt: np.dtype[Any]) -> FloatType:
-        name = native_dtype(dt).name
-        return cls(name, name, dt, FLOAT_FORMATS[name])
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        _check_numeric_size(ts, _CORE_FLOATS, where, label, extended=True)
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        return size > 1
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> FloatType:
+        name = native_dtype(dtype).name
+        return cls(name, name, dtype, FLOAT_FORMATS[name])
 
     @property
     def category(self) -> Category:
@@ -335,6 +390,7 @@ class FloatType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class ComplexType(DataType):
     """Complex numbers: numpy's ``complex64``/``complex128`` (also named ``complex_float32``/
@@ -343,6 +399,8 @@ class ComplexType(DataType):
     components' format."""
 
     fmt: FloatFormat
+
+    V2_KINDS = "c"
 
     @classmethod
     def v3(cls, name: str, where: str) -> ComplexType:
@@ -356,9 +414,17 @@ class ComplexType(DataType):
         return cls(name, name, dt, fmt)
 
     @classmethod
-    def v2(cls, dt: np.dtype[Any]) -> ComplexType:
-        name = native_dtype(dt).name
-        return cls(name, name, dt, FLOAT_FORMATS[COMPLEX_TYPES[name]])
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        _check_numeric_size(ts, tuple(_NUMPY_COMPLEX.values()), where, label, extended=True)
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        return True
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> ComplexType:
+        name = native_dtype(dtype).name
+        return cls(name, name, dtype, FLOAT_FORMATS[COMPLEX_TYPES[name]])
 
     @property
     def category(self) -> Category:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedDataTypeError, UnsupportedError
-from zarrox.metadata._checks import is_int
+from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata.dtypes.base import DataType, native_dtype, typestr, zarr_json_where
 from zarrox.metadata.dtypes.fixed import (
     LENGTH_TYPES,
@@ -31,18 +30,21 @@ from zarrox.metadata.dtypes.numeric import (
     IntType,
 )
 from zarrox.metadata.dtypes.struct import STRUCT_TYPES, StructType
-from zarrox.metadata.dtypes.time import TIME_TYPES, TIME_UNITS, TimeType
-from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, ObjectType, StringType
+from zarrox.metadata.dtypes.time import TIME_TYPES, TimeType
+from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_json_class, v2_types
+from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, StringType
 
 __all__ = [
     "CONFIGURED_TYPES",
     "CORE_TYPES",
     "SIMPLE_TYPES",
+    "V2_TYPES",
     "data_type_from_numpy",
     "from_zarr_python_dtype",
     "parse_data_type_json",
     "parse_v2_dtype",
     "v2_data_type",
+    "v2_json_class",
     "v2_user_dtype",
     "vlen_codec_id",
 ]
@@ -263,147 +265,9 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
 # v2 dtype
 # --------------------------------------------------------------------------------------------
 
-_TYPESTR_RE = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(?:\[([0-9]*)([A-Za-zμ]+)\])?")
-#: the item sizes numpy has for each numeric kind, from the core types
-_NUMERIC_SIZES: dict[str, tuple[int, ...]] = {
-    kind: tuple(sorted({np.dtype(n).itemsize for n in CORE_TYPES if np.dtype(n).kind == kind}))
-    for kind in "biufc"
-}
-
-
-def _parse_typestr(value: str, where: str, label: str) -> np.dtype[Any]:
-    m = _TYPESTR_RE.fullmatch(value)
-    if m is None:
-        raise MetadataError(
-            f"{where}{label}: {value!r} is not a numpy type string with an explicit byte order "
-            '(e.g. "<f8", ">i4", "|b1", "|S12", "<M8[ns]") or a list of fields'
-        )
-    order, kind, size_s, scale_s, unit = m.groups()
-    size = int(size_s) if size_s else None
-    if unit is not None and kind not in "mM":
-        raise MetadataError(f"{where}{label}: {value!r}: only M8/m8 types take a [unit]")
-    if kind == "O":
-        if order != "|" or size is not None:
-            raise MetadataError(
-                f"{where}{label}: the object data type is written '|O', got {value!r}"
-            )
-        return np.dtype("O")
-    if size is None:
-        raise MetadataError(f"{where}{label}: {value!r} has no size (e.g. '<i4', '|S5')")
-    if kind in _NUMERIC_SIZES:
-        if size not in _NUMERIC_SIZES[kind]:
-            if kind in "fc" and size in (12, 16, 24, 32):
-                raise UnsupportedDataTypeError(
-                    f"{where}unsupported data type {value!r} (extended precision floats)"
-                )
-            raise MetadataError(
-                f"{where}{label}: {value!r}: size {size} is not valid for kind {kind!r} "
-                f"(expected one of {list(_NUMERIC_SIZES[kind])})"
-            )
-    elif kind in "mM":
-        if size != 8:
-            raise MetadataError(f"{where}{label}: {value!r}: datetime types have size 8")
-        if unit is not None and unit not in TIME_UNITS:
-            raise MetadataError(
-                f"{where}{label}: {value!r}: unknown time unit {unit!r} "
-                f"(expected one of {list(TIME_UNITS)})"
-            )
-        if scale_s is not None and scale_s != "" and int(scale_s) <= 0:
-            raise MetadataError(f"{where}{label}: {value!r}: the unit's scale must be positive")
-    elif size <= 0:
-        raise MetadataError(f"{where}{label}: {value!r}: fixed-size types need a positive size")
-    swappable = kind in "iufcmMU" and (size > 1 or kind in "cU")
-    if swappable and order == "|":
-        raise MetadataError(
-            f"{where}{label}: {value!r} needs a byte order, '<' or '>' (e.g. {'<' + value[1:]!r})"
-        )
-    # Types without a byte order are written with '|'; '<' and '>' are accepted for them and
-    # dropped (numpy does the same).
-    try:
-        return np.dtype(value)
-    except TypeError as e:  # pragma: no cover - the regex already screens the forms numpy takes
-        raise MetadataError(f"{where}{label}: invalid data type {value!r}: {e}") from None
-
-
-def _parse_fields(value: Sequence[Any], where: str, label: str) -> np.dtype[Any]:
-    if len(value) == 0:
-        raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
-    names: list[str] = []
-    formats: list[Any] = []
-    offsets: list[int] = []
-    offset = 0
-    for i, item in enumerate(value):
-        ilabel = f"{label}[{i}]"
-        if isinstance(item, str | bytes | Mapping) or not isinstance(item, Sequence):
-            raise MetadataError(
-                f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
-                f"got {item!r}"
-            )
-        if len(item) not in (2, 3):
-            raise MetadataError(
-                f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
-                f"got {len(item)} elements"
-            )
-        name = item[0]
-        if not isinstance(name, str):
-            raise MetadataError(f"{where}{ilabel}[0]: field name must be a string, got {name!r}")
-        fdt = parse_v2_dtype(item[1], where, f"{ilabel}[1]")
-        if fdt.hasobject:
-            raise UnsupportedError(f"{where}{ilabel}: structured fields of object type")
-        if len(item) == 3:
-            shape = item[2]
-            if (
-                isinstance(shape, str | bytes | Mapping)
-                or not isinstance(shape, Sequence)
-                or not all(is_int(s) and s > 0 for s in shape)
-            ):
-                raise MetadataError(
-                    f"{where}{ilabel}[2]: field shape must be an array of positive integers, "
-                    f"got {shape!r}"
-                )
-            try:
-                fdt = np.dtype((fdt, tuple(int(s) for s in shape)))
-            except (ValueError, OverflowError) as e:  # larger than numpy's dimensions or sizes
-                raise MetadataError(
-                    f"{where}{ilabel}[2]: field shape {shape!r} is too large: {e}"
-                ) from None
-        if name == "" and len(item) == 2 and fdt.kind == "V" and fdt.fields is None:
-            offset += fdt.itemsize  # padding, as numpy's descr writes it
-            continue
-        if name == "":
-            raise MetadataError(f"{where}{ilabel}[0]: field name must not be empty")
-        if name in names:
-            raise MetadataError(f"{where}{ilabel}[0]: duplicate field name {name!r}")
-        names.append(name)
-        formats.append(fdt)
-        offsets.append(offset)
-        offset += fdt.itemsize
-    if not names:
-        raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
-    try:
-        return np.dtype(
-            {"names": names, "formats": formats, "offsets": offsets, "itemsize": offset}
-        )
-    except (ValueError, OverflowError) as e:  # an element larger than numpy's item size
-        raise MetadataError(f"{where}{label}: invalid structured data type: {e}") from None
-
-
-def parse_v2_dtype(value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
-    """A v2 ``dtype`` member -> numpy dtype, byte order as stored.
-
-    Takes numpy type strings with an explicit byte order (``"<f8"``, ``">i2"``, ``"|b1"``,
-    ``"|S12"``, ``"<U4"``, ``"|V8"``, ``"<M8[ns]"``, ``"<m8[10s]"``, ``"|O"``) and structured
-    types as field lists ``[["a", "<i4"], ["b", "<f8", [2]], ["c", [["d", "|u1"]]]]`` (nested,
-    with sub-array shapes, and ``["", "|V<n>"]`` padding as numpy's ``descr`` writes it).
-    ``where`` starts every error message (``".zarray at 'a': "``).
-    """
-    if isinstance(value, str):
-        return _parse_typestr(value, where, label)
-    if isinstance(value, list | tuple):
-        return _parse_fields(value, where, label)
-    raise MetadataError(
-        f"{where}{label}: must be a numpy type string or a list of fields, got {value!r}"
-    )
+#: the data types of v2 arrays (each module registers its own, ``v2_json.v2_type``), asked
+#: in turn whether a v2 ``dtype`` (JSON or numpy) is one of their forms
+V2_TYPES = v2_types()
 
 
 def _check_float_size(dt: np.dtype[Any], where: str) -> None:
@@ -416,32 +280,13 @@ def _check_float_size(dt: np.dtype[Any], where: str) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _v2_data_type(dt: np.dtype[Any]) -> DataType:
-    kind = dt.kind
     _check_float_size(dt, "")
     try:
         v3_json = _numpy_json(dt, "")
     except UnsupportedDataTypeError:
         v3_json = None  # v2 layouts v3 has no type for (padding, sub-array fields)
-    name = v3_json if isinstance(v3_json, str) else (v3_json or {}).get("name", typestr(dt))
-    if kind == "b":
-        return BoolType(name, v3_json, dt)
-    if kind in "iu":
-        return IntType(name, v3_json, dt)
-    if kind == "f":
-        return FloatType.v2(dt)
-    if kind == "c":
-        return ComplexType.v2(dt)
-    if kind in "mM":
-        return TimeType(name, v3_json, dt)
-    if kind == "S":
-        return NullTerminatedBytesType(name, v3_json, dt)
-    if kind == "U":
-        return FixedUtf32Type(name, v3_json, dt)
-    if kind == "V" and dt.fields is not None:
-        return StructType(name, v3_json, dt)
-    if kind == "V":
-        return RawBytesType("raw_bytes", v3_json, dt)
-    return ObjectType("object", None, dt)
+    cls = next(cls for cls in V2_TYPES if cls.check_v2_dtype(dt))
+    return cls.from_v2_dtype(dt, v3_json)
 
 
 def v2_data_type(dtype: object) -> DataType:

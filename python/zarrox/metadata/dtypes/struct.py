@@ -23,6 +23,7 @@ from zarrox.metadata.dtypes.base import (
 )
 from zarrox.metadata.dtypes.fixed import V2Void
 from zarrox.metadata.dtypes.time import check_config_keys
+from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_type
 
 __all__ = ["STRUCT_TYPES", "StructType", "v2_fields_json"]
 
@@ -51,12 +52,96 @@ def v2_fields_json(dt: np.dtype[Any]) -> list[Any]:
     return out
 
 
+def _sub_array(fdt: np.dtype[Any], shape: object, where: str, label: str) -> np.dtype[Any]:
+    """A v2 field's type ``fdt`` with its ``shape`` (the field's third member)."""
+    if (
+        isinstance(shape, str | bytes | Mapping)
+        or not isinstance(shape, Sequence)
+        or not all(is_int(s) and s > 0 for s in shape)
+    ):
+        raise MetadataError(
+            f"{where}{label}: field shape must be an array of positive integers, got {shape!r}"
+        )
+    try:
+        return np.dtype((fdt, tuple(int(s) for s in shape)))
+    except (ValueError, OverflowError) as e:  # larger than numpy's dimensions or sizes
+        raise MetadataError(f"{where}{label}: field shape {shape!r} is too large: {e}") from None
+
+
+@v2_type
 @dataclass(frozen=True, eq=False)
 class StructType(V2Void):
     """A structured type; ``members`` are the v3 fields (empty for a v2 instance, whose fill
     values are the stored bytes)."""
 
     members: tuple[tuple[str, DataType], ...] = ()
+
+    # ---- v2 dtype: field lists -------------------------------------------------------------
+
+    @classmethod
+    def check_v2_json(cls, value: object) -> bool:
+        return isinstance(value, list | tuple)
+
+    @classmethod
+    def parse_v2_json(cls, value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
+        """A v2 field list ``[["a", "<i4"], ["b", "<f8", [2]], ["c", [["d", "|u1"]]]]``
+        (nested, with sub-array shapes, and ``["", "|V<n>"]`` padding as numpy's ``descr``
+        writes it) -> structured numpy dtype, byte order as stored."""
+        if not cls.check_v2_json(value):
+            raise MetadataError(f"{where}{label}: expected a list of fields, got {value!r}")
+        # a field's type is any v2 dtype, parsed by its own class
+        items: Sequence[Any] = value  # type: ignore[assignment]
+        if len(items) == 0:
+            raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
+        names: list[str] = []
+        formats: list[Any] = []
+        offsets: list[int] = []
+        offset = 0
+        for i, item in enumerate(items):
+            ilabel = f"{label}[{i}]"
+            if isinstance(item, str | bytes | Mapping) or not isinstance(item, Sequence):
+                raise MetadataError(
+                    f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
+                    f"got {item!r}"
+                )
+            if len(item) not in (2, 3):
+                raise MetadataError(
+                    f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
+                    f"got {len(item)} elements"
+                )
+            name = item[0]
+            if not isinstance(name, str):
+                raise MetadataError(
+                    f"{where}{ilabel}[0]: field name must be a string, got {name!r}"
+                )
+            fdt = parse_v2_dtype(item[1], where, f"{ilabel}[1]")
+            if fdt.hasobject:
+                raise UnsupportedError(f"{where}{ilabel}: structured fields of object type")
+            if len(item) == 3:
+                fdt = _sub_array(fdt, item[2], where, f"{ilabel}[2]")
+            if name == "" and len(item) == 2 and fdt.kind == "V" and fdt.fields is None:
+                offset += fdt.itemsize  # padding, as numpy's descr writes it
+                continue
+            if name == "":
+                raise MetadataError(f"{where}{ilabel}[0]: field name must not be empty")
+            if name in names:
+                raise MetadataError(f"{where}{ilabel}[0]: duplicate field name {name!r}")
+            names.append(name)
+            formats.append(fdt)
+            offsets.append(offset)
+            offset += fdt.itemsize
+        if not names:
+            raise MetadataError(f"{where}{label}: a structured data type needs at least one field")
+        try:
+            return np.dtype(
+                {"names": names, "formats": formats, "offsets": offsets, "itemsize": offset}
+            )
+        except (ValueError, OverflowError) as e:  # an element larger than numpy's item size
+            raise MetadataError(f"{where}{label}: invalid structured data type: {e}") from None
+
+    @classmethod
+    def check_v2_dtype(cls, dtype: np.dtype[Any]) -> bool:
+        return dtype.fields is not None
 
     @classmethod
     def v3(

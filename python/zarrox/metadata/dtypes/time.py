@@ -12,6 +12,7 @@ import numpy as np
 from zarrox.errors import MetadataError
 from zarrox.metadata._checks import is_int
 from zarrox.metadata.dtypes.base import NO_CAST, Category, DataType, cast_values
+from zarrox.metadata.dtypes.v2_json import TypeStr, v2_type
 
 __all__ = ["TIME_TYPES", "TIME_UNITS", "TimeType", "check_config_keys"]
 
@@ -24,6 +25,8 @@ TIME_UNITS = (
 )
 _MAX_SCALE_FACTOR = 2**31 - 1
 _NAT = -(2**63)
+#: the item size of every datetime64/timedelta64 (an int64 count)
+_TIME_SIZE = np.dtype("M8").itemsize
 
 
 def check_config_keys(
@@ -46,9 +49,14 @@ def _nat(dt: np.dtype[Any]) -> np.generic:
     return np.array([_NAT], dtype=np.int64).view(dt.newbyteorder("="))[0]  # type: ignore[no-any-return]
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class TimeType(DataType):
-    """A datetime64 or timedelta64 type (``dtype`` carries the unit and scale)."""
+    """A datetime64 or timedelta64 type (``dtype`` carries the unit and scale); v2's ``M8``
+    and ``m8`` type strings, with an optional ``[<scale><unit>]``."""
+
+    V2_KINDS = "mM"
+    _V2_TAKES_UNIT = True
 
     @classmethod
     def v3(cls, name: str, cfg: Mapping[str, Any], where: str, label: str) -> TimeType:
@@ -80,12 +88,29 @@ class TimeType(DataType):
             "configuration": {"unit": unit, "scale_factor": int(count)},
         }
 
+    @classmethod
+    def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
+        value, unit = ts.text, ts.unit
+        if ts.size != _TIME_SIZE:
+            raise MetadataError(f"{where}{label}: {value!r}: datetime types have size {_TIME_SIZE}")
+        if unit is not None and unit not in TIME_UNITS:
+            raise MetadataError(
+                f"{where}{label}: {value!r}: unknown time unit {unit!r} "
+                f"(expected one of {list(TIME_UNITS)})"
+            )
+        if ts.scale is not None and ts.scale != "" and int(ts.scale) <= 0:
+            raise MetadataError(f"{where}{label}: {value!r}: the unit's scale must be positive")
+
+    @classmethod
+    def _v2_has_byte_order(cls, size: int) -> bool:
+        return size > 1
+
     @property
     def category(self) -> Category:
         return "datetime"
 
     def components(self) -> tuple[list[list[int]], list[list[Any]]]:
-        return [[0, 8]], []
+        return [[0, self.dtype.itemsize]], []
 
     # ---- v3 --------------------------------------------------------------------------------
 

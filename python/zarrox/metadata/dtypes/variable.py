@@ -13,6 +13,7 @@ import numpy as np
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata._checks import copy_json, is_int, is_text
 from zarrox.metadata.dtypes.base import Category, DataType, b64decode, b64encode
+from zarrox.metadata.dtypes.v2_json import v2_type
 
 __all__ = ["BYTES_NAMES", "BytesType", "ObjectType", "StringType", "string_dtype"]
 
@@ -131,10 +132,30 @@ class BytesType(_Variable):
         return bytes(scalar)
 
 
+@v2_type
 @dataclass(frozen=True, eq=False)
 class ObjectType(DataType):
     """v2's object type ``|O``: strings or bytes of any length, the fill value whatever JSON
     value was stored (a string or a scalar, or null)."""
+
+    V2_KINDS = "O"
+
+    @classmethod
+    def parse_v2_json(cls, value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
+        ts = cls._own_typestr(value, where, label)
+        if ts.order != "|" or ts.size is not None:
+            raise MetadataError(
+                f"{where}{label}: the object data type is written '|O', got {value!r}"
+            )
+        return np.dtype("O")
+
+    @classmethod
+    def check_v2_dtype(cls, dtype: np.dtype[Any]) -> bool:
+        return dtype.kind in "OT"  # object, and numpy's StringDType
+
+    @classmethod
+    def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> ObjectType:
+        return cls("object", None, dtype)
 
     @property
     def category(self) -> Category:
