@@ -35,6 +35,13 @@ fn numcodecs_members(id: &str) -> Option<Vec<&'static str>> {
     members_of(id).map(<[&str]>::to_vec)
 }
 
+/// The bits of the mantissa the `bitround` codec rounds in a float format
+/// (`"float32"`, `"bfloat16"`...), or `None` for a format it does not round.
+#[pyfunction]
+fn bitround_mantissa_bits(float_format: &str) -> Option<u32> {
+    crate::codec::bitround::mantissa_bits(float_format)
+}
+
 /// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration
 /// (JSON object): `{"name", "configuration": {"separator"}}`.
 #[pyfunction]
@@ -59,6 +66,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codec_configuration, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
     m.add_function(wrap_pyfunction!(numcodecs_members, m)?)?;
+    m.add_function(wrap_pyfunction!(bitround_mantissa_bits, m)?)?;
     m.add("BLOSC_CNAMES", crate::codec::blosc::CNAMES.to_vec())?;
     m.add("BLOSC_SHUFFLES", crate::codec::blosc::SHUFFLES.to_vec())?;
     Ok(())

@@ -383,3 +383,57 @@ def test_codecs_the_core_does_not_complete_are_kept_as_given() -> None:
     # members numcodecs does not know are kept, after numcodecs' own
     got = complete_codec({"extra": 1, "id": "lz4"}, "", "compressor")
     assert list(got.items()) == [("id", "lz4"), ("acceleration", 1), ("extra", 1)]
+
+
+# -- the registry codecs zarr-python 3.4 added ------------------------------------------------
+
+
+def test_scale_offset_defaults_are_zarr_pythons() -> None:
+    assert complete({"name": "scale_offset"}) == {"offset": 0, "scale": 1}
+    assert list(complete({"name": "scale_offset"})) == ["offset", "scale"]
+    cfg = {"scale": "0.5", "offset": 2}
+    assert complete({"name": "scale_offset", "configuration": cfg}) == {"offset": 2, "scale": "0.5"}
+    scale_offset = getattr(zarr.codecs, "ScaleOffset", None)
+    if scale_offset is None:
+        pytest.skip("zarr-python < 3.4 has no scale_offset")
+    params = inspect.signature(scale_offset.__init__).parameters
+    assert complete({"name": "scale_offset"}) == {
+        "offset": params["offset"].default,
+        "scale": params["scale"].default,
+    }
+    # written without its defaults, as zarr-python writes it
+    chain = normalize_codecs(
+        [{"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}}, "bytes"],
+        dtype=np.dtype("float32"),
+    )
+    assert chain[0] == as_json(scale_offset(offset=0, scale=2).to_dict())
+
+
+def test_bitround_and_reshape_members_are_the_cores() -> None:
+    assert complete({"name": "bitround", "configuration": {"keepbits": 4}}) == {"keepbits": 4}
+    cfg = {"shape": [[0, 1], -1]}
+    assert complete({"name": "reshape", "configuration": cfg}) == cfg
+
+
+@pytest.mark.parametrize(
+    ("codec", "match"),
+    [
+        ({"name": "bitround"}, "'keepbits' is required"),
+        ({"name": "bitround", "configuration": {"keepbits": -1}}, "keepbits"),
+        ({"name": "bitround", "configuration": {"keepbits": 1, "mantissa_bits": 3}}, "unknown"),
+        ({"name": "reshape"}, "'shape' is required"),
+        ({"name": "reshape", "configuration": {"shape": None}}, "must not be null"),
+        ({"name": "scale_offset", "configuration": {"shift": 1}}, "unknown member 'shift'"),
+        ({"name": "scale_offset", "configuration": {"scale": None}}, "must not be null"),
+    ],
+)
+def test_registry_codec_configuration_errors(codec: dict[str, Any], match: str) -> None:
+    with pytest.raises(MetadataError, match=match):
+        complete(codec)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_bitround_mantissa_bits_are_numpys(dtype: str) -> None:
+    assert _core.bitround_mantissa_bits(dtype) == np.finfo(dtype).nmant
+    assert _core.bitround_mantissa_bits("bfloat16") == 7
+    assert _core.bitround_mantissa_bits("int32") is None

@@ -13,7 +13,10 @@ use serde_json::{Map, Value};
 
 use super::config::{check_members, int_member, Members};
 use super::numcodecs;
-use super::{blosc, bytes, cast_value, gzip, name_and_config, packbits, sharding, zstd};
+use super::{
+    bitround, blosc, bytes, cast_value, gzip, name_and_config, packbits, reshape, scale_offset,
+    sharding, zstd,
+};
 use crate::error::{Error, Result};
 
 /// The complete configuration of `codec` (`{"name", "configuration"}` or a
@@ -52,6 +55,9 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
         "bytes" => bytes::complete_config(config),
         "sharding_indexed" => sharding::complete_config(config),
         "cast_value" => cast_value::complete_config(config),
+        "scale_offset" => scale_offset::complete_config(config),
+        "bitround" => bitround::complete_config(config),
+        "reshape" => reshape::complete_config(config),
         "packbits" => packbits::complete_config(config),
         "crc32c" | "vlen-utf8" | "vlen-bytes" => {
             check_members(name, config, &[])?;
@@ -277,6 +283,63 @@ mod tests {
             nc("blosc"),
             json!({"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})
         );
+    }
+
+    #[test]
+    fn registry_codecs_complete_their_stored_members() {
+        use crate::error::ErrorKind::Metadata;
+        let with = |name: &str, cfg: Value| json!({"name": name, "configuration": cfg});
+        assert_eq!(
+            complete(json!("scale_offset"), 4).unwrap(),
+            json!({"offset": 0, "scale": 1})
+        );
+        assert_eq!(
+            keys(
+                with("scale_offset", json!({"scale": "0.5", "offset": 3})),
+                4
+            ),
+            ["offset", "scale"]
+        );
+        assert_eq!(
+            complete(with("scale_offset", json!({"scale": "0.5"})), 4).unwrap(),
+            json!({"offset": 0, "scale": "0.5"})
+        );
+        assert_eq!(
+            complete(with("bitround", json!({"keepbits": 3})), 4).unwrap(),
+            json!({"keepbits": 3})
+        );
+        assert_eq!(
+            complete(with("reshape", json!({"shape": [[0, 1], -1]})), 4).unwrap(),
+            json!({"shape": [[0, 1], -1]})
+        );
+        let err = |codec: Value| complete(codec, 4).unwrap_err();
+        assert_eq!(
+            err(json!("bitround")).message,
+            "codec 'bitround': 'keepbits' is required"
+        );
+        assert_eq!(
+            err(json!("reshape")).message,
+            "codec 'reshape': 'shape' is required"
+        );
+        for codec in [
+            with("bitround", json!({"keepbits": -1})),
+            with("bitround", json!({"keepbits": 2, "component_size": 4})),
+            with("bitround", json!({"keepbits": null})),
+            with("scale_offset", json!({"shift": 1})),
+            with("scale_offset", json!({"offset": null})),
+            with("reshape", json!({"shape": [2], "order": "C"})),
+        ] {
+            assert_eq!(err(codec.clone()).kind, Metadata, "{codec}");
+        }
+    }
+
+    #[test]
+    fn bitround_mantissa_bits_are_the_formats() {
+        assert_eq!(bitround::mantissa_bits("float16"), Some(10));
+        assert_eq!(bitround::mantissa_bits("bfloat16"), Some(7));
+        assert_eq!(bitround::mantissa_bits("float32"), Some(23));
+        assert_eq!(bitround::mantissa_bits("float64"), Some(52));
+        assert_eq!(bitround::mantissa_bits("int32"), None);
     }
 
     #[test]

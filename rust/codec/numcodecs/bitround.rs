@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::bitround::{round_words, Carry};
+use crate::codec::bitround::{mantissa_bits, round_words, Carry};
 use crate::codec::config::{int_member, Members};
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
@@ -41,16 +41,17 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
 impl BitRoundCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         let keepbits = keepbits(config)? as u32;
-        let bits = match (spec.dtype.kind, spec.dtype.size) {
-            (DataKind::Float, 2) => 10,
-            (DataKind::Float, 4) => 23,
-            (DataKind::Float, 8) => 52,
-            _ => {
-                return Err(Error::metadata(format!(
-                    "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
-                )))
-            }
+        let format = match (spec.dtype.kind, spec.dtype.size) {
+            (DataKind::Float, 2) => "float16",
+            (DataKind::Float, 4) => "float32",
+            (DataKind::Float, 8) => "float64",
+            _ => "",
         };
+        let bits = mantissa_bits(format).ok_or_else(|| {
+            Error::metadata(format!(
+                "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
+            ))
+        })?;
         if keepbits > bits {
             return Err(Error::metadata(format!(
                 "codec '{NAME}': keepbits {keepbits} is too large for a float with {bits} \
