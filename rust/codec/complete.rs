@@ -7,7 +7,9 @@
 //! What depends on the array rather than on the codec stays with the caller:
 //! the item size that blosc's `typesize` and `shuffle` default to, whether a
 //! data type has a byte order (the `bytes` codec then drops `endian`), and the
-//! checks of `transpose` orders and sharding shapes against the chunks.
+//! checks of `transpose` orders, sharding shapes and `reshape` shapes against
+//! the chunks, the values of `scale_offset` as values of the data type, and the
+//! numpy spelling of numcodecs' dtype members (`"int32"` is written `"<i4"`).
 
 use serde_json::{Map, Value};
 

@@ -2,7 +2,8 @@
 their translation to the Rust core's codec chain.
 
 Stored configurations are checked (:func:`check_codec`) and completed with numcodecs' defaults
-(:func:`complete_codec`, what ``numcodecs.get_codec(config).get_config()`` gives); user
+(:func:`complete_codec`, what ``numcodecs.get_codec(config).get_config()`` gives), both by the
+Rust core (``rust/codec/complete.rs``), which knows every codec's members and defaults; user
 codecs become what zarr-python 3.1 writes (:func:`normalize_v2_codec`); :func:`core_codec` gives
 the core's ``numcodecs.<id>`` codec, and :func:`filter_byte_order` follows the byte order of
 the values through value filters.
