@@ -316,7 +316,9 @@ def _given(codec: Any, keys: typing.Iterable[str]) -> dict[str, Any]:
 def test_every_core_completed_numcodecs_codec_is_pinned() -> None:
     pinned = {default.codec_id for default, _ in _NUMCODECS_DEFAULT_AND_CUSTOM}
     assert {i for i in pinned if _core.numcodecs_members(i) is not None} == pinned
-    for codec_id in ("pcodec", "zfpy", "json2", "msgpack2", "vlen-utf8", "nope"):
+    assert _core.numcodecs_members("pcodec") is not None  # pinned below, with its extra
+    assert _core.numcodecs_members("zfpy") is not None
+    for codec_id in ("json2", "msgpack2", "vlen-utf8", "vlen-array", "nope"):
         assert _core.numcodecs_members(codec_id) is None
 
 
@@ -373,9 +375,42 @@ def test_numcodecs_completion_errors(config: dict[str, Any], match: str) -> None
         complete_codec(config, ".zarray: ", "filters[0]")
 
 
+@pytest.mark.parametrize(
+    ("module_name", "class_name", "kwargs"),
+    [
+        ("pcodec", "PCodec", {}),
+        (
+            "pcodec",
+            "PCodec",
+            {
+                "level": 3,
+                "mode_spec": "classic",
+                "delta_spec": "try_consecutive",
+                "delta_encoding_order": 2,
+                "equal_pages_up_to": 1000,
+            },
+        ),
+        ("zfpy", "ZFPY", {}),
+        ("zfpy", "ZFPY", {"mode": 2, "rate": 8.5}),
+        ("zfpy", "ZFPY", {"mode": 3, "precision": 12}),
+        ("zfpy", "ZFPY", {"mode": 1}),
+    ],
+)
+def test_pcodec_and_zfpy_complete_as_numcodecs(
+    module_name: str, class_name: str, kwargs: dict[str, Any]
+) -> None:
+    """numcodecs' serializers (optional extras): ``get_config()``, with zfpy's
+    ``compression_kwargs`` derived from its mode, from the members given."""
+    cls = getattr(pytest.importorskip(f"numcodecs.{module_name}"), class_name)
+    expected = cls(**kwargs).get_config()
+    given = {"id": expected["id"], **kwargs}
+    for config in (given, expected):
+        got = complete_codec(config, "", "compressor")
+        assert got == expected
+        assert list(got) == list(expected)
+
+
 def test_codecs_the_core_does_not_complete_are_kept_as_given() -> None:
-    config = {"id": "pcodec", "level": 3, "mode_spec": "classic"}
-    assert complete_codec(config, "", "compressor") == config
     assert complete_codec({"level": 1, "id": "newcodec"}, "", "compressor") == {
         "id": "newcodec",
         "level": 1,

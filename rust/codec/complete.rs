@@ -33,7 +33,7 @@ pub fn complete_config(codec: &Value, item_size: usize) -> Result<Members> {
 fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> Result<Members> {
     // A v3 document gives a member or leaves it out; numcodecs writes null
     // for the defaults of a few members (cast_value's optional members may be
-    // null too).
+    // null too). pcodec and zfpy check their values when a chunk is encoded.
     let nullable: &[&str] = match name {
         "cast_value" => &["out_of_range", "scalar_map"],
         "packbits" => &["first_bit", "last_bit", "start_bit", "end_bit"],
@@ -42,9 +42,10 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
         "numcodecs.delta" | "numcodecs.fixedscaleoffset" | "numcodecs.quantize" => &["astype"],
         _ => &[],
     };
+    let checked_when_encoding = matches!(name, "numcodecs.pcodec" | "numcodecs.zfpy");
     let null = config
         .iter()
-        .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()));
+        .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()) && !checked_when_encoding);
     if let Some((key, _)) = null {
         return Err(Error::metadata(format!(
             "codec '{name}': '{key}' must not be null"
@@ -87,8 +88,7 @@ fn unknown(name: &str) -> Error {
 
 /// The numcodecs codecs whose configurations are completed here, with the
 /// members numcodecs' `get_config()` gives (in its order, without `"id"`):
-/// every numcodecs codec the core has except pcodec and zfpy (their
-/// configurations are kept as given), and two it cannot decode (`categorize`
+/// every numcodecs codec the core has, and two it cannot decode (`categorize`
 /// and `pickle`: their defaults are a fact about numcodecs, not about decoding).
 pub const NUMCODECS: &[(&str, &[&str])] = &[
     ("zlib", numcodecs::zlib::MEMBERS),
@@ -110,6 +110,8 @@ pub const NUMCODECS: &[(&str, &[&str])] = &[
     ("fixedscaleoffset", numcodecs::fixedscaleoffset::MEMBERS),
     ("quantize", numcodecs::quantize::MEMBERS),
     ("astype", numcodecs::astype::MEMBERS),
+    ("pcodec", numcodecs::pcodec::MEMBERS),
+    ("zfpy", numcodecs::zfpy::MEMBERS),
     ("categorize", CATEGORIZE_MEMBERS),
     ("pickle", PICKLE_MEMBERS),
 ];
@@ -148,6 +150,8 @@ fn complete_numcodecs(id: &str, config: &Map<String, Value>) -> Result<Members> 
         "fixedscaleoffset" => numcodecs::fixedscaleoffset::complete_config(config),
         "quantize" => numcodecs::quantize::complete_config(config),
         "astype" => numcodecs::astype::complete_config(config),
+        "pcodec" => numcodecs::pcodec::complete_config(config),
+        "zfpy" => numcodecs::zfpy::complete_config(config),
         "categorize" => {
             check_config(id, config, CATEGORIZE_MEMBERS)?;
             let labels = required(id, "labels", &config.get("labels").cloned())?;
@@ -417,6 +421,34 @@ mod tests {
             json!({"labels": ["a"], "dtype": "<U1", "astype": "|u1"})
         );
         assert_eq!(nc("pickle", json!({})), json!({"protocol": 5}));
+        assert_eq!(
+            nc("pcodec", json!({})),
+            json!({"level": 8, "mode_spec": "auto", "delta_spec": "auto",
+                   "paging_spec": "equal_pages_up_to", "delta_encoding_order": null,
+                   "equal_pages_up_to": 262_144})
+        );
+        // as numcodecs, pcodec and zfpy keep what they are given until they encode
+        assert_eq!(nc("pcodec", json!({"level": null}))["level"], Value::Null);
+        assert_eq!(
+            nc("zfpy", json!({})),
+            json!({"mode": 4, "compression_kwargs": {"tolerance": -1},
+                   "tolerance": -1, "rate": -1, "precision": -1})
+        );
+        assert_eq!(
+            nc(
+                "zfpy",
+                json!({"mode": 2, "rate": 8.5, "compression_kwargs": {"x": 1}})
+            ),
+            json!({"mode": 2, "compression_kwargs": {"rate": 8.5},
+                   "tolerance": -1, "rate": 8.5, "precision": -1})
+        );
+        assert_eq!(
+            keys(
+                json!({"name": "numcodecs.zfpy", "configuration": {"mode": 1}}),
+                4
+            ),
+            ["mode", "tolerance", "rate", "precision"]
+        );
     }
 
     #[test]
@@ -436,8 +468,8 @@ mod tests {
             assert_eq!(&keys(codec, 4), members, "{id}");
             assert_eq!(numcodecs_members(id), Some(*members));
         }
-        assert_eq!(numcodecs_members("pcodec"), None);
         assert_eq!(numcodecs_members("json2"), None);
+        assert_eq!(numcodecs_members("vlen-utf8"), None);
     }
 
     #[test]
@@ -513,7 +545,8 @@ mod tests {
         ] {
             assert_eq!(err(id, cfg.clone()).kind, Metadata, "{id} {cfg}");
         }
-        assert_eq!(err("pcodec", json!({})).kind, Unsupported);
+        assert_eq!(err("pcodec", json!({"levels": 1})).kind, Metadata);
+        assert_eq!(err("json2", json!({})).kind, Unsupported);
     }
 
     #[test]
