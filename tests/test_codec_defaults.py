@@ -264,3 +264,211 @@ def test_packbits_default_is_the_registrys() -> None:
     for spelling, name in (("start_byte", "first_byte"), ("end_byte", "last_byte")):
         cfg = {"padding_encoding": spelling}
         assert complete({"name": "packbits", "configuration": cfg}) == {"padding_encoding": name}
+
+
+# -- every numcodecs codec the core completes: numcodecs' get_config() -------------------------
+
+#: one codec per id the core completes (``_core.numcodecs_members``), with its defaults, and
+#: one with every member given a non-default value
+_NUMCODECS_DEFAULT_AND_CUSTOM: list[tuple[Any, Any]] = [
+    (numcodecs.Zlib(), numcodecs.Zlib(level=7)),
+    (numcodecs.GZip(), numcodecs.GZip(level=3)),
+    (numcodecs.BZ2(), numcodecs.BZ2(level=9)),
+    (numcodecs.LZMA(), numcodecs.LZMA(format=2, preset=3)),
+    (numcodecs.Zstd(), numcodecs.Zstd(level=4, checksum=True)),
+    (numcodecs.LZ4(), numcodecs.LZ4(acceleration=5)),
+    (numcodecs.Blosc(), numcodecs.Blosc(cname="zlib", clevel=2, shuffle=2, blocksize=256)),
+    (numcodecs.Shuffle(), numcodecs.Shuffle(elementsize=8)),
+    (numcodecs.CRC32(), numcodecs.CRC32(location="end")),
+    (numcodecs.Adler32(), numcodecs.Adler32(location="end")),
+    (numcodecs.CRC32C(), numcodecs.CRC32C(location="start")),
+    (numcodecs.Fletcher32(), numcodecs.Fletcher32()),
+    (numcodecs.JenkinsLookup3(), numcodecs.JenkinsLookup3(initval=9)),
+    (numcodecs.PackBits(), numcodecs.PackBits()),
+    (numcodecs.BitRound(keepbits=3), numcodecs.BitRound(keepbits=10)),
+    (numcodecs.Delta(dtype="i4"), numcodecs.Delta(dtype="int64", astype=">i2")),
+    (
+        numcodecs.FixedScaleOffset(offset=0, scale=1, dtype="f8"),
+        numcodecs.FixedScaleOffset(offset=1.5, scale=10, dtype="f4", astype="u1"),
+    ),
+    (numcodecs.Quantize(digits=2, dtype="f8"), numcodecs.Quantize(1, "f4", astype="f2")),
+    (numcodecs.AsType("i2", "i4"), numcodecs.AsType(encode_dtype="f2", decode_dtype=">f8")),
+    (numcodecs.Categorize(["a"], "U1"), numcodecs.Categorize(["a", "b"], "<U2", astype="u2")),
+    (numcodecs.Pickle(), numcodecs.Pickle(protocol=2)),
+]
+#: the constructor arguments without which numcodecs builds no codec
+_NUMCODECS_REQUIRED = {
+    "bitround": ("keepbits",),
+    "delta": ("dtype",),
+    "fixedscaleoffset": ("offset", "scale", "dtype"),
+    "quantize": ("digits", "dtype"),
+    "astype": ("encode_dtype", "decode_dtype"),
+    "categorize": ("labels", "dtype"),
+}
+
+
+def _given(codec: Any, keys: typing.Iterable[str]) -> dict[str, Any]:
+    """The arguments ``keys`` of a numcodecs codec, as its get_config() gives them."""
+    config = codec.get_config()
+    return {"id": config["id"], **{k: config[k] for k in keys}}
+
+
+def test_every_core_completed_numcodecs_codec_is_pinned() -> None:
+    pinned = {default.codec_id for default, _ in _NUMCODECS_DEFAULT_AND_CUSTOM}
+    assert {i for i in pinned if _core.numcodecs_members(i) is not None} == pinned
+    assert _core.numcodecs_members("pcodec") is not None  # pinned below, with its extra
+    assert _core.numcodecs_members("zfpy") is not None
+    for codec_id in ("json2", "msgpack2", "vlen-utf8", "vlen-array", "nope"):
+        assert _core.numcodecs_members(codec_id) is None
+
+
+@pytest.mark.parametrize(
+    ("default", "custom"),
+    _NUMCODECS_DEFAULT_AND_CUSTOM,
+    ids=[d.codec_id for d, _ in _NUMCODECS_DEFAULT_AND_CUSTOM],
+)
+def test_numcodecs_completion_is_get_config(default: Any, custom: Any) -> None:
+    """From its required arguments only, and from every member as numcodecs writes it, a
+    configuration completes to numcodecs' own ``get_config()``, in its member order; the
+    members the core names are that order (without "id")."""
+    codec_id = default.codec_id
+    required = _NUMCODECS_REQUIRED.get(codec_id, ())
+    for codec, config in ((default, _given(default, required)), (custom, custom.get_config())):
+        expected = codec.get_config()
+        got = complete_codec(config, "", "filters[0]")
+        assert got == expected
+        assert list(got) == list(expected)
+    members = [k for k in default.get_config() if k != "id"]
+    assert list(_core.numcodecs_members(codec_id)) == members or codec_id in (
+        "crc32",
+        "adler32",
+        "crc32c",
+    )
+
+
+def test_numcodecs_dtype_members_are_written_as_numpy_does() -> None:
+    """A dtype given by name is written as numpy's ``dtype.str``, as numcodecs writes it."""
+    got = complete_codec({"id": "delta", "dtype": "int16"}, "", "filters[0]")
+    expected = {"id": "delta", "dtype": "<i2", "astype": "<i2"}
+    assert got == numcodecs.Delta(dtype="int16").get_config() == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "match"),
+    [
+        ({"id": "delta"}, r"^\.zarray: filters\[0\]: codec 'delta' requires member 'dtype'$"),
+        ({"id": "bitround"}, r"filters\[0\]: codec 'bitround' requires member 'keepbits'"),
+        ({"id": "categorize", "dtype": "U1"}, r"codec 'categorize' requires member 'labels'"),
+        ({"id": "lz4", "acceleration": "x"}, r"filters\[0\]\.acceleration: lz4 acceleration"),
+        ({"id": "shuffle", "elementsize": 2**40}, r"\.elementsize: shuffle elementsize must"),
+        ({"id": "pickle", "protocol": 6}, r"\.protocol: pickle protocol must be an integer"),
+        ({"id": "lz4", "acceleration": None}, r"\.acceleration: lz4 acceleration must not be"),
+        ({"id": "crc32", "location": "middle"}, r"\.location: must be one of"),
+        ({"id": "lzma", "check": 2}, r"filters\[0\]: .*integrity check 2"),
+        ({"id": "jenkins_lookup3", "prefix": [256]}, r"\.prefix: must hold byte values"),
+        ({"id": "fixedscaleoffset", "offset": "0", "scale": 1, "dtype": "f8"}, r"\.offset"),
+        ({"id": "quantize", "digits": 1, "dtype": "nope"}, r"\.dtype: not a data type"),
+    ],
+)
+def test_numcodecs_completion_errors(config: dict[str, Any], match: str) -> None:
+    with pytest.raises(MetadataError, match=match):
+        complete_codec(config, ".zarray: ", "filters[0]")
+
+
+@pytest.mark.parametrize(
+    ("module_name", "class_name", "kwargs"),
+    [
+        ("pcodec", "PCodec", {}),
+        (
+            "pcodec",
+            "PCodec",
+            {
+                "level": 3,
+                "mode_spec": "classic",
+                "delta_spec": "try_consecutive",
+                "delta_encoding_order": 2,
+                "equal_pages_up_to": 1000,
+            },
+        ),
+        ("zfpy", "ZFPY", {}),
+        ("zfpy", "ZFPY", {"mode": 2, "rate": 8.5}),
+        ("zfpy", "ZFPY", {"mode": 3, "precision": 12}),
+        ("zfpy", "ZFPY", {"mode": 1}),
+    ],
+)
+def test_pcodec_and_zfpy_complete_as_numcodecs(
+    module_name: str, class_name: str, kwargs: dict[str, Any]
+) -> None:
+    """numcodecs' serializers (optional extras): ``get_config()``, with zfpy's
+    ``compression_kwargs`` derived from its mode, from the members given."""
+    cls = getattr(pytest.importorskip(f"numcodecs.{module_name}"), class_name)
+    expected = cls(**kwargs).get_config()
+    given = {"id": expected["id"], **kwargs}
+    for config in (given, expected):
+        got = complete_codec(config, "", "compressor")
+        assert got == expected
+        assert list(got) == list(expected)
+
+
+def test_codecs_the_core_does_not_complete_are_kept_as_given() -> None:
+    assert complete_codec({"level": 1, "id": "newcodec"}, "", "compressor") == {
+        "id": "newcodec",
+        "level": 1,
+    }
+    # members numcodecs does not know are kept, after numcodecs' own
+    got = complete_codec({"extra": 1, "id": "lz4"}, "", "compressor")
+    assert list(got.items()) == [("id", "lz4"), ("acceleration", 1), ("extra", 1)]
+
+
+# -- the registry codecs zarr-python 3.4 added ------------------------------------------------
+
+
+def test_scale_offset_defaults_are_zarr_pythons() -> None:
+    assert complete({"name": "scale_offset"}) == {"offset": 0, "scale": 1}
+    assert list(complete({"name": "scale_offset"})) == ["offset", "scale"]
+    cfg = {"scale": "0.5", "offset": 2}
+    assert complete({"name": "scale_offset", "configuration": cfg}) == {"offset": 2, "scale": "0.5"}
+    scale_offset = getattr(zarr.codecs, "ScaleOffset", None)
+    if scale_offset is None:
+        pytest.skip("zarr-python < 3.4 has no scale_offset")
+    params = inspect.signature(scale_offset.__init__).parameters
+    assert complete({"name": "scale_offset"}) == {
+        "offset": params["offset"].default,
+        "scale": params["scale"].default,
+    }
+    # written without its defaults, as zarr-python writes it
+    chain = normalize_codecs(
+        [{"name": "scale_offset", "configuration": {"offset": 0, "scale": 2}}, "bytes"],
+        dtype=np.dtype("float32"),
+    )
+    assert chain[0] == as_json(scale_offset(offset=0, scale=2).to_dict())
+
+
+def test_bitround_and_reshape_members_are_the_cores() -> None:
+    assert complete({"name": "bitround", "configuration": {"keepbits": 4}}) == {"keepbits": 4}
+    cfg = {"shape": [[0, 1], -1]}
+    assert complete({"name": "reshape", "configuration": cfg}) == cfg
+
+
+@pytest.mark.parametrize(
+    ("codec", "match"),
+    [
+        ({"name": "bitround"}, "'keepbits' is required"),
+        ({"name": "bitround", "configuration": {"keepbits": -1}}, "keepbits"),
+        ({"name": "bitround", "configuration": {"keepbits": 1, "mantissa_bits": 3}}, "unknown"),
+        ({"name": "reshape"}, "'shape' is required"),
+        ({"name": "reshape", "configuration": {"shape": None}}, "must not be null"),
+        ({"name": "scale_offset", "configuration": {"shift": 1}}, "unknown member 'shift'"),
+        ({"name": "scale_offset", "configuration": {"scale": None}}, "must not be null"),
+    ],
+)
+def test_registry_codec_configuration_errors(codec: dict[str, Any], match: str) -> None:
+    with pytest.raises(MetadataError, match=match):
+        complete(codec)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_bitround_mantissa_bits_are_numpys(dtype: str) -> None:
+    assert _core.bitround_mantissa_bits(dtype) == np.finfo(dtype).nmant
+    assert _core.bitround_mantissa_bits("bfloat16") == 7
+    assert _core.bitround_mantissa_bits("int32") is None

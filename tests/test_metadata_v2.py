@@ -1019,10 +1019,23 @@ def test_core_json_fills_numcodecs_defaults() -> None:
         "configuration": {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
     }
     # unknown codec ids pass through, configuration without "id"
+    meta = ArrayMetadataV2.from_json(base_doc(compressor={"id": "newcodec", "level": 8}))
+    assert meta.to_core_json()["codecs"][-1] == {
+        "name": "numcodecs.newcodec",
+        "configuration": {"level": 8},
+    }
+    # pcodec's configuration is completed by the core too, as numcodecs' get_config() gives it
     meta = ArrayMetadataV2.from_json(base_doc(compressor={"id": "pcodec", "level": 8}))
     assert meta.to_core_json()["codecs"][-1] == {
         "name": "numcodecs.pcodec",
-        "configuration": {"level": 8},
+        "configuration": {
+            "level": 8,
+            "mode_spec": "auto",
+            "delta_spec": "auto",
+            "paging_spec": "equal_pages_up_to",
+            "delta_encoding_order": None,
+            "equal_pages_up_to": 262144,
+        },
     }
 
 

@@ -14,11 +14,38 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member};
+use super::config::{check_members, int_member, Members};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "bitround";
+
+/// The bits of the mantissa bitround rounds, per float format (`None`: a
+/// format it does not round).
+pub fn mantissa_bits(float_format: &str) -> Option<u32> {
+    match float_format {
+        "float16" => Some(10),
+        "bfloat16" => Some(7),
+        "float32" => Some(23),
+        "float64" => Some(52),
+        _ => None,
+    }
+}
+
+/// `keepbits`, which the codec requires.
+fn keepbits(config: &Map<String, Value>) -> Result<u32> {
+    let keepbits = int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
+        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))?;
+    Ok(keepbits as u32)
+}
+
+/// The stored configuration: `keepbits` alone (the metadata layer derives
+/// `component_size` and `mantissa_bits` of the core configuration from the
+/// data type).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members(NAME, config, &["keepbits"])?;
+    Ok(vec![("keepbits", keepbits(config)?.into())])
+}
 
 /// What to do when rounding up carries past the word's highest bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,12 +120,10 @@ impl BitroundCodec {
             config,
             &["keepbits", "component_size", "mantissa_bits"],
         )?;
-        let required = |key: &str, max: i64| -> Result<i64> {
-            int_member(NAME, config, key, 0, max)?
-                .ok_or_else(|| Error::metadata(format!("codec '{NAME}': '{key}' is required")))
-        };
-        let keepbits = required("keepbits", i64::from(u32::MAX))? as u32;
-        let component_size = required("component_size", 8)? as usize;
+        let keepbits = keepbits(config)?;
+        let component_size = int_member(NAME, config, "component_size", 0, 8)?.ok_or_else(|| {
+            Error::metadata(format!("codec '{NAME}': 'component_size' is required"))
+        })? as usize;
         let mantissa_bits = int_member(NAME, config, "mantissa_bits", 1, 52)?.map(|b| b as u32);
         let fits = matches!(component_size, 1 | 2 | 4 | 8)
             && spec.dtype.size > 0

@@ -7,13 +7,18 @@
 //! What depends on the array rather than on the codec stays with the caller:
 //! the item size that blosc's `typesize` and `shuffle` default to, whether a
 //! data type has a byte order (the `bytes` codec then drops `endian`), and the
-//! checks of `transpose` orders and sharding shapes against the chunks.
+//! checks of `transpose` orders, sharding shapes and `reshape` shapes against
+//! the chunks, the values of `scale_offset` as values of the data type, and the
+//! numpy spelling of numcodecs' dtype members (`"int32"` is written `"<i4"`).
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, Members};
+use super::config::{check_members, int_member, Members};
 use super::numcodecs;
-use super::{blosc, bytes, cast_value, gzip, name_and_config, packbits, sharding, zstd};
+use super::{
+    bitround, blosc, bytes, cast_value, gzip, name_and_config, packbits, reshape, scale_offset,
+    sharding, zstd,
+};
 use crate::error::{Error, Result};
 
 /// The complete configuration of `codec` (`{"name", "configuration"}` or a
@@ -26,22 +31,25 @@ pub fn complete_config(codec: &Value, item_size: usize) -> Result<Members> {
 }
 
 fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> Result<Members> {
-    // A v3 document gives a member or leaves it out (numcodecs' configurations
-    // write null for some defaults, cast_value's optional members may be null).
-    if !name.starts_with("numcodecs.") {
-        let nullable: &[&str] = match name {
-            "cast_value" => &["out_of_range", "scalar_map"],
-            "packbits" => &["first_bit", "last_bit", "start_bit", "end_bit"],
-            _ => &[],
-        };
-        let null = config
-            .iter()
-            .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()));
-        if let Some((key, _)) = null {
-            return Err(Error::metadata(format!(
-                "codec '{name}': '{key}' must not be null"
-            )));
-        }
+    // A v3 document gives a member or leaves it out; numcodecs writes null
+    // for the defaults of a few members (cast_value's optional members may be
+    // null too). pcodec and zfpy check their values when a chunk is encoded.
+    let nullable: &[&str] = match name {
+        "cast_value" => &["out_of_range", "scalar_map"],
+        "packbits" => &["first_bit", "last_bit", "start_bit", "end_bit"],
+        "numcodecs.lzma" => &["preset", "filters"],
+        "numcodecs.jenkins_lookup3" => &["prefix"],
+        "numcodecs.delta" | "numcodecs.fixedscaleoffset" | "numcodecs.quantize" => &["astype"],
+        _ => &[],
+    };
+    let checked_when_encoding = matches!(name, "numcodecs.pcodec" | "numcodecs.zfpy");
+    let null = config
+        .iter()
+        .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()) && !checked_when_encoding);
+    if let Some((key, _)) = null {
+        return Err(Error::metadata(format!(
+            "codec '{name}': '{key}' must not be null"
+        )));
     }
     match name {
         "gzip" => Ok(gzip::GzipConfig::parse(config)?.members()),
@@ -50,6 +58,9 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
         "bytes" => bytes::complete_config(config),
         "sharding_indexed" => sharding::complete_config(config),
         "cast_value" => cast_value::complete_config(config),
+        "scale_offset" => scale_offset::complete_config(config),
+        "bitround" => bitround::complete_config(config),
+        "reshape" => reshape::complete_config(config),
         "packbits" => packbits::complete_config(config),
         "crc32c" | "vlen-utf8" | "vlen-bytes" => {
             check_members(name, config, &[])?;
@@ -62,14 +73,106 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
             })?;
             Ok(vec![("order", order.clone())])
         }
-        "numcodecs.zlib" => numcodecs::zlib::complete_config(config),
-        "numcodecs.gzip" => numcodecs::gzip::complete_config(config),
-        "numcodecs.bz2" => numcodecs::bz2::complete_config(config),
-        "numcodecs.zstd" => numcodecs::zstd::complete_config(config),
-        "numcodecs.blosc" => numcodecs::blosc::complete_config(config),
-        other => Err(Error::unsupported(format!(
-            "codec '{other}': no configuration defaults are known for it"
-        ))),
+        other => match other.strip_prefix("numcodecs.") {
+            Some(id) => complete_numcodecs(id, config),
+            None => Err(unknown(other)),
+        },
+    }
+}
+
+fn unknown(name: &str) -> Error {
+    Error::unsupported(format!(
+        "codec '{name}': no configuration defaults are known for it"
+    ))
+}
+
+/// The numcodecs codecs whose configurations are completed here, with the
+/// members numcodecs' `get_config()` gives (in its order, without `"id"`):
+/// every numcodecs codec the core has, and two it cannot decode (`categorize`
+/// and `pickle`: their defaults are a fact about numcodecs, not about decoding).
+pub const NUMCODECS: &[(&str, &[&str])] = &[
+    ("zlib", numcodecs::zlib::MEMBERS),
+    ("gzip", numcodecs::gzip::MEMBERS),
+    ("bz2", numcodecs::bz2::MEMBERS),
+    ("lzma", numcodecs::lzma::MEMBERS),
+    ("zstd", numcodecs::zstd::MEMBERS),
+    ("lz4", numcodecs::lz4::MEMBERS),
+    ("blosc", numcodecs::blosc::MEMBERS),
+    ("shuffle", numcodecs::shuffle::MEMBERS),
+    ("crc32", numcodecs::checksum32::MEMBERS),
+    ("adler32", numcodecs::checksum32::MEMBERS),
+    ("crc32c", numcodecs::checksum32::MEMBERS),
+    ("fletcher32", numcodecs::fletcher32::MEMBERS),
+    ("jenkins_lookup3", numcodecs::jenkins::MEMBERS),
+    ("packbits", numcodecs::packbits::MEMBERS),
+    ("bitround", numcodecs::bitround::MEMBERS),
+    ("delta", numcodecs::delta::MEMBERS),
+    ("fixedscaleoffset", numcodecs::fixedscaleoffset::MEMBERS),
+    ("quantize", numcodecs::quantize::MEMBERS),
+    ("astype", numcodecs::astype::MEMBERS),
+    ("pcodec", numcodecs::pcodec::MEMBERS),
+    ("zfpy", numcodecs::zfpy::MEMBERS),
+    ("categorize", CATEGORIZE_MEMBERS),
+    ("pickle", PICKLE_MEMBERS),
+];
+
+/// The members of numcodecs' `get_config()` of codec `id`, if it is completed here.
+pub fn numcodecs_members(id: &str) -> Option<&'static [&'static str]> {
+    NUMCODECS.iter().find(|(i, _)| *i == id).map(|(_, m)| *m)
+}
+
+/// numcodecs' `Categorize(labels, dtype, astype="u1")` (no core codec).
+const CATEGORIZE_MEMBERS: &[&str] = &["labels", "dtype", "astype"];
+/// numcodecs' `Pickle(protocol=pickle.HIGHEST_PROTOCOL)`: 5 on every Python
+/// zarrox supports (no core codec: zarrox never unpickles through the core).
+const PICKLE_MEMBERS: &[&str] = &["protocol"];
+const PICKLE_HIGHEST_PROTOCOL: i64 = 5;
+
+/// The configuration of numcodecs codec `id` as its `get_config()` gives it,
+/// without `"id"`.
+fn complete_numcodecs(id: &str, config: &Map<String, Value>) -> Result<Members> {
+    use numcodecs::{check_config, dtype_member, required};
+    match id {
+        "zlib" => numcodecs::zlib::complete_config(config),
+        "gzip" => numcodecs::gzip::complete_config(config),
+        "bz2" => numcodecs::bz2::complete_config(config),
+        "lzma" => numcodecs::lzma::complete_config(config),
+        "zstd" => numcodecs::zstd::complete_config(config),
+        "lz4" => numcodecs::lz4::complete_config(config),
+        "blosc" => numcodecs::blosc::complete_config(config),
+        "shuffle" => numcodecs::shuffle::complete_config(config),
+        "crc32" | "adler32" | "crc32c" => numcodecs::checksum32::complete_config(id, config),
+        "fletcher32" => check_config(id, config, numcodecs::fletcher32::MEMBERS).map(|()| vec![]),
+        "packbits" => check_config(id, config, numcodecs::packbits::MEMBERS).map(|()| vec![]),
+        "jenkins_lookup3" => numcodecs::jenkins::complete_config(config),
+        "bitround" => numcodecs::bitround::complete_config(config),
+        "delta" => numcodecs::delta::complete_config(config),
+        "fixedscaleoffset" => numcodecs::fixedscaleoffset::complete_config(config),
+        "quantize" => numcodecs::quantize::complete_config(config),
+        "astype" => numcodecs::astype::complete_config(config),
+        "pcodec" => numcodecs::pcodec::complete_config(config),
+        "zfpy" => numcodecs::zfpy::complete_config(config),
+        "categorize" => {
+            check_config(id, config, CATEGORIZE_MEMBERS)?;
+            let labels = required(id, "labels", &config.get("labels").cloned())?;
+            let dtype = required(id, "dtype", &dtype_member(id, config, "dtype")?)?;
+            let astype = dtype_member(id, config, "astype")?.unwrap_or_else(|| "|u1".into());
+            Ok(vec![
+                ("labels", labels),
+                ("dtype", dtype.into()),
+                ("astype", astype.into()),
+            ])
+        }
+        "pickle" => {
+            check_config(id, config, PICKLE_MEMBERS)?;
+            let name = "numcodecs.pickle";
+            let protocol = int_member(name, config, "protocol", -1, PICKLE_HIGHEST_PROTOCOL)?;
+            Ok(vec![(
+                "protocol",
+                protocol.unwrap_or(PICKLE_HIGHEST_PROTOCOL).into(),
+            )])
+        }
+        _ => Err(unknown(&format!("numcodecs.{id}"))),
     }
 }
 
@@ -186,6 +289,264 @@ mod tests {
             nc("blosc"),
             json!({"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})
         );
+    }
+
+    #[test]
+    fn registry_codecs_complete_their_stored_members() {
+        use crate::error::ErrorKind::Metadata;
+        let with = |name: &str, cfg: Value| json!({"name": name, "configuration": cfg});
+        assert_eq!(
+            complete(json!("scale_offset"), 4).unwrap(),
+            json!({"offset": 0, "scale": 1})
+        );
+        assert_eq!(
+            keys(
+                with("scale_offset", json!({"scale": "0.5", "offset": 3})),
+                4
+            ),
+            ["offset", "scale"]
+        );
+        assert_eq!(
+            complete(with("scale_offset", json!({"scale": "0.5"})), 4).unwrap(),
+            json!({"offset": 0, "scale": "0.5"})
+        );
+        assert_eq!(
+            complete(with("bitround", json!({"keepbits": 3})), 4).unwrap(),
+            json!({"keepbits": 3})
+        );
+        assert_eq!(
+            complete(with("reshape", json!({"shape": [[0, 1], -1]})), 4).unwrap(),
+            json!({"shape": [[0, 1], -1]})
+        );
+        let err = |codec: Value| complete(codec, 4).unwrap_err();
+        assert_eq!(
+            err(json!("bitround")).message,
+            "codec 'bitround': 'keepbits' is required"
+        );
+        assert_eq!(
+            err(json!("reshape")).message,
+            "codec 'reshape': 'shape' is required"
+        );
+        for codec in [
+            with("bitround", json!({"keepbits": -1})),
+            with("bitround", json!({"keepbits": 2, "component_size": 4})),
+            with("bitround", json!({"keepbits": null})),
+            with("scale_offset", json!({"shift": 1})),
+            with("scale_offset", json!({"offset": null})),
+            with("reshape", json!({"shape": [2], "order": "C"})),
+        ] {
+            assert_eq!(err(codec.clone()).kind, Metadata, "{codec}");
+        }
+    }
+
+    #[test]
+    fn bitround_mantissa_bits_are_the_formats() {
+        assert_eq!(bitround::mantissa_bits("float16"), Some(10));
+        assert_eq!(bitround::mantissa_bits("bfloat16"), Some(7));
+        assert_eq!(bitround::mantissa_bits("float32"), Some(23));
+        assert_eq!(bitround::mantissa_bits("float64"), Some(52));
+        assert_eq!(bitround::mantissa_bits("int32"), None);
+    }
+
+    #[test]
+    fn every_numcodecs_codec_completes_as_numcodecs() {
+        let nc = |id: &str, cfg: Value| {
+            complete(
+                json!({"name": format!("numcodecs.{id}"), "configuration": cfg}),
+                4,
+            )
+            .unwrap()
+        };
+        assert_eq!(nc("lz4", json!({})), json!({"acceleration": 1}));
+        assert_eq!(
+            nc("lzma", json!({})),
+            json!({"format": 1, "check": -1, "preset": null, "filters": null})
+        );
+        assert_eq!(
+            nc("lzma", json!({"preset": 9, "filters": null})),
+            json!({"format": 1, "check": -1, "preset": 9, "filters": null})
+        );
+        assert_eq!(nc("shuffle", json!({})), json!({"elementsize": 4}));
+        assert_eq!(
+            nc("shuffle", json!({"elementsize": 0})),
+            json!({"elementsize": 0})
+        );
+        for id in ["crc32", "adler32", "crc32c", "fletcher32", "packbits"] {
+            assert_eq!(nc(id, json!({})), json!({}), "{id}");
+        }
+        assert_eq!(
+            nc("crc32", json!({"location": "end"})),
+            json!({"location": "end"})
+        );
+        assert_eq!(
+            nc("jenkins_lookup3", json!({})),
+            json!({"initval": 0, "prefix": null})
+        );
+        assert_eq!(
+            nc("jenkins_lookup3", json!({"prefix": [1, 2], "initval": 7})),
+            json!({"initval": 7, "prefix": [1, 2]})
+        );
+        assert_eq!(
+            nc("bitround", json!({"keepbits": 3})),
+            json!({"keepbits": 3})
+        );
+        assert_eq!(
+            nc("delta", json!({"dtype": "<i4"})),
+            json!({"dtype": "<i4", "astype": "<i4"})
+        );
+        assert_eq!(
+            nc("delta", json!({"astype": "<i2", "dtype": "<i4"})),
+            json!({"dtype": "<i4", "astype": "<i2"})
+        );
+        assert_eq!(
+            nc(
+                "fixedscaleoffset",
+                json!({"offset": 1.5, "scale": 2, "dtype": "<f8", "astype": null})
+            ),
+            json!({"scale": 2, "offset": 1.5, "dtype": "<f8", "astype": "<f8"})
+        );
+        assert_eq!(
+            nc("quantize", json!({"dtype": "<f4", "digits": 2})),
+            json!({"digits": 2, "dtype": "<f4", "astype": "<f4"})
+        );
+        assert_eq!(
+            nc(
+                "astype",
+                json!({"decode_dtype": "<f8", "encode_dtype": "<f4"})
+            ),
+            json!({"encode_dtype": "<f4", "decode_dtype": "<f8"})
+        );
+        assert_eq!(
+            nc("categorize", json!({"labels": ["a"], "dtype": "<U1"})),
+            json!({"labels": ["a"], "dtype": "<U1", "astype": "|u1"})
+        );
+        assert_eq!(nc("pickle", json!({})), json!({"protocol": 5}));
+        assert_eq!(
+            nc("pcodec", json!({})),
+            json!({"level": 8, "mode_spec": "auto", "delta_spec": "auto",
+                   "paging_spec": "equal_pages_up_to", "delta_encoding_order": null,
+                   "equal_pages_up_to": 262_144})
+        );
+        // as numcodecs, pcodec and zfpy keep what they are given until they encode
+        assert_eq!(nc("pcodec", json!({"level": null}))["level"], Value::Null);
+        assert_eq!(
+            nc("zfpy", json!({})),
+            json!({"mode": 4, "compression_kwargs": {"tolerance": -1},
+                   "tolerance": -1, "rate": -1, "precision": -1})
+        );
+        assert_eq!(
+            nc(
+                "zfpy",
+                json!({"mode": 2, "rate": 8.5, "compression_kwargs": {"x": 1}})
+            ),
+            json!({"mode": 2, "compression_kwargs": {"rate": 8.5},
+                   "tolerance": -1, "rate": 8.5, "precision": -1})
+        );
+        assert_eq!(
+            keys(
+                json!({"name": "numcodecs.zfpy", "configuration": {"mode": 1}}),
+                4
+            ),
+            ["mode", "tolerance", "rate", "precision"]
+        );
+    }
+
+    #[test]
+    fn numcodecs_members_are_the_completions_keys() {
+        let minimal = |id: &str| match id {
+            "bitround" => json!({"keepbits": 1}),
+            "delta" => json!({"dtype": "<i4"}),
+            "fixedscaleoffset" => json!({"scale": 1, "offset": 0, "dtype": "<f8"}),
+            "quantize" => json!({"digits": 1, "dtype": "<f8"}),
+            "astype" => json!({"encode_dtype": "<f4", "decode_dtype": "<f8"}),
+            "categorize" => json!({"labels": [], "dtype": "<U1"}),
+            "crc32" | "adler32" | "crc32c" => json!({"location": "start"}),
+            _ => json!({}),
+        };
+        for (id, members) in NUMCODECS {
+            let codec = json!({"name": format!("numcodecs.{id}"), "configuration": minimal(id)});
+            assert_eq!(&keys(codec, 4), members, "{id}");
+            assert_eq!(numcodecs_members(id), Some(*members));
+        }
+        assert_eq!(numcodecs_members("json2"), None);
+        assert_eq!(numcodecs_members("vlen-utf8"), None);
+    }
+
+    #[test]
+    fn numcodecs_errors() {
+        use crate::error::ErrorKind::{Metadata, Unsupported};
+        let err = |id: &str, cfg: Value| {
+            complete(
+                json!({"name": format!("numcodecs.{id}"), "configuration": cfg}),
+                4,
+            )
+            .unwrap_err()
+        };
+        let required = |id: &str, cfg: Value, key: &str| {
+            let e = err(id, cfg);
+            assert_eq!(e.kind, Metadata);
+            assert_eq!(
+                e.message,
+                format!("codec 'numcodecs.{id}': '{key}' is required")
+            );
+        };
+        required("bitround", json!({}), "keepbits");
+        required("delta", json!({}), "dtype");
+        required(
+            "fixedscaleoffset",
+            json!({"scale": 1, "dtype": "<f8"}),
+            "offset",
+        );
+        required(
+            "fixedscaleoffset",
+            json!({"offset": 1, "dtype": "<f8"}),
+            "scale",
+        );
+        required(
+            "fixedscaleoffset",
+            json!({"offset": 1, "scale": 1}),
+            "dtype",
+        );
+        required("quantize", json!({"dtype": "<f8"}), "digits");
+        required("astype", json!({"encode_dtype": "<f8"}), "decode_dtype");
+        required("astype", json!({"decode_dtype": "<f8"}), "encode_dtype");
+        required("categorize", json!({"dtype": "<U1"}), "labels");
+        required("categorize", json!({"labels": []}), "dtype");
+        let null = err("delta", json!({"dtype": null}));
+        assert_eq!(
+            null.message,
+            "codec 'numcodecs.delta': 'dtype' must not be null"
+        );
+        for (id, cfg) in [
+            ("lz4", json!({"acceleration": "fast"})),
+            ("lz4", json!({"acceleration": 1_i64 << 31})),
+            ("lz4", json!({"speed": 1})),
+            ("lzma", json!({"check": 2})),
+            ("lzma", json!({"format": 3})),
+            ("lzma", json!({"preset": 6, "filters": [{"id": 33}]})),
+            ("shuffle", json!({"elementsize": 1.5})),
+            ("crc32", json!({"location": "middle"})),
+            ("fletcher32", json!({"location": "end"})),
+            ("jenkins_lookup3", json!({"prefix": [300]})),
+            ("jenkins_lookup3", json!({"initval": -1})),
+            ("bitround", json!({"keepbits": -1})),
+            ("delta", json!({"dtype": 4})),
+            (
+                "fixedscaleoffset",
+                json!({"offset": "0", "scale": 1, "dtype": "<f8"}),
+            ),
+            ("quantize", json!({"digits": 1.5, "dtype": "<f8"})),
+            (
+                "categorize",
+                json!({"labels": [], "dtype": "<U1", "astype": null}),
+            ),
+            ("pickle", json!({"protocol": 6})),
+            ("pickle", json!({"protocol": null})),
+        ] {
+            assert_eq!(err(id, cfg.clone()).kind, Metadata, "{id} {cfg}");
+        }
+        assert_eq!(err("pcodec", json!({"levels": 1})).kind, Metadata);
+        assert_eq!(err("json2", json!({})).kind, Unsupported);
     }
 
     #[test]

@@ -11,11 +11,21 @@
 
 use serde_json::{Map, Value};
 
-use super::config::check_members;
+use super::config::{check_members, Members};
 use super::{ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "reshape";
+
+/// The stored configuration: `shape`, required, as given (the metadata layer
+/// checks it against the chunks, as the codec does when it is built).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members(NAME, config, &["shape"])?;
+    let shape = config
+        .get("shape")
+        .ok_or_else(|| err("'shape' is required"))?;
+    Ok(vec![("shape", shape.clone())])
+}
 
 #[derive(Debug)]
 pub struct ReshapeCodec {

@@ -16,12 +16,27 @@
 use half::f16;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, core_scalar};
+use super::config::{check_members, core_scalar, Members};
 use super::numcodecs::numeric::{Num, Scalar};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "scale_offset";
+
+/// The members of the stored configuration, in zarr-python's order.
+const MEMBERS: &[&str] = &["offset", "scale"];
+
+/// The stored configuration: `offset` (default 0) and `scale` (default 1), as
+/// given (numbers or strings: values of the array's data type, which the
+/// metadata layer parses into the core configuration's scalars).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members(NAME, config, MEMBERS)?;
+    let member = |key: &str, default: i64| config.get(key).cloned().unwrap_or(default.into());
+    Ok(vec![
+        ("offset", member("offset", 0)),
+        ("scale", member("scale", 1)),
+    ])
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Params {
@@ -59,7 +74,7 @@ macro_rules! map_floats {
 
 impl ScaleOffsetCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_members(NAME, config, &["offset", "scale"])?;
+        check_members(NAME, config, MEMBERS)?;
         let num = Num::from_dtype(spec.dtype)
             .filter(|n| n.is_int() || n.is_float())
             .ok_or_else(|| {

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use super::to_py_err;
-use crate::codec::complete::complete_config;
+use crate::codec::complete::{complete_config, numcodecs_members as members_of};
 use crate::codec::config::members_json;
 use crate::error::{Error, Result};
 use crate::grid::ChunkKeyEncoding;
@@ -25,6 +25,21 @@ fn codec_configuration(codec: &str, item_size: usize) -> PyResult<String> {
         .and_then(|c| complete_config(&c, item_size))
         .map(|members| members_json(&members))
         .map_err(to_py_err)
+}
+
+/// The members numcodecs' `get_config()` gives for codec `id` (in its order,
+/// without `"id"`), or `None` for a codec whose configuration the core does
+/// not complete.
+#[pyfunction]
+fn numcodecs_members(id: &str) -> Option<Vec<&'static str>> {
+    members_of(id).map(<[&str]>::to_vec)
+}
+
+/// The bits of the mantissa the `bitround` codec rounds in a float format
+/// (`"float32"`, `"bfloat16"`...), or `None` for a format it does not round.
+#[pyfunction]
+fn bitround_mantissa_bits(float_format: &str) -> Option<u32> {
+    crate::codec::bitround::mantissa_bits(float_format)
 }
 
 /// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration
@@ -50,6 +65,8 @@ fn chunk_key_encoding(name: &str, configuration: &str) -> PyResult<String> {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codec_configuration, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
+    m.add_function(wrap_pyfunction!(numcodecs_members, m)?)?;
+    m.add_function(wrap_pyfunction!(bitround_mantissa_bits, m)?)?;
     m.add("BLOSC_CNAMES", crate::codec::blosc::CNAMES.to_vec())?;
     m.add("BLOSC_SHUFFLES", crate::codec::blosc::SHUFFLES.to_vec())?;
     Ok(())

@@ -6,9 +6,9 @@
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use super::to_py_err;
 use crate::dtype::{DataType, FloatFormat};
 use crate::error::Error;
-use super::to_py_err;
 
 /// The size in bytes of one element of a data type as the core takes it
 /// (JSON: a core name such as `"int16"` or `"r24"`, or a fixed-size descriptor

@@ -27,6 +27,7 @@ rules of the chain.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -203,17 +204,6 @@ def _split_codec(
     if "must_understand" in codec and not isinstance(must_understand, bool):
         raise ctx.err(f"{label}.must_understand: must be a boolean, got {must_understand!r}")
     return name, copy_json(dict(cfg)), must_understand, has_cfg
-
-
-def _reject_unknown_keys(
-    name: str, cfg: Mapping[str, Any], allowed: Iterable[str], ctx: _Ctx, label: str
-) -> None:
-    unknown = sorted(str(k) for k in cfg if k not in set(allowed))
-    if unknown:
-        raise ctx.err(
-            f"{label}.configuration: unknown member(s) {unknown} for codec {name!r} "
-            f"(allowed: {sorted(allowed)})"
-        )
 
 
 def _complete_config(
@@ -448,11 +438,17 @@ def _numeric_info(name: str, ctx: _Ctx, label: str) -> None:
     )
 
 
+@functools.cache
+def _defaults(name: str) -> dict[str, Any]:
+    """The configuration codec ``name`` completes to when given no members."""
+    return json.loads(_core.codec_configuration(json.dumps(name), 1))  # type: ignore[no-any-return]
+
+
 def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("scale_offset", cfg, ("offset", "scale"), ctx, label)
+    complete = _complete_config("scale_offset", cfg, ctx, label)
     _numeric_info("scale_offset", ctx, label)
     parsed = {}
-    for key, default in (("offset", 0), ("scale", 1)):
+    for key, default in complete.items():
         value = cfg.get(key, default)
         if not isinstance(value, int | float | str) or isinstance(value, np.generic):
             raise ctx.err(
@@ -470,7 +466,8 @@ def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, A
         return {key: core_scalar(v) for key, v in parsed.items()}
     if ctx.fill:
         # As zarr-python writes it: members equal to their default are left out.
-        return {k: cfg[k] for k, d in (("offset", 0), ("scale", 1)) if k in cfg and cfg[k] != d}
+        defaults = _defaults("scale_offset")
+        return {k: cfg[k] for k, d in defaults.items() if k in cfg and cfg[k] != d}
     return cfg
 
 
@@ -559,40 +556,30 @@ def _scalar_maps(
     return out
 
 
-#: bits of the mantissa bitround rounds, per float format
-_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
-
-
 def _cfg_bitround(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("bitround", cfg, ("keepbits",), ctx, label)
-    keepbits = cfg.get("keepbits")
-    if not _is_int(keepbits) or keepbits < 0:  # type: ignore[operator]
-        raise ctx.err(
-            f"{label}.configuration.keepbits: must be a non-negative integer, got {keepbits!r}"
-        )
+    keepbits = _complete_config("bitround", cfg, ctx, label)["keepbits"]
     info = ctx.info
     fmt = info.float_format
+    mantissa = None if fmt is None else _core.bitround_mantissa_bits(fmt.name)
     if info.category == "int" or info.category == "datetime":
         component, mantissa = info.dtype.itemsize, None
-    elif info.category in ("float", "complex") and fmt is not None and fmt.name in _MANTISSA_BITS:
-        component, mantissa = fmt.size, _MANTISSA_BITS[fmt.name]
+    elif info.category in ("float", "complex") and fmt is not None and mantissa is not None:
+        component = fmt.size
     else:
         raise UnsupportedError(
             f"{ctx.where}{label}: codec 'bitround' does not support data type {ctx.data_type!r}"
         )
     if ctx.form == "core":
         return {
-            "keepbits": int(keepbits),  # type: ignore[arg-type]
+            "keepbits": int(keepbits),
             "component_size": component,
             "mantissa_bits": mantissa,
         }
-    return {"keepbits": int(keepbits)} if ctx.fill else cfg  # type: ignore[arg-type]
+    return {"keepbits": int(keepbits)} if ctx.fill else cfg
 
 
 def _cfg_reshape(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    _reject_unknown_keys("reshape", cfg, ("shape",), ctx, label)
-    if "shape" not in cfg:
-        raise ctx.err(f"{label}.configuration: reshape requires member 'shape'")
+    _complete_config("reshape", cfg, ctx, label)
     _reshape_output(cfg["shape"], ctx, label)
     return {"shape": copy_json(cfg["shape"])} if ctx.fill or ctx.form == "core" else cfg
 

@@ -2,7 +2,8 @@
 their translation to the Rust core's codec chain.
 
 Stored configurations are checked (:func:`check_codec`) and completed with numcodecs' defaults
-(:func:`complete_codec`, what ``numcodecs.get_codec(config).get_config()`` gives); user
+(:func:`complete_codec`, what ``numcodecs.get_codec(config).get_config()`` gives), both by the
+Rust core (``rust/codec/complete.rs``), which knows every codec's members and defaults; user
 codecs become what zarr-python 3.1 writes (:func:`normalize_v2_codec`); :func:`core_codec` gives
 the core's ``numcodecs.<id>`` codec, and :func:`filter_byte_order` follows the byte order of
 the values through value filters.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import pickle
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -23,7 +23,6 @@ import numpy as np
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, document_where, json_scalar
-from zarrox.metadata._checks import is_int as _is_int
 
 #: the error prefix of a .zarray read without a path
 _ZARRAY = document_where(".zarray", "")
@@ -96,67 +95,33 @@ ARRAY_FILTER_IDS = frozenset(
     {"delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround"}
 )
 
-_REQUIRED = object()
-_DTYPE = object()  # a required numpy dtype member, written as dtype.str
-_SAME_AS_DTYPE = object()  # defaults to the "dtype" member
-
-#: numcodecs codecs whose members, allowed values and defaults are the Rust core's
-#: (``_core.codec_configuration`` of ``numcodecs.<id>``, see ``rust/codec/numcodecs/``).
-_CORE_CONFIGURED = frozenset({"zlib", "gzip", "bz2", "zstd", "blosc"})
-
-#: numcodecs ``get_config()`` members (in numcodecs' order) and defaults of the other codecs,
-#: by codec id.
-_NUMCODECS_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "lz4": (("acceleration", 1),),
-    "lzma": (("format", 1), ("check", -1), ("preset", None), ("filters", None)),
-    "crc32": (),
-    "crc32c": (),
-    "adler32": (),
-    "fletcher32": (),
-    "packbits": (),
-    "shuffle": (("elementsize", 4),),
-    "bitround": (("keepbits", _REQUIRED),),
-    "delta": (("dtype", _DTYPE), ("astype", _SAME_AS_DTYPE)),
-    "fixedscaleoffset": (
-        ("scale", _REQUIRED),
-        ("offset", _REQUIRED),
-        ("dtype", _DTYPE),
-        ("astype", _SAME_AS_DTYPE),
-    ),
-    "quantize": (("digits", _REQUIRED), ("dtype", _DTYPE), ("astype", _SAME_AS_DTYPE)),
-    "astype": (("encode_dtype", _DTYPE), ("decode_dtype", _DTYPE)),
-    "categorize": (("labels", _REQUIRED), ("dtype", _DTYPE), ("astype", "|u1")),
-    # numcodecs' default is pickle.HIGHEST_PROTOCOL (5 on every Python zarrox runs on)
-    "pickle": (("protocol", pickle.HIGHEST_PROTOCOL),),
-}
+#: numcodecs members that hold a numpy dtype, which numcodecs writes as ``dtype.str``
+#: (``"int32"`` -> ``"<i4"``): the one normalisation the core leaves to numpy.
 _DTYPE_MEMBERS = frozenset({"dtype", "astype", "encode_dtype", "decode_dtype"})
-_INT_RANGES: dict[tuple[str, str], tuple[int, int]] = {
-    ("lz4", "acceleration"): (-(2**31), 2**31 - 1),
-    ("shuffle", "elementsize"): (1, 2**31 - 1),
-    ("bitround", "keepbits"): (0, 64),
-    ("pickle", "protocol"): (-1, pickle.HIGHEST_PROTOCOL),
-}
 
 
 @functools.cache
-def _core_members(codec_id: str) -> tuple[str, ...]:
-    """The members of numcodecs' ``get_config()`` of a core-configured codec, in its order."""
-    return tuple(json.loads(_core.codec_configuration(f'"numcodecs.{codec_id}"', 1)))
+def _core_members(codec_id: str) -> tuple[str, ...] | None:
+    """The members of numcodecs' ``get_config()`` of a codec, in its order, if the Rust core
+    completes its configuration (``rust/codec/complete.rs``), else None."""
+    members = _core.numcodecs_members(codec_id)
+    return None if members is None else tuple(members)
 
 
 _CORE_MESSAGE = re.compile(r"codec '[^']*': '([^']*)' (.*)", re.DOTALL)
 
 
-def _core_config(codec_id: str, value: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
-    """numcodecs' complete configuration (without ``"id"``) of a codec in
-    ``_CORE_CONFIGURED``, as the Rust core checks and completes it. Only the members of its
-    ``get_config()`` are given to the core: the others (``typesize``, members of a newer
-    numcodecs) are the caller's to keep. A member given as null is an error (numcodecs would
-    fail on it when encoding), not a default."""
-    known = {k: v for k, v in value.items() if k in _core_members(codec_id)}
-    for key, v in known.items():
-        if v is None:
-            raise MetadataError(f"{where}{label}.{key}: {codec_id} {key} must not be null")
+def _core_config(
+    codec_id: str, members: tuple[str, ...], value: Mapping[str, Any], where: str, label: str
+) -> dict[str, Any]:
+    """numcodecs' complete configuration (without ``"id"``) of a codec the core completes,
+    with its dtype members as numpy writes them. Only the members of its ``get_config()``
+    are given to the core: the others (``typesize``, members of a newer numcodecs) are the
+    caller's to keep."""
+    known = {k: value[k] for k in members if k in value}
+    for key in _DTYPE_MEMBERS.intersection(known):
+        if known[key] is not None:
+            known[key] = np.dtype(known[key]).str
     try:
         text = json.dumps(
             {"name": f"numcodecs.{codec_id}", "configuration": known},
@@ -172,13 +137,20 @@ def _core_config(codec_id: str, value: Mapping[str, Any], where: str, label: str
         if m is None:
             raise MetadataError(f"{where}{label}: {e}") from None
         key, problem = m.groups()
-        if problem.startswith("must be an integer"):
+        if problem == "is required":
+            raise MetadataError(
+                f"{where}{label}: codec {codec_id!r} requires member {key!r}"
+            ) from None
+        if problem.startswith(("must be an integer", "must not be null")):
             problem = f"{codec_id} {key} {problem}"
         raise MetadataError(f"{where}{label}.{key}: {problem}") from None
 
 
-def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
-    """Validate one stored numcodecs configuration; return a copy."""
+def _check_and_complete(
+    value: object, where: str, label: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A copy of one stored numcodecs configuration, validated, and its completion (without
+    ``"id"``) if the core completes the codec's configuration."""
     if not isinstance(value, Mapping):
         raise MetadataError(
             f'{where}{label}: a codec must be an object with an "id", got {value!r}'
@@ -186,53 +158,30 @@ def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
     codec_id = value.get("id")
     if not isinstance(codec_id, str) or not codec_id:
         raise MetadataError(f'{where}{label}.id: a codec needs an "id" string, got {dict(value)!r}')
-    if codec_id in _CORE_CONFIGURED:
-        _core_config(codec_id, value, where, label)
-    for key, (lo, hi) in _INT_RANGES.items():
-        if key[0] == codec_id and key[1] in value:
-            v = value[key[1]]
-            if not _is_int(v) or not lo <= v <= hi:
-                raise MetadataError(
-                    f"{where}{label}.{key[1]}: {codec_id} {key[1]} must be an integer from "
-                    f"{lo} to {hi}, got {v!r}"
-                )
-    for member in _DTYPE_MEMBERS:
-        if member in value and codec_id in _NUMCODECS_DEFAULTS:
-            try:
-                np.dtype(value[member])
-            except (TypeError, ValueError):  # ValueError: odd lists, lone surrogates
-                raise MetadataError(
-                    f"{where}{label}.{member}: not a data type: {value[member]!r}"
-                ) from None
-    return copy_json(dict(value))
+    members = _core_members(codec_id)
+    if members is None:
+        return copy_json(dict(value)), None
+    for member in _DTYPE_MEMBERS.intersection(members).intersection(value):
+        try:
+            np.dtype(value[member])
+        except (TypeError, ValueError):  # ValueError: odd lists, lone surrogates
+            raise MetadataError(
+                f"{where}{label}.{member}: not a data type: {value[member]!r}"
+            ) from None
+    return copy_json(dict(value)), _core_config(codec_id, members, value, where, label)
+
+
+def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
+    """Validate one stored numcodecs configuration; return a copy."""
+    return _check_and_complete(value, where, label)[0]
 
 
 def complete_codec(config: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
     """A numcodecs configuration with every default filled in, in numcodecs' member order
-    (what ``numcodecs.get_codec(config).get_config()`` gives). Unknown ids are returned as
-    given (``"id"`` first)."""
-    cfg = check_codec(config, where, label)
-    codec_id = cfg["id"]
-    if codec_id in _CORE_CONFIGURED:
-        out = {"id": codec_id, **_core_config(codec_id, cfg, where, label)}
-        out.update({k: v for k, v in cfg.items() if k not in out})
-        return out
-    spec = _NUMCODECS_DEFAULTS.get(codec_id)
-    if spec is None:
-        return {"id": codec_id, **{k: v for k, v in cfg.items() if k != "id"}}
-    out: dict[str, Any] = {"id": codec_id}
-    for name, default in spec:
-        if name in cfg:
-            value = cfg[name]
-        elif default is _SAME_AS_DTYPE:
-            value = out["dtype"]
-        elif default is _REQUIRED or default is _DTYPE:
-            raise MetadataError(f"{where}{label}: codec {codec_id!r} requires member {name!r}")
-        else:
-            value = copy_json(default)
-        if name in _DTYPE_MEMBERS and value is not None:
-            value = np.dtype(value).str
-        out[name] = value
+    (what ``numcodecs.get_codec(config).get_config()`` gives), from the Rust core. Unknown ids
+    are returned as given (``"id"`` first)."""
+    cfg, completed = _check_and_complete(config, where, label)
+    out = {"id": cfg["id"], **(completed or {})}
     # Members this zarrox does not know (a newer numcodecs?) are kept, after the known ones.
     out.update({k: v for k, v in cfg.items() if k not in out})
     return out

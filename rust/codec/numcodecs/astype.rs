@@ -4,7 +4,10 @@
 use serde_json::{Map, Value};
 
 use super::numeric::{cast_elements, cast_one, Num};
-use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
+use super::{
+    check_config, check_decoded_size, dtype_member, dtype_num, required, retyped_spec, spec_num,
+};
+use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::Result;
 
@@ -16,11 +19,39 @@ pub struct AsTypeCodec {
     encoded: ChunkSpec,
 }
 
+/// numcodecs' `AsType(encode_dtype, decode_dtype)` members, in its order.
+pub const MEMBERS: &[&str] = &["encode_dtype", "decode_dtype"];
+
+/// `encode_dtype` and `decode_dtype`, as given.
+fn parse(config: &Map<String, Value>) -> Result<(Option<String>, Option<String>)> {
+    check_config("astype", config, MEMBERS)?;
+    Ok((
+        dtype_member("astype", config, "encode_dtype")?,
+        dtype_member("astype", config, "decode_dtype")?,
+    ))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`:
+/// both types are required there.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let (encode, decode) = parse(config)?;
+    Ok(vec![
+        (
+            "encode_dtype",
+            required("astype", "encode_dtype", &encode)?.into(),
+        ),
+        (
+            "decode_dtype",
+            required("astype", "decode_dtype", &decode)?.into(),
+        ),
+    ])
+}
+
 impl AsTypeCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config("astype", config, &["encode_dtype", "decode_dtype"])?;
-        let encode_dtype = num_member("astype", config, "encode_dtype", None)?;
-        let decode_dtype = num_member("astype", config, "decode_dtype", spec_num(spec))?;
+        let (encode, decode) = parse(config)?;
+        let encode_dtype = dtype_num("astype", "encode_dtype", encode.as_deref(), None)?;
+        let decode_dtype = dtype_num("astype", "decode_dtype", decode.as_deref(), spec_num(spec))?;
         check_decoded_size("astype", "decode_dtype", decode_dtype, spec)?;
         let encoded = retyped_spec(spec, decode_dtype, encode_dtype, |fill| {
             cast_one(fill, decode_dtype, encode_dtype)

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::bitround::{round_words, Carry};
-use crate::codec::config::int_member;
+use crate::codec::bitround::{mantissa_bits, round_words, Carry};
+use crate::codec::config::{int_member, Members};
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
@@ -21,23 +21,37 @@ pub struct BitRoundCodec {
     spec: ChunkSpec,
 }
 
+const NAME: &str = "numcodecs.bitround";
+
+/// numcodecs' `BitRound(keepbits)` members, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["keepbits"];
+
+/// `keepbits`, which numcodecs requires.
+fn keepbits(config: &Map<String, Value>) -> Result<i64> {
+    check_config("bitround", config, MEMBERS)?;
+    int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
+        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    Ok(vec![("keepbits", keepbits(config)?.into())])
+}
+
 impl BitRoundCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        const NAME: &str = "numcodecs.bitround";
-        check_config("bitround", config, &["keepbits"])?;
-        let keepbits = int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
-            .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))?
-            as u32;
-        let bits = match (spec.dtype.kind, spec.dtype.size) {
-            (DataKind::Float, 2) => 10,
-            (DataKind::Float, 4) => 23,
-            (DataKind::Float, 8) => 52,
-            _ => {
-                return Err(Error::metadata(format!(
-                    "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
-                )))
-            }
+        let keepbits = keepbits(config)? as u32;
+        let format = match (spec.dtype.kind, spec.dtype.size) {
+            (DataKind::Float, 2) => "float16",
+            (DataKind::Float, 4) => "float32",
+            (DataKind::Float, 8) => "float64",
+            _ => "",
         };
+        let bits = mantissa_bits(format).ok_or_else(|| {
+            Error::metadata(format!(
+                "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
+            ))
+        })?;
         if keepbits > bits {
             return Err(Error::metadata(format!(
                 "codec '{NAME}': keepbits {keepbits} is too large for a float with {bits} \

@@ -32,12 +32,16 @@ struct Parsed<'a> {
     typesize: Option<i64>,
 }
 
+/// numcodecs' `get_config()` members of `Blosc`, in its order.
+pub const MEMBERS: &[&str] = &["cname", "clevel", "shuffle", "blocksize"];
+
 fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
     check_config(
         "blosc",
         config,
         &["cname", "clevel", "shuffle", "blocksize", "typesize"],
     )?;
+    // `typesize` is zarrox's: the item size numcodecs takes from the data.
     Ok(Parsed {
         cname: choice_member(NAME, config, "cname", &CNAMES)?.unwrap_or(DEFAULT_CNAME),
         clevel: int_member(NAME, config, "clevel", 0, 9)?.unwrap_or(DEFAULT_CLEVEL),

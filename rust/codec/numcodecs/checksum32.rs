@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::choice_member;
+use crate::codec::config::{choice_member, Members};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -40,6 +40,29 @@ pub(crate) fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
+/// numcodecs' `CRC32(location=None)` (and `Adler32`, `CRC32C`) members.
+pub const MEMBERS: &[&str] = &["location"];
+
+/// `location`, if given (numcodecs' default depends on the checksum).
+fn location<'a>(id: &str, config: &'a Map<String, Value>) -> Result<Option<&'a str>> {
+    check_config(id, config, MEMBERS)?;
+    choice_member(
+        &format!("numcodecs.{id}"),
+        config,
+        "location",
+        &["start", "end"],
+    )
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`:
+/// `location` only when given.
+pub fn complete_config(id: &str, config: &Map<String, Value>) -> Result<Members> {
+    Checksum32Codec::from_config(id, config)?;
+    Ok(location(id, config)?
+        .map(|l| vec![("location", l.into())])
+        .unwrap_or_default())
+}
+
 impl Checksum32Codec {
     pub fn from_config(id: &str, config: &Map<String, Value>) -> Result<Self> {
         let kind = match id {
@@ -52,15 +75,8 @@ impl Checksum32Codec {
                 )))
             }
         };
-        check_config(id, config, &["location"])?;
         let default = if kind == Kind::Crc32c { "end" } else { "start" };
-        let location = choice_member(
-            &format!("numcodecs.{id}"),
-            config,
-            "location",
-            &["start", "end"],
-        )?
-        .unwrap_or(default);
+        let location = location(id, config)?.unwrap_or(default);
         Ok(Checksum32Codec {
             kind,
             at_start: location == "start",

@@ -6,7 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::numeric::{Num, Scalar};
-use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
+use super::{check_config, retyped_spec, TypePair};
+use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -18,12 +19,22 @@ pub struct DeltaCodec {
     encoded: ChunkSpec,
 }
 
+/// numcodecs' `Delta(dtype, astype=None)` members, in its order.
+pub const MEMBERS: &[&str] = &["dtype", "astype"];
+
+fn parse(config: &Map<String, Value>) -> Result<TypePair> {
+    check_config("delta", config, MEMBERS)?;
+    TypePair::parse("delta", config)
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    parse(config)?.members("delta")
+}
+
 impl DeltaCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config("delta", config, &["dtype", "astype"])?;
-        let dtype = num_member("delta", config, "dtype", spec_num(spec))?;
-        check_decoded_size("delta", "dtype", dtype, spec)?;
-        let astype = num_member("delta", config, "astype", Some(dtype))?;
+        let (dtype, astype) = parse(config)?.nums("delta", spec)?;
         if dtype == Num::Bool || astype == Num::Bool {
             // numpy's diff of booleans is XOR and its cumsum is not: numcodecs
             // cannot decode what it encodes.

@@ -10,9 +10,8 @@
 use serde_json::{Map, Value};
 
 use super::numeric::{Num, PyScalar, Scalar};
-use super::{
-    check_config, check_decoded_size, num_member, py_scalar_member, retyped_spec, spec_num,
-};
+use super::{check_config, py_scalar_member, retyped_spec, TypePair};
+use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -33,19 +32,35 @@ pub struct FixedScaleOffsetCodec {
     encoded: ChunkSpec,
 }
 
+/// numcodecs' `FixedScaleOffset(offset, scale, dtype, astype=None)` members,
+/// in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["scale", "offset", "dtype", "astype"];
+
+/// `offset` and `scale` (both required) and the types.
+fn parse(config: &Map<String, Value>) -> Result<(PyScalar, PyScalar, TypePair)> {
+    check_config("fixedscaleoffset", config, MEMBERS)?;
+    let offset = py_scalar_member("fixedscaleoffset", config, "offset")?;
+    let scale = py_scalar_member("fixedscaleoffset", config, "scale")?;
+    Ok((offset, scale, TypePair::parse("fixedscaleoffset", config)?))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`
+/// (`scale` and `offset` as given: an integer or a float).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let (_, _, types) = parse(config)?;
+    let mut members = vec![
+        ("scale", config["scale"].clone()),
+        ("offset", config["offset"].clone()),
+    ];
+    members.extend(types.members("fixedscaleoffset")?);
+    Ok(members)
+}
+
 impl FixedScaleOffsetCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         const NAME: &str = "numcodecs.fixedscaleoffset";
-        check_config(
-            "fixedscaleoffset",
-            config,
-            &["offset", "scale", "dtype", "astype"],
-        )?;
-        let offset = py_scalar_member("fixedscaleoffset", config, "offset")?;
-        let scale = py_scalar_member("fixedscaleoffset", config, "scale")?;
-        let dtype = num_member("fixedscaleoffset", config, "dtype", spec_num(spec))?;
-        check_decoded_size("fixedscaleoffset", "dtype", dtype, spec)?;
-        let astype = num_member("fixedscaleoffset", config, "astype", Some(dtype))?;
+        let (offset, scale, types) = parse(config)?;
+        let (dtype, astype) = types.nums("fixedscaleoffset", spec)?;
         for t in [dtype, astype] {
             if !(t.is_int() || t.is_float()) {
                 return Err(Error::unsupported(format!(

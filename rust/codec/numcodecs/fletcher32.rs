@@ -11,9 +11,12 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub struct Fletcher32Codec;
 
+/// numcodecs' `Fletcher32()` has no members.
+pub const MEMBERS: &[&str] = &[];
+
 impl Fletcher32Codec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("fletcher32", config, &[])?;
+        check_config("fletcher32", config, MEMBERS)?;
         Ok(Fletcher32Codec)
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -16,9 +16,20 @@ pub struct JenkinsLookup3Codec {
     prefix: Vec<u8>,
 }
 
+/// numcodecs' `JenkinsLookup3(initval=0, prefix=None)` members, in its order.
+pub const MEMBERS: &[&str] = &["initval", "prefix"];
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`
+/// (`prefix` as given).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let codec = JenkinsLookup3Codec::from_config(config)?;
+    let prefix = config.get("prefix").cloned().unwrap_or(Value::Null);
+    Ok(vec![("initval", codec.initval.into()), ("prefix", prefix)])
+}
+
 impl JenkinsLookup3Codec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("jenkins_lookup3", config, &["initval", "prefix"])?;
+        check_config("jenkins_lookup3", config, MEMBERS)?;
         let name = "numcodecs.jenkins_lookup3";
         let initval = int_member(name, config, "initval", 0, i64::from(u32::MAX))?.unwrap_or(0);
         let prefix = match config.get("prefix") {

@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_int};
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{check_len, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -19,17 +19,29 @@ pub struct Lz4Codec {
     acceleration: c_int,
 }
 
+/// numcodecs' `LZ4(acceleration=1)` members, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["acceleration"];
+
+fn acceleration(config: &Map<String, Value>) -> Result<i64> {
+    check_config("lz4", config, MEMBERS)?;
+    let acceleration = int_member(
+        "numcodecs.lz4",
+        config,
+        "acceleration",
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+    )?;
+    Ok(acceleration.unwrap_or(1))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    Ok(vec![("acceleration", acceleration(config)?.into())])
+}
+
 impl Lz4Codec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("lz4", config, &["acceleration"])?;
-        let acceleration = int_member(
-            "numcodecs.lz4",
-            config,
-            "acceleration",
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-        )?
-        .unwrap_or(1);
+        let acceleration = acceleration(config)?;
         // numcodecs replaces values <= 0 with the default, 1.
         Ok(Lz4Codec {
             acceleration: if acceleration <= 0 {

@@ -18,7 +18,7 @@ use liblzma::stream::{Action, Check, Filters, LzmaOptions, MatchFinder, Mode, St
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -293,9 +293,26 @@ fn build_filters(specs: &[FilterSpec]) -> Result<Filters> {
     Ok(f)
 }
 
+/// numcodecs' `LZMA(format=1, check=-1, preset=None, filters=None)` members,
+/// in its order.
+pub const MEMBERS: &[&str] = &["format", "check", "preset", "filters"];
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`
+/// (`preset` and `filters` as given).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let codec = LzmaCodec::from_config(config)?;
+    let given = |key: &str| config.get(key).cloned().unwrap_or(Value::Null);
+    Ok(vec![
+        ("format", codec.format.into()),
+        ("check", codec.check.into()),
+        ("preset", given("preset")),
+        ("filters", given("filters")),
+    ])
+}
+
 impl LzmaCodec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
-        check_config("lzma", config, &["format", "check", "preset", "filters"])?;
+        check_config("lzma", config, MEMBERS)?;
         let format = int_member(NAME, config, "format", 0, 3)?.unwrap_or(FORMAT_XZ);
         let check = int_member(NAME, config, "check", -1, 15)?.unwrap_or(-1);
         if ![-1, 0, 1, 4, 10].contains(&check) {

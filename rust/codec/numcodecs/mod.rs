@@ -31,7 +31,7 @@ pub mod zstd;
 
 use serde_json::{Map, Value};
 
-use super::config::check_members;
+use super::config::{check_members, Members};
 use super::{AnyCodec, ChunkSpec};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -127,28 +127,83 @@ pub(crate) fn parse_dtype(s: &str) -> Result<DataType> {
     }
 }
 
-/// An optional numpy dtype member of a filter's configuration, as the numeric
-/// type the filter computes in; `default` when absent or null.
-pub(crate) fn num_member(
+/// An optional numpy dtype member of a filter's configuration, as given (a
+/// type string such as `"<i4"`; resolved by [`dtype_num`] when the codec is
+/// built for a chunk). Null is absent.
+pub(crate) fn dtype_member(
     id: &str,
     config: &Map<String, Value>,
     key: &str,
+) -> Result<Option<String>> {
+    match config.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(Error::metadata(format!(
+            "codec 'numcodecs.{id}': '{key}' must be a numpy dtype string, got {v}"
+        ))),
+    }
+}
+
+/// A member numcodecs requires (it has no default): `value`, or an error
+/// naming the member.
+pub(crate) fn required<T: Clone>(id: &str, key: &str, value: &Option<T>) -> Result<T> {
+    value
+        .clone()
+        .ok_or_else(|| Error::metadata(format!("codec 'numcodecs.{id}': '{key}' is required")))
+}
+
+/// A filter's numpy dtype member (from [`dtype_member`]) as the numeric type
+/// it computes in; `default` when absent.
+pub(crate) fn dtype_num(
+    id: &str,
+    key: &str,
+    dtype: Option<&str>,
     default: Option<Num>,
 ) -> Result<Num> {
     let name = format!("numcodecs.{id}");
-    match config.get(key) {
-        None | Some(Value::Null) => {
+    match dtype {
+        None => {
             default.ok_or_else(|| Error::metadata(format!("codec '{name}': '{key}' is required")))
         }
-        Some(Value::String(s)) => {
+        Some(s) => {
             let dtype = parse_dtype(s).map_err(|e| e.context(format!("codec '{name}'")))?;
             Num::from_dtype(dtype).ok_or_else(|| {
                 Error::unsupported(format!("codec '{name}': unsupported data type '{s}'"))
             })
         }
-        Some(v) => Err(Error::metadata(format!(
-            "codec '{name}': '{key}' must be a numpy dtype string, got {v}"
-        ))),
+    }
+}
+
+/// The `dtype` and `astype` members of numcodecs' value filters (`Delta`,
+/// `FixedScaleOffset`, `Quantize`): the type the filter views its input as
+/// and the type it writes, which defaults to `dtype`.
+pub(crate) struct TypePair {
+    pub dtype: Option<String>,
+    pub astype: Option<String>,
+}
+
+impl TypePair {
+    pub fn parse(id: &str, config: &Map<String, Value>) -> Result<Self> {
+        Ok(TypePair {
+            dtype: dtype_member(id, config, "dtype")?,
+            astype: dtype_member(id, config, "astype")?,
+        })
+    }
+
+    /// As numcodecs' `get_config()` gives them: `dtype` is required there.
+    pub fn members(&self, id: &str) -> Result<Members> {
+        let dtype = required(id, "dtype", &self.dtype)?;
+        let astype = self.astype.clone().unwrap_or_else(|| dtype.clone());
+        Ok(vec![("dtype", dtype.into()), ("astype", astype.into())])
+    }
+
+    /// The numeric types for a chunk: `dtype` defaults to the chunk's (as
+    /// zarr-python's `numcodecs.zarr3` fills it in) and must have its size.
+    pub fn nums(&self, id: &str, spec: &ChunkSpec) -> Result<(Num, Num)> {
+        let dtype = dtype_num(id, "dtype", self.dtype.as_deref(), spec_num(spec))?;
+        check_decoded_size(id, "dtype", dtype, spec)?;
+        let astype = dtype_num(id, "astype", self.astype.as_deref(), Some(dtype))?;
+        Ok((dtype, astype))
     }
 }
 

@@ -16,9 +16,12 @@ pub struct PackBitsCodec {
     encoded: ChunkSpec,
 }
 
+/// numcodecs' `PackBits()` has no members.
+pub const MEMBERS: &[&str] = &[];
+
 impl PackBitsCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config("packbits", config, &[])?;
+        check_config("packbits", config, MEMBERS)?;
         if spec.dtype.kind != DataKind::Bool {
             return Err(Error::metadata(
                 "codec 'numcodecs.packbits' requires the bool data type",

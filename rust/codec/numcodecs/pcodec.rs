@@ -21,6 +21,7 @@ use pco::{ChunkConfig, DeltaSpec, ModeSpec, PagingSpec};
 use serde_json::{Map, Value};
 
 use super::check_config;
+use crate::codec::config::Members;
 use crate::codec::numcodecs::numeric::Num;
 use crate::codec::typed::{as_typed, with_typed_mut};
 use crate::codec::{check_len, with_slack, ArrayToBytesCodec, ChunkSpec, SizeBound};
@@ -28,7 +29,40 @@ use crate::error::{Error, Result};
 
 const NAME: &str = "numcodecs.pcodec";
 const DEFAULT_LEVEL: i64 = 8;
+const DEFAULT_MODE_SPEC: &str = "auto";
+const DEFAULT_DELTA_SPEC: &str = "auto";
+const DEFAULT_PAGING_SPEC: &str = "equal_pages_up_to";
 const DEFAULT_MAX_PAGE_N: i64 = 262_144;
+
+/// numcodecs' `PCodec()` members, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &[
+    "level",
+    "mode_spec",
+    "delta_spec",
+    "paging_spec",
+    "delta_encoding_order",
+    "equal_pages_up_to",
+];
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`:
+/// the given members as given (as in numcodecs, their values are checked when
+/// a chunk is encoded), numcodecs' defaults for the others.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_config("pcodec", config, MEMBERS)?;
+    let defaults: [Value; 6] = [
+        DEFAULT_LEVEL.into(),
+        DEFAULT_MODE_SPEC.into(),
+        DEFAULT_DELTA_SPEC.into(),
+        DEFAULT_PAGING_SPEC.into(),
+        Value::Null,
+        DEFAULT_MAX_PAGE_N.into(),
+    ];
+    Ok(MEMBERS
+        .iter()
+        .zip(defaults)
+        .map(|(&key, default)| (key, config.get(key).cloned().unwrap_or(default)))
+        .collect())
+}
 
 #[derive(Debug)]
 pub struct PcodecCodec {
@@ -60,7 +94,7 @@ fn chunk_config(config: &Map<String, Value>) -> Result<ChunkConfig> {
         }
     };
     let level = int("level", DEFAULT_LEVEL)?;
-    let mode_spec = match text("mode_spec", "auto")?.as_str() {
+    let mode_spec = match text("mode_spec", DEFAULT_MODE_SPEC)?.as_str() {
         "auto" => ModeSpec::Auto,
         "classic" => ModeSpec::Classic,
         other => {
@@ -82,7 +116,7 @@ fn chunk_config(config: &Map<String, Value>) -> Result<ChunkConfig> {
                 })?,
         ),
     };
-    let delta = text("delta_spec", "auto")?;
+    let delta = text("delta_spec", DEFAULT_DELTA_SPEC)?;
     let delta_spec = match (delta.as_str(), order) {
         ("auto" | "try_consecutive", Some(order)) => DeltaSpec::TryConsecutive(order),
         (_, Some(_)) => {
@@ -105,7 +139,7 @@ fn chunk_config(config: &Map<String, Value>) -> Result<ChunkConfig> {
             )))
         }
     };
-    let paging_spec = match text("paging_spec", "equal_pages_up_to")?.as_str() {
+    let paging_spec = match text("paging_spec", DEFAULT_PAGING_SPEC)?.as_str() {
         "equal_pages_up_to" => {
             let n = int("equal_pages_up_to", DEFAULT_MAX_PAGE_N)?;
             PagingSpec::EqualPagesUpTo(usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(
@@ -227,18 +261,7 @@ macro_rules! with_number {
 
 impl PcodecCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config(
-            "pcodec",
-            config,
-            &[
-                "level",
-                "mode_spec",
-                "delta_spec",
-                "paging_spec",
-                "delta_encoding_order",
-                "equal_pages_up_to",
-            ],
-        )?;
+        check_config("pcodec", config, MEMBERS)?;
         let num = Num::from_dtype(spec.dtype)
             .filter(|n| n.is_int() || n.is_float())
             .ok_or_else(|| {

@@ -5,8 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::numeric::{cast_elements, map_elements, Num, PyScalar, Scalar};
-use super::{check_config, check_decoded_size, num_member, retyped_spec, spec_num};
+use super::{check_config, retyped_spec, TypePair};
 use crate::codec::config::int_member;
+use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -36,14 +37,29 @@ fn scale_for(digits: i64) -> Option<f64> {
     finite(2f64.powf(bits))
 }
 
+/// numcodecs' `Quantize(digits, dtype, astype=None)` members, in its order.
+pub const MEMBERS: &[&str] = &["digits", "dtype", "astype"];
+
+/// `digits` (required) and the types.
+fn parse(config: &Map<String, Value>) -> Result<(i64, TypePair)> {
+    check_config("quantize", config, MEMBERS)?;
+    let digits = int_member(NAME, config, "digits", i64::MIN, i64::MAX)?
+        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'digits' is required")))?;
+    Ok((digits, TypePair::parse("quantize", config)?))
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let (digits, types) = parse(config)?;
+    let mut members = vec![("digits", digits.into())];
+    members.extend(types.members("quantize")?);
+    Ok(members)
+}
+
 impl QuantizeCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config("quantize", config, &["digits", "dtype", "astype"])?;
-        let digits = int_member(NAME, config, "digits", i64::MIN, i64::MAX)?
-            .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'digits' is required")))?;
-        let dtype = num_member("quantize", config, "dtype", spec_num(spec))?;
-        check_decoded_size("quantize", "dtype", dtype, spec)?;
-        let astype = num_member("quantize", config, "astype", Some(dtype))?;
+        let (digits, types) = parse(config)?;
+        let (dtype, astype) = types.nums("quantize", spec)?;
         if !dtype.is_float() || !astype.is_float() {
             return Err(Error::metadata(format!(
                 "codec '{NAME}': only floating point data types are supported"

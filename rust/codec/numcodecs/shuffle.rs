@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::int_member;
+use crate::codec::config::{int_member, Members};
 use crate::codec::{BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -14,17 +14,34 @@ pub struct ShuffleCodec {
     elementsize: usize,
 }
 
+/// numcodecs' `Shuffle(elementsize=4)` members, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["elementsize"];
+
+/// numcodecs' default element size. A v3 `numcodecs.shuffle` without one
+/// shuffles the chunk's elements (zarr-python's `numcodecs.zarr3` fills in
+/// the item size), a v2 filter without one numcodecs' 4.
+pub const DEFAULT_ELEMENTSIZE: i64 = 4;
+
+fn elementsize(config: &Map<String, Value>) -> Result<Option<i64>> {
+    check_config("shuffle", config, MEMBERS)?;
+    int_member(
+        "numcodecs.shuffle",
+        config,
+        "elementsize",
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+    )
+}
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    let size = elementsize(config)?.unwrap_or(DEFAULT_ELEMENTSIZE);
+    Ok(vec![("elementsize", size.into())])
+}
+
 impl ShuffleCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config("shuffle", config, &["elementsize"])?;
-        let elementsize = int_member(
-            "numcodecs.shuffle",
-            config,
-            "elementsize",
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-        )?
-        .unwrap_or(spec.dtype.size as i64);
+        let elementsize = elementsize(config)?.unwrap_or(spec.dtype.size as i64);
         // numcodecs copies the data unchanged for element sizes <= 1.
         Ok(ShuffleCodec {
             elementsize: elementsize.max(1) as usize,

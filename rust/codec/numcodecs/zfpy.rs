@@ -23,6 +23,7 @@ use zfp_rs::{
 };
 
 use super::check_config;
+use crate::codec::config::Members;
 use crate::codec::numcodecs::numeric::Num;
 use crate::codec::typed::{as_typed, with_typed_mut};
 use crate::codec::{check_len, with_slack, ArrayToBytesCodec, ChunkSpec, SizeBound};
@@ -34,6 +35,46 @@ const NAME: &str = "numcodecs.zfpy";
 const MODE_FIXED_RATE: i64 = 2;
 const MODE_FIXED_PRECISION: i64 = 3;
 const MODE_FIXED_ACCURACY: i64 = 4;
+/// The default of `tolerance`, `rate` and `precision`: any negative value
+/// means reversible compression.
+const REVERSIBLE: i64 = -1;
+
+/// numcodecs' `ZFPY()` members, in its `get_config()` order (which holds the
+/// `compression_kwargs` its constructor derives from the mode).
+pub const MEMBERS: &[&str] = &[
+    "mode",
+    "compression_kwargs",
+    "tolerance",
+    "rate",
+    "precision",
+];
+
+/// The configuration as numcodecs' `get_config()` gives it, without `"id"`:
+/// the given members as given (as in numcodecs, their values are checked when
+/// a chunk is encoded), numcodecs' defaults for the others, and
+/// `compression_kwargs` as numcodecs derives it: the parameter of the mode
+/// (none for a mode it cannot encode with; a given one is ignored, as there).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_config("zfpy", config, MEMBERS)?;
+    let given = |key: &str, default: i64| config.get(key).cloned().unwrap_or(default.into());
+    let mode = given("mode", MODE_FIXED_ACCURACY);
+    let parameter = match mode.as_i64() {
+        Some(MODE_FIXED_ACCURACY) => Some("tolerance"),
+        Some(MODE_FIXED_RATE) => Some("rate"),
+        Some(MODE_FIXED_PRECISION) => Some("precision"),
+        _ => None,
+    };
+    let mut members = vec![("mode", mode)];
+    if let Some(key) = parameter {
+        let mut kwargs = Map::new();
+        kwargs.insert(key.to_string(), given(key, REVERSIBLE));
+        members.push(("compression_kwargs", Value::Object(kwargs)));
+    }
+    for key in ["tolerance", "rate", "precision"] {
+        members.push((key, given(key, REVERSIBLE)));
+    }
+    Ok(members)
+}
 
 /// How chunks are compressed, as `zfpy.compress_numpy` picks it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +99,7 @@ pub struct ZfpyCodec {
 fn mode_of(config: &Map<String, Value>) -> Result<Mode> {
     let number = |key: &str| -> Result<f64> {
         match config.get(key) {
-            None => Ok(-1.0),
+            None => Ok(REVERSIBLE as f64),
             Some(v) => v.as_f64().ok_or_else(|| {
                 Error::value(format!("codec '{NAME}': '{key}' must be a number, got {v}"))
             }),
@@ -163,17 +204,7 @@ macro_rules! with_scalar {
 
 impl ZfpyCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_config(
-            "zfpy",
-            config,
-            &[
-                "mode",
-                "tolerance",
-                "rate",
-                "precision",
-                "compression_kwargs",
-            ],
-        )?;
+        check_config("zfpy", config, MEMBERS)?;
         let num = Num::from_dtype(spec.dtype);
         let scalar = match num {
             Some(Num::I32) => ZfpScalarType::I32,

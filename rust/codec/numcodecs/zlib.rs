@@ -25,9 +25,12 @@ pub struct ZlibCodec {
 pub const DEFAULT_LEVEL: i64 = 1;
 
 fn level(config: &Map<String, Value>) -> Result<i64> {
-    check_config("zlib", config, &["level"])?;
+    check_config("zlib", config, MEMBERS)?;
     Ok(int_member("numcodecs.zlib", config, "level", -1, 9)?.unwrap_or(DEFAULT_LEVEL))
 }
+
+/// numcodecs' members of this codec, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["level"];
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {

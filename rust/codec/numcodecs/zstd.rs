@@ -22,9 +22,12 @@ pub struct ZstdCodec {
 pub const DEFAULT_LEVEL: i64 = 0;
 pub const DEFAULT_CHECKSUM: bool = false;
 
+/// numcodecs' members of this codec, in its `get_config()` order.
+pub const MEMBERS: &[&str] = &["level", "checksum"];
+
 /// `level` (as given: numcodecs keeps it) and `checksum`.
 fn parse(config: &Map<String, Value>) -> Result<(i64, bool)> {
-    check_config("zstd", config, &["level", "checksum"])?;
+    check_config("zstd", config, MEMBERS)?;
     let level = int_member(
         "numcodecs.zstd",
         config,
