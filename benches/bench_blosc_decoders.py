@@ -68,7 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", default="", help="comma-separated subset of the names")
     args = p.parse_args(argv)
 
-    import blosc2
+    wanted = [v.strip() for v in args.variants.split(",") if v.strip()] or list(VARIANTS)
+    unknown = [v for v in wanted if v not in VARIANTS]
+    if unknown:
+        p.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
+    try:
+        import blosc2
+    except ImportError:
+        p.error("needs python-blosc2 (pip install blosc2)")
     from numcodecs import Blosc, blosc
 
     blosc.set_nthreads(1)
@@ -78,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         f"c-blosc1: numcodecs {blosc.__name__} (c-blosc {blosc.VERSION_STRING});"
         f" c-blosc2: python-blosc2 {blosc2.__version__} (C-Blosc2 {blosc2.blosclib_version})"
     )
-    wanted = [v.strip() for v in args.variants.split(",") if v.strip()] or list(VARIANTS)
     base = make_data((args.size,) * 3, 1)
     print(f"{'variant':26} {'ratio':>6} {'c-blosc1 min/med ms':>20} {'c-blosc2 min/med ms':>20}")
     for name in wanted:
