@@ -11,6 +11,7 @@ pub mod error;
 pub mod fork;
 pub mod grid;
 pub mod indexing;
+pub mod order;
 pub mod pipeline;
 pub mod pool;
 pub mod selection;

@@ -136,6 +136,35 @@ class BlockIndex:
         self._array.set_block_selection(selection, value)
 
 
+def c_ordered(a: np.ndarray) -> np.ndarray:
+    """``np.ascontiguousarray(a)``; a Fortran-ordered ``a`` is reordered on the core's
+    threads rather than by numpy's single-threaded strided copy."""
+    if a.flags.c_contiguous or not a.flags.f_contiguous or a.dtype.hasobject:
+        return np.ascontiguousarray(a)
+    out = np.empty(a.shape, dtype=a.dtype)
+    _core.fortran_to_c(
+        a.T.reshape(-1).view(np.uint8),
+        out.reshape(-1).view(np.uint8),
+        list(a.shape),
+        a.dtype.itemsize,
+    )
+    return out
+
+
+def fortran_ordered(a: np.ndarray) -> np.ndarray:
+    """``np.asfortranarray(a)`` of a C-contiguous ``a``, reordered on the core's threads."""
+    if a.flags.f_contiguous or not a.flags.c_contiguous or a.dtype.hasobject:
+        return np.asfortranarray(a)
+    out = np.empty(a.shape, dtype=a.dtype, order="F")
+    _core.fortran_to_c(
+        a.reshape(-1).view(np.uint8),
+        out.T.reshape(-1).view(np.uint8),
+        list(a.shape[::-1]),
+        a.dtype.itemsize,
+    )
+    return out
+
+
 class Array(Node):
     """A Zarr array in a store. Reads and writes go through the Rust core, one
     call per selection, in parallel over chunks. Arrays of the legacy formats (v1, the
@@ -722,7 +751,7 @@ class Array(Node):
         self._io_read(sel, buf.reshape(-1).view(np.uint8))
         result = buf.reshape(sel.result_shape)
         if self.order == "F" and result.ndim > 1:
-            result = np.asfortranarray(result)
+            result = fortran_ordered(result)
         if basic and not sel.result_shape:
             return result[()]
         return result
@@ -827,7 +856,7 @@ class Array(Node):
         if self._var_len:
             return self._write_var(sel, value)
         arr = self._broadcast(self._values(value), sel, value)
-        buf = np.ascontiguousarray(arr.reshape(sel.buffer_shape))
+        buf = c_ordered(arr.reshape(sel.buffer_shape))
         self._io_write(sel, buf.reshape(-1).view(np.uint8))
 
     def __setitem__(self, selection: Any, value: Any) -> None:

@@ -165,3 +165,21 @@ where
         new.iter().map(|e| e.as_ref().map(|b| PyBytes::new(py, b))),
     )
 }
+
+/// Write into `dst` the elements of an array of `shape` (`itemsize`-byte
+/// elements) that `src` holds in Fortran order, in C order, on the worker
+/// threads: numpy's `ascontiguousarray` of an F-ordered array. Given the
+/// shape reversed, it makes a C-ordered array Fortran-ordered.
+#[pyfunction]
+pub(super) fn fortran_to_c(
+    py: Python<'_>,
+    src: PyReadonlyArray1<'_, u8>,
+    mut dst: PyReadwriteArray1<'_, u8>,
+    shape: Vec<usize>,
+    itemsize: usize,
+) -> PyResult<()> {
+    let src = value_bytes(&src)?;
+    let dst = out_bytes(&mut dst)?;
+    py.detach(|| crate::order::fortran_to_c(src, dst, &shape, itemsize))
+        .map_err(to_py_err)
+}

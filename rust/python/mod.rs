@@ -92,6 +92,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
+    m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
     config::register(m)?;
     dtype::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
