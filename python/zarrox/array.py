@@ -27,6 +27,7 @@ from zarrox.indexing import (
     mask_selection,
     orthogonal_selection,
 )
+from zarrox.memory_order import c_ordered, fortran_ordered
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
@@ -134,35 +135,6 @@ class BlockIndex:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array.set_block_selection(selection, value)
-
-
-def c_ordered(a: np.ndarray) -> np.ndarray:
-    """``np.ascontiguousarray(a)``; a Fortran-ordered ``a`` is reordered on the core's
-    threads rather than by numpy's single-threaded strided copy."""
-    if a.flags.c_contiguous or not a.flags.f_contiguous or a.dtype.hasobject:
-        return np.ascontiguousarray(a)
-    out = np.empty(a.shape, dtype=a.dtype)
-    _core.fortran_to_c(
-        a.T.reshape(-1).view(np.uint8),
-        out.reshape(-1).view(np.uint8),
-        list(a.shape),
-        a.dtype.itemsize,
-    )
-    return out
-
-
-def fortran_ordered(a: np.ndarray) -> np.ndarray:
-    """``np.asfortranarray(a)`` of a C-contiguous ``a``, reordered on the core's threads."""
-    if a.flags.f_contiguous or not a.flags.c_contiguous or a.dtype.hasobject:
-        return np.asfortranarray(a)
-    out = np.empty(a.shape, dtype=a.dtype, order="F")
-    _core.fortran_to_c(
-        a.reshape(-1).view(np.uint8),
-        out.T.reshape(-1).view(np.uint8),
-        list(a.shape[::-1]),
-        a.dtype.itemsize,
-    )
-    return out
 
 
 class Array(Node):

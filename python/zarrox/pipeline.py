@@ -53,6 +53,7 @@ from zarr.storage import StorePath
 
 from zarrox import _core
 from zarrox.errors import MetadataError, StoreError, StorePermissionError, UnsupportedError
+from zarrox.memory_order import c_ordered, copy_c_ordered
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
@@ -642,7 +643,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                     *zarr,
                 )
                 if target is not out:
-                    out[...] = cast_values(target, out.dtype)
+                    copy_c_ordered(out, cast_values(target, out.dtype))
             return list(present)
         # A store read on the Python side: the engine asks for whole chunks, or for a
         # shard's index and then the byte ranges of the inner chunks needed, round by
@@ -671,7 +672,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         )
         await self._serve(session, perform, getters, nbytes)
         if target is not out:
-            out[...] = cast_values(target, out.dtype)
+            copy_c_ordered(out, cast_values(target, out.dtype))
         return list(session.present())
 
     @staticmethod
@@ -703,7 +704,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         data type) that numpy copies back."""
         if out.dtype == kind.dtype and out.flags.c_contiguous and out.flags.writeable:
             return out
-        return np.ascontiguousarray(cast_values(out, kind.dtype))
+        return c_ordered(cast_values(out, kind.dtype))
 
     @staticmethod
     def _place_var(out: np.ndarray, values: list[Any], out_sels: list[Any]) -> None:
@@ -762,9 +763,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         elif scalar:
             payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
         else:
-            payload = (
-                np.ascontiguousarray(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
-            )
+            payload = c_ordered(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
         value_shape = [] if scalar else list(value.shape)
         write_empty = bool(items[0][1].config.write_empty_chunks)
         rust = _rust_store(items) if kind.pickle is None else None
@@ -935,7 +934,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 payload = [_var_item(v, kind.utf8) for p in parts for v in p.reshape(-1).tolist()]
             else:
                 payload = np.concatenate(
-                    [np.ascontiguousarray(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
+                    [c_ordered(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
                 ).view(np.uint8)
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
