@@ -18,12 +18,8 @@ def c_ordered(a: np.ndarray) -> np.ndarray:
     if a.flags.c_contiguous or not a.flags.f_contiguous or a.dtype.hasobject:
         return np.ascontiguousarray(a)
     out = np.empty(a.shape, dtype=a.dtype)
-    _core.fortran_to_c(
-        a.T.reshape(-1).view(np.uint8),
-        out.reshape(-1).view(np.uint8),
-        list(a.shape),
-        a.dtype.itemsize,
-    )
+    # ``a.T`` is C-ordered and ``out.T`` Fortran-ordered: the copy below, transposed.
+    copy_c_ordered(out.T, a.T)
     return out
 
 
@@ -32,12 +28,7 @@ def fortran_ordered(a: np.ndarray) -> np.ndarray:
     if a.flags.f_contiguous or not a.flags.c_contiguous or a.dtype.hasobject:
         return np.asfortranarray(a)
     out = np.empty(a.shape, dtype=a.dtype, order="F")
-    _core.fortran_to_c(
-        a.reshape(-1).view(np.uint8),
-        out.T.reshape(-1).view(np.uint8),
-        list(a.shape[::-1]),
-        a.dtype.itemsize,
-    )
+    copy_c_ordered(out, a)
     return out
 
 
