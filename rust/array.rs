@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
 use crate::engine::session::ReadSession;
@@ -57,6 +58,12 @@ pub struct ArrayCore {
     codecs: Value,
     chains: Mutex<HashMap<Vec<usize>, Arc<CodecChain>>>,
     write_empty_chunks: bool,
+    /// Whether this is an array's [`fortran`](Self::fortran) view: grid
+    /// coordinates are the stored chunks' coordinates reversed.
+    reversed: bool,
+    /// The array with its axes reversed, when its chunks are stored in
+    /// Fortran order (see [`fortran`](Self::fortran)).
+    fortran: Option<Box<ArrayCore>>,
 }
 
 impl ArrayCore {
@@ -104,7 +111,7 @@ impl ArrayCore {
         };
         let chain = Arc::new(CodecChain::from_json(&meta.codecs, spec).map_err(at)?);
         let key_encoding = ChunkKeyEncoding::from_json(&meta.chunk_key_encoding).map_err(at)?;
-        Ok(ArrayCore {
+        let mut core = ArrayCore {
             store,
             path,
             shape: meta.shape,
@@ -114,7 +121,47 @@ impl ArrayCore {
             chain,
             codecs: meta.codecs,
             write_empty_chunks,
-        })
+            reversed: false,
+            fortran: None,
+        };
+        let fortran = core.fortran_view().map_err(core.at())?;
+        core.fortran = fortran.map(Box::new);
+        Ok(core)
+    }
+
+    /// This array with its axes reversed, when its chain begins with a
+    /// `transpose` that reverses every axis (a Zarr v2 `order: "F"` array): a
+    /// C-ordered read of the reversed selection from it fills the memory of
+    /// the Fortran-ordered result, and a write takes a Fortran-ordered value
+    /// the same way, with no chunk transposed (each chunk's bytes are already
+    /// in that order). `None` for other arrays, 0-d and 1-d ones, and
+    /// variable-length data.
+    fn fortran_view(&self) -> Result<Option<ArrayCore>> {
+        let Some((codecs, spec)) = fortran_form(&self.codecs, self.chain.spec()) else {
+            return Ok(None);
+        };
+        let grid = self.grid.reversed();
+        let first_shape = spec.shape.clone();
+        let chain = Arc::new(CodecChain::from_json(&codecs, spec)?);
+        Ok(Some(ArrayCore {
+            store: self.store.clone(),
+            path: self.path.clone(),
+            shape: self.shape.iter().rev().copied().collect(),
+            grid,
+            key_encoding: self.key_encoding.clone(),
+            chains: Mutex::new(HashMap::from([(first_shape, Arc::clone(&chain))])),
+            chain,
+            codecs,
+            write_empty_chunks: self.write_empty_chunks,
+            reversed: true,
+            fortran: None,
+        }))
+    }
+
+    /// The array with its axes reversed when its chunks are stored in
+    /// Fortran order (see [`fortran_view`](Self::fortran_view)).
+    pub fn fortran(&self) -> Option<&ArrayCore> {
+        self.fortran.as_deref()
     }
 
     pub fn shape(&self) -> &[u64] {
@@ -127,6 +174,9 @@ impl ArrayCore {
 
     pub fn set_write_empty_chunks(&mut self, on: bool) {
         self.write_empty_chunks = on;
+        if let Some(f) = &mut self.fortran {
+            f.write_empty_chunks = on;
+        }
     }
 
     /// Whether the caller reads and writes the chunks itself (sessions).
@@ -136,7 +186,12 @@ impl ArrayCore {
 
     /// The store key of the chunk at grid coordinates `coords`.
     pub fn chunk_key(&self, coords: &[u64]) -> String {
-        let key = self.key_encoding.encode(coords);
+        let key = if self.reversed {
+            let stored: Vec<u64> = coords.iter().rev().copied().collect();
+            self.key_encoding.encode(&stored)
+        } else {
+            self.key_encoding.encode(coords)
+        };
         if self.path.is_empty() {
             key
         } else {
@@ -486,7 +541,10 @@ impl ArrayCore {
         let ndim = self.shape.len();
         keys.into_iter()
             .filter_map(|key| {
-                let coords = self.key_encoding.decode(key.strip_prefix(&prefix)?, ndim)?;
+                let mut coords = self.key_encoding.decode(key.strip_prefix(&prefix)?, ndim)?;
+                if self.reversed {
+                    coords.reverse();
+                }
                 Some((key, coords))
             })
             .collect()

@@ -399,6 +399,14 @@ impl ChunkGrid {
         }
     }
 
+    /// The grid with its dimensions in reverse order.
+    pub fn reversed(&self) -> ChunkGrid {
+        match self {
+            ChunkGrid::Regular(c) => ChunkGrid::Regular(c.iter().rev().copied().collect()),
+            ChunkGrid::Rectilinear(d) => ChunkGrid::Rectilinear(d.iter().rev().cloned().collect()),
+        }
+    }
+
     /// The dimension grids (a regular grid's steps as [`DimGrid::Regular`]).
     pub fn dims(&self) -> Vec<DimGrid> {
         match self {

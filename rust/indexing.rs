@@ -272,6 +272,19 @@ pub enum Selection {
     Points(Vec<u64>),
 }
 
+impl Selection {
+    /// The same selection of the array with its dimensions reversed; `None`
+    /// for points, whose result is one-dimensional whatever the order.
+    pub fn reversed(&self) -> Option<Selection> {
+        match self {
+            Selection::Orthogonal(dims) => {
+                Some(Selection::Orthogonal(dims.iter().rev().cloned().collect()))
+            }
+            Selection::Points(_) => None,
+        }
+    }
+}
+
 /// One chunk's part of a selection.
 #[derive(Debug, Clone)]
 pub enum Region<'a> {

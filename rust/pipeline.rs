@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
 use crate::engine::session::ReadSession;
@@ -60,6 +61,16 @@ impl ChunkCodec {
         let dtype = DataType::from_json(&parse(data_type, "data type")?)?;
         let spec = ChunkSpec { shape, dtype, fill };
         Self::new(&parse(codecs, "codecs")?, spec)
+    }
+
+    /// The codec of these chunks seen with their axes reversed, when the chain
+    /// begins by reversing every axis (see [`fortran_form`]): a batch whose
+    /// selections and buffer are reversed too decodes into (encodes from) a
+    /// Fortran-ordered buffer with no chunk transposed.
+    pub fn fortran(&self, codecs: &Value) -> Result<Option<Self>> {
+        fortran_form(codecs, self.spec())
+            .map(|(codecs, spec)| Self::new(&codecs, spec))
+            .transpose()
     }
 
     pub fn spec(&self) -> &ChunkSpec {

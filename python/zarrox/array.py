@@ -219,12 +219,19 @@ class Array(Node):
         )
 
     # -- chunk I/O: Rust's own stores, or a store served from Python ---------
-    def _io_read(self, dims: Any, buf: np.ndarray) -> None:
-        """Read the selection ``dims`` into ``buf`` (a uint8 view of the result)."""
+    def _fortran_io(self, dims: Any) -> bool:
+        """Whether the selection ``dims`` can be read into (written from) a
+        Fortran-ordered buffer with no chunk transposed: the chunks are stored in Fortran
+        order (a v2 ``order: "F"`` array) and the selection is one per dimension."""
+        return bool(self._handle.fortran_chunks and dims.is_orthogonal)
+
+    def _io_read(self, dims: Any, buf: np.ndarray, fortran: bool = False) -> None:
+        """Read the selection ``dims`` into ``buf`` (a uint8 view of the result; with
+        ``fortran``, of the Fortran-ordered result, see :meth:`_fortran_io`)."""
         if self._handle.in_rust:
-            self._handle.read(dims, buf)
+            self._handle.read(dims, buf, fortran)
         else:
-            self._chunk_io.serve(self._handle.read_session(dims, buf))
+            self._chunk_io.serve(self._handle.read_session(dims, buf, fortran))
 
     def _io_read_var(self, dims: Any) -> list[Any]:
         """The variable-length elements of the selection ``dims``."""
@@ -234,18 +241,19 @@ class Array(Node):
         self._chunk_io.serve(session)
         return session.values()  # type: ignore[no-any-return]
 
-    def _io_write(self, dims: Any, value: Any) -> None:
-        """Write ``value`` to the selection ``dims``: a uint8 view of the values, one
+    def _io_write(self, dims: Any, value: Any, fortran: bool = False) -> None:
+        """Write ``value`` to the selection ``dims``: a uint8 view of the values (with
+        ``fortran``, of the Fortran-ordered values, see :meth:`_fortran_io`), one
         element's bytes or str (broadcast), or a list of variable-length values."""
         if self._handle.in_rust:
             if isinstance(value, np.ndarray):
-                self._handle.write(dims, value)
+                self._handle.write(dims, value, fortran)
             elif isinstance(value, list):
                 self._handle.write_var(dims, value)
             else:
-                self._handle.write_scalar(dims, value)
+                self._handle.write_scalar(dims, value, fortran)
             return
-        batch = self._handle.write_batch(dims)
+        batch = self._handle.write_batch(dims, fortran)
         store = self._chunk_io
         old = store.fetch(batch.keys, batch.needs)
         store.store_values(batch.keys, self._handle.encode(batch, old, value))
@@ -716,14 +724,23 @@ class Array(Node):
             if out.flags.c_contiguous:
                 # Decoded straight into the caller's buffer.
                 self._io_read(sel, out.reshape(-1).view(np.uint8))
+            elif out.flags.f_contiguous and self._fortran_io(sel):
+                self._io_read(sel, out.T.reshape(-1).view(np.uint8), fortran=True)
             else:
                 out[...] = self._read(sel)
             return out
-        buf = np.empty(sel.buffer_shape, dtype=self.dtype)
-        self._io_read(sel, buf.reshape(-1).view(np.uint8))
-        result = buf.reshape(sel.result_shape)
-        if self.order == "F" and result.ndim > 1:
-            result = fortran_ordered(result)
+        fortran = self.order == "F" and len(sel.result_shape) > 1
+        if fortran and self._fortran_io(sel):
+            # Fortran-ordered chunks straight into the Fortran-ordered result.
+            buf = np.empty(sel.buffer_shape[::-1], dtype=self.dtype)
+            self._io_read(sel, buf.reshape(-1).view(np.uint8), fortran=True)
+            result = buf.reshape(sel.result_shape[::-1]).T
+        else:
+            buf = np.empty(sel.buffer_shape, dtype=self.dtype)
+            self._io_read(sel, buf.reshape(-1).view(np.uint8))
+            result = buf.reshape(sel.result_shape)
+            if fortran:
+                result = fortran_ordered(result)
         if basic and not sel.result_shape:
             return result[()]
         return result
@@ -816,7 +833,9 @@ class Array(Node):
                 return False
         else:
             one = self._values(value).tobytes()
-        self._io_write(sel, one)
+        # One value everywhere: any order will do, and Fortran-ordered chunks take it
+        # untransposed.
+        self._io_write(sel, one, fortran=not self._var_len and self._fortran_io(sel))
         return True
 
     def _write(self, sel: Selection, value: Any) -> None:
@@ -827,8 +846,14 @@ class Array(Node):
             return
         if self._var_len:
             return self._write_var(sel, value)
-        arr = self._broadcast(self._values(value), sel, value)
-        buf = c_ordered(arr.reshape(sel.buffer_shape))
+        arr = self._broadcast(self._values(value), sel, value).reshape(sel.buffer_shape)
+        if arr.flags.f_contiguous and not arr.flags.c_contiguous and self._fortran_io(sel):
+            # Fortran-ordered values into Fortran-ordered chunks: nothing transposed.
+            # (C-ordered values are gathered per chunk and each chunk transposed: faster
+            # than reordering all of them first.)
+            self._io_write(sel, arr.T.reshape(-1).view(np.uint8), fortran=True)
+            return
+        buf = c_ordered(arr)
         self._io_write(sel, buf.reshape(-1).view(np.uint8))
 
     def __setitem__(self, selection: Any, value: Any) -> None:

@@ -121,6 +121,7 @@ class _ChunkKind:
         "utf8",
         "nbytes",
         "pickle",
+        "fortran",
     )
 
     def __init__(
@@ -144,6 +145,9 @@ class _ChunkKind:
         self.nbytes = math.prod(self.shape) * dtype.itemsize
         #: the pickle codec outside the chain (a v2 array's), which Python runs
         self.pickle = pickle
+        #: these chunks seen with their axes reversed, when they are stored in Fortran
+        #: order (see :func:`_fortran_batch`)
+        self.fortran: _ChunkKind | None = None
 
     def unpickled(self, stored: Any, key: str) -> Any:
         """The bytes the chain decodes from a stored chunk of the pickle codec, unpickled
@@ -267,7 +271,12 @@ def _make_kind(
             f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has "
             f"{_itemsize(data_type)}"
         )
-    return _ChunkKind(codec, np.dtype(dtype), var, pickle)
+    kind = _ChunkKind(codec, np.dtype(dtype), var, pickle)
+    if var is None and pickle is None:
+        reversed_codec = codec.fortran(json.dumps(core["codecs"]))
+        if reversed_codec is not None:
+            kind.fortran = _ChunkKind(reversed_codec, kind.dtype, None)
+    return kind
 
 
 _CORE_SIZES = {
@@ -332,6 +341,37 @@ def _generic_region(
         np.ascontiguousarray(np.asarray(cidx).reshape(-1)),
         np.ascontiguousarray(np.asarray(bidx).reshape(-1)),
     )
+
+
+def _slices_and_integers(selection: Any) -> bool:
+    return isinstance(selection, tuple) and all(
+        isinstance(k, slice | int | np.integer) for k in selection
+    )
+
+
+def _fortran_batch(
+    kind: _ChunkKind, items: list[_BatchItem], buffer: np.ndarray, drop_axes: tuple[int, ...]
+) -> tuple[_ChunkKind, list[_BatchItem], np.ndarray] | None:
+    """The batch seen with every axis reversed, when ``kind``'s chunks are stored in
+    Fortran order (a v2 ``order: "F"`` array) and ``buffer`` (the output read into, or the
+    value written) is Fortran-ordered, or one value, of the decoded data type: the reversed
+    chunks' kind, the items with their chunk and buffer selections reversed, and
+    ``buffer.T`` (C-ordered). Each chunk's bytes then go to (come from) the buffer with no
+    transposing. None for anything else, and for selections other than slices and
+    integers (an orthogonal selection's index arrays are shaped for broadcasting)."""
+    fortran = kind.fortran
+    if fortran is None or drop_axes or buffer.dtype != kind.dtype:
+        return None
+    if buffer.ndim != 0 and (
+        buffer.ndim < 2 or buffer.flags.c_contiguous or not buffer.flags.f_contiguous
+    ):
+        return None
+    flipped: list[_BatchItem] = []
+    for getter, spec, chunk_sel, buffer_sel, complete in items:
+        if not (_slices_and_integers(chunk_sel) and _slices_and_integers(buffer_sel)):
+            return None
+        flipped.append((getter, spec, chunk_sel[::-1], buffer_sel[::-1], complete))
+    return fortran, flipped, buffer.T
 
 
 def _zarr_form(drop_axes: tuple[int, ...]) -> tuple[list[int], Any]:
@@ -603,6 +643,9 @@ class ZarroxCodecPipeline(CodecPipeline):
         out: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> list[bool]:
+        flipped = _fortran_batch(kind, items, out, drop_axes)
+        if flipped is not None:
+            kind, items, out = flipped
         chunk_sels = [item[2] for item in items]
         out_sels = [item[3] for item in items]
         zarr = _zarr_form(drop_axes)
@@ -752,6 +795,9 @@ class ZarroxCodecPipeline(CodecPipeline):
         value: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> None:
+        flipped = _fortran_batch(kind, items, value, drop_axes)
+        if flipped is not None:
+            kind, items, value = flipped
         # zarr-python writes a 0-d value (and any one-element value into 0-d chunks) as is
         scalar = value.ndim == 0 or (not kind.shape and value.size == 1)
         payload: Any

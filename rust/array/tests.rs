@@ -664,3 +664,95 @@ fn the_floors_decode_and_encode_every_stored_chunk_and_inner_chunk() {
         assert_eq!(encoded, inner_total);
     }
 }
+
+/// The Fortran view of an array whose chain begins by reversing every axis:
+/// a C-ordered read of the reversed selection from it is the Fortran-ordered
+/// result, writes through it store what the array's own writes store, and
+/// chunk keys keep the stored coordinates' order.
+#[test]
+fn the_fortran_view_reads_and_writes_the_transposed_array() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let codecs = json!([
+        {"name": "transpose", "configuration": {"order": [2, 1, 0]}},
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "zstd", "configuration": {"level": 1}}
+    ]);
+    let shape = [5u64, 4, 3];
+    let a = array(Arc::clone(&store), &shape, &[2, 3, 2], codecs.clone());
+    let view = a
+        .fortran()
+        .expect("a chain that reverses every axis has a view");
+    assert_eq!(view.shape(), &[3, 4, 5]);
+    assert!(view.fortran().is_none());
+    assert_eq!(view.chunk_key(&[1, 0, 2]), a.chunk_key(&[2, 0, 1]));
+    let values: Vec<u16> = (0..60).collect();
+    a.write(&all(&shape), Input::Fixed(&u16s(values.clone())))
+        .unwrap();
+    // element (i, j, k) of the C-ordered array is element (k, j, i) of the view
+    let mut out = vec![0u8; 120];
+    view.read(&all(&[3, 4, 5]), &mut out).unwrap();
+    let got = as_u16(&out);
+    for (i, j, k) in grid_points(5, 4, 3) {
+        assert_eq!(got[k * 20 + j * 5 + i], values[i * 12 + j * 3 + k]);
+    }
+    // a selection reversed reads the same elements
+    let sel = Selection::Orthogonal(vec![sl(1, 4), DimSelection::Indices(vec![3, 0]), sl(2, 3)]);
+    let mut c = vec![0u8; 3 * 2 * 2];
+    a.read(&sel, &mut c).unwrap();
+    let mut f = vec![0u8; 3 * 2 * 2];
+    view.read(&sel.reversed().unwrap(), &mut f).unwrap();
+    let (c, f) = (as_u16(&c), as_u16(&f));
+    for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)] {
+        assert_eq!(f[j * 3 + i], c[i * 2 + j]);
+    }
+    // the view's writes store the bytes the array's own writes store
+    let other: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let b = array(Arc::clone(&other), &shape, &[2, 3, 2], codecs);
+    b.fortran()
+        .unwrap()
+        .write(&all(&[3, 4, 5]), Input::Fixed(&out))
+        .unwrap();
+    let stored = keys(store.as_ref(), "a/");
+    assert_eq!(stored, keys(other.as_ref(), "a/"));
+    assert_eq!(stored.len(), 3 * 2 * 2);
+    for key in stored {
+        assert_eq!(
+            run(store.get(&key)).unwrap(),
+            run(other.get(&key)).unwrap(),
+            "{key}"
+        );
+    }
+    assert!(Selection::Points(vec![0, 1, 2]).reversed().is_none());
+}
+
+fn grid_points(a: usize, b: usize, c: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    (0..a).flat_map(move |i| (0..b).flat_map(move |j| (0..c).map(move |k| (i, j, k))))
+}
+
+#[test]
+fn arrays_without_fortran_chunks_have_no_view() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let t = |order: Value| json!({"name": "transpose", "configuration": {"order": order}});
+    let plain = array(Arc::clone(&store), &[4, 4], &[2, 2], json!([bytes]));
+    assert!(plain.fortran().is_none());
+    let partial = array(
+        Arc::clone(&store),
+        &[4, 4, 4],
+        &[2, 2, 2],
+        json!([t(json!([0, 2, 1])), bytes]),
+    );
+    assert!(partial.fortran().is_none());
+    let one_d = array(
+        Arc::clone(&store),
+        &[4],
+        &[2],
+        json!([t(json!([0])), bytes]),
+    );
+    assert!(one_d.fortran().is_none());
+    let two_d = array(store, &[4, 6], &[2, 3], json!([t(json!([1, 0])), bytes]));
+    assert_eq!(
+        two_d.fortran().map(|v| v.shape().to_vec()),
+        Some(vec![6, 4])
+    );
+}

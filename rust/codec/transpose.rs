@@ -70,6 +70,37 @@ impl TransposeCodec {
     }
 }
 
+/// Whether the codec JSON `codec` is a `transpose` that reverses every axis
+/// of a chunk of `spec` (a Zarr v2 `order: "F"` chunk; `order: [n-1, ..., 0]`
+/// in v3): a chunk whose bytes are in Fortran order.
+pub fn reverses_axes(codec: &Value, spec: &ChunkSpec) -> bool {
+    let n = spec.shape.len();
+    codec.get("name").and_then(Value::as_str) == Some("transpose")
+        && codec
+            .get("configuration")
+            .and_then(Value::as_object)
+            .and_then(|config| TransposeCodec::from_config(config, spec).ok())
+            .is_some_and(|t| t.order.iter().copied().eq((0..n).rev()))
+}
+
+/// Chunks of `spec` whose `codecs` begin by reversing every axis (see
+/// [`reverses_axes`]) seen with their axes reversed: the rest of the chain and
+/// the reversed chunk spec. Such a chunk's decoded bytes, read before that
+/// transpose, are the Fortran-ordered chunk, so a Fortran-ordered buffer takes
+/// them with no transposing. `None` for other chains, chunks of fewer than two
+/// dimensions, and variable-length elements.
+pub fn fortran_form(codecs: &Value, spec: &ChunkSpec) -> Option<(Value, ChunkSpec)> {
+    let (first, rest) = codecs.as_array()?.split_first()?;
+    if spec.shape.len() < 2 || spec.dtype.is_var_len() || !reverses_axes(first, spec) {
+        return None;
+    }
+    let reversed = ChunkSpec {
+        shape: spec.shape.iter().rev().copied().collect(),
+        ..spec.clone()
+    };
+    Some((Value::Array(rest.to_vec()), reversed))
+}
+
 /// C-order strides in elements.
 fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];
@@ -202,6 +233,26 @@ mod tests {
             json!({ "order": order }).as_object().unwrap(),
             &spec(shape, "uint8"),
         )
+    }
+
+    #[test]
+    fn only_a_transpose_reversing_every_axis_reverses_axes() {
+        let t = |order: Value| json!({"name": "transpose", "configuration": {"order": order}});
+        let s3 = spec(&[2, 3, 4], "uint8");
+        assert!(reverses_axes(&t(json!([2, 1, 0])), &s3));
+        assert!(reverses_axes(&t(json!("F")), &s3));
+        assert!(!reverses_axes(&t(json!([0, 1, 2])), &s3));
+        assert!(!reverses_axes(&t(json!([2, 0, 1])), &s3));
+        assert!(!reverses_axes(&t(json!("C")), &s3));
+        // malformed or other codecs: not a reversal (the chain reports the error)
+        assert!(!reverses_axes(&t(json!([1, 0])), &s3));
+        assert!(!reverses_axes(&t(json!([2, 2, 0])), &s3));
+        assert!(!reverses_axes(&json!({"name": "transpose"}), &s3));
+        assert!(!reverses_axes(
+            &json!({"name": "bytes", "configuration": {"order": [2, 1, 0]}}),
+            &s3
+        ));
+        assert!(reverses_axes(&t(json!([1, 0])), &spec(&[5, 6], "uint8")));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Arrays: the core's array over a store, and writes to a store Python
 //! writes itself.
 
+use std::borrow::Cow;
+
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -13,6 +15,7 @@ use super::to_py_err;
 use crate::array::ArrayCore;
 use crate::dtype::DataKind;
 use crate::engine::{ChunkTask, Input};
+use crate::indexing::Selection;
 use crate::selection::{self, Normalized};
 
 /// A write to a store Python writes itself: `needs` lists the chunks whose
@@ -23,6 +26,8 @@ pub struct WriteBatch {
     pub(super) tasks: Vec<ChunkTask>,
     pub(super) shape: Vec<usize>,
     pub(super) needs: Vec<bool>,
+    /// Whether the tasks are of the array's Fortran view.
+    pub(super) fortran: bool,
 }
 
 #[pymethods]
@@ -49,6 +54,28 @@ pub struct ArrayHandle {
 impl ArrayHandle {
     fn utf8(&self) -> bool {
         self.core.data_type().kind == DataKind::String
+    }
+
+    /// The array and selection a call works on: the array's own, or (with
+    /// `fortran`) its Fortran view and the selection reversed, whose C-ordered
+    /// buffer is the selection's Fortran-ordered one.
+    fn target<'a>(
+        &'a self,
+        sel: &'a Selection,
+        fortran: bool,
+    ) -> PyResult<(&'a ArrayCore, Cow<'a, Selection>)> {
+        if !fortran {
+            return Ok((&self.core, Cow::Borrowed(sel)));
+        }
+        match (self.core.fortran(), sel.reversed()) {
+            (Some(view), Some(reversed)) => Ok((view, Cow::Owned(reversed))),
+            (None, _) => Err(PyValueError::new_err(
+                "fortran=True needs an array whose chunks are stored in Fortran order",
+            )),
+            (_, None) => Err(PyValueError::new_err(
+                "fortran=True needs an orthogonal selection",
+            )),
+        }
     }
 }
 
@@ -80,16 +107,28 @@ impl ArrayHandle {
         !self.core.caller_store()
     }
 
-    /// Read `selection` into `out`: a C-contiguous uint8 view of the result array.
+    /// Whether the chunks are stored in Fortran order (a chain that begins by
+    /// reversing every axis): then the calls that take `fortran=True` read
+    /// into and write from Fortran-ordered buffers with no chunk transposed.
+    #[getter]
+    fn fortran_chunks(&self) -> bool {
+        self.core.fortran().is_some()
+    }
+
+    /// Read `selection` into `out`: a C-contiguous uint8 view of the result
+    /// array; with `fortran`, of the Fortran-ordered result (an orthogonal
+    /// selection of an array with `fortran_chunks`).
+    #[pyo3(signature = (selection_, out, fortran=false))]
     fn read(
         &self,
         py: Python<'_>,
         selection_: &SelectionHandle,
         mut out: PyReadwriteArray1<'_, u8>,
+        fortran: bool,
     ) -> PyResult<()> {
-        let sel = &selection_.inner.selection;
+        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
         let buf = out_bytes(&mut out)?;
-        py.detach(|| self.core.read(sel, buf)).map_err(to_py_err)
+        py.detach(|| core.read(&sel, buf)).map_err(to_py_err)
     }
 
     /// Read a basic selection (integers, slices with positive steps, one
@@ -137,17 +176,18 @@ impl ArrayHandle {
         Ok(Some((out, result_shape)))
     }
 
-    /// A read of `selection` into `out` from a store Python reads itself.
+    /// A read of `selection` into `out` from a store Python reads itself
+    /// (`fortran`: as for `read`).
+    #[pyo3(signature = (selection_, out, fortran=false))]
     fn read_session(
         &self,
         py: Python<'_>,
         selection_: &SelectionHandle,
         out: PyReadwriteArray1<'_, u8>,
+        fortran: bool,
     ) -> PyResult<ReadSessionHandle> {
-        let sel = &selection_.inner.selection;
-        let (session, shape) = py
-            .detach(|| self.core.read_session(sel))
-            .map_err(to_py_err)?;
+        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
+        let (session, shape) = py.detach(|| core.read_session(&sel)).map_err(to_py_err)?;
         let want = shape.iter().product::<usize>() * self.core.data_type().size;
         if out.len() != want {
             return Err(PyValueError::new_err(format!(
@@ -173,34 +213,41 @@ impl ArrayHandle {
         Ok(ReadSessionHandle::var(session, n, self.utf8()))
     }
 
-    /// Write `value` (a C-contiguous uint8 view of the selection-shaped data).
+    /// Write `value` (a C-contiguous uint8 view of the selection-shaped data;
+    /// with `fortran`, of the Fortran-ordered data: see `read`).
+    #[pyo3(signature = (selection_, value, fortran=false))]
     fn write(
         &self,
         py: Python<'_>,
         selection_: &SelectionHandle,
         value: PyReadonlyArray1<'_, u8>,
+        fortran: bool,
     ) -> PyResult<()> {
-        let sel = &selection_.inner.selection;
+        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
         let buf = value_bytes(&value)?;
-        py.detach(|| self.core.write(sel, Input::Fixed(buf)))
+        py.detach(|| core.write(&sel, Input::Fixed(buf)))
             .map_err(to_py_err)
     }
 
     /// Write one value to every selected element: `bytes` (one element's bytes
-    /// in native byte order, or a variable-length value) or `str` (UTF-8).
+    /// in native byte order, or a variable-length value) or `str` (UTF-8);
+    /// `fortran`: through the Fortran view (see `read`), for an array with
+    /// `fortran_chunks`, which then transposes no chunk.
+    #[pyo3(signature = (selection_, value, fortran=false))]
     fn write_scalar(
         &self,
         py: Python<'_>,
         selection_: &SelectionHandle,
         value: &Bound<'_, PyAny>,
+        fortran: bool,
     ) -> PyResult<()> {
-        let sel = &selection_.inner.selection;
+        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
         let one = if let Ok(s) = value.cast::<PyString>() {
             s.to_str()?.as_bytes().to_vec()
         } else {
             value.cast::<PyBytes>()?.as_bytes().to_vec()
         };
-        py.detach(|| self.core.write(sel, Input::Scalar(&one)))
+        py.detach(|| core.write(&sel, Input::Scalar(&one)))
             .map_err(to_py_err)
     }
 
@@ -229,16 +276,22 @@ impl ArrayHandle {
             .map_err(to_py_err)
     }
 
-    /// A write of `selection` to a store Python writes itself.
-    fn write_batch(&self, py: Python<'_>, selection_: &SelectionHandle) -> PyResult<WriteBatch> {
-        let sel = &selection_.inner.selection;
-        let (tasks, shape, needs) = py
-            .detach(|| self.core.write_tasks(sel))
-            .map_err(to_py_err)?;
+    /// A write of `selection` to a store Python writes itself (`fortran`: the
+    /// value `encode` takes is Fortran-ordered, see `write`).
+    #[pyo3(signature = (selection_, fortran=false))]
+    fn write_batch(
+        &self,
+        py: Python<'_>,
+        selection_: &SelectionHandle,
+        fortran: bool,
+    ) -> PyResult<WriteBatch> {
+        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
+        let (tasks, shape, needs) = py.detach(|| core.write_tasks(&sel)).map_err(to_py_err)?;
         Ok(WriteBatch {
             tasks,
             shape,
             needs,
+            fortran,
         })
     }
 
@@ -251,8 +304,16 @@ impl ArrayHandle {
         old: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let core =
+            match (batch.fortran, self.core.fortran()) {
+                (false, _) => &self.core,
+                (true, Some(view)) => view,
+                (true, None) => return Err(PyValueError::new_err(
+                    "internal error: a Fortran-ordered batch of an array without Fortran chunks",
+                )),
+            };
         encode_with(py, old, value, |old, input| {
-            self.core.encode(&batch.tasks, &batch.shape, old, input)
+            core.encode(&batch.tasks, &batch.shape, old, input)
         })
     }
 

@@ -100,6 +100,18 @@ impl ChunkCodec {
         Ok(ChunkCodec { inner })
     }
 
+    /// These chunks seen with their axes reversed when `codecs_json` (this
+    /// codec's chain) begins by reversing every axis, else None: a batch given
+    /// to it with every selection, the buffer's shape and the dropped axes
+    /// reversed reads into (writes from) the Fortran-ordered buffer with no
+    /// chunk transposed.
+    fn fortran(&self, codecs_json: &str) -> PyResult<Option<ChunkCodec>> {
+        let codecs: serde_json::Value = serde_json::from_str(codecs_json)
+            .map_err(|e| PyValueError::new_err(format!("invalid codecs JSON: {e}")))?;
+        let inner = self.inner.fortran(&codecs).map_err(to_py_err)?;
+        Ok(inner.map(|inner| ChunkCodec { inner }))
+    }
+
     /// The chunk shape.
     #[getter]
     fn chunk_shape(&self) -> Vec<usize> {
@@ -329,6 +341,7 @@ impl ChunkCodec {
             tasks,
             shape: value_shape,
             needs: Vec::new(),
+            fortran: false,
         };
         self.encode_batch(py, &batch, existing, value, write_empty)
     }
@@ -363,6 +376,7 @@ impl ChunkCodec {
             tasks,
             shape: value_shape,
             needs,
+            fortran: false,
         })
     }
 

@@ -283,6 +283,16 @@ impl SelectionHandle {
         PyTuple::new(py, &self.inner.buffer_shape)
     }
 
+    /// Whether the selection is one per dimension (their outer product),
+    /// rather than a list of points.
+    #[getter]
+    fn is_orthogonal(&self) -> bool {
+        matches!(
+            self.inner.selection,
+            crate::indexing::Selection::Orthogonal(_)
+        )
+    }
+
     /// The shape the user sees.
     #[getter]
     fn result_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
