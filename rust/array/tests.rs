@@ -756,3 +756,38 @@ fn arrays_without_fortran_chunks_have_no_view() {
         Some(vec![6, 4])
     );
 }
+
+/// A fuzz finding: variable-length elements have no fixed size, so the check
+/// that a chunk fits in a buffer passed any shape, and a chunk of more than
+/// 2^64 elements overflowed a count (a panic) instead of being refused.
+#[test]
+fn chunks_of_more_elements_than_a_buffer_holds_are_refused_for_every_type() {
+    for data_type in ["string", "bytes", "uint8"] {
+        let meta = json!({
+            "shape": [1, 1], "chunk_shape": [444444444444444446u64, 50], "data_type": data_type,
+            "codecs": [
+                {"name": "transpose", "configuration": {"order": [1, 0]}},
+                if data_type == "uint8" { json!({"name": "bytes"}) } else { json!({"name": format!("vlen-{}", if data_type == "string" { "utf8" } else { "bytes" })}) },
+            ],
+            "chunk_key_encoding": {"name": "default", "separator": "/"}
+        });
+        let fill = if data_type == "uint8" {
+            vec![0]
+        } else {
+            vec![]
+        };
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let err = ArrayCore::new(StoreRef::Rust(store), "a", &meta.to_string(), fill, true)
+            .expect_err(data_type);
+        assert_eq!(
+            err.kind,
+            crate::error::ErrorKind::Unsupported,
+            "{data_type}"
+        );
+        assert!(
+            err.message.contains("a buffer can hold"),
+            "{data_type}: {}",
+            err.message
+        );
+    }
+}

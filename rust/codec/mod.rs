@@ -422,11 +422,20 @@ impl CodecChain {
     pub fn from_json(codecs: &Value, spec: ChunkSpec) -> Result<CodecChain> {
         // Every size below is computed with plain usize arithmetic, and a buffer can hold
         // at most isize::MAX bytes: refuse larger chunks here rather than wrap or panic.
+        // Variable-length elements (size 0 here) count one byte each: their element
+        // count must fit as well.
         let fits = spec
             .shape
             .iter()
-            .try_fold(spec.dtype.size, |n, &s| n.checked_mul(s))
+            .try_fold(spec.dtype.size.max(1), |n, &s| n.checked_mul(s))
             .is_some_and(|n| n <= isize::MAX as usize);
+        if !fits && spec.dtype.is_var_len() {
+            return Err(Error::unsupported(format!(
+                "chunks of shape {:?} have more elements than the {} a buffer can hold",
+                spec.shape,
+                isize::MAX
+            )));
+        }
         if !fits {
             return Err(Error::unsupported(format!(
                 "chunks of shape {:?} with {} byte(s) per element are larger than the \
