@@ -336,6 +336,37 @@ def test_malformed_selections_raise(selection: Any, exc: type[Exception] | None)
 @pytest.mark.parametrize(
     "selection",
     [
+        slice(0, 10**30),
+        slice(-(10**30), None),
+        slice(None, None, 10**20),
+        slice(-(10**30), 10**30, 3),
+        slice(2**63 - 1, None),
+        slice(None, -(2**63)),
+        (slice(5, 2**63), slice(-(2**64), 2**64)),
+        slice(np.int64(3), np.uint64(2**64 - 1)),
+        (np.int64(-1), slice(np.uint8(1), np.int16(6), np.int32(2))),
+    ],
+)
+def test_slice_bounds_of_any_size_clip_as_numpy(selection: Any) -> None:
+    """Slice bounds past int64 (Python or numpy integers) clip as numpy's do."""
+    ref = np.arange(20 * 7, dtype="int32").reshape(20, 7)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=ref.shape, dtype=ref.dtype, chunks=(6, 4))
+    a[...] = ref
+    for got in (a[selection], a.get_basic_selection(selection), a.oindex[selection]):
+        assert got.shape == ref[selection].shape
+        np.testing.assert_array_equal(got, ref[selection])
+
+
+@pytest.mark.parametrize("index", [10**30, -(10**30), (0, 2**63), (2**64 + 1, 0)])
+def test_integer_indices_past_int64_raise_index_error(index: Any) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(20, 7), dtype="int32", chunks=(6, 4))
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[index]
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
         (slice(0, 4), slice(2, 7), 3),
         (-1, slice(None), slice(None, None, 3)),
         (Ellipsis, 2),

@@ -33,11 +33,17 @@ pub enum ChunkRegion {
 }
 
 /// The indices a dimension selection stands for, each below `extent`.
-fn expand(sel: &DimSelection, extent: usize, what: &str) -> Result<Vec<usize>> {
+/// `what` names the dimension in errors; it is called only when one is raised
+/// (a batch expands thousands of selections, and formatting each name costs
+/// more than the expansion).
+fn expand(sel: &DimSelection, extent: usize, what: impl Fn() -> String) -> Result<Vec<usize>> {
     let out: Vec<usize> = match *sel {
         DimSelection::Slice { start, stop, step } => {
             if step == 0 {
-                return Err(Error::index(format!("{what}: slice step must be positive")));
+                return Err(Error::index(format!(
+                    "{}: slice step must be positive",
+                    what()
+                )));
             }
             // The first index the slice would reach at or past the end.
             let past_end = if start >= extent as u64 {
@@ -50,7 +56,8 @@ fn expand(sel: &DimSelection, extent: usize, what: &str) -> Result<Vec<usize>> {
             };
             if let Some(bad) = past_end.filter(|&i| i < stop) {
                 return Err(Error::index(format!(
-                    "{what}: index {bad} is out of bounds for length {extent}"
+                    "{}: index {bad} is out of bounds for length {extent}",
+                    what()
                 )));
             }
             (start..stop.max(start))
@@ -65,7 +72,8 @@ fn expand(sel: &DimSelection, extent: usize, what: &str) -> Result<Vec<usize>> {
     };
     if let Some(bad) = out.iter().find(|&&i| i >= extent) {
         return Err(Error::index(format!(
-            "{what}: index {bad} is out of bounds for length {extent}"
+            "{}: index {bad} is out of bounds for length {extent}",
+            what()
         )));
     }
     Ok(out)
@@ -116,16 +124,14 @@ impl ChunkRegion {
         let mut next = buffer_shape.iter();
         let mut empty = false;
         for (d, ((c, b), &len)) in chunk.iter().zip(buffer).zip(chunk_shape).enumerate() {
-            let src = expand(c, len, &format!("chunk dimension {d}"))?;
+            let src = expand(c, len, || format!("chunk dimension {d}"))?;
             let (dst, extent) = match b {
                 Some(b) => {
                     let extent = next.next().copied().unwrap_or(0);
                     (
-                        expand(
-                            b,
-                            extent,
-                            &format!("buffer dimension of chunk dimension {d}"),
-                        )?,
+                        expand(b, extent, || {
+                            format!("buffer dimension of chunk dimension {d}")
+                        })?,
                         extent,
                     )
                 }

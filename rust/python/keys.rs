@@ -5,8 +5,9 @@ use numpy::{
     PyArray1, PyArrayDescrMethods, PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
 
 use super::to_py_err;
 use crate::engine::ChunkRegion;
@@ -15,6 +16,11 @@ use crate::selection::{self, ArrayValues, Explicit, IndexArray, Ints, Key, Norma
 
 /// A Python integer as an `i128`, saturated past its range.
 fn wide_int(item: &Bound<'_, PyAny>) -> PyResult<i128> {
+    // Most indices fit an i64, whose conversion is one C call; the i128 one
+    // (abi3 has no fast path) costs several Python operations.
+    if let Ok(i) = item.extract::<i64>() {
+        return Ok(i.into());
+    }
     match item.extract::<i128>() {
         Ok(i) => Ok(i),
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(item.py()) => {
@@ -25,7 +31,7 @@ fn wide_int(item: &Bound<'_, PyAny>) -> PyResult<i128> {
 }
 
 /// A slice's `start`, `stop` or `step`: None, or an integer (`__index__`).
-fn slice_part(s: &Bound<'_, PySlice>, name: &str) -> PyResult<Option<i128>> {
+fn slice_part(s: &Bound<'_, PySlice>, name: &Bound<'_, PyString>) -> PyResult<Option<i128>> {
     let v = s.getattr(name)?;
     if v.is_none() {
         return Ok(None);
@@ -141,9 +147,9 @@ pub(super) fn key(item: &Bound<'_, PyAny>, spans: bool) -> PyResult<Key> {
     let py = item.py();
     if let Ok(s) = item.cast::<PySlice>() {
         return Ok(Key::Slice {
-            start: slice_part(s, "start")?,
-            stop: slice_part(s, "stop")?,
-            step: slice_part(s, "step")?,
+            start: slice_part(s, intern!(py, "start"))?,
+            stop: slice_part(s, intern!(py, "stop"))?,
+            step: slice_part(s, intern!(py, "step"))?,
         });
     }
     if item.cast::<PyInt>().is_ok() && item.cast::<PyBool>().is_err() {
