@@ -325,10 +325,15 @@ class Impl:
 
 def tensorstore_spec(path: Path) -> dict[str, Any]:
     # file_io_sync off: tensorstore fsyncs each write by default; the others do not.
+    context: dict[str, Any] = {"file_io_sync": False}
+    usable = len(os.sched_getaffinity(0))
+    if usable < (os.cpu_count() or usable):
+        # a pinned worker: tensorstore sizes its data-copy pool from the machine's CPUs
+        context["data_copy_concurrency"] = {"limit": usable}
     return {
         "driver": "zarr3",
         "kvstore": {"driver": "file", "path": str(path)},
-        "context": {"file_io_sync": False},
+        "context": context,
     }
 
 
@@ -582,15 +587,48 @@ def worker_env() -> dict[str, str]:
     return env
 
 
+#: The CPUs workers run on (``--cpus N``: the first N this process may use); None: all.
+_worker_cpus: list[int] | None = None
+
+
+def set_worker_cpus(n: int | None) -> list[int] | None:
+    """Pin every worker spawned from now on to the first ``n`` CPUs this process may use
+    (``None`` or 0: no pinning); returns those CPUs. Each implementation then sizes its
+    thread pool from what it sees: zarrox, zarrs (rayon) and Python read the affinity
+    mask, and tensorstore's data-copy concurrency is set to the same count (it would
+    otherwise start a thread per CPU of the machine)."""
+    global _worker_cpus
+    allowed = sorted(os.sched_getaffinity(0))
+    if n is not None and not 0 <= n <= len(allowed):
+        raise ValueError(f"--cpus {n}: this process may use {len(allowed)} CPUs")
+    _worker_cpus = allowed[:n] if n else None
+    return _worker_cpus
+
+
+def cpus_text() -> str:
+    """How many CPUs the workers run on (and which, when pinned)."""
+    if _worker_cpus is None:
+        return f"{len(os.sched_getaffinity(0))} CPUs"
+    return f"{len(_worker_cpus)} CPUs (workers pinned to {_worker_cpus})"
+
+
+def _pin() -> None:
+    """In a worker before it starts (``preexec_fn``): its affinity mask."""
+    if _worker_cpus is not None:
+        os.sched_setaffinity(0, _worker_cpus)
+
+
 def spawn_worker(script: str, argv: list[str]) -> dict[str, Any]:
-    """Run ``script`` (in worker mode, via ``argv``) in a fresh interpreter and return the
-    result dict it printed; WorkerError with the last stderr line when it failed."""
+    """Run ``script`` (in worker mode, via ``argv``) in a fresh interpreter, pinned to the
+    CPUs ``set_worker_cpus`` chose, and return the result dict it printed; WorkerError
+    with the last stderr line when it failed."""
     os.sync()
     proc = subprocess.run(
         [sys.executable, os.path.abspath(script), *argv],
         capture_output=True,
         text=True,
         env=worker_env(),
+        preexec_fn=_pin if _worker_cpus is not None else None,
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT_TAG)]
     if proc.returncode != 0 or not lines:
@@ -654,7 +692,8 @@ def host_line() -> str:
     import zarrox
 
     return (
-        f"host: {os.cpu_count()} cores, Python {platform.python_version()}, numpy "
+        f"host: {os.cpu_count()} cores, workers on {cpus_text()}; Python"
+        f" {platform.python_version()}, numpy "
         f"{np.__version__}; zarrox {zarrox.__version__}, zarr {pkg_version('zarr')}, "
         f"zarrs {pkg_version('zarrs')}, tensorstore {pkg_version('tensorstore')}"
     )
@@ -747,6 +786,9 @@ def add_common_args(p: argparse.ArgumentParser, ops: Sequence[str]) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tmpdir", default=None, help="parent of the scratch directory")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    p.add_argument(
+        "--cpus", type=int, default=None, help="pin workers to the first N CPUs; default all"
+    )
 
 
 def add_worker_args(p: argparse.ArgumentParser, ops: Sequence[str]) -> None:
@@ -930,6 +972,7 @@ def driver_setup(
     layout = layout_from_args(args)
     impls = parse_choices(args.impls, tuple(IMPLS), "implementation")
     ops = parse_choices(args.ops, all_ops, "op")
+    set_worker_cpus(args.cpus)
     with scratch_dir(args) as work:
         ds = make_dataset(work, shape, layout, args.seed)
         print(ds.describe())

@@ -413,6 +413,7 @@ def run_s3_part(report: Report, args: argparse.Namespace, impls: list[str]) -> l
 def run_suite(args: argparse.Namespace) -> int:
     codecs = brw.parse_choices(args.codecs, brw.CODECS, "codec")
     impls = brw.parse_choices(args.impls, tuple(brw.IMPLS), "implementation")
+    brw.set_worker_cpus(args.cpus)
     report = Report()
     report.heading("zarrox benchmark suite", 1)
     report.line(brw.host_line())
@@ -461,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smoke run: size 64, 1 round, 1 repeat")
+    p.add_argument(
+        "--cpus", type=int, default=None, help="pin workers to the first N CPUs; default all"
+    )
     p.add_argument(
         "--s3", action="store_true", help="also run the S3 benchmark (bench_s3.py; moto, latency)"
     )

@@ -162,3 +162,42 @@ def test_bench_s3_quick_smoke(tmp_path: Path) -> None:
         assert (cells[3] != "n/a") == zarrox_ran, ratios
     assert "moto busy" in out and md.read_text().startswith("```")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s3.md"]
+
+
+def test_workers_run_on_the_cpus_asked_for(tmp_path: Path) -> None:
+    """``--cpus N`` pins each worker to the first N CPUs before it starts, and zarrox's pool
+    in the worker takes its size from them."""
+    import os
+
+    script = tmp_path / "worker.py"
+    script.write_text(
+        "import json, os, zarrox\n"
+        f"print({brw.RESULT_TAG!r} + json.dumps({{'cpus': sorted(os.sched_getaffinity(0)),"
+        " 'threads': zarrox.get_num_threads()}))\n"
+    )
+    allowed = sorted(os.sched_getaffinity(0))
+    try:
+        assert brw.set_worker_cpus(1) == allowed[:1]
+        assert brw.spawn_worker(str(script), []) == {"cpus": allowed[:1], "threads": 1}
+        assert "pinned" in brw.host_line()
+        assert brw.set_worker_cpus(None) is None
+        assert brw.spawn_worker(str(script), [])["cpus"] == allowed
+        with pytest.raises(ValueError, match="may use"):
+            brw.set_worker_cpus(len(allowed) + 1)
+    finally:
+        brw.set_worker_cpus(None)
+
+
+def test_bench_scaling_smoke(tmp_path: Path) -> None:
+    """bench_scaling.py: a table per CPU count and the scaling table, every case verified."""
+    pytest.importorskip("zarrs")
+    out, context = run_bench(
+        "bench_scaling.py",
+        *("--size", "16", "--cpu-counts", "1", "--impls", "zarrox,zarrs"),
+        *("--rounds", "1", "--repeat", "1", "--tmpdir", str(tmp_path)),
+    )
+    assert "== workers on 1 CPUs (workers pinned to" in out, context
+    table = out.split("== scaling", 1)[1]
+    for op in ("read", "write"):
+        assert re.search(rf"^{op}\s+zarrox\s+[\d.]+\s+1\.00x", table, re.M), context
+        assert re.search(rf"^{op}\s+zarrox / best other\s+[\d.]+x", table, re.M), context
