@@ -7,6 +7,7 @@
 //! cartesian product of its dimensions' pairs.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use crate::error::{Error, Result};
 
@@ -442,10 +443,20 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
             .zip(chunk_shape)
             .map(|(&x, &c)| x / c as u64)
     };
-    // Per point, the flat index in its chunk.
+    // Point numbers are ordered by chunk (C order of chunk coordinates), in
+    // selection order within a chunk: by a linear chunk id while the grid's
+    // chunk count fits 128 bits, else by the coordinates themselves (an id
+    // computed past 128 bits would wrap and merge distinct chunks).
+    let fits = grid
+        .iter()
+        .try_fold(1u128, |n, &g| n.checked_mul(u128::from(g)))
+        .is_some();
+    // One pass: per point, the flat index in its chunk and (where it fits)
+    // its chunk's id, one division per coordinate.
     let mut inner = Vec::with_capacity(npoints);
+    let mut ids: Vec<u128> = Vec::with_capacity(if fits { npoints } else { 0 });
     for point in flat.chunks_exact(ndim) {
-        let mut at = 0usize;
+        let (mut at, mut id) = (0usize, 0u128);
         for d in 0..ndim {
             let x = point[d];
             if x >= shape[d] {
@@ -454,51 +465,65 @@ fn group_points(flat: &[u64], shape: &[u64], chunk_shape: &[usize]) -> Result<Ve
                     shape[d]
                 )));
             }
-            at += (x % chunk_shape[d] as u64) as usize * strides[d];
+            let c = chunk_shape[d] as u64;
+            let q = x / c;
+            at += (x - q * c) as usize * strides[d];
+            if fits {
+                id = id * u128::from(grid[d]) + u128::from(q);
+            }
         }
         inner.push(at);
+        if fits {
+            ids.push(id);
+        }
     }
-    // Point numbers ordered by chunk (C order of chunk coordinates), in
-    // selection order within a chunk: by a linear chunk id while the grid's
-    // chunk count fits 128 bits, else by the coordinates themselves (an id
-    // computed past 128 bits would wrap and merge distinct chunks).
-    let fits = grid
-        .iter()
-        .try_fold(1u128, |n, &g| n.checked_mul(u128::from(g)))
-        .is_some();
-    let order = if fits {
-        let ids: Vec<u128> = (0..npoints)
-            .map(|k| {
-                chunk_of(k)
-                    .zip(&grid)
-                    .fold(0u128, |id, (c, &g)| id * u128::from(g) + u128::from(c))
-            })
-            .collect();
-        order_by_chunk(&ids, &grid)
-    } else {
+    if !fits {
         let mut order: Vec<usize> = (0..npoints).collect();
         order.sort_by(|&a, &b| chunk_of(a).cmp(chunk_of(b)));
-        order
-    };
-    let mut groups: Vec<PointGroup> = Vec::new();
-    let mut last: Option<usize> = None;
-    for k in order {
-        if !last.is_some_and(|l| chunk_of(l).eq(chunk_of(k))) {
-            groups.push((chunk_of(k).collect(), Vec::new()));
+        let mut groups: Vec<PointGroup> = Vec::new();
+        let mut last: Option<usize> = None;
+        for k in order {
+            if !last.is_some_and(|l| chunk_of(l).eq(chunk_of(k))) {
+                groups.push((chunk_of(k).collect(), Vec::new()));
+            }
+            last = Some(k);
+            if let Some(g) = groups.last_mut() {
+                g.1.push((inner[k], k));
+            }
         }
-        last = Some(k);
-        if let Some(g) = groups.last_mut() {
-            g.1.push((inner[k], k));
-        }
+        return Ok(groups);
     }
-    Ok(groups)
+    let (pairs, runs) = sort_by_chunk(&ids, &inner, &grid);
+    Ok(runs
+        .into_iter()
+        .map(|(id, run)| (chunk_coords(id, &grid), pairs[run].to_vec()))
+        .collect())
 }
 
-/// The point numbers `0..ids.len()` ordered by chunk id (`ids[k]`, below the
-/// product of `grid`), in ascending point number within a chunk. A counting
-/// sort when the grid is not much larger than the number of points (the
-/// common case: many points, few chunks), else a stable comparison sort.
-fn order_by_chunk(ids: &[u128], grid: &[u64]) -> Vec<usize> {
+/// A chunk's grid coordinates from its linear id (C order over `grid`).
+fn chunk_coords(mut id: u128, grid: &[u64]) -> Vec<u64> {
+    let mut coords = vec![0u64; grid.len()];
+    for (c, &g) in coords.iter_mut().zip(grid).rev() {
+        let g = u128::from(g);
+        // below `g`, so it fits the grid's u64
+        *c = (id % g) as u64;
+        id /= g;
+    }
+    coords
+}
+
+/// Points as (flat index in chunk, point number) ordered by chunk, and per
+/// touched chunk its linear id and its run of them.
+type SortedPoints = (Vec<(usize, usize)>, Vec<(u128, Range<usize>)>);
+
+/// The points `(inner[k], k)` ordered by chunk id (`ids[k]`, below the
+/// product of `grid`), in ascending point number within a chunk, and per
+/// touched chunk its id and its run of them. A counting sort when the grid is
+/// not much larger than the number of points (the common case: many points,
+/// few chunks): one pass reads the points in order and scatters them to
+/// their chunk's run (the random accesses are writes, which do not wait on
+/// memory); else a stable comparison sort.
+fn sort_by_chunk(ids: &[u128], inner: &[usize], grid: &[u64]) -> SortedPoints {
     let n = ids.len();
     let nchunks = grid
         .iter()
@@ -512,18 +537,32 @@ fn order_by_chunk(ids: &[u128], grid: &[u64]) -> Vec<usize> {
             for i in 1..start.len() {
                 start[i] += start[i - 1];
             }
-            let mut order = vec![0usize; n];
-            for (k, &id) in ids.iter().enumerate() {
+            let runs: Vec<(u128, Range<usize>)> = start
+                .windows(2)
+                .enumerate()
+                .filter(|(_, w)| w[0] < w[1])
+                .map(|(id, w)| (id as u128, w[0]..w[1]))
+                .collect();
+            let mut pairs = vec![(0usize, 0usize); n];
+            for (k, (&id, &at)) in ids.iter().zip(inner).enumerate() {
                 let slot = &mut start[id as usize];
-                order[*slot] = k;
+                pairs[*slot] = (at, k);
                 *slot += 1;
             }
-            order
+            (pairs, runs)
         }
         _ => {
             let mut order: Vec<usize> = (0..n).collect();
             order.sort_by_key(|&k| ids[k]);
-            order
+            let mut runs: Vec<(u128, Range<usize>)> = Vec::new();
+            for (i, &k) in order.iter().enumerate() {
+                match runs.last_mut() {
+                    Some((id, run)) if *id == ids[k] => run.end = i + 1,
+                    _ => runs.push((ids[k], i..i + 1)),
+                }
+            }
+            let pairs = order.into_iter().map(|k| (inner[k], k)).collect();
+            (pairs, runs)
         }
     }
 }
@@ -847,12 +886,38 @@ mod tests {
                     ((state >> 33) % 7) as u128 * (nchunks / 7)
                 })
                 .collect();
-            let got = order_by_chunk(&ids, &grid);
-            let mut want: Vec<usize> = (0..ids.len()).collect();
-            want.sort_by_key(|&k| (ids[k], k));
-            assert_eq!(got, want, "grid {grid:?}");
+            let inner: Vec<usize> = (0..ids.len()).map(|k| 1000 + k * 3).collect();
+            let (pairs, runs) = sort_by_chunk(&ids, &inner, &grid);
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_by_key(|&k| (ids[k], k));
+            let want: Vec<(usize, usize)> = order.iter().map(|&k| (inner[k], k)).collect();
+            assert_eq!(pairs, want, "grid {grid:?}");
+            // one run per distinct id, ascending, covering the pairs exactly
+            let mut distinct: Vec<u128> = ids.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(runs.iter().map(|r| r.0).collect::<Vec<_>>(), distinct);
+            let mut next = 0;
+            for (id, run) in &runs {
+                assert_eq!(run.start, next);
+                assert!(pairs[run.clone()].iter().all(|&(_, k)| ids[k] == *id));
+                next = run.end;
+            }
+            assert_eq!(next, ids.len());
         }
-        assert!(order_by_chunk(&[], &[0]).is_empty());
+        assert_eq!(sort_by_chunk(&[], &[], &[0]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn chunk_coords_invert_the_c_order_id() {
+        let grid = [3u64, 5, 7];
+        for id in 0..105u128 {
+            let c = chunk_coords(id, &grid);
+            assert_eq!(u128::from((c[0] * 5 + c[1]) * 7 + c[2]), id);
+        }
+        let big = [u64::MAX, u64::MAX];
+        let id = u128::from(u64::MAX - 1) * u128::from(u64::MAX) + 5;
+        assert_eq!(chunk_coords(id, &big), vec![u64::MAX - 1, 5]);
     }
 
     fn summary(p: &[DimChunk]) -> Vec<(u64, Vec<usize>, Vec<usize>, bool)> {

@@ -244,7 +244,43 @@ fn axis_indices(values: &Ints, n: u64, dim: usize) -> Result<Vec<u64>> {
         }
         return Ok(v.clone());
     }
-    values.iter().map(|i| axis_index(i, n, dim)).collect()
+    let mut out = crate::alloc::with_capacity(values.len())?;
+    for_each_axis_index(values, n, dim, |_, i| out.push(i))?;
+    Ok(out)
+}
+
+/// `put(position, index)` for each value of an integer array as an index
+/// along axis `dim` of `n` elements (negative ones count from the end), in
+/// order; a loop per integer type, for arrays of millions of points.
+fn for_each_axis_index(
+    values: &Ints,
+    n: u64,
+    dim: usize,
+    mut put: impl FnMut(usize, u64),
+) -> Result<()> {
+    match values {
+        Ints::I64(v) => {
+            for (p, &i) in v.iter().enumerate() {
+                put(p, axis_index(i128::from(i), n, dim)?);
+            }
+        }
+        Ints::U64(v) => {
+            for (p, &i) in v.iter().enumerate() {
+                if i >= n {
+                    return Err(bounds(format!(
+                        "index {i} is out of bounds for axis {dim} with size {n}"
+                    )));
+                }
+                put(p, i);
+            }
+        }
+        Ints::Wide(v) => {
+            for (p, &i) in v.iter().enumerate() {
+                put(p, axis_index(i, n, dim)?);
+            }
+        }
+    }
+    Ok(())
 }
 
 // ----------------------------------------------------------------------------
@@ -485,12 +521,18 @@ pub fn coordinate(keys: &[Key], shape: &[u64]) -> Result<Normalized> {
                 )))
             }
         };
+        let ndim = shape.len();
+        if a.shape == result_shape && values.len() == k {
+            // no broadcasting (the common case): straight into the points
+            for_each_axis_index(values, n, dim, |p, i| points[p * ndim + dim] = i)?;
+            continue;
+        }
         let idx = axis_indices(values, n, dim)?;
         for (p, src) in broadcast_positions(&a.shape, &result_shape)
             .into_iter()
             .enumerate()
         {
-            points[p * shape.len() + dim] = idx[src];
+            points[p * ndim + dim] = idx[src];
         }
     }
     Ok(Normalized {

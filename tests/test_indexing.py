@@ -4,6 +4,7 @@ plus resize, append, info and reads into a caller's buffer."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from typing import Any
 
@@ -537,3 +538,51 @@ def test_points_on_a_large_chunk_grid_keep_their_order() -> None:
     np.testing.assert_array_equal(a.vindex[z, y], want[z, y])
     np.testing.assert_array_equal(a.vindex[z[::-1], y[::-1]], want[z[::-1], y[::-1]])
     np.testing.assert_array_equal(a[...], want)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "int16", "uint8", "list"])
+def test_many_points_of_any_index_type_match_numpy(dtype: str) -> None:
+    """Thousands of points (negative ones counting from the end where the type is signed),
+    grouped by chunk and placed back in selection order; a broadcast scalar and column."""
+    ref = np.arange(40 * 30 * 20, dtype="int32").reshape(40, 30, 20)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=ref.shape, dtype="int32", chunks=(7, 6, 5))
+    a[...] = ref
+    rng = np.random.default_rng(7)
+    signed = dtype in ("int64", "int16", "list")
+    idx = tuple(
+        rng.integers(-n if signed else 0, n, size=5000).astype(dtype if dtype != "list" else "i8")
+        for n in ref.shape
+    )
+    if dtype == "list":  # lists of Python integers
+        idx = tuple([int(v) for v in i] for i in idx)
+    np.testing.assert_array_equal(a.vindex[idx], ref[idx])
+    # a scalar and a column broadcast against a row
+    col = np.asarray(idx[1][:50], dtype="int64").reshape(-1, 1)
+    row = np.asarray(idx[2][:40], dtype="int64").reshape(1, -1)
+    np.testing.assert_array_equal(a.vindex[3, col, row], ref[3, col, row])
+
+
+@pytest.mark.parametrize(
+    "index,message",
+    [
+        (
+            (np.array([0, 40]), np.array([0, 0]), np.array([0, 0])),
+            "index 40 is out of bounds for axis 0 with size 40",
+        ),
+        (
+            (np.array([0, 0]), np.array([-31, 0]), np.array([0, 0])),
+            "index -31 is out of bounds for axis 1 with size 30",
+        ),
+        (
+            (np.array([0], dtype="uint64"), np.array([0]), np.array([2**64 - 1], dtype="uint64")),
+            "index 18446744073709551615 is out of bounds for axis 2 with size 20",
+        ),
+        ((np.array([0]), np.array([0]), [2**70]), "out of bounds for axis 2 with size 20"),
+    ],
+)
+def test_points_out_of_bounds_name_the_index_and_axis(index: Any, message: str) -> None:
+    a = zarrox.create_array(
+        zarrox.MemoryStore(), shape=(40, 30, 20), dtype="int32", chunks=(7, 6, 5)
+    )
+    with pytest.raises(IndexError, match=re.escape(message)):
+        a.vindex[index]
