@@ -111,19 +111,16 @@ impl ArrayCore {
         };
         let chain = Arc::new(CodecChain::from_json(&meta.codecs, spec).map_err(at)?);
         let key_encoding = ChunkKeyEncoding::from_json(&meta.chunk_key_encoding).map_err(at)?;
-        let mut core = ArrayCore {
+        let mut core = Self::assemble(
             store,
             path,
-            shape: meta.shape,
+            meta.shape,
             grid,
             key_encoding,
-            chains: Mutex::new(HashMap::from([(first_shape, Arc::clone(&chain))])),
             chain,
-            codecs: meta.codecs,
-            write_empty_chunks,
-            reversed: false,
-            fortran: None,
-        };
+            meta.codecs,
+        );
+        core.write_empty_chunks = write_empty_chunks;
         let fortran = core.fortran_view().map_err(core.at())?;
         core.fortran = fortran.map(Box::new);
         Ok(core)
@@ -140,22 +137,48 @@ impl ArrayCore {
         let Some((codecs, spec)) = fortran_form(&self.codecs, self.chain.spec()) else {
             return Ok(None);
         };
-        let grid = self.grid.reversed();
-        let first_shape = spec.shape.clone();
         let chain = Arc::new(CodecChain::from_json(&codecs, spec)?);
-        Ok(Some(ArrayCore {
-            store: self.store.clone(),
-            path: self.path.clone(),
-            shape: self.shape.iter().rev().copied().collect(),
+        let mut view = Self::assemble(
+            self.store.clone(),
+            self.path.clone(),
+            self.shape.iter().rev().copied().collect(),
+            self.grid.reversed(),
+            self.key_encoding.clone(),
+            chain,
+            codecs,
+        );
+        view.write_empty_chunks = self.write_empty_chunks;
+        view.reversed = true;
+        Ok(Some(view))
+    }
+
+    /// An array of these parts; `chain` is the codec chain of chunks of its
+    /// first chunk's shape (the others' are built when met). Empty chunks are
+    /// not written, the coordinates are not reversed, and there is no Fortran
+    /// view: the callers set what differs.
+    fn assemble(
+        store: StoreRef,
+        path: String,
+        shape: Vec<u64>,
+        grid: ChunkGrid,
+        key_encoding: ChunkKeyEncoding,
+        chain: Arc<CodecChain>,
+        codecs: Value,
+    ) -> ArrayCore {
+        let first_shape = chain.spec().shape.clone();
+        ArrayCore {
+            store,
+            path,
+            shape,
             grid,
-            key_encoding: self.key_encoding.clone(),
+            key_encoding,
             chains: Mutex::new(HashMap::from([(first_shape, Arc::clone(&chain))])),
             chain,
             codecs,
-            write_empty_chunks: self.write_empty_chunks,
-            reversed: true,
+            write_empty_chunks: false,
+            reversed: false,
             fortran: None,
-        }))
+        }
     }
 
     /// The array with its axes reversed when its chunks are stored in

@@ -64,16 +64,25 @@ impl ArrayHandle {
         sel: &'a Selection,
         fortran: bool,
     ) -> PyResult<(&'a ArrayCore, Cow<'a, Selection>)> {
+        let core = self.core_for(fortran)?;
         if !fortran {
-            return Ok((&self.core, Cow::Borrowed(sel)));
+            return Ok((core, Cow::Borrowed(sel)));
         }
-        match (self.core.fortran(), sel.reversed()) {
-            (Some(view), Some(reversed)) => Ok((view, Cow::Owned(reversed))),
-            (None, _) => Err(PyValueError::new_err(
-                "fortran=True needs an array whose chunks are stored in Fortran order",
-            )),
-            (_, None) => Err(PyValueError::new_err(
+        match sel.reversed() {
+            Some(reversed) => Ok((core, Cow::Owned(reversed))),
+            None => Err(PyValueError::new_err(
                 "fortran=True needs an orthogonal selection",
+            )),
+        }
+    }
+
+    /// The array itself, or (`fortran`) its Fortran view.
+    fn core_for(&self, fortran: bool) -> PyResult<&ArrayCore> {
+        match (fortran, self.core.fortran()) {
+            (false, _) => Ok(&self.core),
+            (true, Some(view)) => Ok(view),
+            (true, None) => Err(PyValueError::new_err(
+                "fortran=True needs an array whose chunks are stored in Fortran order",
             )),
         }
     }
@@ -304,14 +313,7 @@ impl ArrayHandle {
         old: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let core =
-            match (batch.fortran, self.core.fortran()) {
-                (false, _) => &self.core,
-                (true, Some(view)) => view,
-                (true, None) => return Err(PyValueError::new_err(
-                    "internal error: a Fortran-ordered batch of an array without Fortran chunks",
-                )),
-            };
+        let core = self.core_for(batch.fortran)?;
         encode_with(py, old, value, |old, input| {
             core.encode(&batch.tasks, &batch.shape, old, input)
         })
