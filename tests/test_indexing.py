@@ -586,3 +586,25 @@ def test_points_out_of_bounds_name_the_index_and_axis(index: Any, message: str) 
     )
     with pytest.raises(IndexError, match=re.escape(message)):
         a.vindex[index]
+
+
+def test_index_arrays_in_any_memory_layout_match_numpy() -> None:
+    """Index arrays and masks that are Fortran-ordered or strided views are read in C order,
+    as numpy reads them (a C-contiguous buffer is taken whole)."""
+    ref = np.arange(12 * 10, dtype="int32").reshape(12, 10)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=ref.shape, dtype="int32", chunks=(5, 3))
+    a[...] = ref
+    rng = np.random.default_rng(11)
+    rows = rng.integers(-12, 12, size=(6, 4))
+    cols = rng.integers(0, 10, size=(6, 4)).astype("uint16")
+    for r, c in [
+        (np.asfortranarray(rows), np.asfortranarray(cols)),
+        (rows[:, ::2], cols[::1, 1::2]),
+        (rows.T, cols.T),
+    ]:
+        assert not (r.flags.c_contiguous and c.flags.c_contiguous)
+        np.testing.assert_array_equal(a.vindex[r, c], ref[r, c])
+        np.testing.assert_array_equal(a.oindex[r[:, 0], c[0]], ref[np.ix_(r[:, 0], c[0])])
+    mask = np.asfortranarray(rng.random(ref.shape) < 0.3)
+    np.testing.assert_array_equal(a.vindex[mask], ref[mask])
+    np.testing.assert_array_equal(a.vindex[mask.T.T[::1]], ref[mask])

@@ -57,29 +57,9 @@ fn index_array(arr: &Bound<'_, PyUntypedArray>, ndarray: bool) -> PyResult<Index
         arr.call_method("astype", (np.getattr(name)?,), Some(&kwargs))
     };
     let values = match arr.dtype().kind() {
-        b'b' => ArrayValues::Bools(
-            arr.extract::<PyReadonlyArrayDyn<'_, bool>>()?
-                .as_array()
-                .iter()
-                .copied()
-                .collect(),
-        ),
-        b'i' => ArrayValues::Ints(Ints::I64(
-            as_type("int64")?
-                .extract::<PyReadonlyArrayDyn<'_, i64>>()?
-                .as_array()
-                .iter()
-                .copied()
-                .collect(),
-        )),
-        b'u' => ArrayValues::Ints(Ints::U64(
-            as_type("uint64")?
-                .extract::<PyReadonlyArrayDyn<'_, u64>>()?
-                .as_array()
-                .iter()
-                .copied()
-                .collect(),
-        )),
+        b'b' => ArrayValues::Bools(c_order_values(arr.extract()?)),
+        b'i' => ArrayValues::Ints(Ints::I64(c_order_values(as_type("int64")?.extract()?))),
+        b'u' => ArrayValues::Ints(Ints::U64(c_order_values(as_type("uint64")?.extract()?))),
         b'O' => match exact_ints(arr)? {
             Some(v) => ArrayValues::Ints(Ints::Wide(v)),
             None => ArrayValues::Other("object".into()),
@@ -91,6 +71,18 @@ fn index_array(arr: &Bound<'_, PyUntypedArray>, ndarray: bool) -> PyResult<Index
         values,
         ndarray,
     })
+}
+
+/// An array's elements in C order: one copy of the buffer when it is
+/// C-contiguous (index arrays of millions of points), else element by element.
+fn c_order_values<T: numpy::Element + Copy>(arr: PyReadonlyArrayDyn<'_, T>) -> Vec<T> {
+    // `as_slice` also takes a Fortran-contiguous buffer, whose order is not C's.
+    if arr.is_c_contiguous() {
+        if let Ok(values) = arr.as_slice() {
+            return values.to_vec();
+        }
+    }
+    arr.as_array().iter().copied().collect()
 }
 
 /// The elements of an array (C order) as exact integers, if all are integers.
