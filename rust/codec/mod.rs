@@ -429,21 +429,19 @@ impl CodecChain {
             .iter()
             .try_fold(spec.dtype.size.max(1), |n, &s| n.checked_mul(s))
             .is_some_and(|n| n <= isize::MAX as usize);
-        if !fits && spec.dtype.is_var_len() {
-            return Err(Error::unsupported(format!(
-                "chunks of shape {:?} have more elements than the {} a buffer can hold",
-                spec.shape,
-                isize::MAX
-            )));
-        }
         if !fits {
-            return Err(Error::unsupported(format!(
-                "chunks of shape {:?} with {} byte(s) per element are larger than the \
-                 {} bytes a buffer can hold",
-                spec.shape,
-                spec.dtype.size,
-                isize::MAX
-            )));
+            let (shape, max) = (&spec.shape, isize::MAX);
+            return Err(Error::unsupported(if spec.dtype.is_var_len() {
+                format!(
+                    "chunks of shape {shape:?} have more elements than the {max} a buffer can hold"
+                )
+            } else {
+                format!(
+                    "chunks of shape {shape:?} with {} byte(s) per element are larger than the \
+                     {max} bytes a buffer can hold",
+                    spec.dtype.size
+                )
+            }));
         }
         let list = codecs
             .as_array()
