@@ -1327,6 +1327,9 @@ def test_dtype_unsupported() -> None:
         ({"compressor": "zlib"}, "compressor: a codec must be an object"),
         ({"compressor": {"level": 1}}, 'compressor.id: a codec needs an "id"'),
         ({"compressor": {"id": ""}}, "compressor.id"),
+        # a JSON "\ud800" escape decodes to a lone surrogate, which no UTF-8 id can be
+        ({"compressor": {"id": "\ud800"}}, 'compressor.id: a codec needs an "id"'),
+        ({"filters": [{"id": "x\udfff"}]}, 'filters\\[0\\].id: a codec needs an "id"'),
         ({"compressor": {"id": "zlib", "level": 12}}, "compressor.level: zlib level"),
         ({"compressor": {"id": "zstd", "checksum": 1}}, "compressor.checksum: must be a boolean"),
         ({"compressor": {"id": "blosc", "cname": "lzf"}}, "compressor.cname: must be one of"),

@@ -22,7 +22,7 @@ import numpy as np
 
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import copy_json, document_where, json_scalar
+from zarrox.metadata._checks import copy_json, document_where, is_text, json_scalar
 
 #: the error prefix of a .zarray read without a path
 _ZARRAY = document_where(".zarray", "")
@@ -156,7 +156,7 @@ def _check_and_complete(
             f'{where}{label}: a codec must be an object with an "id", got {value!r}'
         )
     codec_id = value.get("id")
-    if not isinstance(codec_id, str) or not codec_id:
+    if not is_text(codec_id) or not codec_id:
         raise MetadataError(f'{where}{label}.id: a codec needs an "id" string, got {dict(value)!r}')
     members = _core_members(codec_id)
     if members is None:
