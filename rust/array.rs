@@ -17,7 +17,7 @@ use crate::engine::{self, ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, Result};
 use crate::grid::{ChunkGrid, ChunkKeyEncoding};
 use crate::indexing::{Plan, PlanKind, Selection};
-use crate::pool::pool;
+use crate::pool::{self, pool};
 use crate::store::{self, Store};
 
 /// The normalized array description the Python layer hands over.
@@ -502,7 +502,7 @@ impl ArrayCore {
             }
         };
         let per_key: Vec<Vec<T>> =
-            pool()?.install(|| keys.par_iter().map(one).collect::<Result<_>>())?;
+            pool::install(|| keys.par_iter().map(one).collect::<Result<_>>())??;
         Ok(per_key.into_iter().flatten().collect())
     }
 

@@ -123,7 +123,7 @@ fn swap<const N: usize>(src: &[u8], dst: &mut [u8], shape: &[usize]) -> Result<(
             }
         });
     };
-    pool::pool()?.install(|| dst.par_chunks_mut(slab).enumerate().for_each(work));
+    pool::install(|| dst.par_chunks_mut(slab).enumerate().for_each(work))?;
     Ok(())
 }
 
@@ -147,7 +147,7 @@ fn swap_dyn(src: &[u8], dst: &mut [u8], shape: &[usize], elem: usize) -> Result<
             }
         });
     };
-    pool::pool()?.install(|| dst.par_chunks_mut(slab).enumerate().for_each(work));
+    pool::install(|| dst.par_chunks_mut(slab).enumerate().for_each(work))?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -900,6 +901,27 @@ def test_threads() -> None:
         np.testing.assert_array_equal(a[...], data)
     assert zarrox.get_num_threads() == default
     assert zarrox.config["threading.max_workers"] is None
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+@pytest.mark.usefixtures("clean_config")
+def test_default_threads_follow_the_cpu_affinity_as_it_changes() -> None:
+    """The default thread count is the CPUs the process may use; zarrox keeps that count
+    between calls, but a changed affinity mask is seen at the next call."""
+    allowed = sorted(os.sched_getaffinity(0))
+    default = zarrox.get_num_threads()
+    assert 1 <= default <= len(allowed)  # fewer under a cgroup CPU quota
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(64, 64), dtype="int32", chunks=8)
+    data = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+    try:
+        os.sched_setaffinity(0, allowed[:1])
+        assert zarrox.get_num_threads() == 1
+        a[...] = data
+        np.testing.assert_array_equal(a[...], data)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert zarrox.get_num_threads() == default
+    np.testing.assert_array_equal(a[1::3, ::5], data[1::3, ::5])
 
 
 def test_array_as_value_and_iteration() -> None:

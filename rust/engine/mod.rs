@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use crate::codec::CodecChain;
 use crate::error::{Error, Result};
-use crate::pool::{io_concurrency, pool};
+use crate::pool::{self, io_concurrency, pool};
 use crate::store::{IoMode, ReadInto, Store};
 pub use buffer::{Input, OutView, Output};
 use fetch::{chain_at, read_chunk, Fetching, Origin, Piece, Sink};
@@ -131,7 +131,7 @@ fn decode_pieces(top: &CodecChain, pieces: Vec<Piece<'_>>, out: Output<'_>) -> R
     if pieces.len() <= 1 {
         return pieces.into_iter().try_for_each(one);
     }
-    pool()?.install(|| pieces.into_par_iter().try_for_each(one))
+    pool::install(|| pieces.into_par_iter().try_for_each(one))?
 }
 
 /// Pieces decoded into the output as they arrive, where `worker` says.
@@ -247,7 +247,7 @@ pub fn decode(
     if indexed.len() <= 1 {
         indexed.iter().map(one).collect::<Result<Vec<_>>>()?;
     } else {
-        pool()?.install(|| indexed.par_iter().map(one).collect::<Result<Vec<_>>>())?;
+        pool::install(|| indexed.par_iter().map(one).collect::<Result<Vec<_>>>())??;
     }
     Ok(())
 }
@@ -297,7 +297,7 @@ fn run_blocking<T: Send>(
     if tasks.len() <= 1 {
         return tasks.iter().map(each).collect();
     }
-    pool()?.install(|| tasks.par_iter().map(each).collect())
+    pool::install(|| tasks.par_iter().map(each).collect())?
 }
 
 /// Run the future `one` makes for every task on the I/O runtime, many in
@@ -427,7 +427,7 @@ pub fn encode(
     if work.len() <= 1 {
         return work.into_iter().map(one).collect();
     }
-    pool()?.install(|| work.into_par_iter().map(one).collect())
+    pool::install(|| work.into_par_iter().map(one).collect())?
 }
 
 /// Error unless two per-chunk lists of a batch have one entry per chunk each.

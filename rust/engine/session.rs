@@ -19,7 +19,7 @@ use super::fetch::{read_chunk, Fetching, Origin, Piece, Sink};
 use super::{decode_piece, ChunkTask, Output};
 use crate::codec::CodecChain;
 use crate::error::{Error, Result};
-use crate::pool::pool;
+use crate::pool;
 use crate::store::caller::{CallerStore, Request};
 
 /// Pieces kept until the step that decodes them (the output is only at hand
@@ -157,7 +157,7 @@ impl ReadSession {
         if self.reads.len() <= 1 {
             self.reads.iter_mut().try_for_each(poll_one)?;
         } else {
-            pool()?.install(|| self.reads.par_iter_mut().try_for_each(poll_one))?;
+            pool::install(|| self.reads.par_iter_mut().try_for_each(poll_one))??;
         }
         let pieces = std::mem::take(&mut *self.pieces.lock().unwrap_or_else(|p| p.into_inner()));
         let (chain, keys, own) = (self.chain.as_ref(), &self.keys, &self.own_chains);
@@ -168,7 +168,7 @@ impl ReadSession {
         if pieces.len() <= 1 {
             pieces.into_iter().try_for_each(one)?;
         } else {
-            pool()?.install(|| pieces.into_par_iter().try_for_each(one))?;
+            pool::install(|| pieces.into_par_iter().try_for_each(one))??;
         }
         let requests = self.store.take_requests();
         if requests.is_empty() && !self.done() && !self.store.has_unanswered() {
