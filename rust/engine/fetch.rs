@@ -13,6 +13,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
+use rayon::prelude::*;
 
 use super::place::owned;
 use super::region::ChunkRegion;
@@ -299,21 +300,27 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         direct.sort_by_key(|(_, _, rg)| rg.start);
         let groups = coalesce(&direct, fetching.gap, fetching.batch);
         let batches = batches(&groups, fetching.batch);
-        for (b, batch) in batches.iter().enumerate() {
+        let direct = &direct;
+        // The inner chunks of `batch` as the fill value.
+        let fill = |batch: &[Group]| {
+            missing(
+                batch
+                    .iter()
+                    .flat_map(|g| &g.members)
+                    .map(|&k| (direct[k].0, direct[k].1.clone()))
+                    .collect(),
+            )
+        };
+        // Read one batch and decode it; false when the shard has disappeared
+        // since its index was read: as zarr-python does, the inner chunks not
+        // read yet are then the fill value.
+        let one = for_batches(|batch| async move {
             let ranges: Vec<ByteRange> = batch
                 .iter()
                 .map(|g| ByteRange::span(g.span.start, g.span.end - g.span.start))
                 .collect();
             let Some(buffers) = source.read_ranges(&ranges, true).await? else {
-                // The shard disappeared after its index was read: as zarr-python
-                // does, the inner chunks not read yet are the fill value.
-                let rest = batches[b..]
-                    .iter()
-                    .flat_map(|batch| batch.iter().flat_map(|g| &g.members))
-                    .map(|&k| (direct[k].0, direct[k].1.clone()))
-                    .chain(deeper.into_iter().map(|(pos, r, _)| (pos, r)))
-                    .collect();
-                missing(rest).await?;
+                fill(batch).await?;
                 return Ok(false);
             };
             let mut pieces = Vec::new();
@@ -332,6 +339,32 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 }
             }
             sink.emit(pieces).await?;
+            Ok(true)
+        });
+        let present = if fetching.batch.is_some() && batches.len() > 1 {
+            // A store that answers at once: the batches are tasks of the
+            // pool, so threads with nothing else to do read and decode a
+            // shard's later batches while its thread decodes the first.
+            crate::pool::install(|| {
+                batches
+                    .par_iter()
+                    .map(|batch| crate::store::now(one(batch))?)
+                    .try_reduce(|| true, |a, b| Ok(a && b))
+            })??
+        } else {
+            let mut present = true;
+            for batch in &batches {
+                if present {
+                    present = one(batch).await?;
+                } else {
+                    fill(batch).await?;
+                }
+            }
+            present
+        };
+        if !present {
+            missing(deeper.into_iter().map(|(pos, r, _)| (pos, r)).collect()).await?;
+            return Ok(false);
         }
         let inner = sh.inner();
         let reads = deeper.into_iter().map(|(pos, r, rg)| {
@@ -344,6 +377,15 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         futures::future::try_join_all(reads).await?;
         Ok(true)
     })
+}
+
+/// `f` as it is: this ties its argument to one lifetime, that of the batches
+/// (a closure returning a future that borrows its argument cannot name it).
+fn for_batches<'g, F, T>(f: F) -> F
+where
+    F: Fn(&'g [Group]) -> T,
+{
+    f
 }
 
 /// Byte ranges fetched as one request, and the inner chunks in it.

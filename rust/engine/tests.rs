@@ -547,3 +547,77 @@ fn a_chunk_too_large_to_allocate_is_a_memory_error_naming_it() {
         format!("chunk 'c/0': cannot allocate {} bytes", 1u64 << 62)
     );
 }
+
+/// A memory store whose opened values answer their first read (a shard's
+/// index) and then find the value gone.
+#[derive(Debug, Default)]
+struct VanishingStore {
+    inner: MemoryStore,
+}
+
+struct VanishingValue<'a>(Box<dyn OpenValue + 'a>, AtomicUsize);
+
+#[async_trait]
+impl OpenValue for VanishingValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        if self.1.fetch_add(1, SeqCst) > 0 {
+            return Ok(None);
+        }
+        self.0.read_ranges(ranges).await
+    }
+}
+
+#[async_trait]
+impl Store for VanishingStore {
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(VanishingValue(
+            self.inner.open(key)?,
+            AtomicUsize::new(0),
+        )))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+#[test]
+fn a_shard_read_in_many_batches_is_whole_or_the_fill_value_once_gone() {
+    // 16 inner chunks of 64 KiB: batches of at most READ_BATCH_BYTES, read
+    // and decoded on the pool in parallel.
+    let inner = 32 * 1024;
+    let n = 16 * inner;
+    let c = shard_chain(n, inner);
+    let all = whole_chunks(1, n);
+    let values = u16s((0..n).map(|i| (i % 65_000) as u16));
+    let store = VanishingStore::default();
+    write(&c, &store.inner, &all, Input::Fixed(&values), false).unwrap();
+    let batches = (n * 2) as u64 / fetch::READ_BATCH_BYTES;
+    assert!(batches >= 4, "{batches} batches");
+    let mut out = vec![0u8; n * 2];
+    let view = OutView::new(&mut out);
+    let present = read(&c, &store.inner, &all, Output::Fixed(&view)).unwrap();
+    assert_eq!(present, vec![true]);
+    assert!(out == values, "every batch in its place");
+    // The shard is gone once its index has been read: every inner chunk
+    // reads as the fill value, and the chunk as missing.
+    let mut out = vec![0u8; n * 2];
+    let view = OutView::new(&mut out);
+    let present = read(&c, &store, &all, Output::Fixed(&view)).unwrap();
+    assert_eq!(present, vec![false]);
+    assert!(as_u16(&out).iter().all(|&v| v == 7), "the fill value");
+}
