@@ -8,6 +8,8 @@ times, for every implementation, each in fresh worker processes, on an array ope
 
 * ``chunk``:   ``a[0:32, 0:32, 0:32]``, one whole chunk, repeated many times (us per call);
 * ``element``: ``a[100, 100, 100]``, one element, repeated many times (us per call);
+* ``straddle``: ``a[16:48, 16:48, 16:48]``, a chunk-sized block across 8 chunks, repeated
+  many times (us per call): a small read that needs several chunks;
 * ``strided``: ``a[::7, ::7, ::7]`` (ms per call);
 * ``vindex``:  ``a.vindex[z, y, x]`` for 1% of the elements (0.01 * size random points,
   fixed seed, unsorted, duplicates possible) (ms per call).
@@ -19,7 +21,8 @@ implementations, the worker processes and the round-robin scheduling are those o
 
     .venv/bin/python benches/bench_indexing.py [--size 256] [--chunks 32] [--codec zstd]
         [--repeat 5] [--rounds 3] [--sample-s 0.2]
-        [--impls zarrox,pipeline,zarr,zarrs,tensorstore] [--ops chunk,element,strided,vindex]
+        [--impls zarrox,pipeline,zarr,zarrs,tensorstore]
+        [--ops chunk,element,straddle,strided,vindex]
         [--tmpdir DIR] [--keep]
 
 ``benches/run_all.py`` runs it on the zstd and sharded datasets of its suite.
@@ -62,8 +65,14 @@ from bench_read_write import (
     spawn_worker,
 )
 
-OPS = ("chunk", "element", "strided", "vindex")
-UNIT = {"chunk": ("us", 1e6), "element": ("us", 1e6), "strided": ("ms", 1e3), "vindex": ("ms", 1e3)}
+OPS = ("chunk", "element", "straddle", "strided", "vindex")
+UNIT = {
+    "chunk": ("us", 1e6),
+    "element": ("us", 1e6),
+    "straddle": ("us", 1e6),
+    "strided": ("ms", 1e3),
+    "vindex": ("ms", 1e3),
+}
 STRIDE = 7
 VINDEX_FRACTION = 0.01
 MAX_CALLS = 100_000
@@ -77,6 +86,11 @@ def selection(op: str, shape: tuple[int, ...], layout: Layout, seed: int) -> Any
         return tuple(slice(0, min(c, n)) for c, n in zip(layout.chunks, shape, strict=True))
     if op == "element":
         return tuple(min(100, n - 1) for n in shape)
+    if op == "straddle":
+        return tuple(
+            slice(min(c // 2, n - 1), min(c // 2 + c, n))
+            for c, n in zip(layout.chunks, shape, strict=True)
+        )
     if op == "strided":
         return (slice(None, None, STRIDE),) * len(shape)
     if op == "vindex":
@@ -92,6 +106,8 @@ def describe(op: str, shape: tuple[int, ...], layout: Layout, seed: int) -> str:
         return "a[" + ", ".join(f"{s.start}:{s.stop}" for s in sel) + "] (one whole chunk)"
     if op == "element":
         return "a[" + ", ".join(map(str, sel)) + "]"
+    if op == "straddle":
+        return "a[" + ", ".join(f"{s.start}:{s.stop}" for s in sel) + "] (a chunk's size, 8 chunks)"
     if op == "strided":
         out = tuple(len(range(0, n, STRIDE)) for n in shape)
         return f"a[{', '.join([f'::{STRIDE}'] * len(shape))}] -> {out}"
