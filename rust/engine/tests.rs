@@ -247,18 +247,28 @@ fn edge_writes_keep_a_shards_inner_chunks_past_the_end() {
 }
 
 /// A filesystem store whose opened values let a writer replace the key right
-/// after their first read.
+/// after their first read (`next`), or (`vanish`) find the value gone from
+/// their second read on.
 #[derive(Debug)]
 struct RacingStore {
     inner: crate::store::FilesystemStore,
     next: Mutex<Option<Vec<u8>>>,
+    vanish: bool,
 }
 
-struct RacingValue<'a>(Box<dyn OpenValue + 'a>, &'a RacingStore, String);
+struct RacingValue<'a>(
+    Box<dyn OpenValue + 'a>,
+    &'a RacingStore,
+    String,
+    AtomicUsize,
+);
 
 #[async_trait]
 impl OpenValue for RacingValue<'_> {
     async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        if self.1.vanish && self.3.fetch_add(1, SeqCst) > 0 {
+            return Ok(None);
+        }
         let got = self.0.read_ranges(ranges).await?;
         let next = self.1.next.lock().unwrap().take();
         if let Some(next) = next {
@@ -281,6 +291,7 @@ impl Store for RacingStore {
             self.inner.open(key)?,
             self,
             key.to_string(),
+            AtomicUsize::new(0),
         )))
     }
     async fn set(&self, key: &str, value: Bytes) -> Result<()> {
@@ -304,6 +315,7 @@ fn a_shard_rewritten_during_a_read_is_read_as_one_version() {
     let store = RacingStore {
         inner: crate::store::FilesystemStore::new(&dir),
         next: Mutex::new(None),
+        vanish: false,
     };
     let c = shard_chain(8, 2);
     let all = whole_chunks(1, 8);
@@ -548,76 +560,37 @@ fn a_chunk_too_large_to_allocate_is_a_memory_error_naming_it() {
     );
 }
 
-/// A memory store whose opened values answer their first read (a shard's
-/// index) and then find the value gone.
-#[derive(Debug, Default)]
-struct VanishingStore {
-    inner: MemoryStore,
-}
-
-struct VanishingValue<'a>(Box<dyn OpenValue + 'a>, AtomicUsize);
-
-#[async_trait]
-impl OpenValue for VanishingValue<'_> {
-    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
-        if self.1.fetch_add(1, SeqCst) > 0 {
-            return Ok(None);
-        }
-        self.0.read_ranges(ranges).await
-    }
-}
-
-#[async_trait]
-impl Store for VanishingStore {
-    fn location(&self, key: &str) -> String {
-        self.inner.location(key)
-    }
-    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
-        self.inner.get(key).await
-    }
-    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
-        Ok(Box::new(VanishingValue(
-            self.inner.open(key)?,
-            AtomicUsize::new(0),
-        )))
-    }
-    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
-        self.inner.set(key, value).await
-    }
-    async fn delete(&self, key: &str) -> Result<()> {
-        self.inner.delete(key).await
-    }
-    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        self.inner.list_prefix(prefix).await
-    }
-    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
-        self.inner.list_dir(prefix).await
-    }
-}
-
 #[test]
 fn a_shard_read_in_many_batches_is_whole_or_the_fill_value_once_gone() {
     // 16 inner chunks of 64 KiB: batches of at most READ_BATCH_BYTES, read
     // and decoded on the pool in parallel.
+    let dir = std::env::temp_dir().join(format!("zarrox-vanishing-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut store = RacingStore {
+        inner: crate::store::FilesystemStore::new(&dir),
+        next: Mutex::new(None),
+        vanish: false,
+    };
     let inner = 32 * 1024;
     let n = 16 * inner;
     let c = shard_chain(n, inner);
     let all = whole_chunks(1, n);
     let values = u16s((0..n).map(|i| (i % 65_000) as u16));
-    let store = VanishingStore::default();
-    write(&c, &store.inner, &all, Input::Fixed(&values), false).unwrap();
+    write(&c, &store, &all, Input::Fixed(&values), false).unwrap();
     let batches = (n * 2) as u64 / fetch::READ_BATCH_BYTES;
     assert!(batches >= 4, "{batches} batches");
     let mut out = vec![0u8; n * 2];
     let view = OutView::new(&mut out);
-    let present = read(&c, &store.inner, &all, Output::Fixed(&view)).unwrap();
+    let present = read(&c, &store, &all, Output::Fixed(&view)).unwrap();
     assert_eq!(present, vec![true]);
     assert!(out == values, "every batch in its place");
     // The shard is gone once its index has been read: every inner chunk
     // reads as the fill value, and the chunk as missing.
+    store.vanish = true;
     let mut out = vec![0u8; n * 2];
     let view = OutView::new(&mut out);
     let present = read(&c, &store, &all, Output::Fixed(&view)).unwrap();
     assert_eq!(present, vec![false]);
     assert!(as_u16(&out).iter().all(|&v| v == 7), "the fill value");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
