@@ -139,23 +139,6 @@ pub fn install<R: Send>(op: impl FnOnce() -> R + Send) -> Result<R> {
     Ok(pool()?.install(op))
 }
 
-/// `f` over `items` with their positions, stopping at the first error: on
-/// the calling thread when there is at most one item (the caller may not be
-/// a pool thread, and a hop to the pool costs more than one item's work),
-/// else in parallel on the current pool.
-pub fn try_for_each_indexed<T, E, F>(items: &[T], f: F) -> std::result::Result<(), E>
-where
-    T: Sync,
-    E: Send,
-    F: Fn((usize, &T)) -> std::result::Result<(), E> + Sync + Send,
-{
-    use rayon::prelude::*;
-    if items.len() <= 1 {
-        return items.iter().enumerate().try_for_each(f);
-    }
-    items.par_iter().enumerate().try_for_each(f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

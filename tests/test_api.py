@@ -924,6 +924,50 @@ def test_default_threads_follow_the_cpu_affinity_as_it_changes() -> None:
     np.testing.assert_array_equal(a[1::3, ::5], data[1::3, ::5])
 
 
+_THREAD_NAMES_AFTER_ONE_SHARD = """
+import os, sys
+import numpy as np, zarrox
+
+def names():
+    return sorted(open(f"/proc/self/task/{t}/comm").read().strip()
+                  for t in os.listdir("/proc/self/task"))
+
+zarrox.set_num_threads(int(sys.argv[1]))
+a = zarrox.create_array(zarrox.MemoryStore(), shape=(64, 64), dtype="int32", chunks=(8, 8))
+a[...] = 1
+assert (a[...] == 1).all()
+before = names()
+data = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+s = zarrox.create_array(
+    zarrox.MemoryStore(), shape=(64, 64), dtype="int32", chunks=(8, 8), shards=(64, 64)
+)
+s[...] = data
+assert (s[...] == data).all() and (s[3:60, 5:9] == data[3:60, 5:9]).all()
+print(len(before), len(names()), sum(n.startswith("zarrox-") for n in names()))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_single_shard_is_encoded_and_decoded_on_zarrox_threads_alone(threads: int) -> None:
+    """A write or read of one shard runs on the calling thread, its inner chunks on zarrox's
+    pool of the configured size: no other threads are started (rayon's global pool would
+    add one per CPU)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _THREAD_NAMES_AFTER_ONE_SHARD, str(threads)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    before, after, pool = map(int, out.split())
+    # counts, not names: a pool thread names itself once it runs
+    assert after == before, out
+    assert pool <= threads, out
+
+
 def test_array_as_value_and_iteration() -> None:
     src = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 4), dtype="int32", chunks=(2, 2))
     src[...] = np.arange(24).reshape(6, 4)

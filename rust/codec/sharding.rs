@@ -450,27 +450,32 @@ impl ArrayToBytesCodec for ShardingCodec {
         whole_shard_supported(&self.shard_spec)?;
         check_len(decoded.len(), self.shard_spec.nbytes())?;
         let spec = self.inner.spec();
-        let chunks: Vec<Option<Vec<u8>>> = (0..self.num_inner())
-            .into_par_iter()
-            .map(|pos| {
-                let (origin, shape) = self.inner_block(pos);
-                let parts = block_parts(&origin, shape);
-                let parts: Vec<_> = parts.iter().collect();
-                let mut chunk = crate::alloc::zeroed(spec.nbytes())?;
-                copy_selected(
-                    &parts,
-                    &decoded,
-                    Layout::selection(&self.shard_spec.shape),
-                    &mut chunk,
-                    Layout::chunk(shape),
-                    spec.dtype.size,
-                );
-                if spec.dtype.all_equal_fill(&chunk, &spec.fill) {
-                    return Ok(None);
-                }
-                self.inner.encode(chunk).map(Some)
-            })
-            .collect::<Result<_>>()?;
+        let each = |pos: usize| -> Result<Option<Vec<u8>>> {
+            let (origin, shape) = self.inner_block(pos);
+            let parts = block_parts(&origin, shape);
+            let parts: Vec<_> = parts.iter().collect();
+            let mut chunk = crate::alloc::zeroed(spec.nbytes())?;
+            copy_selected(
+                &parts,
+                &decoded,
+                Layout::selection(&self.shard_spec.shape),
+                &mut chunk,
+                Layout::chunk(shape),
+                spec.dtype.size,
+            );
+            if spec.dtype.all_equal_fill(&chunk, &spec.fill) {
+                return Ok(None);
+            }
+            self.inner.encode(chunk).map(Some)
+        };
+        // zarrox's pool, also when called from a thread outside it (a shard
+        // encoded or decoded whole by a caller's thread): not rayon's global pool.
+        let chunks: Vec<Option<Vec<u8>>> = crate::pool::install(|| {
+            (0..self.num_inner())
+                .into_par_iter()
+                .map(each)
+                .collect::<Result<_>>()
+        })??;
         match self.assemble(&chunks)? {
             Some(shard) => Ok(shard),
             // An all-empty shard still needs its index when it must be stored.
@@ -498,16 +503,18 @@ impl ArrayToBytesCodec for ShardingCodec {
         bound.check("sharding_indexed", self.shard_spec.nbytes())?;
         let index = self.read_index(&encoded)?;
         let spec = self.inner.spec();
-        let decoded: Vec<Option<Vec<u8>>> = index
-            .par_iter()
-            .map(|r| match r {
-                None => Ok(None),
-                Some(r) => self
-                    .inner
-                    .decode(encoded[r.start as usize..r.end as usize].to_vec())
-                    .map(Some),
-            })
-            .collect::<Result<_>>()?;
+        let decoded: Vec<Option<Vec<u8>>> = crate::pool::install(|| {
+            index
+                .par_iter()
+                .map(|r| match r {
+                    None => Ok(None),
+                    Some(r) => self
+                        .inner
+                        .decode(encoded[r.start as usize..r.end as usize].to_vec())
+                        .map(Some),
+                })
+                .collect::<Result<_>>()
+        })??;
         let mut shard = crate::alloc::zeroed(self.shard_spec.nbytes())?;
         crate::dtype::fill_pattern(&mut shard, &self.shard_spec.fill);
         for (pos, chunk) in decoded.iter().enumerate() {

@@ -261,21 +261,22 @@ pub fn encode_region(
                 }
             }
             let members = region.split(sh, &chain.spec().shape);
-            let updates: Vec<(usize, Option<Bytes>)> = members
-                .par_iter()
-                .map(|(pos, inner_region)| {
-                    crate::alloc::reusing(|| {
-                        let old = if inner_region.covers_chunk() {
-                            None
-                        } else {
-                            chunks[*pos].clone()
-                        };
-                        encode_memo(sh.inner(), inner_region, old, value, write_empty, memo)
-                            .map(|new| (*pos, new.into_owned()))
-                            .map_err(|e| e.context(format!("inner chunk {pos}")))
-                    })
+            let each = |(pos, inner_region): &(usize, ChunkRegion)| {
+                crate::alloc::reusing(|| {
+                    let old = if inner_region.covers_chunk() {
+                        None
+                    } else {
+                        chunks[*pos].clone()
+                    };
+                    encode_memo(sh.inner(), inner_region, old, value, write_empty, memo)
+                        .map(|new| (*pos, new.into_owned()))
+                        .map_err(|e| e.context(format!("inner chunk {pos}")))
                 })
-                .collect::<Result<_>>()?;
+            };
+            // On the pool even when the shard is the call's only chunk (encoded
+            // on the calling thread): not on rayon's global pool.
+            let updates: Vec<(usize, Option<Bytes>)> =
+                crate::pool::install(|| members.par_iter().map(each).collect::<Result<_>>())??;
             for (pos, new) in updates {
                 chunks[pos] = new;
             }
