@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import bench_read_write as brw
 
@@ -58,7 +59,7 @@ def scaling_table(
         columns += [brw.Column(f"{n} cpu ms", 10), brw.Column("speed-up", 9)]
     found = {(c.op, c.impl, n): c for n, cases in by_count.items() for c in cases}
 
-    def ok(c: brw.Case | None) -> bool:
+    def ok(c: brw.Case | None) -> TypeGuard[brw.Case]:
         return c is not None and c.error is None and bool(c.times)
 
     rows: list[list[str]] = []
@@ -68,10 +69,10 @@ def scaling_table(
             base = found.get((op, impl, counts[0]))
             for n in counts:
                 c = found.get((op, impl, n))
-                if not ok(c) or c is None:
+                if not ok(c):
                     row += ["failed", "-"]
                     continue
-                up = f"{base.median / c.median:.2f}x" if ok(base) and base is not None else "-"
+                up = f"{base.median / c.median:.2f}x" if ok(base) else "-"
                 row += [f"{c.median * 1e3:.1f}", up]
             rows.append(row)
         row = [op, "zarrox / best other"]
