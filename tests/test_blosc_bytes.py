@@ -85,3 +85,36 @@ def test_numcodecs_blosc_bytes_decode_in_zarrox(tmp_path: Path, cname: str, shuf
         numcodecs_bytes(data, cname, 5, SHUFFLES[shuffle])
     )
     np.testing.assert_array_equal(a[...], data)
+
+
+#: 7 x 4999 elements: for 8- and 16-byte types several blosc blocks, the last one a remainder
+#: that is not a whole number of SIMD lanes (nor of 8 elements, bit-shuffling's unit).
+UNEVEN = (7, 4999)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("shuffle", list(SHUFFLES))
+@pytest.mark.parametrize("cname", ["lz4", "zstd", "blosclz"])
+def test_uneven_multi_block_chunks_match_numcodecs_both_ways(
+    tmp_path: Path, cname: str, shuffle: str, dtype: str
+) -> None:
+    """The shuffles c-blosc picks at run time (SSE2, AVX2) write numcodecs' bytes and read them.
+
+    zarrox compiles c-blosc's AVX2 shuffles beside the SSE2 ones and lets c-blosc choose by
+    CPU; these chunks take every path of both shuffles: many blocks, a short last block, and
+    element sizes 2 to 16.
+    """
+    rng = np.random.default_rng(4)
+    data = (np.cumsum(rng.normal(0.0, 1.0, UNEVEN), axis=1) * 100).astype(dtype)
+    clevel = 9 if cname == "blosclz" else 5
+    itemsize = data.dtype.itemsize
+    config = {"cname": cname, "clevel": clevel, "shuffle": shuffle, "typesize": itemsize}
+    theirs = numcodecs_bytes(data, cname, clevel, SHUFFLES[shuffle])
+    zarrox.create_array(
+        tmp_path / "a",
+        data=data,
+        chunks=UNEVEN,
+        compressors={"name": "blosc", "configuration": {**config, "blocksize": 0}},
+    )
+    assert (tmp_path / "a" / "c" / "0" / "0").read_bytes() == theirs
+    np.testing.assert_array_equal(zarrox.open_array(tmp_path / "a", mode="r")[...], data)

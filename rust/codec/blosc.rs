@@ -1,10 +1,11 @@
-//! The `blosc` codec, through c-blosc built from source by `blosc-src`, so its
-//! output is what numcodecs and tensorstore (both on c-blosc 1.x) read.
+//! The `blosc` codec, through c-blosc 1 built from source (`blosc_sys`), so
+//! its output is what numcodecs and tensorstore (both on c-blosc 1.x) write.
 
 use std::ffi::{c_int, c_void, CStr};
 
 use serde_json::{Map, Value};
 
+use super::blosc_sys as ffi;
 use super::config::{check_members, choice_member, int_member, Members};
 use super::{check_len, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
@@ -151,7 +152,7 @@ impl BloscCodec {
 /// The decoded size a blosc buffer declares, after checking that its header
 /// is consistent with the buffer's length (so decompression reads in bounds).
 fn validated_size(encoded: &[u8]) -> Result<usize> {
-    if encoded.len() < blosc_src::BLOSC_MIN_HEADER_LENGTH as usize {
+    if encoded.len() < ffi::MIN_HEADER_LENGTH {
         return Err(Error::corrupt(format!(
             "blosc: {} bytes is shorter than a blosc header",
             encoded.len()
@@ -161,7 +162,7 @@ fn validated_size(encoded: &[u8]) -> Result<usize> {
     // SAFETY: `encoded` is a live slice and we pass its true length; c-blosc's
     // validate only reads the header within that length and writes `nbytes`.
     let rc = unsafe {
-        blosc_src::blosc_cbuffer_validate(
+        ffi::blosc_cbuffer_validate(
             encoded.as_ptr() as *const c_void,
             encoded.len(),
             &mut nbytes,
@@ -193,13 +194,13 @@ fn declared_size(encoded: &[u8], bound: SizeBound) -> Result<usize> {
 
 impl BytesToBytesCodec for BloscCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
-        let cap = decoded.len() + blosc_src::BLOSC_MAX_OVERHEAD as usize;
+        let cap = decoded.len() + ffi::MAX_OVERHEAD;
         let mut out = crate::alloc::zeroed(cap)?;
         // SAFETY: src and dest are distinct live buffers of the lengths passed;
         // c-blosc never writes past `destsize` (documented) and the context API
         // keeps no global state, so concurrent calls from rayon threads are fine.
         let n = unsafe {
-            blosc_src::blosc_compress_ctx(
+            ffi::blosc_compress_ctx(
                 self.clevel,
                 self.shuffle,
                 self.typesize,
@@ -227,7 +228,7 @@ impl BytesToBytesCodec for BloscCodec {
     }
 
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
-        decoded.compressed(|n| with_slack(n.checked_add(blosc_src::BLOSC_MAX_OVERHEAD as usize)))
+        decoded.compressed(|n| with_slack(n.checked_add(ffi::MAX_OVERHEAD)))
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
@@ -240,7 +241,7 @@ impl BytesToBytesCodec for BloscCodec {
         // `out` has exactly the declared decoded size, which c-blosc checks
         // against `destsize` before writing.
         let n = unsafe {
-            blosc_src::blosc_decompress_ctx(
+            ffi::blosc_decompress_ctx(
                 encoded.as_ptr() as *const c_void,
                 out.as_mut_ptr() as *mut c_void,
                 out.len(),

@@ -4,6 +4,7 @@
 
 pub mod bitround;
 pub mod blosc;
+pub(crate) mod blosc_sys;
 pub mod bytes;
 pub mod cast_value;
 pub mod complete;

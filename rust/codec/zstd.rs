@@ -129,12 +129,59 @@ impl ZstdCodec {
     }
 }
 
+/// Run `f` with this thread's kept decompression context, or with a new one
+/// where that one is in use (a call from inside `f`) or gone (thread exit).
+fn with_dctx<R>(f: impl FnOnce(&mut zstd_safe::DCtx<'static>) -> R) -> R {
+    if DCTX.try_with(|d| d.try_borrow_mut().is_ok()) == Ok(true) {
+        DCTX.with(|d| f(&mut d.borrow_mut()))
+    } else {
+        f(&mut zstd_safe::DCtx::create())
+    }
+}
+
+/// Run `f` with this thread's kept compression context (a new one where that
+/// one is in use or gone). High levels on large inputs need workspaces of
+/// tens of MiB: a context that grew past [`KEPT_CCTX_BYTES`] is not kept.
+fn with_cctx<R>(f: impl FnOnce(&mut zstd_safe::CCtx<'static>) -> R) -> R {
+    if CCTX.try_with(|c| c.try_borrow_mut().is_ok()) != Ok(true) {
+        return f(&mut zstd_safe::CCtx::create());
+    }
+    CCTX.with(|c| {
+        let mut cctx = c.borrow_mut();
+        let r = f(&mut cctx);
+        if cctx.sizeof() > KEPT_CCTX_BYTES {
+            *cctx = zstd_safe::CCtx::create();
+        }
+        r
+    })
+}
+
 /// Decompress one frame into `dst` with this thread's context; the decoded length.
 pub(crate) fn decompress<C: zstd_safe::WriteBuf + ?Sized>(
     dst: &mut C,
     src: &[u8],
 ) -> Result<usize> {
-    DCTX.with(|d| d.borrow_mut().decompress(dst, src).map_err(zstd_error))
+    with_dctx(|d| d.decompress(dst, src)).map_err(zstd_error)
+}
+
+/// `ZSTD_decompress` with this thread's context: what that function returns
+/// (the decoded length, or zstd's error code), for C callers.
+pub(crate) fn decompress_as_zstd_does<C: zstd_safe::WriteBuf + ?Sized>(
+    dst: &mut C,
+    src: &[u8],
+) -> usize {
+    with_dctx(|d| d.decompress(dst, src)).unwrap_or_else(|code| code)
+}
+
+/// `ZSTD_compress` with this thread's context: the same bytes (at `level`,
+/// ignoring every other parameter, as `ZSTD_compressCCtx` does) and the same
+/// return value (the compressed length, or zstd's error code), for C callers.
+pub(crate) fn compress_as_zstd_does<C: zstd_safe::WriteBuf + ?Sized>(
+    dst: &mut C,
+    src: &[u8],
+    level: i32,
+) -> usize {
+    with_cctx(|c| c.compress(dst, src, level)).unwrap_or_else(|code| code)
 }
 
 fn zstd_error(code: usize) -> Error {
@@ -145,8 +192,7 @@ impl BytesToBytesCodec for ZstdCodec {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         let param_error = |c| Error::value(format!("zstd: {}", zstd_safe::get_error_name(c)));
         let mut out = crate::alloc::with_capacity(zstd_safe::compress_bound(decoded.len()))?;
-        CCTX.with(|c| {
-            let mut cctx = c.borrow_mut();
+        with_cctx(|cctx| {
             // A reset forgets the previous chunk's parameters (and any frame an
             // error left half-written); the workspace stays allocated.
             cctx.reset(zstd_safe::ResetDirective::SessionAndParameters)
@@ -155,13 +201,7 @@ impl BytesToBytesCodec for ZstdCodec {
                 .map_err(param_error)?;
             cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(self.checksum))
                 .map_err(param_error)?;
-            let done = cctx.compress2(&mut out, &decoded).map_err(param_error);
-            // High levels on large chunks need workspaces of tens of MiB: those
-            // are not kept past the chunk.
-            if cctx.sizeof() > KEPT_CCTX_BYTES {
-                *cctx = zstd_safe::CCtx::create();
-            }
-            done
+            cctx.compress2(&mut out, &decoded).map_err(param_error)
         })?;
         Ok(out)
     }
@@ -246,6 +286,19 @@ mod tests {
         let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
         cctx.compress2(&mut out, data).unwrap();
         out
+    }
+
+    #[test]
+    fn a_context_in_use_is_replaced_by_a_new_one_for_the_nested_call() {
+        let data = super::super::tests::sample(20_000);
+        let mut want = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+        zstd_safe::compress(&mut want, &data, 5).unwrap();
+        let mut got = Vec::with_capacity(want.capacity());
+        let n = with_cctx(|_kept| compress_as_zstd_does(&mut got, &data, 5));
+        assert_eq!((n, &got), (want.len(), &want));
+        let mut back = vec![0u8; data.len()];
+        let n = with_dctx(|_kept| decompress_as_zstd_does(&mut back[..], &got));
+        assert_eq!((n, &back), (data.len(), &data));
     }
 
     #[test]

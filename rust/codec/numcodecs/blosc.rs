@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::blosc::{BloscCodec, CNAMES};
+use crate::codec::blosc_sys;
 use crate::codec::config::{choice_member, int_member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;
@@ -78,10 +79,10 @@ pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Blos
     } = parse(config)?;
     let typesize = typesize.map_or(spec.dtype.size, |t| t as usize);
     let shuffle = match shuffle {
-        -1 if typesize == 1 => blosc_src::BLOSC_BITSHUFFLE,
-        -1 => blosc_src::BLOSC_SHUFFLE,
-        s => s as u32,
-    } as c_int;
+        -1 if typesize == 1 => blosc_sys::BITSHUFFLE,
+        -1 => blosc_sys::SHUFFLE,
+        s => s as c_int,
+    };
     BloscCodec::new(cname, clevel, shuffle, typesize, blocksize as usize)
 }
 
