@@ -455,7 +455,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=None, help="fresh workers per case; default 3")
     p.add_argument("--repeat", type=int, default=None, help="timed repeats per worker; default 5")
     p.add_argument("--sample-s", type=float, default=None, help="indexing sample seconds; 0.2")
-    p.add_argument("--codecs", default=",".join(brw.CODECS), help="comma list of datasets")
+    p.add_argument(
+        "--codecs",
+        default=",".join(brw.DEFAULT_CODECS),
+        help=f"comma list of datasets, of {','.join(brw.CODECS)}",
+    )
     p.add_argument("--impls", default=",".join(brw.IMPLS), help="comma list of implementations")
     p.add_argument("--markdown", default=None, help="also write the report as Markdown here")
     p.add_argument("--tmpdir", default=None, help="parent of the scratch directory")
