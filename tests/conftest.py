@@ -766,13 +766,16 @@ def shard_inner_chunks(data: bytes) -> list[bytes | None]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip, with their reason, the comparisons with zarr-python whose behaviour zarr-python
-    3.2-3.4 changed and zarrox's own API keeps as in 3.1 (a module's ``ZARR_32_CHANGES``:
-    test id -> reason), when the installed zarr-python is 3.2 or later."""
-    if ZARR_VERSION < (3, 2):
-        return
+    3.2-3.4 changed: where zarrox's own API keeps 3.1's (a module's ``ZARR_32_CHANGES``: test
+    id -> reason) when the installed zarr-python is 3.2 or later, and where it follows 3.4's
+    (``ZARR_34_ADOPTED``) when it is older than 3.4."""
     for item in items:
         changes = getattr(item.module, "ZARR_32_CHANGES", None)
-        if changes and item.name in changes:
+        if ZARR_VERSION >= (3, 2) and changes and item.name in changes:
             item.add_marker(
                 pytest.mark.skip(reason=f"zarr-python >= 3.2 changed this: {changes[item.name]}")
             )
+        adopted = getattr(item.module, "ZARR_34_ADOPTED", None)
+        if ZARR_VERSION < (3, 4) and adopted and item.name in adopted:
+            reason = f"zarrox follows zarr-python 3.4 here: {adopted[item.name]}"
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -1030,9 +1030,28 @@ def outcome(value: Any) -> Any:
 
 _LIKE = (
     "3.4's *_like functions create in the source array's format and drop the other format's "
-    "codec arguments (3.1 raised, as zarrox does)"
+    "codec arguments, as zarrox does (3.1 raised)"
 )
 _ZARR_VERSION_KW = "3.2 removed the zarr_version keyword, which zarrox still takes"
+#: Comparisons whose zarr-python side changed in 3.4, where zarrox's API follows 3.4 (skipped
+#: by conftest.py when zarr-python < 3.4 is installed).
+ZARR_34_ADOPTED: dict[str, str] = {
+    **{
+        f"test_like_functions_like_zarr_python[{f}-{a}-{b}]": _LIKE
+        for f in ("zeros_like", "ones_like", "empty_like", "full_like")
+        for a, b in (("None", "2"), ("2", "3"), ("3", "2"))
+    },
+    "test_open_like_like_zarr_python[nothing-None-2]": (
+        "3.4's open_like creates a missing array when no mode is given, as zarrox does"
+    ),
+    "test_open_like_like_zarr_python[nothing-None-3]": (
+        "3.4's open_like creates a missing array when no mode is given, as zarrox does"
+    ),
+    "test_open_like_like_zarr_python[group-None-2]": (
+        "3.4's open_like without a mode creates, so a group in the way is a ContainsGroupError"
+        " (3.1: ArrayNotFoundError)"
+    ),
+}
 #: Comparisons whose zarr-python side changed in 3.2-3.4; zarrox's API keeps 3.1's behaviour
 #: (skipped by conftest.py when zarr-python >= 3.2 is installed).
 ZARR_32_CHANGES: dict[str, str] = {
@@ -1045,13 +1064,6 @@ ZARR_32_CHANGES: dict[str, str] = {
     ),
     "test_create_like_zarr_python[shape25-kwargs25]": _ZARR_VERSION_KW,
     "test_create_like_zarr_python[shape44-kwargs44]": _ZARR_VERSION_KW,
-    **{
-        f"test_like_functions_like_zarr_python[{f}-{a}-{b}]": _LIKE
-        for f in ("zeros_like", "ones_like", "empty_like", "full_like")
-        for a, b in (("None", "2"), ("2", "3"), ("3", "2"))
-    },
-    "test_open_like_like_zarr_python[nothing-None-2]": "3.4's open_like creates a missing array",
-    "test_open_like_like_zarr_python[nothing-None-3]": "3.4's open_like creates a missing array",
     "test_group_like_zarr_python[<lambda>8]": _ZARR_VERSION_KW,
     "test_save_and_load_like_zarr_python[<lambda>6-None]": _ZARR_VERSION_KW,
     "test_save_and_load_like_zarr_python[<lambda>6-2]": _ZARR_VERSION_KW,
@@ -1291,8 +1303,9 @@ def _like_source(m: Any, root: Path, fmt: int) -> Any:
 def test_like_functions_like_zarr_python(
     tmp_path: Path, source_format: int, zarr_format: int | None, name: str
 ) -> None:
-    # They copy shape, chunks, dtype and the encoding (v2: order, compressor, filters; v3:
-    # codecs), not attributes nor names, so a v2 source needs zarr_format=2 (else ValueError).
+    # They copy shape, chunks, dtype, the fill value and the zarr format, and the encoding
+    # (v2: order, compressor, filters; v3: codecs) when the new array has the source's
+    # format; not attributes nor names.
     kw = {} if zarr_format is None else {"zarr_format": zarr_format}
     same_as_zarr(
         tmp_path,
@@ -1648,3 +1661,75 @@ def test_open_passes_config_to_an_existing_array_and_refuses_it_for_a_group(
 def test_save_of_one_array_with_storage_options_saves_that_array(tmp_path: Path) -> None:
     zarrox.save(tmp_path / "s", np.arange(3), storage_options={})
     np.testing.assert_array_equal(zarrox.load(tmp_path / "s"), np.arange(3))
+
+
+def test_like_functions_take_the_source_format_and_its_encoding_only_there(
+    tmp_path: Path,
+) -> None:
+    """zarr-python 3.4's rules, on every installed zarr-python: a v2 source makes a v2 array
+    with its compressor, filters and order; asked for the other format, the new array gets
+    that format's default encoding; zeros and ones bring their own fill value."""
+    src = zarrox.create(
+        (6, 4),
+        chunks=(3, 2),
+        dtype="i2",
+        zarr_format=2,
+        fill_value=7,
+        order="F",
+        compressor={"id": "zlib", "level": 1},
+        filters=[{"id": "delta", "dtype": "<i2"}],
+        store=tmp_path,
+        path="src",
+    )
+    same = zarrox.zeros_like(src, store=tmp_path, path="same")
+    assert (same.metadata.zarr_format, same.order, same.chunks) == (2, "F", (3, 2))
+    assert same.metadata.compressor == src.metadata.compressor
+    assert same.metadata.filters == src.metadata.filters
+    np.testing.assert_array_equal(same[...], np.zeros((6, 4), "i2"))
+    assert zarrox.empty_like(src, store=tmp_path, path="e").fill_value == 7
+    assert zarrox.full_like(src, store=tmp_path, path="f")[0, 0] == 7
+    assert zarrox.ones_like(src, store=tmp_path, path="o")[0, 0] == 1
+
+    other = zarrox.ones_like(src, zarr_format=3, store=tmp_path, path="other")
+    default = zarrox.create((6, 4), chunks=(3, 2), dtype="i2", store=tmp_path, path="default")
+    assert other.metadata.zarr_format == 3
+    assert other.metadata.codecs == default.metadata.codecs
+    np.testing.assert_array_equal(other[...], np.ones((6, 4), "i2"))
+
+    # open_like without a mode creates what is missing, in v3 unless told (a's format is not
+    # inherited), and opens what is there.
+    made = zarrox.open_like(src, "made", store=tmp_path)
+    assert (made.metadata.zarr_format, made.fill_value, made.shape) == (3, 7, (6, 4))
+    made[0, 0] = 5
+    assert zarrox.open_like(src, "made", store=tmp_path)[0, 0] == 5
+
+
+def test_a_v2_array_under_a_v3_group_gets_v2_parents_beside_it(tmp_path: Path) -> None:
+    """As zarr-python writes them: parents are looked for in the new array's format."""
+    g = zarrox.open_group(tmp_path, mode="w", zarr_format=3)
+    g.create_group("x")
+    zarrox.create((2,), dtype="u1", zarr_format=2, store=tmp_path, path="x/a")
+    assert json.loads((tmp_path / ".zgroup").read_text()) == {"zarr_format": 2}
+    assert json.loads((tmp_path / "x" / ".zgroup").read_text()) == {"zarr_format": 2}
+    assert json.loads((tmp_path / "x" / "zarr.json").read_text())["node_type"] == "group"
+
+
+def test_group_like_methods_use_the_group_format_and_the_source_encoding_only_there(
+    tmp_path: Path,
+) -> None:
+    v2 = zarrox.create(
+        (4,),
+        chunks=(2,),
+        dtype="f4",
+        zarr_format=2,
+        compressor={"id": "zlib", "level": 1},
+        fill_value=1.5,
+        store=tmp_path / "v2",
+    )
+    g = zarrox.open_group(tmp_path / "g", mode="w", zarr_format=3)
+    a = g.full_like(name="a", data=v2)
+    assert (a.metadata.zarr_format, a.fill_value) == (3, 1.5)
+    assert (
+        a.metadata.codecs == g.zeros(name="z", shape=(4,), chunks=(2,), dtype="f4").metadata.codecs
+    )
+    np.testing.assert_array_equal(a[...], np.full(4, 1.5, "f4"))

@@ -213,41 +213,50 @@ def full(shape: tuple[int, ...] | int, fill_value: Any, **kwargs: Any) -> Array:
     return create(shape=shape, fill_value=fill_value, **kwargs)
 
 
-def empty_like(a: Any, **kwargs: Any) -> Array:
-    """An empty array like ``a`` (with its fill value when ``a`` is a zarrox array)."""
-    like = like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.metadata.fill_value)
-    return empty(**like)
+def _like(a: Any, zarr_format: int | None, kwargs: dict[str, Any], fill: bool) -> dict[str, Any]:
+    """:func:`create`'s arguments for an array like ``a`` (``fill``: with ``a``'s fill value
+    unless ``kwargs`` give one), in ``a``'s zarr format unless ``zarr_format`` (or the
+    deprecated ``zarr_version`` in ``kwargs``) asks for another."""
+    zarr_format = zarr_format_arg(kwargs.pop("zarr_version", None), zarr_format, stacklevel=4)
+    like = like_arguments(a, zarr_format)
+    if not fill:
+        like.pop("fill_value", None)
+    return like | kwargs
 
 
-def zeros_like(a: Any, **kwargs: Any) -> Array:
-    """An array of zeros like ``a``."""
-    return zeros(**(like_arguments(a) | kwargs))
+def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An empty array like ``a`` (see :func:`zeros_like`), with ``a``'s fill value when
+    ``a`` is a zarrox array."""
+    return empty(**_like(a, zarr_format, kwargs, fill=True))
 
 
-def ones_like(a: Any, **kwargs: Any) -> Array:
-    """An array of ones like ``a``."""
-    return ones(**(like_arguments(a) | kwargs))
+def zeros_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array of zeros like ``a``: its shape, chunks and data type, and for a zarrox array
+    its zarr format (unless ``zarr_format`` asks for another) and, in that format, its
+    encoding; ``kwargs`` go to :func:`create` and take precedence."""
+    return zeros(**_like(a, zarr_format, kwargs, fill=False))
 
 
-def full_like(a: Any, **kwargs: Any) -> Array:
-    """An array like ``a`` filled with ``fill_value`` (by default ``a``'s, when it is a
-    zarrox array)."""
-    like = like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.metadata.fill_value)
-    return full(**like)
+def ones_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array of ones like ``a`` (see :func:`zeros_like`)."""
+    return ones(**_like(a, zarr_format, kwargs, fill=False))
 
 
-def open_like(a: Any, path: str, **kwargs: Any) -> Array:
-    """Open the array at ``path``, or in modes ``a``/``w``/``w-`` create it like ``a``
-    (zarr-python's ``open_like``: ``mode`` left out only opens an existing array)."""
-    like = like_arguments(a) | kwargs
-    if isinstance(a, Array):
-        like.setdefault("fill_value", a.metadata.fill_value)
-    mode = like.pop("mode", None)
-    zarr_format = zarr_format_arg(like.pop("zarr_version", None), like.pop("zarr_format", None))
+def full_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """An array like ``a`` (see :func:`zeros_like`) filled with ``fill_value``, by default
+    ``a``'s when it is a zarrox array."""
+    return full(**_like(a, zarr_format, kwargs, fill=True))
+
+
+def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: Any) -> Array:
+    """Open the array at ``path`` (of either format unless ``zarr_format`` is given), or in
+    modes ``a`` (the default) and ``w``/``w-`` create it like ``a`` (see :func:`zeros_like`)
+    in ``zarr_format``, by default 3: ``a``'s format is not inherited, as in zarr-python."""
+    zarr_format = zarr_format_arg(kwargs.pop("zarr_version", None), zarr_format)
+    like = like_arguments(a, zarr_format or 3)
+    del like["zarr_format"]
+    like |= kwargs
+    mode = like.pop("mode", None) or "a"
     store = resolve_store(
         like.pop("store", None), storage_options=like.pop("storage_options", None), mode=mode
     )

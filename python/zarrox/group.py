@@ -357,14 +357,18 @@ class Group(Node):
         self, name: str, like: Any = None, keep_fill: bool = False, **kwargs: Any
     ) -> Array:
         """A new array ``name`` made by zarr-python's ``create`` from ``kwargs``, and from
-        the shape, chunks, data type and encoding of ``like`` when given (``keep_fill``: its
-        fill value too, when it is a zarrox array and ``kwargs`` have none)."""
+        the shape, chunks and data type of ``like`` when given, with its encoding when it
+        has the new array's format (the group's, unless ``kwargs`` name another);
+        ``keep_fill``: its fill value too, when it is a zarrox array and ``kwargs`` have
+        none."""
         self._check_writable()
         kwargs.setdefault("zarr_format", self.zarr_format)
         if like is not None:
-            kwargs = like_arguments(like) | kwargs
-            if keep_fill and isinstance(like, Array):
-                kwargs.setdefault("fill_value", like.metadata.fill_value)
+            # In the group's format: ``like``'s encoding only when it has that format too.
+            like_args = like_arguments(like, kwargs["zarr_format"])
+            if not keep_fill:
+                like_args.pop("fill_value", None)
+            kwargs = like_args | kwargs
         plan = creation.create(store=self._store, path=self._child_path(name), **kwargs)
         return Array._make(plan)
 

@@ -221,13 +221,15 @@ def new_group_metadata(zarr_format: int, attributes: dict[str, Any] | None) -> N
 
 
 def ensure_parents(store: Store, path: str, zarr_format: int) -> None:
-    """Create group metadata for every missing ancestor of ``path``, as zarr-python does."""
+    """Create group metadata for every ancestor of ``path`` that has none in ``zarr_format``,
+    as zarr-python does (a group of the other format there gets one of this format beside
+    it)."""
     if not path:
         return  # the root has no ancestors (a v2 .zgroup there would sit beside the .zarray)
     parts = path.split("/")[:-1]
     for i in range(len(parts) + 1):
         parent = "/".join(parts[:i])
-        meta = read_node(store, parent)
+        meta = read_node(store, parent, zarr_format)
         if meta is None:
             write_node(store, parent, new_group_metadata(zarr_format, None))
         elif is_array(meta):
@@ -963,10 +965,12 @@ def shape_and_chunks(a: Any) -> tuple[tuple[int, ...] | None, tuple[int, ...] | 
     return shape, chunks
 
 
-def like_arguments(a: Any) -> dict[str, Any]:
-    """The arguments of :func:`create` that make an array like ``a``, as zarr-python
-    takes them: shape, chunks and dtype, and for a zarrox array its encoding
-    (v2: order, compressor, filters; v3: codecs), not its attributes or names."""
+def like_arguments(a: Any, zarr_format: int | None = None) -> dict[str, Any]:
+    """The arguments of :func:`create` that make an array like ``a`` in ``zarr_format``, as
+    zarr-python 3.4 takes them: shape, chunks and dtype; for a zarrox v2 or v3 array also
+    its fill value, its zarr format (unless ``zarr_format`` asks for another) and, when the
+    new array has its format, its encoding (v2: order, compressor, filters; v3: codecs),
+    which does not carry over to the other format; never its attributes or names."""
     new: dict[str, Any] = {}
     shape, chunks = shape_and_chunks(a)
     if shape is not None:
@@ -975,14 +979,20 @@ def like_arguments(a: Any) -> dict[str, Any]:
         new["chunks"] = chunks
     if hasattr(a, "dtype"):
         new["dtype"] = a.dtype
-    if _is_zarrox_array(a):
+    if _is_zarrox_array(a) and isinstance(a.metadata, ArrayMetadataV2 | ArrayMetadataV3):
         meta = a.metadata
-        if isinstance(meta, ArrayMetadataV2):
-            new["order"] = a.order
-            new["compressor"] = meta.compressor
-            new["filters"] = meta.filters
-        else:
-            new["codecs"] = meta.codecs  # type: ignore[union-attr]
+        new["fill_value"] = meta.fill_value
+        if zarr_format is None:
+            zarr_format = meta.zarr_format
+        if meta.zarr_format == zarr_format:
+            if isinstance(meta, ArrayMetadataV2):
+                new["order"] = a.order
+                new["compressor"] = meta.compressor
+                new["filters"] = meta.filters
+            else:
+                new["codecs"] = meta.codecs
+    if zarr_format is not None:
+        new["zarr_format"] = zarr_format
     return new
 
 
