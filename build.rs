@@ -7,7 +7,7 @@
 //!   the whole crate targets AVX2, which a wheel for every x86-64 cannot.
 //! - Its calls of `ZSTD_compress` and `ZSTD_decompress` (one per stream of
 //!   every block) go to zarrox's functions of the same signature
-//!   (`codec::blosc`), which use the thread's kept zstd context instead of
+//!   (`codec::blosc_sys`), which use the thread's kept zstd context instead of
 //!   creating one per call. The bytes are the same (`ZSTD_compressCCtx` at a
 //!   level is `ZSTD_compress` at that level).
 //!
@@ -70,14 +70,8 @@ fn main() {
         let simd = |files: [&str; 2], flag: &str, msvc_flag: Option<&str>| {
             let mut b = cc::Build::new();
             b.include(dir).warnings(false);
-            match (msvc, msvc_flag) {
-                (true, Some(f)) => {
-                    b.flag(f);
-                }
-                (true, None) => {}
-                (false, _) => {
-                    b.flag(flag);
-                }
+            if let Some(f) = if msvc { msvc_flag } else { Some(flag) } {
+                b.flag(f);
             }
             for file in files {
                 b.file(dir.join(file));

@@ -1266,7 +1266,7 @@ def test_zeros_ones_full_empty_like_zarr_python(
     )
 
 
-def _like_source(m: Any, root: Path, fmt: int) -> Any:
+def _like_source(m: Any, root: Path, fmt: int, **v2_kwargs: Any) -> Any:
     if fmt == 2:
         return m.create(
             (10, 10),
@@ -1279,6 +1279,7 @@ def _like_source(m: Any, root: Path, fmt: int) -> Any:
             attributes={"x": 1},
             store=root,
             path="src",
+            **v2_kwargs,
         )
     codecs = [
         {"name": "bytes", "configuration": {"endian": "big"}},
@@ -1669,37 +1670,26 @@ def test_like_functions_take_the_source_format_and_its_encoding_only_there(
     """zarr-python 3.4's rules, on every installed zarr-python: a v2 source makes a v2 array
     with its compressor, filters and order; asked for the other format, the new array gets
     that format's default encoding; zeros and ones bring their own fill value."""
-    src = zarrox.create(
-        (6, 4),
-        chunks=(3, 2),
-        dtype="i2",
-        zarr_format=2,
-        fill_value=7,
-        order="F",
-        compressor={"id": "zlib", "level": 1},
-        filters=[{"id": "delta", "dtype": "<i2"}],
-        store=tmp_path,
-        path="src",
-    )
+    src = _like_source(zarrox, tmp_path, 2, filters=[{"id": "delta", "dtype": "<i2"}])
     same = zarrox.zeros_like(src, store=tmp_path, path="same")
-    assert (same.metadata.zarr_format, same.order, same.chunks) == (2, "F", (3, 2))
+    assert (same.metadata.zarr_format, same.order, same.chunks) == (2, "F", (3, 4))
     assert same.metadata.compressor == src.metadata.compressor
     assert same.metadata.filters == src.metadata.filters
-    np.testing.assert_array_equal(same[...], np.zeros((6, 4), "i2"))
+    np.testing.assert_array_equal(same[...], np.zeros((10, 10), "i2"))
     assert zarrox.empty_like(src, store=tmp_path, path="e").fill_value == 7
     assert zarrox.full_like(src, store=tmp_path, path="f")[0, 0] == 7
     assert zarrox.ones_like(src, store=tmp_path, path="o")[0, 0] == 1
 
     other = zarrox.ones_like(src, zarr_format=3, store=tmp_path, path="other")
-    default = zarrox.create((6, 4), chunks=(3, 2), dtype="i2", store=tmp_path, path="default")
+    default = zarrox.create((10, 10), chunks=(3, 4), dtype="i2", store=tmp_path, path="default")
     assert other.metadata.zarr_format == 3
     assert other.metadata.codecs == default.metadata.codecs
-    np.testing.assert_array_equal(other[...], np.ones((6, 4), "i2"))
+    np.testing.assert_array_equal(other[...], np.ones((10, 10), "i2"))
 
     # open_like without a mode creates what is missing, in v3 unless told (a's format is not
     # inherited), and opens what is there.
     made = zarrox.open_like(src, "made", store=tmp_path)
-    assert (made.metadata.zarr_format, made.fill_value, made.shape) == (3, 7, (6, 4))
+    assert (made.metadata.zarr_format, made.fill_value, made.shape) == (3, 7, (10, 10))
     made[0, 0] = 5
     assert zarrox.open_like(src, "made", store=tmp_path)[0, 0] == 5
 

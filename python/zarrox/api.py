@@ -218,10 +218,7 @@ def _like(a: Any, zarr_format: int | None, kwargs: dict[str, Any], fill: bool) -
     unless ``kwargs`` give one), in ``a``'s zarr format unless ``zarr_format`` (or the
     deprecated ``zarr_version`` in ``kwargs``) asks for another."""
     zarr_format = zarr_format_arg(kwargs.pop("zarr_version", None), zarr_format, stacklevel=4)
-    like = like_arguments(a, zarr_format)
-    if not fill:
-        like.pop("fill_value", None)
-    return like | kwargs
+    return like_arguments(a, zarr_format, fill_value=fill) | kwargs
 
 
 def empty_like(a: Any, *, zarr_format: int | None = None, **kwargs: Any) -> Array:

@@ -365,10 +365,7 @@ class Group(Node):
         kwargs.setdefault("zarr_format", self.zarr_format)
         if like is not None:
             # In the group's format: ``like``'s encoding only when it has that format too.
-            like_args = like_arguments(like, kwargs["zarr_format"])
-            if not keep_fill:
-                like_args.pop("fill_value", None)
-            kwargs = like_args | kwargs
+            kwargs = like_arguments(like, kwargs["zarr_format"], fill_value=keep_fill) | kwargs
         plan = creation.create(store=self._store, path=self._child_path(name), **kwargs)
         return Array._make(plan)
 

@@ -965,12 +965,15 @@ def shape_and_chunks(a: Any) -> tuple[tuple[int, ...] | None, tuple[int, ...] | 
     return shape, chunks
 
 
-def like_arguments(a: Any, zarr_format: int | None = None) -> dict[str, Any]:
+def like_arguments(
+    a: Any, zarr_format: int | None = None, *, fill_value: bool = True
+) -> dict[str, Any]:
     """The arguments of :func:`create` that make an array like ``a`` in ``zarr_format``, as
     zarr-python 3.4 takes them: shape, chunks and dtype; for a zarrox v2 or v3 array also
-    its fill value, its zarr format (unless ``zarr_format`` asks for another) and, when the
-    new array has its format, its encoding (v2: order, compressor, filters; v3: codecs),
-    which does not carry over to the other format; never its attributes or names."""
+    its fill value (unless ``fill_value`` is false: zeros and ones bring their own), its
+    zarr format (unless ``zarr_format`` asks for another) and, when the new array has its
+    format, its encoding (v2: order, compressor, filters; v3: codecs), which does not carry
+    over to the other format; never its attributes or names."""
     new: dict[str, Any] = {}
     shape, chunks = shape_and_chunks(a)
     if shape is not None:
@@ -981,7 +984,8 @@ def like_arguments(a: Any, zarr_format: int | None = None) -> dict[str, Any]:
         new["dtype"] = a.dtype
     if _is_zarrox_array(a) and isinstance(a.metadata, ArrayMetadataV2 | ArrayMetadataV3):
         meta = a.metadata
-        new["fill_value"] = meta.fill_value
+        if fill_value:
+            new["fill_value"] = meta.fill_value
         if zarr_format is None:
             zarr_format = meta.zarr_format
         if meta.zarr_format == zarr_format:
