@@ -250,9 +250,8 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
     modes ``a`` (the default) and ``w``/``w-`` create it like ``a`` (see :func:`zeros_like`)
     in ``zarr_format``, by default 3: ``a``'s format is not inherited, as in zarr-python."""
     zarr_format = zarr_format_arg(kwargs.pop("zarr_version", None), zarr_format)
-    like = like_arguments(a, zarr_format or 3)
-    del like["zarr_format"]
-    like |= kwargs
+    # created in zarr_format (3 unless given); opened in either format unless it is given
+    like = like_arguments(a, zarr_format or 3) | kwargs
     mode = like.pop("mode", None) or "a"
     store = resolve_store(
         like.pop("store", None), storage_options=like.pop("storage_options", None), mode=mode
@@ -270,7 +269,6 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
         store=store,
         path=path,
         mode=mode,
-        zarr_format=zarr_format or 3,
         overwrite=mode == "w",
         **like,
     )
