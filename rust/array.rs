@@ -484,7 +484,7 @@ impl ArrayCore {
             };
             match chain.sharding() {
                 None => {
-                    let decoded = chain.decode(Vec::from(encoded)).map_err(at)?;
+                    let decoded = chain.decode_stored(encoded).map_err(at)?;
                     Ok(vec![each(&chain, decoded).map_err(at)?])
                 }
                 Some(sh) => {
@@ -493,8 +493,8 @@ impl ArrayCore {
                         .par_iter()
                         .flatten()
                         .map(|r| {
-                            let bytes = encoded[r.start as usize..r.end as usize].to_vec();
-                            let decoded = sh.inner().decode(bytes).map_err(at)?;
+                            let bytes = encoded.slice(r.start as usize..r.end as usize);
+                            let decoded = sh.inner().decode_stored(bytes).map_err(at)?;
                             each(&chain, decoded).map_err(at)
                         })
                         .collect()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::blosc_sys as ffi;
 use super::config::{check_members, choice_member, int_member, Members};
-use super::{check_len, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
+use super::{check_len, decode_in_place, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -220,39 +220,43 @@ impl BytesToBytesCodec for BloscCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        let size = declared_size(&encoded, bound)?;
-        let mut out = crate::alloc::zeroed(size)?;
-        self.decode_into(encoded, &mut out)?;
-        Ok(out)
-    }
-
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
         decoded.compressed(|n| with_slack(n.checked_add(ffi::MAX_OVERHEAD)))
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let size = declared_size(&encoded, SizeBound::Exact(out.len()))?;
-        check_len(size, out.len())?;
-        if size == 0 {
-            return Ok(());
-        }
-        // SAFETY: the header was validated against `encoded.len()` above, and
-        // `out` has exactly the declared decoded size, which c-blosc checks
-        // against `destsize` before writing.
-        let n = unsafe {
-            ffi::blosc_decompress_ctx(
-                encoded.as_ptr() as *const c_void,
-                out.as_mut_ptr() as *mut c_void,
-                out.len(),
-                1,
-            )
-        };
-        if n < 0 {
-            return Err(Error::corrupt(format!("blosc: decompression failed ({n})")));
-        }
-        check_len(n as usize, out.len())
+    decode_in_place!();
+}
+
+/// `decode` of bytes wherever they are.
+fn decode_slice(encoded: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
+    let size = declared_size(encoded, bound)?;
+    let mut out = crate::alloc::zeroed(size)?;
+    decode_slice_into(encoded, &mut out)?;
+    Ok(out)
+}
+
+/// `decode_into` of bytes wherever they are.
+fn decode_slice_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
+    let size = declared_size(encoded, SizeBound::Exact(out.len()))?;
+    check_len(size, out.len())?;
+    if size == 0 {
+        return Ok(());
     }
+    // SAFETY: the header was validated against `encoded.len()` above, and
+    // `out` has exactly the declared decoded size, which c-blosc checks
+    // against `destsize` before writing.
+    let n = unsafe {
+        ffi::blosc_decompress_ctx(
+            encoded.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            out.len(),
+            1,
+        )
+    };
+    if n < 0 {
+        return Err(Error::corrupt(format!("blosc: decompression failed ({n})")));
+    }
+    check_len(n as usize, out.len())
 }
 
 #[cfg(test)]

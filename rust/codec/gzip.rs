@@ -8,7 +8,7 @@ use flate2::Compression;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, int_member, Members};
-use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
+use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -75,42 +75,41 @@ impl BytesToBytesCodec for GzipCodec {
             .map_err(|e| Error::value(format!("gzip: {e}")))
     }
 
-    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        if let Some(n) = bound.exact() {
-            let mut out = crate::alloc::zeroed(n)?;
-            self.decode_into(encoded, &mut out)?;
-            return Ok(out);
-        }
-        read_bounded(
-            MultiGzDecoder::new(encoded.as_slice()),
-            bound,
-            "gzip",
-            corrupt,
-        )
-    }
-
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
         encoded_bound(decoded)
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        let mut dec = MultiGzDecoder::new(encoded.as_slice());
-        let mut filled = 0;
-        while filled < out.len() {
-            match dec.read(&mut out[filled..]).map_err(corrupt)? {
-                0 => return check_len(filled, out.len()),
-                n => filled += n,
-            }
-        }
-        let mut extra = [0u8; 1];
-        if dec.read(&mut extra).map_err(corrupt)? != 0 {
-            return Err(Error::corrupt(format!(
-                "gzip: decoded more than the expected {} bytes",
-                out.len()
-            )));
-        }
-        Ok(())
+    decode_in_place!();
+}
+
+/// `decode` of bytes wherever they are.
+fn decode_slice(encoded: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
+    if let Some(n) = bound.exact() {
+        let mut out = crate::alloc::zeroed(n)?;
+        decode_slice_into(encoded, &mut out)?;
+        return Ok(out);
     }
+    read_bounded(MultiGzDecoder::new(encoded), bound, "gzip", corrupt)
+}
+
+/// `decode_into` of bytes wherever they are.
+fn decode_slice_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
+    let mut dec = MultiGzDecoder::new(encoded);
+    let mut filled = 0;
+    while filled < out.len() {
+        match dec.read(&mut out[filled..]).map_err(corrupt)? {
+            0 => return check_len(filled, out.len()),
+            n => filled += n,
+        }
+    }
+    let mut extra = [0u8; 1];
+    if dec.read(&mut extra).map_err(corrupt)? != 0 {
+        return Err(Error::corrupt(format!(
+            "gzip: decoded more than the expected {} bytes",
+            out.len()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod zstd;
 use std::fmt::Debug;
 use std::io::Read;
 
+use ::bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::dtype::DataType;
@@ -252,7 +253,55 @@ pub trait BytesToBytesCodec: Send + Sync + Debug {
     /// The bound on this codec's encoded bytes for input within `decoded`: the
     /// largest encoding any encoder of its format writes.
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound;
+    /// `decode` of stored bytes that may be a slice of a buffer shared with
+    /// other chunks (the inner chunks of one shard read). Compressors, which
+    /// only read their input, override this to decode the bytes where they
+    /// are; the default takes them as an owned buffer (a copy when shared).
+    fn decode_stored(&self, encoded: Bytes, bound: SizeBound) -> Result<Vec<u8>> {
+        self.decode(Vec::from(encoded), bound)
+    }
+    /// `decode_into` of stored bytes that may be shared (see `decode_stored`).
+    fn decode_stored_into(&self, encoded: Bytes, out: &mut [u8]) -> Result<()> {
+        self.decode_into(Vec::from(encoded), out)
+    }
 }
+
+/// The four decode methods of a [`BytesToBytesCodec`] that reads its input
+/// where it is (a compressor): each calls the implementing module's
+/// `decode_slice(&[u8], SizeBound)` or `decode_slice_into(&[u8], &mut [u8])`,
+/// so owned bytes and slices of a shared buffer decode alike, with no copy.
+macro_rules! decode_in_place {
+    () => {
+        fn decode(
+            &self,
+            encoded: Vec<u8>,
+            bound: $crate::codec::SizeBound,
+        ) -> $crate::error::Result<Vec<u8>> {
+            decode_slice(&encoded, bound)
+        }
+
+        fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> $crate::error::Result<()> {
+            decode_slice_into(&encoded, out)
+        }
+
+        fn decode_stored(
+            &self,
+            encoded: ::bytes::Bytes,
+            bound: $crate::codec::SizeBound,
+        ) -> $crate::error::Result<Vec<u8>> {
+            decode_slice(&encoded, bound)
+        }
+
+        fn decode_stored_into(
+            &self,
+            encoded: ::bytes::Bytes,
+            out: &mut [u8],
+        ) -> $crate::error::Result<()> {
+            decode_slice_into(&encoded, out)
+        }
+    };
+}
+pub(crate) use decode_in_place;
 
 /// Error unless a decoded buffer has the expected length.
 pub fn check_len(got: usize, expected: usize) -> Result<()> {
@@ -579,9 +628,29 @@ impl CodecChain {
     /// Decode stored bytes into a new buffer of the decoded chunk. No codec
     /// allocates more than its step of the chain can produce.
     pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        let mut data = encoded;
-        for (c, &bound) in self
-            .bytes_to_bytes
+        self.decode_after(self.bytes_to_bytes.len(), encoded)
+    }
+
+    /// `decode` of stored bytes that may be a slice of a buffer shared with
+    /// other chunks (an inner chunk of a shard read in batches, or of a whole
+    /// shard): the outermost compressor decodes them where they are, with no
+    /// copy into an owned buffer first.
+    pub fn decode_stored(&self, encoded: Bytes) -> Result<Vec<u8>> {
+        match self.bytes_to_bytes.split_last() {
+            Some((outermost, rest)) => {
+                let bound = self.bounds.bytes_to_bytes[rest.len()];
+                let data = outermost.decode_stored(encoded, bound)?;
+                self.decode_after(rest.len(), data)
+            }
+            None => self.decode(Vec::from(encoded)),
+        }
+    }
+
+    /// The rest of `decode` once the outer bytes-to-bytes codecs have run:
+    /// `data` is the output of the codec at `remaining`, and the first
+    /// `remaining` of them are still to decode, innermost last.
+    fn decode_after(&self, remaining: usize, mut data: Vec<u8>) -> Result<Vec<u8>> {
+        for (c, &bound) in self.bytes_to_bytes[..remaining]
             .iter()
             .zip(&self.bounds.bytes_to_bytes)
             .rev()
@@ -628,6 +697,18 @@ impl CodecChain {
         let decoded = self.decode(encoded)?;
         out.copy_from_slice(&decoded);
         Ok(())
+    }
+
+    /// `decode_into` of stored bytes that may be shared (see `decode_stored`):
+    /// one compressor over native-order bytes decodes them where they are.
+    pub fn decode_stored_into(&self, encoded: Bytes, out: &mut [u8]) -> Result<()> {
+        match self.bytes_to_bytes.as_slice() {
+            [only] if self.array_to_array.is_empty() && self.array_to_bytes.is_identity() => {
+                check_len(out.len(), self.spec.nbytes())?;
+                only.decode_stored_into(encoded, out)
+            }
+            _ => self.decode_into(Vec::from(encoded), out),
+        }
     }
 }
 
@@ -682,6 +763,48 @@ pub(crate) mod tests {
         let mut out = vec![0u8; 800];
         chain.decode_into(enc, &mut out).unwrap();
         assert_eq!(out, data);
+    }
+
+    /// Stored bytes that are a slice of a larger shared buffer (inner chunks
+    /// of one shard read) decode as an owned copy of them does, for every
+    /// compressor alone (decoded where they are) and for chains whose
+    /// outermost codec needs its input owned; corrupt slices are errors.
+    #[test]
+    fn stored_slices_of_a_shared_buffer_decode_as_owned_bytes() {
+        let s = spec(&[10, 30], "uint32");
+        let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+        let chains = [
+            json!([bytes, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}]),
+            json!([bytes, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}]),
+            json!([bytes, {"name": "gzip", "configuration": {"level": 1}}]),
+            json!([bytes, {"name": "numcodecs.zstd", "configuration": {"level": 1}}]),
+            json!([bytes, {"name": "numcodecs.gzip", "configuration": {"level": 1}}]),
+            json!([bytes, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}, "crc32c"]),
+            json!([{"name": "transpose", "configuration": {"order": [1, 0]}}, bytes, {"name": "gzip", "configuration": {"level": 1}}]),
+            json!([bytes]),
+        ];
+        for codecs in chains {
+            let chain = CodecChain::from_json(&codecs, s.clone()).unwrap();
+            let a = sample(s.nbytes());
+            let b: Vec<u8> = a.iter().rev().copied().collect();
+            let (ea, eb) = (
+                chain.encode(a.clone()).unwrap(),
+                chain.encode(b.clone()).unwrap(),
+            );
+            // One buffer holding both encoded chunks, as a shard batch does.
+            let shared = Bytes::from([ea.clone(), eb.clone()].concat());
+            let (sa, sb) = (shared.slice(..ea.len()), shared.slice(ea.len()..));
+            assert_eq!(chain.decode_stored(sa.clone()).unwrap(), a, "{codecs}");
+            assert_eq!(chain.decode_stored(sb.clone()).unwrap(), b, "{codecs}");
+            let mut out = vec![0u8; s.nbytes()];
+            chain.decode_stored_into(sb, &mut out).unwrap();
+            assert_eq!(out, b, "{codecs}");
+            if codecs.as_array().unwrap().len() > 1 {
+                let cut = shared.slice(..ea.len() - 1);
+                assert!(chain.decode_stored(cut.clone()).is_err(), "{codecs}");
+                assert!(chain.decode_stored_into(cut, &mut out).is_err(), "{codecs}");
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::config::{bool_member, check_members, int_member, Members};
-use super::{check_len, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
+use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -206,44 +206,48 @@ impl BytesToBytesCodec for ZstdCodec {
         Ok(out)
     }
 
-    /// Concatenated frames decode to the concatenation of their content, as
-    /// numcodecs (zarr-python's zstd) decodes them.
-    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        match total_content_size(&encoded, bound)? {
-            Some(size) => {
-                // Decoded into the spare capacity: no zeroing of bytes that
-                // zstd overwrites anyway; more output than declared is an error.
-                let mut out = crate::alloc::with_capacity(size)?;
-                let n = decompress(&mut out, &encoded)?;
-                check_len(n, size)?;
-                Ok(out)
-            }
-            // A frame without its content size (streamed): decode as a stream.
-            None => stream_decode(&encoded, bound),
-        }
-    }
-
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
         encoded_bound(decoded)
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        // Declared sizes (when the frames record them) must add up to `out`'s.
-        match total_content_size(&encoded, SizeBound::Exact(out.len()))? {
-            Some(_) => {
-                let n = decompress(out, &encoded)?;
-                check_len(n, out.len())
-            }
-            // Without a recorded size, as `decode` does (and numcodecs): a
-            // stream, whose decoder refuses windows beyond its limit. Decoding
-            // straight into `out` needs no window and accepted such frames,
-            // which `decode` refused.
-            None => {
-                let decoded = stream_decode(&encoded, SizeBound::Exact(out.len()))?;
-                check_len(decoded.len(), out.len())?;
-                out.copy_from_slice(&decoded);
-                Ok(())
-            }
+    decode_in_place!();
+}
+
+/// `decode` of bytes wherever they are. Concatenated frames decode to the
+/// concatenation of their content, as numcodecs (zarr-python's zstd)
+/// decodes them.
+fn decode_slice(encoded: &[u8], bound: SizeBound) -> Result<Vec<u8>> {
+    match total_content_size(encoded, bound)? {
+        Some(size) => {
+            // Decoded into the spare capacity: no zeroing of bytes that
+            // zstd overwrites anyway; more output than declared is an error.
+            let mut out = crate::alloc::with_capacity(size)?;
+            let n = decompress(&mut out, encoded)?;
+            check_len(n, size)?;
+            Ok(out)
+        }
+        // A frame without its content size (streamed): decode as a stream.
+        None => stream_decode(encoded, bound),
+    }
+}
+
+/// `decode_into` of bytes wherever they are.
+fn decode_slice_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
+    // Declared sizes (when the frames record them) must add up to `out`'s.
+    match total_content_size(encoded, SizeBound::Exact(out.len()))? {
+        Some(_) => {
+            let n = decompress(out, encoded)?;
+            check_len(n, out.len())
+        }
+        // Without a recorded size, as `decode` does (and numcodecs): a
+        // stream, whose decoder refuses windows beyond its limit. Decoding
+        // straight into `out` needs no window and accepted such frames,
+        // which `decode` refused.
+        None => {
+            let decoded = stream_decode(encoded, SizeBound::Exact(out.len()))?;
+            check_len(decoded.len(), out.len())?;
+            out.copy_from_slice(&decoded);
+            Ok(())
         }
     }
 }

@@ -15,7 +15,6 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use rayon::prelude::*;
 
-use super::place::owned;
 use super::region::ChunkRegion;
 use crate::codec::CodecChain;
 use crate::error::{Error, Result};
@@ -282,7 +281,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             return Ok(false);
         };
         let shard_len = source.span.as_ref().map(|s| s.end - s.start);
-        let index = sh.decode_index(owned(index_bytes.pop().unwrap_or_default()), shard_len)?;
+        let index = sh.decode_index(Vec::from(index_bytes.pop().unwrap_or_default()), shard_len)?;
         let nested = sh.inner().partial().is_some();
         let mut empty = Vec::new();
         let mut direct: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();

@@ -16,12 +16,6 @@ use crate::dtype::{fill_pattern, DataKind};
 use crate::error::{Error, Result};
 use crate::indexing::{copy_run, extend_run};
 
-/// Stored bytes as the owned buffer the codecs take (no copy when the bytes
-/// are the whole of a buffer nothing else holds).
-pub(crate) fn owned(bytes: Bytes) -> Vec<u8> {
-    Vec::from(bytes)
-}
-
 /// Decode one chunk (or the fill value when `encoded` is None) into its
 /// region of the output.
 pub fn decode_region(
@@ -54,9 +48,9 @@ pub fn decode_region(
         // SAFETY: this chunk's region of the output is exactly these bytes,
         // and the regions of one read are disjoint (see `OutView`).
         let dst = unsafe { view.slice(offset * elem, spec.nbytes())? };
-        return chain.decode_into(owned(encoded), dst);
+        return chain.decode_stored_into(encoded, dst);
     }
-    let decoded = chain.decode(owned(encoded))?;
+    let decoded = chain.decode_stored(encoded)?;
     region.for_each_run(&spec.shape, true, |f, t, n| {
         if result.is_ok() {
             result = view.write(t * elem, &decoded[f * elem..(f + n) * elem]);
@@ -79,7 +73,7 @@ fn decode_var_region(
             placed.extend((t..t + n).map(|i| (i, spec.fill.clone())));
         }),
         Some(encoded) => {
-            let frame = chain.decode(owned(encoded))?;
+            let frame = chain.decode_stored(encoded)?;
             let utf8 = spec.dtype.kind == DataKind::String;
             let ranges = split_frame(&frame, spec.num_elements(), utf8)?;
             region.for_each_run(&spec.shape, true, |f, t, n| {
@@ -120,7 +114,7 @@ fn encode_plain(
     };
     let mut chunk = match (full, existing) {
         (Some(chunk), _) => return finish_chunk(chain, chunk, write_empty),
-        (None, Some(encoded)) => chain.decode(owned(encoded))?,
+        (None, Some(encoded)) => chain.decode_stored(encoded)?,
         (None, None) => {
             let mut buf = crate::alloc::zeroed(spec.nbytes())?;
             fill_pattern(&mut buf, &spec.fill);
@@ -193,7 +187,7 @@ fn encode_var(
     let n = spec.num_elements();
     let mut elems: Vec<Vec<u8>> = match existing {
         Some(encoded) => {
-            let frame = chain.decode(owned(encoded))?;
+            let frame = chain.decode_stored(encoded)?;
             let utf8 = spec.dtype.kind == DataKind::String;
             split_frame(&frame, n, utf8)?
                 .into_iter()

@@ -6,6 +6,7 @@
 //! time stamp", RFC 1952), so that encoding is deterministic. Decoding reads
 //! any number of members (the core `gzip` codec's decoder).
 
+use bytes::Bytes;
 use libz_sys as z;
 use serde_json::{Map, Value};
 
@@ -80,6 +81,14 @@ impl BytesToBytesCodec for GzipCodec {
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
         self.decoder.decode_into(encoded, out)
+    }
+
+    fn decode_stored(&self, encoded: Bytes, bound: SizeBound) -> Result<Vec<u8>> {
+        self.decoder.decode_stored(encoded, bound)
+    }
+
+    fn decode_stored_into(&self, encoded: Bytes, out: &mut [u8]) -> Result<()> {
+        self.decoder.decode_stored_into(encoded, out)
     }
 }
 

@@ -4,6 +4,7 @@
 //! level, which numcodecs clamps to the library's maximum, and the checksum
 //! flag; decoding as numcodecs does it, see there).
 
+use bytes::Bytes;
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
@@ -69,6 +70,14 @@ impl BytesToBytesCodec for ZstdCodec {
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
         self.inner.decode_into(encoded, out)
+    }
+
+    fn decode_stored(&self, encoded: Bytes, bound: SizeBound) -> Result<Vec<u8>> {
+        self.inner.decode_stored(encoded, bound)
+    }
+
+    fn decode_stored_into(&self, encoded: Bytes, out: &mut [u8]) -> Result<()> {
+        self.inner.decode_stored_into(encoded, out)
     }
 
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
