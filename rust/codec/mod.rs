@@ -628,7 +628,7 @@ impl CodecChain {
     /// Decode stored bytes into a new buffer of the decoded chunk. No codec
     /// allocates more than its step of the chain can produce.
     pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>> {
-        self.decode_after(self.bytes_to_bytes.len(), encoded)
+        self.decode_from(Stored::Owned(encoded))
     }
 
     /// `decode` of stored bytes that may be a slice of a buffer shared with
@@ -636,25 +636,20 @@ impl CodecChain {
     /// shard): the outermost compressor decodes them where they are, with no
     /// copy into an owned buffer first.
     pub fn decode_stored(&self, encoded: Bytes) -> Result<Vec<u8>> {
-        match self.bytes_to_bytes.split_last() {
-            Some((outermost, rest)) => {
-                let bound = self.bounds.bytes_to_bytes[rest.len()];
-                let data = outermost.decode_stored(encoded, bound)?;
-                self.decode_after(rest.len(), data)
-            }
-            None => self.decode(Vec::from(encoded)),
-        }
+        self.decode_from(Stored::Shared(encoded))
     }
 
-    /// The rest of `decode` once the outer bytes-to-bytes codecs have run:
-    /// `data` is the output of the codec at `remaining`, and the first
-    /// `remaining` of them are still to decode, innermost last.
-    fn decode_after(&self, remaining: usize, mut data: Vec<u8>) -> Result<Vec<u8>> {
-        for (c, &bound) in self.bytes_to_bytes[..remaining]
+    fn decode_from(&self, encoded: Stored) -> Result<Vec<u8>> {
+        let mut steps = self
+            .bytes_to_bytes
             .iter()
             .zip(&self.bounds.bytes_to_bytes)
-            .rev()
-        {
+            .rev();
+        let mut data = match steps.next() {
+            Some((outermost, &bound)) => encoded.decode_by(outermost.as_ref(), bound)?,
+            None => encoded.into_vec(),
+        };
+        for (c, &bound) in steps {
             data = c.decode(data, bound)?;
         }
         data = self
@@ -677,37 +672,73 @@ impl CodecChain {
     /// Decode stored bytes into `out` (exactly `spec().nbytes()` long), with no
     /// intermediate copy when the chain is compressors over native-order bytes.
     pub fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {
-        check_len(out.len(), self.spec.nbytes())?;
-        if self.array_to_array.is_empty() && self.array_to_bytes.is_identity() {
-            let mut data = encoded;
-            match self.bytes_to_bytes.split_first() {
-                None => {
-                    check_len(data.len(), out.len())?;
-                    out.copy_from_slice(&data);
-                }
-                Some((innermost, outer)) => {
-                    for (c, &bound) in outer.iter().zip(&self.bounds.bytes_to_bytes[1..]).rev() {
-                        data = c.decode(data, bound)?;
-                    }
-                    innermost.decode_into(data, out)?;
-                }
-            }
-            return Ok(());
-        }
-        let decoded = self.decode(encoded)?;
-        out.copy_from_slice(&decoded);
-        Ok(())
+        self.decode_into_from(Stored::Owned(encoded), out)
     }
 
-    /// `decode_into` of stored bytes that may be shared (see `decode_stored`):
-    /// one compressor over native-order bytes decodes them where they are.
+    /// `decode_into` of stored bytes that may be shared (see `decode_stored`).
     pub fn decode_stored_into(&self, encoded: Bytes, out: &mut [u8]) -> Result<()> {
-        match self.bytes_to_bytes.as_slice() {
-            [only] if self.array_to_array.is_empty() && self.array_to_bytes.is_identity() => {
-                check_len(out.len(), self.spec.nbytes())?;
-                only.decode_stored_into(encoded, out)
-            }
-            _ => self.decode_into(Vec::from(encoded), out),
+        self.decode_into_from(Stored::Shared(encoded), out)
+    }
+
+    fn decode_into_from(&self, encoded: Stored, out: &mut [u8]) -> Result<()> {
+        check_len(out.len(), self.spec.nbytes())?;
+        if !(self.array_to_array.is_empty() && self.array_to_bytes.is_identity()) {
+            let decoded = self.decode_from(encoded)?;
+            out.copy_from_slice(&decoded);
+            return Ok(());
+        }
+        let Some((innermost, outer)) = self.bytes_to_bytes.split_first() else {
+            let data = encoded.as_slice();
+            check_len(data.len(), out.len())?;
+            out.copy_from_slice(data);
+            return Ok(());
+        };
+        let mut steps = outer.iter().zip(&self.bounds.bytes_to_bytes[1..]).rev();
+        let Some((outermost, &bound)) = steps.next() else {
+            return encoded.decode_into_by(innermost.as_ref(), out);
+        };
+        let mut data = encoded.decode_by(outermost.as_ref(), bound)?;
+        for (c, &bound) in steps {
+            data = c.decode(data, bound)?;
+        }
+        innermost.decode_into(data, out)
+    }
+}
+
+/// Stored bytes on their way into a chain: owned, or possibly a slice of a
+/// buffer shared with other chunks, which the outermost codec takes as it is
+/// (`BytesToBytesCodec::decode_stored`).
+enum Stored {
+    Owned(Vec<u8>),
+    Shared(Bytes),
+}
+
+impl Stored {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Stored::Owned(v) => v,
+            Stored::Shared(b) => b,
+        }
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Stored::Owned(v) => v,
+            Stored::Shared(b) => Vec::from(b),
+        }
+    }
+
+    fn decode_by(self, codec: &dyn BytesToBytesCodec, bound: SizeBound) -> Result<Vec<u8>> {
+        match self {
+            Stored::Owned(v) => codec.decode(v, bound),
+            Stored::Shared(b) => codec.decode_stored(b, bound),
+        }
+    }
+
+    fn decode_into_by(self, codec: &dyn BytesToBytesCodec, out: &mut [u8]) -> Result<()> {
+        match self {
+            Stored::Owned(v) => codec.decode_into(v, out),
+            Stored::Shared(b) => codec.decode_stored_into(b, out),
         }
     }
 }
@@ -767,8 +798,9 @@ pub(crate) mod tests {
 
     /// Stored bytes that are a slice of a larger shared buffer (inner chunks
     /// of one shard read) decode as an owned copy of them does, for every
-    /// compressor alone (decoded where they are) and for chains whose
-    /// outermost codec needs its input owned; corrupt slices are errors.
+    /// compressor alone (decoded where they are), for two compressors, and for
+    /// chains whose outermost codec needs its input owned; corrupt slices are
+    /// errors.
     #[test]
     fn stored_slices_of_a_shared_buffer_decode_as_owned_bytes() {
         let s = spec(&[10, 30], "uint32");
@@ -780,6 +812,7 @@ pub(crate) mod tests {
             json!([bytes, {"name": "numcodecs.zstd", "configuration": {"level": 1}}]),
             json!([bytes, {"name": "numcodecs.gzip", "configuration": {"level": 1}}]),
             json!([bytes, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}, "crc32c"]),
+            json!([bytes, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}, {"name": "gzip", "configuration": {"level": 1}}]),
             json!([{"name": "transpose", "configuration": {"order": [1, 0]}}, bytes, {"name": "gzip", "configuration": {"level": 1}}]),
             json!([bytes]),
         ];

@@ -380,7 +380,7 @@ fn is_missing(e: &std::io::Error) -> bool {
 /// Bytes `start..end` of `file` by positioned reads, into a buffer of exactly
 /// that size (filled by the reads themselves, never zeroed first: `Read`'s
 /// `read_to_end` zeroes a buffer's spare room before each read, which was
-/// ~1.5% of a sharded read-all).
+/// 1.4% of a sharded read-all).
 fn read_span(file: &fs::File, start: u64, end: u64) -> io::Result<Vec<u8>> {
     let too_large = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, what.to_string());
     let len = usize::try_from(end - start).map_err(|_| too_large("range too large"))?;
