@@ -37,6 +37,11 @@ pub enum ErrorKind {
     Permission,
     /// A store request timed out.
     Timeout,
+    /// A value changed while it was being read (read it again).
+    Changed,
+    /// A write's condition kept failing: other writers committed first each
+    /// time it merged (zarrox's `WriteConflictError`).
+    Conflict,
 }
 
 /// An error with its kind and a human-readable message.

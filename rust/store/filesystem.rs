@@ -22,7 +22,9 @@ use std::sync::OnceLock;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{check_key, check_prefix, ByteRange, OpenValue, ReadInto, Store};
+use super::{
+    check_key, check_prefix, ByteRange, Generation, OpenValue, ReadInto, Store, Versioned,
+};
 use crate::error::{Error, Result};
 
 /// Marks a temporary file; such files are never listed as keys.
@@ -185,6 +187,13 @@ impl FilesystemStore {
     }
 
     fn set_sync(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.write_sync(key, value, None).map(|_| ())
+    }
+
+    /// Write `value` under `key` through a temporary file renamed over it;
+    /// with `expected`, only if the key's generation is still that (checked
+    /// and renamed under the directory's lock): whether it was written.
+    fn write_sync(&self, key: &str, value: &[u8], expected: Option<&Generation>) -> Result<bool> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
         if !self.check_contained(dir)? {
@@ -215,17 +224,91 @@ impl FilesystemStore {
             }
             Ok(())
         });
-        if let Err(e) = written.and_then(|_| fs::rename(&tmp, &path)) {
+        let discard = |e: Error| {
             let _ = fs::remove_file(&tmp);
-            return Err(io_error(e, "cannot write", &path));
-        }
+            e
+        };
+        written.map_err(|e| discard(io_error(e, "cannot write", &path)))?;
+        // The check and the rename happen under the lock, so no other
+        // conditional writer of this directory commits in between.
+        let lock = match expected {
+            None => None,
+            Some(expected) => {
+                let lock = DirLock::take(dir).map_err(discard)?;
+                if generation_at(&path).map_err(discard)? != *expected {
+                    let _ = fs::remove_file(&tmp);
+                    return Ok(false);
+                }
+                Some(lock)
+            }
+        };
+        fs::rename(&tmp, &path).map_err(|e| discard(io_error(e, "cannot write", &path)))?;
+        drop(lock);
         if self.fsync {
             // The rename is durable once the directory is.
             fs::File::open(dir)
                 .and_then(|d| d.sync_all())
                 .map_err(|e| io_error(e, "cannot sync directory", dir))?;
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// The value under `key` and its generation, from one opened file (the
+    /// identity is the file's, read by `fstat`, so it is the version read).
+    fn get_versioned_sync(&self, key: &str) -> Result<Versioned> {
+        let path = self.path(key)?;
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if is_missing(&e) => {
+                return Ok(Versioned {
+                    value: None,
+                    generation: Generation::Absent,
+                })
+            }
+            Err(e) => return Err(io_error(e, "cannot open", &path)),
+        };
+        let meta = file
+            .metadata()
+            .map_err(|e| io_error(e, "cannot stat", &path))?;
+        if meta.is_dir() {
+            return Ok(Versioned {
+                value: None,
+                generation: Generation::Absent,
+            });
+        }
+        let value =
+            read_span(&file, 0, meta.len()).map_err(|e| io_error(e, "cannot read", &path))?;
+        Ok(Versioned {
+            value: Some(Bytes::from(value)),
+            generation: identity(&meta),
+        })
+    }
+
+    /// Remove `key` if its generation is still `expected` (under the
+    /// directory's lock, as a conditional write).
+    fn delete_if_sync(&self, key: &str, expected: &Generation) -> Result<bool> {
+        if *expected == Generation::Unknown {
+            return self.delete_sync(key).map(|_| true);
+        }
+        let path = self.path(key)?;
+        let dir = path.parent().unwrap_or(&self.root);
+        self.contained(dir)?;
+        if *expected == Generation::Absent {
+            return Ok(generation_at(&path)? == Generation::Absent);
+        }
+        let _lock = match DirLock::take(dir) {
+            Ok(lock) => lock,
+            // No directory: no value, so not the one expected.
+            Err(_) if !dir.exists() => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if generation_at(&path)? != *expected {
+            return Ok(false);
+        }
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) => Err(io_error(e, "cannot delete", &path)),
+        }
     }
 
     fn delete_sync(&self, key: &str) -> Result<()> {
@@ -377,6 +460,51 @@ fn is_missing(e: &std::io::Error) -> bool {
     )
 }
 
+/// A file's generation: its identity, which every write changes (a write
+/// renames a new file over the key, so the inode changes; the time and size
+/// catch a writer that rewrites in place).
+fn identity(meta: &fs::Metadata) -> Generation {
+    use std::os::unix::fs::MetadataExt;
+    let mtime_ns = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
+    Generation::Tag(format!(
+        "{:x}.{:x}.{mtime_ns}.{}",
+        meta.dev(),
+        meta.ino(),
+        meta.len()
+    ))
+}
+
+/// The generation of the value at `path` now.
+fn generation_at(path: &Path) -> Result<Generation> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(identity(&m)),
+        Ok(_) => Ok(Generation::Absent),
+        Err(e) if is_missing(&e) => Ok(Generation::Absent),
+        Err(e) => Err(io_error(e, "cannot stat", path)),
+    }
+}
+
+/// An exclusive `flock` on a directory, held by conditional writers around
+/// their check and rename. It needs no lock file (nothing that a listing of
+/// the store could take for a key, nothing stale to clean up), the kernel
+/// releases it when its holder dies, and readers never take it.
+struct DirLock(fs::File);
+
+impl DirLock {
+    fn take(dir: &Path) -> Result<Self> {
+        let file = fs::File::open(dir).map_err(|e| io_error(e, "cannot open directory", dir))?;
+        file.lock()
+            .map_err(|e| io_error(e, "cannot lock directory", dir))?;
+        Ok(DirLock(file))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 /// Bytes `start..end` of `file` by positioned reads, into a buffer of exactly
 /// that size (filled by the reads themselves, never zeroed first: `Read`'s
 /// `read_to_end` zeroes a buffer's spare room before each read, which was
@@ -515,6 +643,27 @@ impl Store for FilesystemStore {
         self.set_sync(key, &value)
     }
 
+    async fn conditional_writes(&self) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn conditional_deletes(&self) -> bool {
+        true
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<Versioned> {
+        self.get_versioned_sync(key)
+    }
+
+    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+        let condition = (*expected != Generation::Unknown).then_some(expected);
+        self.write_sync(key, &value, condition)
+    }
+
+    async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {
+        self.delete_if_sync(key, expected)
+    }
+
     async fn delete(&self, key: &str) -> Result<()> {
         self.delete_sync(key)
     }
@@ -554,6 +703,7 @@ mod tests {
         let s = FilesystemStore::new(&d);
         super::super::tests::exercise(&s);
         super::super::tests::exercise_read_into(&s);
+        super::super::tests::exercise_conditional(&s);
         fs::remove_dir_all(&d).unwrap();
     }
 

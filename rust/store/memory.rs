@@ -3,18 +3,33 @@
 //! one version by construction.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{check_key, check_prefix, children, HeldValue, OpenValue, ReadInto, Store};
+use super::{
+    check_key, check_prefix, children, Generation, HeldValue, OpenValue, ReadInto, Store, Versioned,
+};
 use crate::error::{Error, Result};
 use crate::fork::Section;
 
+/// Each value with the number of the write that stored it (its generation).
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    map: RwLock<BTreeMap<String, Bytes>>,
+    map: RwLock<BTreeMap<String, (Bytes, u64)>>,
+}
+
+/// Numbers writes across every memory store, so that a value written again
+/// never gets an earlier value's generation back.
+static WRITES: AtomicU64 = AtomicU64::new(1);
+
+fn generation_of(entry: Option<&(Bytes, u64)>) -> Generation {
+    match entry {
+        Some((_, n)) => Generation::Tag(n.to_string()),
+        None => Generation::Absent,
+    }
 }
 
 fn poisoned() -> Error {
@@ -30,14 +45,17 @@ impl MemoryStore {
         check_key(key)?;
         let _section = Section::enter();
         let map = self.map.read().map_err(|_| poisoned())?;
-        Ok(map.get(key).cloned())
+        Ok(map.get(key).map(|(v, _)| v.clone()))
     }
 
     /// Every key and value, in key order (pickling a memory store copies it).
     pub fn items(&self) -> Result<Vec<(String, Bytes)>> {
         let _section = Section::enter();
         let map = self.map.read().map_err(|_| poisoned())?;
-        Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        Ok(map
+            .iter()
+            .map(|(k, (v, _))| (k.clone(), v.clone()))
+            .collect())
     }
 }
 
@@ -67,18 +85,55 @@ impl Store for MemoryStore {
     }
 
     async fn set(&self, key: &str, value: Bytes) -> Result<()> {
-        check_key(key)?;
-        let _section = Section::enter();
-        let mut map = self.map.write().map_err(|_| poisoned())?;
-        map.insert(key.to_string(), value);
-        Ok(())
+        self.set_if(key, value, &Generation::Unknown)
+            .await
+            .map(|_| ())
     }
 
     async fn delete(&self, key: &str) -> Result<()> {
+        self.delete_if(key, &Generation::Unknown).await.map(|_| ())
+    }
+
+    async fn conditional_writes(&self) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn conditional_deletes(&self) -> bool {
+        true
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<Versioned> {
         check_key(key)?;
         let _section = Section::enter();
-        self.map.write().map_err(|_| poisoned())?.remove(key);
-        Ok(())
+        let map = self.map.read().map_err(|_| poisoned())?;
+        let entry = map.get(key);
+        Ok(Versioned {
+            value: entry.map(|(v, _)| v.clone()),
+            generation: generation_of(entry),
+        })
+    }
+
+    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+        check_key(key)?;
+        let _section = Section::enter();
+        let mut map = self.map.write().map_err(|_| poisoned())?;
+        if *expected != Generation::Unknown && generation_of(map.get(key)) != *expected {
+            return Ok(false);
+        }
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        map.insert(key.to_string(), (value, n));
+        Ok(true)
+    }
+
+    async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {
+        check_key(key)?;
+        let _section = Section::enter();
+        let mut map = self.map.write().map_err(|_| poisoned())?;
+        if *expected != Generation::Unknown && generation_of(map.get(key)) != *expected {
+            return Ok(false);
+        }
+        map.remove(key);
+        Ok(true)
     }
 
     async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
@@ -104,5 +159,6 @@ mod tests {
         let s = super::MemoryStore::new();
         super::super::tests::exercise(&s);
         super::super::tests::exercise_read_into(&s);
+        super::super::tests::exercise_conditional(&s);
     }
 }

@@ -122,6 +122,50 @@ pub fn check_range_len(got: usize, range: &ByteRange) -> Result<()> {
     }
 }
 
+/// The version of a stored value that a read saw: what a conditional write
+/// compares against (TensorStore's storage generation).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Generation {
+    /// No value under the key.
+    Absent,
+    /// One version of a value: an object store's ETag and version, a local
+    /// file's identity (device, inode, modification time in ns, size), a
+    /// memory store's counter. Opaque; equal tags are the same version.
+    Tag(String),
+    /// The store cannot tell versions apart (a zip archive, a store served
+    /// from Python): a write conditional on this is unconditional.
+    Unknown,
+}
+
+impl Generation {
+    /// The text form handed to Python and back: `absent`, `unknown`, `v:<tag>`.
+    pub fn to_token(&self) -> String {
+        match self {
+            Generation::Absent => "absent".to_string(),
+            Generation::Unknown => "unknown".to_string(),
+            Generation::Tag(t) => format!("v:{t}"),
+        }
+    }
+
+    pub fn from_token(token: &str) -> Result<Self> {
+        match token {
+            "absent" => Ok(Generation::Absent),
+            "unknown" => Ok(Generation::Unknown),
+            t => t
+                .strip_prefix("v:")
+                .map(|t| Generation::Tag(t.to_string()))
+                .ok_or_else(|| Error::value(format!("not a store generation: '{token}'"))),
+        }
+    }
+}
+
+/// A value and the generation it was read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned {
+    pub value: Option<Bytes>,
+    pub generation: Generation,
+}
+
 /// How the engine schedules a store's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoMode {
@@ -200,6 +244,45 @@ pub trait Store: Send + Sync + Debug {
     async fn set(&self, key: &str, value: Bytes) -> Result<()>;
     /// Remove `key`; removing a missing key is not an error.
     async fn delete(&self, key: &str) -> Result<()>;
+    /// Whether this store can tell versions apart and write on condition
+    /// ([`Store::get_versioned`] gives tags, [`Store::set_if`] checks them).
+    /// An object store asks its server once (a server or proxy may ignore
+    /// the conditions).
+    async fn conditional_writes(&self) -> Result<bool> {
+        Ok(false)
+    }
+    /// The value under `key` and its generation ([`Generation::Unknown`]
+    /// where the store cannot tell versions apart).
+    async fn get_versioned(&self, key: &str) -> Result<Versioned> {
+        Ok(Versioned {
+            value: self.get(key).await?,
+            generation: Generation::Unknown,
+        })
+    }
+    /// Store `value` under `key` if its generation is still `expected`
+    /// ([`Generation::Absent`]: only if there is no value): `Ok(true)` when
+    /// written, `Ok(false)` when the condition failed (nothing written).
+    /// [`Generation::Unknown`] writes unconditionally.
+    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+        match expected {
+            Generation::Unknown => self.set(key, value).await.map(|_| true),
+            _ => Err(conditions_unsupported(self.location(key))),
+        }
+    }
+    /// Remove `key` if its generation is still `expected`; as [`Store::set_if`].
+    /// Stores that cannot delete on condition say so in
+    /// [`Store::conditional_deletes`] (the engine then writes instead).
+    async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {
+        match expected {
+            Generation::Unknown => self.delete(key).await.map(|_| true),
+            _ => Err(conditions_unsupported(self.location(key))),
+        }
+    }
+    /// Whether [`Store::delete_if`] can check a generation (object stores
+    /// have no conditional delete).
+    fn conditional_deletes(&self) -> bool {
+        false
+    }
     /// Every key that starts with `prefix`, sorted.
     async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
     /// The immediate children of the directory `prefix` (`""` or ending in `/`):
@@ -228,9 +311,13 @@ pub trait Store: Send + Sync + Debug {
     }
 }
 
-/// Run one store operation to completion from synchronous code (the Python
-/// layer's metadata reads and writes): on the I/O runtime for object stores,
-/// on the calling thread for stores that answer at once.
+/// A conditional write asked of a store that cannot check conditions.
+pub fn conditions_unsupported(location: String) -> Error {
+    Error::unsupported(format!(
+        "'{location}': this store cannot write on condition (no generations)"
+    ))
+}
+
 /// Every key of `store` with its value (to pickle an in-memory store).
 pub fn items(store: &dyn Store) -> Result<Vec<(String, Bytes)>> {
     block_on(store, async {
@@ -244,6 +331,9 @@ pub fn items(store: &dyn Store) -> Result<Vec<(String, Bytes)>> {
     })?
 }
 
+/// Run one store operation to completion from synchronous code (the Python
+/// layer's metadata reads and writes): on the I/O runtime for object stores,
+/// on the calling thread for stores that answer at once.
 pub fn block_on<T>(store: &dyn Store, op: impl std::future::Future<Output = T>) -> Result<T> {
     match store.io_mode() {
         IoMode::Concurrent => runtime::block_on(op),
@@ -414,6 +504,58 @@ pub(crate) mod tests {
         });
     }
 
+    /// Generations and conditional writes, for stores that have them.
+    pub fn exercise_conditional(store: &dyn Store) {
+        let b = |s: &[u8]| Bytes::copy_from_slice(s);
+        run(store, async {
+            assert!(store.conditional_writes().await.unwrap());
+            assert!(store.conditional_deletes());
+            let missing = store.get_versioned("k/x").await.unwrap();
+            assert_eq!(missing.value, None);
+            assert_eq!(missing.generation, Generation::Absent);
+            assert!(store
+                .set_if("k/x", b(b"1"), &Generation::Absent)
+                .await
+                .unwrap());
+            assert!(!store
+                .set_if("k/x", b(b"2"), &Generation::Absent)
+                .await
+                .unwrap());
+            let first = store.get_versioned("k/x").await.unwrap();
+            assert_eq!(first.value.as_deref(), Some(&b"1"[..]));
+            assert!(matches!(first.generation, Generation::Tag(_)));
+            // An unconditional rewrite of the same size is a new generation.
+            store.set("k/x", b(b"3")).await.unwrap();
+            let third = store.get_versioned("k/x").await.unwrap();
+            assert_ne!(first.generation, third.generation);
+            assert!(!store
+                .set_if("k/x", b(b"4"), &first.generation)
+                .await
+                .unwrap());
+            assert_eq!(store.get("k/x").await.unwrap().unwrap(), b"3"[..]);
+            assert!(store
+                .set_if("k/x", b(b"5"), &third.generation)
+                .await
+                .unwrap());
+            let fifth = store.get_versioned("k/x").await.unwrap();
+            assert_eq!(fifth.value.as_deref(), Some(&b"5"[..]));
+            assert!(!store.delete_if("k/x", &third.generation).await.unwrap());
+            assert!(store.get("k/x").await.unwrap().is_some());
+            assert!(store.delete_if("k/x", &fifth.generation).await.unwrap());
+            assert_eq!(store.get("k/x").await.unwrap(), None);
+            assert!(!store.delete_if("k/x", &fifth.generation).await.unwrap());
+            assert!(store.delete_if("k/x", &Generation::Absent).await.unwrap());
+            // Unknown: unconditional.
+            assert!(store
+                .set_if("k/x", b(b"6"), &Generation::Unknown)
+                .await
+                .unwrap());
+            assert!(store.delete_if("k/x", &Generation::Unknown).await.unwrap());
+            let token = fifth.generation.to_token();
+            assert_eq!(Generation::from_token(&token).unwrap(), fifth.generation);
+        });
+    }
+
     /// `read_into` for stores that answer at once.
     pub fn exercise_read_into(store: &dyn Store) {
         run(store, store.set("k", Bytes::from_static(b"world!"))).unwrap();
@@ -426,6 +568,18 @@ pub(crate) mod tests {
         );
         assert_eq!(store.read_into("zz", &mut buf).unwrap(), ReadInto::Missing);
         run(store, store.delete("k")).unwrap();
+    }
+
+    #[test]
+    fn generation_tokens() {
+        for g in [
+            Generation::Absent,
+            Generation::Unknown,
+            Generation::Tag("\"etag\"\u{1f}7".into()),
+        ] {
+            assert_eq!(Generation::from_token(&g.to_token()).unwrap(), g);
+        }
+        assert!(Generation::from_token("what").is_err());
     }
 
     #[test]

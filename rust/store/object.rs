@@ -16,11 +16,14 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
-    BackoffConfig, GetOptions, GetRange, ObjectStore as Inner, ObjectStoreExt, PutPayload,
-    RetryConfig,
+    BackoffConfig, GetOptions, GetRange, ObjectStore as Inner, ObjectStoreExt, PutMode, PutOptions,
+    PutPayload, RetryConfig, UpdateVersion,
 };
 
-use super::{check_key, check_prefix, check_range_len, ByteRange, IoMode, OpenValue, Store};
+use super::{
+    check_key, check_prefix, check_range_len, conditions_unsupported, ByteRange, Generation,
+    IoMode, OpenValue, Store, Versioned,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork;
 
@@ -41,6 +44,8 @@ pub struct ObjectStore {
     read_only: bool,
     connect: Connect,
     client: Mutex<Client>,
+    /// Whether the server honours conditional writes (asked once).
+    conditional: std::sync::OnceLock<bool>,
 }
 
 impl fmt::Debug for ObjectStore {
@@ -260,6 +265,7 @@ impl ObjectStore {
                 pid: std::process::id(),
                 inner,
             }),
+            conditional: std::sync::OnceLock::new(),
         }
     }
 
@@ -319,6 +325,90 @@ impl ObjectStore {
             )));
         }
         Ok(())
+    }
+
+    /// `value` put under `key` in `mode`: whether it was written (`false`:
+    /// the mode's condition failed).
+    async fn put_in_mode(&self, key: &str, value: Bytes, mode: PutMode) -> Result<bool> {
+        let path = self.path(key)?;
+        let options = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        match self
+            .client()?
+            .put_opts(&path, PutPayload::from(value), options)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(
+                object_store::Error::Precondition { .. }
+                | object_store::Error::AlreadyExists { .. },
+            ) => Ok(false),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                Err(conditions_unsupported(self.location(key)))
+            }
+            Err(e) => Err(store_error(e, "PUT", &self.location(key))),
+        }
+    }
+
+    /// Ask the server whether it honours conditional writes, on a probe
+    /// object of our own: a create over an existing object and an update of
+    /// a version that does not exist must both be refused (a server, or a
+    /// proxy, that drops the conditions writes them).
+    async fn probe_conditional_writes(&self) -> Result<bool> {
+        static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let key = format!(
+            ".zarrox-probe-{}-{nanos:x}-{}",
+            std::process::id(),
+            PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        self.set(&key, Bytes::from_static(b"1")).await?;
+        let honoured = async {
+            let created = self
+                .put_in_mode(&key, Bytes::from_static(b"2"), PutMode::Create)
+                .await;
+            if !matches!(created, Ok(false)) {
+                return Ok::<_, Error>(false);
+            }
+            let stale = UpdateVersion {
+                e_tag: Some("\"zarrox-no-such-version\"".to_string()),
+                version: None,
+            };
+            let updated = self
+                .put_in_mode(&key, Bytes::from_static(b"3"), PutMode::Update(stale))
+                .await;
+            Ok(matches!(updated, Ok(false)))
+        }
+        .await;
+        self.delete(&key).await?;
+        honoured
+    }
+}
+
+/// A generation from an object's ETag and version (none: the server gives
+/// neither, and versions cannot be told apart).
+fn object_generation(e_tag: Option<String>, version: Option<String>) -> Generation {
+    if e_tag.is_none() && version.is_none() {
+        return Generation::Unknown;
+    }
+    Generation::Tag(format!(
+        "{}\u{1f}{}",
+        e_tag.unwrap_or_default(),
+        version.unwrap_or_default()
+    ))
+}
+
+/// The version a generation names, for a conditional put.
+fn update_version(tag: &str) -> UpdateVersion {
+    let (e_tag, version) = tag.split_once('\u{1f}').unwrap_or((tag, ""));
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    UpdateVersion {
+        e_tag: some(e_tag),
+        version: some(version),
     }
 }
 
@@ -413,10 +503,13 @@ struct ObjectValue<'a> {
 
 impl ObjectValue<'_> {
     fn changed(&self) -> Error {
-        Error::store(format!(
-            "{} changed while it was being read; read it again",
-            self.store.location(&self.key)
-        ))
+        Error::new(
+            ErrorKind::Changed,
+            format!(
+                "{} changed while it was being read; read it again",
+                self.store.location(&self.key)
+            ),
+        )
     }
 }
 
@@ -533,6 +626,54 @@ impl Store for ObjectStore {
             .await
             .map(|_| ())
             .map_err(|e| store_error(e, "PUT", &self.location(key)))
+    }
+
+    async fn conditional_writes(&self) -> Result<bool> {
+        if self.read_only {
+            return Ok(false);
+        }
+        if let Some(known) = self.conditional.get() {
+            return Ok(*known);
+        }
+        let honoured = self.probe_conditional_writes().await?;
+        Ok(*self.conditional.get_or_init(|| honoured))
+    }
+
+    async fn get_versioned(&self, key: &str) -> Result<Versioned> {
+        let path = self.path(key)?;
+        let client = self.client()?;
+        let location = self.location(key);
+        match client.get_opts(&path, GetOptions::default()).await {
+            Ok(got) => {
+                let generation =
+                    object_generation(got.meta.e_tag.clone(), got.meta.version.clone());
+                let value = got
+                    .bytes()
+                    .await
+                    .map_err(|e| store_error(e, "GET", &location))?;
+                Ok(Versioned {
+                    value: Some(value),
+                    generation,
+                })
+            }
+            Err(e) if is_not_found(&e) => Ok(Versioned {
+                value: None,
+                generation: Generation::Absent,
+            }),
+            Err(e) => Err(store_error(e, "GET", &location)),
+        }
+    }
+
+    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+        self.refuse_write(key)?;
+        match expected {
+            Generation::Unknown => self.set(key, value).await.map(|_| true),
+            Generation::Absent => self.put_in_mode(key, value, PutMode::Create).await,
+            Generation::Tag(tag) => {
+                self.put_in_mode(key, value, PutMode::Update(update_version(tag)))
+                    .await
+            }
+        }
     }
 
     async fn delete(&self, key: &str) -> Result<()> {
