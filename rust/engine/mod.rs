@@ -18,6 +18,7 @@
 //!   ([`session::ReadSession`]).
 
 pub mod buffer;
+pub mod commit;
 pub mod fetch;
 pub mod place;
 pub mod region;
@@ -27,12 +28,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use commit::store_chunk;
 use futures::future::BoxFuture;
 use futures::{StreamExt, TryStreamExt};
 use rayon::prelude::*;
 
 use crate::codec::CodecChain;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, io_concurrency, pool};
 use crate::store::{IoMode, ReadInto, Store};
 pub use buffer::{Input, OutView, Output};
@@ -169,6 +171,9 @@ impl Piece<'_> {
     }
 }
 
+/// How many times a chunk that changed while it was read is read again.
+const READ_AGAIN: u32 = 16;
+
 /// Read `tasks` of chunks of `chain` from `store` into `out`; which chunks exist.
 pub fn read(
     chain: &CodecChain,
@@ -206,7 +211,16 @@ pub fn read(
                     store,
                     key: &task.key,
                 };
-                read_chunk(chain, &origin, &task.region, fetching, &sink).await
+                // A value rewritten while it was read (a shard whose index
+                // and inner chunks came from two versions) is read again:
+                // the new read places every element the old one placed.
+                let mut again = 0;
+                loop {
+                    match read_chunk(chain, &origin, &task.region, fetching, &sink).await {
+                        Err(e) if e.kind == ErrorKind::Changed && again < READ_AGAIN => again += 1,
+                        done => return done,
+                    }
+                }
             })
         }),
         IoMode::Caller => Err(Error::value(
@@ -344,13 +358,22 @@ pub fn write(
                     return Ok(());
                 }
                 let chain = task.chain(chain);
-                let old = if task.needs_old(chain) {
-                    crate::store::now(store.get(&task.key))??
-                } else {
-                    None
+                let region = &task.region;
+                let merge = |old| {
+                    std::future::ready(encode_region(chain, region, old, value, write_empty, &memo))
                 };
-                let new = encode_region(chain, &task.region, old, value, write_empty, &memo)?;
-                crate::store::now(store_chunk(chain, store, &task.key, new))?
+                if task.needs_old(chain) {
+                    crate::store::now(commit::read_modify_write(
+                        chain,
+                        store,
+                        &task.key,
+                        merge,
+                        commit::sleep_here,
+                    ))?
+                } else {
+                    let new = encode_region(chain, region, None, value, write_empty, &memo)?;
+                    crate::store::now(store_chunk(chain, store, &task.key, new))?
+                }
             })?;
         }
         IoMode::Concurrent => {
@@ -361,18 +384,26 @@ pub fn write(
                         return Ok(());
                     }
                     let chain = task.chain(chain);
-                    let old = if task.needs_old(chain) {
-                        store.get(&task.key).await?
-                    } else {
-                        None
-                    };
                     let region = &task.region;
-                    let new = on_pool(scope, move || {
-                        encode_region(chain, region, old, value, write_empty, memo)
-                    })
-                    .await
-                    .map_err(lost)??;
-                    store_chunk(chain, store, &task.key, new).await
+                    let merge = |old| async move {
+                        on_pool(scope, move || {
+                            encode_region(chain, region, old, value, write_empty, memo)
+                        })
+                        .await
+                        .map_err(lost)?
+                    };
+                    if task.needs_old(chain) {
+                        commit::read_modify_write(
+                            chain,
+                            store,
+                            &task.key,
+                            merge,
+                            tokio::time::sleep,
+                        )
+                        .await
+                    } else {
+                        store_chunk(chain, store, &task.key, merge(None).await?).await
+                    }
                 })
             })?;
         }
@@ -383,26 +414,6 @@ pub fn write(
         }
     }
     store.flush()
-}
-
-/// Store a chunk's new bytes; `None`: the chunk is all fill value and is
-/// deleted (or, where the store cannot delete, written as such if it exists).
-async fn store_chunk(
-    chain: &CodecChain,
-    store: &dyn Store,
-    key: &str,
-    new: Option<Bytes>,
-) -> Result<()> {
-    match new {
-        Some(bytes) => store.set(key, bytes).await,
-        None if store.supports_deletes() => store.delete(key).await,
-        None => {
-            if store.exists(key).await? {
-                store.set(key, place::encode_fill(chain)?).await?;
-            }
-            Ok(())
-        }
-    }
 }
 
 /// For a store the caller writes itself: encode `tasks` of `value` over the

@@ -9,7 +9,7 @@ use super::*;
 use crate::codec::ChunkSpec;
 use crate::dtype::DataType;
 use crate::indexing::{project_dim, DimSelection};
-use crate::store::{ByteRange, MemoryStore, OpenValue};
+use crate::store::{ByteRange, Generation, MemoryStore, OpenValue};
 
 fn run<T>(f: impl Future<Output = T>) -> T {
     futures::executor::block_on(f)
@@ -593,4 +593,300 @@ fn a_shard_read_in_many_batches_is_whole_or_the_fill_value_once_gone() {
     assert_eq!(present, vec![false]);
     assert!(as_u16(&out).iter().all(|&v| v == 7), "the fill value");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A memory store where a rival writer commits right after a versioned read,
+/// once per queued rival (a write that merges then loses the race).
+#[derive(Default)]
+struct Interleaved {
+    inner: MemoryStore,
+    rivals: Mutex<Vec<Box<dyn FnOnce(&MemoryStore) + Send>>>,
+    versioned_reads: AtomicUsize,
+}
+
+impl std::fmt::Debug for Interleaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Interleaved")
+    }
+}
+
+#[async_trait]
+impl Store for Interleaved {
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        self.inner.open(key)
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+    async fn conditional_writes(&self) -> Result<bool> {
+        Ok(true)
+    }
+    fn conditional_deletes(&self) -> bool {
+        true
+    }
+    async fn get_versioned(&self, key: &str) -> Result<crate::store::Versioned> {
+        self.versioned_reads.fetch_add(1, SeqCst);
+        let read = self.inner.get_versioned(key).await;
+        let rival = self.rivals.lock().unwrap().pop();
+        if let Some(rival) = rival {
+            rival(&self.inner);
+        }
+        read
+    }
+    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+        self.inner.set_if(key, value, expected).await
+    }
+    async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {
+        self.inner.delete_if(key, expected).await
+    }
+}
+
+/// A task writing elements `start..stop` of a one-chunk array of `n` elements.
+fn part_of_chunk(n: usize, start: u64, stop: u64) -> ChunkTask {
+    let parts = project_dim(
+        &DimSelection::Slice {
+            start,
+            stop,
+            step: 1,
+        },
+        n as u64,
+        n,
+    );
+    let region = ChunkRegion::from_parts(
+        parts.into_iter().map(Arc::new).collect(),
+        vec![(stop - start) as usize],
+    );
+    ChunkTask::new("c/0".into(), region)
+}
+
+fn read_all(c: &CodecChain, store: &dyn Store, n: usize) -> Vec<u16> {
+    let mut out = vec![0u8; 2 * n];
+    let view = OutView::new(&mut out);
+    read(c, store, &whole_chunks(1, n), Output::Fixed(&view)).unwrap();
+    as_u16(&out)
+}
+
+#[test]
+fn a_merge_that_loses_a_race_merges_again_and_keeps_both_writes() {
+    // An inner chunk of a shard, and a part of an unsharded compressed chunk.
+    let sharded: fn() -> CodecChain = || shard_chain(8, 2);
+    let compressed: fn() -> CodecChain = || zstd_chain(8);
+    for make in [sharded, compressed] {
+        let c = make();
+        let store = Interleaved::default();
+        write(
+            &c,
+            &store,
+            &whole_chunks(1, 8),
+            Input::Fixed(&u16s(0..8)),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            store.versioned_reads.load(SeqCst),
+            0,
+            "a whole write reads nothing"
+        );
+        // Two rivals commit: after the first read and after the second.
+        for (start, values) in [(6u64, [106u16, 107]), (4, [104, 105])] {
+            store.rivals.lock().unwrap().push(Box::new(move |inner| {
+                let c = make();
+                let task = part_of_chunk(8, start, start + 2);
+                write(&c, inner, &[task], Input::Fixed(&u16s(values)), false).unwrap();
+            }));
+        }
+        let mine = part_of_chunk(8, 0, 2);
+        write(&c, &store, &[mine], Input::Fixed(&u16s([100, 101])), false).unwrap();
+        assert!(store.rivals.lock().unwrap().is_empty(), "both rivals ran");
+        assert_eq!(
+            store.versioned_reads.load(SeqCst),
+            3,
+            "read, lost twice, read again"
+        );
+        assert_eq!(
+            read_all(&c, &store, 8),
+            vec![100, 101, 2, 3, 104, 105, 106, 107]
+        );
+    }
+}
+
+#[test]
+fn a_merge_that_always_loses_is_a_conflict_error_and_writes_nothing() {
+    let c = zstd_chain(8);
+    let store = Interleaved::default();
+    write(
+        &c,
+        &store,
+        &whole_chunks(1, 8),
+        Input::Fixed(&u16s(0..8)),
+        false,
+    )
+    .unwrap();
+    for i in 0..commit::MAX_ATTEMPTS {
+        store.rivals.lock().unwrap().push(Box::new(move |inner| {
+            let c = zstd_chain(8);
+            let v = 1000 + i as u16;
+            let task = part_of_chunk(8, 7, 8);
+            write(&c, inner, &[task], Input::Fixed(&u16s([v])), false).unwrap();
+        }));
+    }
+    let err = write(
+        &c,
+        &store,
+        &[part_of_chunk(8, 0, 1)],
+        Input::Fixed(&u16s([9])),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert!(
+        err.message
+            .starts_with("chunk 'c/0': 'memory://c/0' was changed by other writers"),
+        "{err}"
+    );
+    let values = read_all(&c, &store, 8);
+    assert_eq!(values[0], 0, "nothing of the failed write landed");
+}
+
+#[test]
+fn a_merge_to_all_fill_deletes_on_condition() {
+    let c = zstd_chain(4);
+    let store = Interleaved::default();
+    write(
+        &c,
+        &store,
+        &whole_chunks(1, 4),
+        Input::Fixed(&u16s([7, 7, 1, 7])),
+        false,
+    )
+    .unwrap();
+    store.rivals.lock().unwrap().push(Box::new(move |inner| {
+        let c = zstd_chain(4);
+        write(
+            &c,
+            inner,
+            &[part_of_chunk(4, 0, 1)],
+            Input::Fixed(&u16s([5])),
+            false,
+        )
+        .unwrap();
+    }));
+    // Element 2 back to the fill value (7): the chunk would be all fill, but
+    // the rival's element 0 arrived meanwhile, so it stays.
+    write(
+        &c,
+        &store,
+        &[part_of_chunk(4, 2, 3)],
+        Input::Fixed(&u16s([7])),
+        false,
+    )
+    .unwrap();
+    assert_eq!(read_all(&c, &store, 4), vec![5, 7, 7, 7]);
+    write(
+        &c,
+        &store,
+        &[part_of_chunk(4, 0, 1)],
+        Input::Fixed(&u16s([7])),
+        false,
+    )
+    .unwrap();
+    assert_eq!(run(store.get("c/0")).unwrap(), None, "all fill: deleted");
+}
+
+/// A memory store on the network whose first `changes` opened values report
+/// that they changed while being read (an object store's ETag moved).
+#[derive(Debug, Default)]
+struct Changing {
+    inner: MemoryStore,
+    changes: AtomicUsize,
+}
+
+struct ChangingValue<'a>(Box<dyn OpenValue + 'a>, &'a Changing);
+
+#[async_trait]
+impl OpenValue for ChangingValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        let left = self.1.changes.load(SeqCst);
+        if left > 0 {
+            self.1.changes.store(left - 1, SeqCst);
+            return Err(Error::new(
+                ErrorKind::Changed,
+                "changed while it was being read",
+            ));
+        }
+        self.0.read_ranges(ranges).await
+    }
+}
+
+#[async_trait]
+impl Store for Changing {
+    fn io_mode(&self) -> IoMode {
+        IoMode::Concurrent
+    }
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(ChangingValue(self.inner.open(key)?, self)))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+#[test]
+fn a_shard_that_changes_while_it_is_read_is_read_again() {
+    let c = shard_chain(8, 2);
+    let store = Changing::default();
+    write(
+        &c,
+        &store,
+        &whole_chunks(1, 8),
+        Input::Fixed(&u16s(0..8)),
+        false,
+    )
+    .unwrap();
+    let tasks = vec![ChunkTask::new(
+        "c/0".into(),
+        ChunkRegion::Points(vec![(1, 0), (6, 1)]),
+    )];
+    store.changes.store(3, SeqCst);
+    let mut out = vec![0u8; 4];
+    let view = OutView::new(&mut out);
+    read(&c, &store, &tasks, Output::Fixed(&view)).unwrap();
+    assert_eq!(as_u16(&out), vec![1, 6]);
+    assert_eq!(store.changes.load(SeqCst), 0);
+    // One that keeps changing is an error after a bound, not a hang.
+    store.changes.store(1000, SeqCst);
+    let mut again = vec![0u8; 4];
+    let view = OutView::new(&mut again);
+    let err = read(&c, &store, &tasks, Output::Fixed(&view)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Changed);
 }

@@ -17,6 +17,7 @@ use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
+use crate::engine::commit::{self, ConditionalWrites};
 use crate::error::{Error, ErrorKind};
 use crate::pool;
 use array::{ArrayHandle, WriteBatch};
@@ -34,6 +35,8 @@ pub(crate) fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Store => "StoreError",
         ErrorKind::Permission => "StorePermissionError",
         ErrorKind::Timeout => "StoreTimeoutError",
+        ErrorKind::Changed => "StoreError",
+        ErrorKind::Conflict => "WriteConflictError",
         ErrorKind::NotFound => "NodeNotFoundError",
         ErrorKind::Bounds => "BoundsCheckError",
         ErrorKind::NegativeStep => "NegativeStepError",
@@ -79,6 +82,27 @@ fn get_io_concurrency() -> usize {
     pool::io_concurrency()
 }
 
+/// Set when writes that merge into stored values are conditional: "auto",
+/// "require" or "off" (`io.conditional_writes`).
+#[pyfunction]
+fn set_conditional_writes(mode: &str) -> PyResult<()> {
+    let mode = ConditionalWrites::parse(mode).map_err(to_py_err)?;
+    commit::set_mode(mode);
+    Ok(())
+}
+
+/// The `io.conditional_writes` mode in force.
+#[pyfunction]
+fn get_conditional_writes() -> &'static str {
+    commit::mode().name()
+}
+
+/// How many chunk merges of this process lost a race and were tried again.
+#[pyfunction]
+fn write_retries() -> u64 {
+    commit::retries()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StoreHandle>()?;
@@ -91,6 +115,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_io_concurrency, m)?)?;
     m.add_function(wrap_pyfunction!(get_io_concurrency, m)?)?;
+    m.add_function(wrap_pyfunction!(set_conditional_writes, m)?)?;
+    m.add_function(wrap_pyfunction!(get_conditional_writes, m)?)?;
+    m.add_function(wrap_pyfunction!(write_retries, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
     config::register(m)?;

@@ -15,7 +15,9 @@ use crate::engine::session::ReadSession;
 use crate::engine::{OutView, Output};
 use crate::error::Error;
 use crate::store::caller::{Arg, Request};
-use crate::store::{self, ByteRange, FilesystemStore, MemoryStore, ObjectStore, Store, ZipStore};
+use crate::store::{
+    self, ByteRange, FilesystemStore, Generation, MemoryStore, ObjectStore, Store, ZipStore,
+};
 
 /// A store implemented in Rust (or, `caller`, one the Python layer reads itself).
 #[pyclass(module = "zarrox._core", name = "StoreHandle", frozen)]
@@ -182,6 +184,55 @@ impl StoreHandle {
 
     fn delete(&self, py: Python<'_>, key: &str) -> PyResult<()> {
         self.run(py, |s| store::block_on(s, s.delete(key))?)
+    }
+
+    /// Whether writes to this store can be conditional on a generation (asked
+    /// of an object store's server once).
+    fn conditional_writes(&self, py: Python<'_>) -> PyResult<bool> {
+        match &self.inner {
+            StoreRef::Rust(_) => self.run(py, |s| store::block_on(s, s.conditional_writes())?),
+            StoreRef::Caller(_) => Ok(false),
+        }
+    }
+
+    /// `(value or None, generation)`: the generation is an opaque token to
+    /// hand back to `set_if`/`delete_if` (`"unknown"` where the store cannot
+    /// tell versions apart).
+    fn get_versioned<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+    ) -> PyResult<(Option<Bound<'py, PyBytes>>, String)> {
+        let v = self.run(py, |s| store::block_on(s, s.get_versioned(key))?)?;
+        Ok((
+            v.value.map(|v| PyBytes::new(py, &v)),
+            v.generation.to_token(),
+        ))
+    }
+
+    /// Store `value` under `key` if its generation is still `generation` (a
+    /// token from `get_versioned`): whether it was written.
+    fn set_if(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        value: &Bound<'_, PyAny>,
+        generation: &str,
+    ) -> PyResult<bool> {
+        let value = bytes_of(value)?;
+        let expected = Generation::from_token(generation).map_err(to_py_err)?;
+        self.run(py, |s| {
+            let written = store::block_on(s, s.set_if(key, value, &expected))??;
+            s.flush()?;
+            Ok(written)
+        })
+    }
+
+    /// Remove `key` if its generation is still `generation`: whether it was
+    /// removed (a store without conditional deletes says so with an error).
+    fn delete_if(&self, py: Python<'_>, key: &str, generation: &str) -> PyResult<bool> {
+        let expected = Generation::from_token(generation).map_err(to_py_err)?;
+        self.run(py, |s| store::block_on(s, s.delete_if(key, &expected))?)
     }
 
     fn exists(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
