@@ -103,6 +103,16 @@ for name, kw in layouts.items():
                                 dtype="uint16", chunks=(32, 32, 32), **kw)
         w[...] = x
 
+    def partial(a=a, name=name):
+        # Into existing chunks: half a chunk per call (a read-modify-write of the chunk),
+        # or one inner chunk per call (of its shard).
+        if name == "sharded":
+            for z, y, w in corners:
+                a[z:z + 32, y:y + 32, w:w + 32] = x[z:z + 32, y:y + 32, w:w + 32]
+        else:
+            for z, y, w in corners:
+                a[z:z + 16, y:y + 32, w:w + 32] = x[z:z + 16, y:y + 32, w:w + 32]
+
     cases = {
         f"{name}: read-all": lambda a=a: a[...],
         f"{name}: one chunk": lambda a=a: a[32:64, 32:64, 32:64],
@@ -110,8 +120,36 @@ for name, kw in layouts.items():
             a[z:z + 32, y:y + 32, w:w + 32] for z, y, w in corners],
         f"{name}: write-all": write,
     }
+    if name != "raw":
+        cases[f"{name}: partial writes (64 calls)"] = partial
     for case, f in cases.items():
         out[case] = fastest(f, 9)
+try:
+    import tensorstore as ts
+except ImportError:
+    ts = None
+if ts is not None:
+    # The same sharded partial writes through tensorstore, for scale (it commits each on the
+    # shard's generation too).
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file",
+                 "path": os.path.join(root, "ts")}, "create": True,
+                 "metadata": {"shape": list(x.shape), "data_type": "uint16",
+                              "chunk_grid": {"name": "regular",
+                                             "configuration": {"chunk_shape": [64, 64, 64]}},
+                              "codecs": [{"name": "sharding_indexed", "configuration": {
+                                  "chunk_shape": [32, 32, 32],
+                                  "codecs": [{"name": "bytes",
+                                              "configuration": {"endian": "little"}},
+                                             {"name": "zstd", "configuration": {
+                                                 "level": 1, "checksum": False}}]}}]},
+                 "context": {"cache_pool": {"total_bytes_limit": 0}}}).result()
+    t[...].write(x).result()
+
+    def ts_partial():
+        for z, y, w in corners:
+            t[z:z + 32, y:y + 32, w:w + 32].write(x[z:z + 32, y:y + 32, w:w + 32]).result()
+
+    out["tensorstore sharded: partial writes (64 calls)"] = fastest(ts_partial, 9)
 shutil.rmtree(root)
 print(json.dumps(out))
 """

@@ -223,18 +223,27 @@ class FaultPlan:
     rules: list[FaultRule] = field(default_factory=list)
     latency_ms: float = 0.0
     seed: int = 0
+    #: request headers removed before forwarding (e.g. a server or proxy that drops the
+    #: conditions of conditional writes: "if-match", "if-none-match")
+    strip_headers: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rules": [asdict(r) for r in self.rules],
             "latency_ms": self.latency_ms,
             "seed": self.seed,
+            "strip_headers": list(self.strip_headers),
         }
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> FaultPlan:
         rules = [FaultRule(**{**r, "methods": tuple(r.get("methods", ()))}) for r in obj["rules"]]
-        return cls(rules, float(obj.get("latency_ms", 0.0)), int(obj.get("seed", 0)))
+        return cls(
+            rules,
+            float(obj.get("latency_ms", 0.0)),
+            int(obj.get("seed", 0)),
+            tuple(obj.get("strip_headers", ())),
+        )
 
 
 class FaultProxy(ServerProcess):
@@ -562,13 +571,13 @@ class _Head:
         name = name.lower()
         return next((v for k, v in self.headers if k.lower() == name), None)
 
-    def without(self, name: str) -> bytes:
-        name = name.lower()
-        kept = [f"{k}: {v}" for k, v in self.headers if k.lower() != name]
+    def without(self, *names: str) -> bytes:
+        drop = {n.lower() for n in names}
+        kept = [f"{k}: {v}" for k, v in self.headers if k.lower() not in drop]
         return ("\r\n".join([self.start, *kept]) + "\r\n\r\n").encode("latin-1")
 
     def encode(self) -> bytes:
-        return self.without("")
+        return self.without()
 
 
 async def _read_head(reader: asyncio.StreamReader) -> bytes | None:
@@ -765,7 +774,7 @@ class _Proxy:
                 if upstream is None:
                     upstream = await asyncio.open_connection(LOOPBACK, self.upstream_port)
                 ureader, uwriter = upstream
-                uwriter.write(req.without("expect") + bytes(body.buf))
+                uwriter.write(req.without("expect", *self.plan.strip_headers) + bytes(body.buf))
                 await uwriter.drain()
                 while True:  # skip interim 1xx answers
                     resp_raw = await _read_head(ureader)

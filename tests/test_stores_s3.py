@@ -139,15 +139,30 @@ def test_partial_writes(s3_bucket: servers.S3Bucket, kind: str, layout: str) -> 
     assert_identical(b[...], model, "after partial writes")
 
 
-def test_fill_value_chunks_are_not_stored_and_deleted(s3_bucket: servers.S3Bucket) -> None:
+@pytest.mark.parametrize("conditional", ["off", "auto"])
+def test_fill_value_chunks_are_not_stored_and_deleted(
+    s3_bucket: servers.S3Bucket, conditional: str
+) -> None:
     a = create(zarr_store(s3_bucket, "obstore"), "a", "v3-zstd")
     a[...] = -7  # all fill value: nothing stored
     assert chunk_keys(s3_bucket, "a") == []
     a[0, 0] = 1
     a[20, 40] = 2
     assert chunk_keys(s3_bucket, "a") == ["c/0/0", "c/2/2"]
-    a[0, 0] = -7  # back to all fill value: the object is deleted
+    a[0:8, 0:16] = -7  # a whole chunk back to the fill value: the object is deleted
     assert chunk_keys(s3_bucket, "a") == ["c/2/2"]
+    a[0, 0] = 1
+    with zarrox.config.set({"io.conditional_writes": conditional}):
+        a[0, 0] = -7  # a merge that leaves the chunk all fill value
+    if conditional == "off":
+        # The last writer wins: the object is deleted.
+        assert chunk_keys(s3_bucket, "a") == ["c/2/2"]
+    else:
+        # S3 (through object_store) has no conditional DELETE: the merge commits as a
+        # conditional write of an all-fill chunk, so that a writer who committed into the
+        # same chunk meanwhile is not deleted.
+        assert chunk_keys(s3_bucket, "a") == ["c/0/0", "c/2/2"]
+        assert s3_bucket.get(f"{PREFIX}/a/c/0/0") is not None
     model = np.full(SHAPE, -7, dtype="int32")
     model[20, 40] = 2
     assert_identical(a[...], model, "sparse array")

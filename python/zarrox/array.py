@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -40,10 +41,12 @@ from zarrox.nodes.node import (
     V2_ATTRS_KEY,
     ArrayMetadata,
     Node,
+    conditional_writes,
     is_legacy,
     join,
     read_only_message,
     store_token,
+    update_node,
     write_node,
 )
 from zarrox.pickle_codec import PickledChunks
@@ -620,43 +623,58 @@ class Array(Node):
         """Change the shape. As zarr-python does, shrinking deletes the chunks (shards)
         now wholly out of bounds and nothing else: a chunk that straddles the new edge keeps
         its cells beyond it, which reappear if the array grows again before a write replaces
-        the chunk (a write into a shard keeps them, see ``__setitem__``)."""
+        the chunk (a write into a shard keeps them, see ``__setitem__``). The metadata is
+        updated by a read-modify-write (see ``io.conditional_writes``)."""
         self._check_writable()
         shape = (
             tuple(int(s) for s in new_shape[0])
             if len(new_shape) == 1 and isinstance(new_shape[0], tuple | list)
             else tuple(int(s) for s in new_shape)  # type: ignore[arg-type]
         )
-        if len(shape) != self.ndim or any(not 0 <= s < 2**64 for s in shape):
-            raise ValueError(
-                f"array '{self._path}': new shape {shape} does not fit a {self.ndim}-d array "
-                "(extents from 0 to 2**64 - 1)"
-            )
-        rect = self._rectilinear
-        new_rect = None
-        if rect is not None:
-            # The grown edges must make valid metadata (a shard edge must stay a multiple of
-            # the inner chunk edge): checked before anything is written, as zarr-python 3.4.
-            new_rect = rect.resized(shape)
-            doc = {**self._metadata.to_json(), "shape": list(shape)}
-            doc["chunk_grid"] = new_rect.to_json()
-            type(self._metadata).from_json(doc, path=self._path)
+        self._change_shape(lambda _: shape)
+
+    def _change_shape(self, new_shape: Callable[[tuple[int, ...]], tuple[int, ...]]) -> None:
+        """Set the shape to ``new_shape(the stored shape)``, in a read-modify-write of the
+        stored metadata, then delete the chunks wholly outside the new shape."""
+        ndim = self.ndim
+        shrunk: list[int] = []
+
+        def change(meta: Any) -> None:
+            shape = new_shape(tuple(meta.shape))
+            shrunk[:] = [d for d in range(min(ndim, len(shape))) if shape[d] < meta.shape[d]]
+            if len(shape) != ndim or any(not 0 <= s < 2**64 for s in shape):
+                raise ValueError(
+                    f"array '{self._path}': new shape {shape} does not fit a {ndim}-d array "
+                    "(extents from 0 to 2**64 - 1)"
+                )
+            rect = getattr(meta, "rectilinear", None)
+            if rect is not None:
+                # The grown edges must make valid metadata (a shard edge must stay a
+                # multiple of the inner chunk edge): checked before anything is written,
+                # as zarr-python 3.4; its edges grow as zarr-python 3.4 grows them.
+                new_rect = rect.resized(shape)
+                doc = {**meta.to_json(), "shape": list(shape)}
+                doc["chunk_grid"] = new_rect.to_json()
+                type(meta).from_json(doc, path=self._path)
+                meta.rectilinear = new_rect
+            meta.shape = shape
+
+        self._update_metadata(change)
+        if not shrunk:
+            # Nothing left the array. (Chunks past the new edge of a grown axis may be
+            # another process's, which grew the array further since.)
+            return
         # The chunks of the old grid outside the box it shares with the new one go, as in
-        # zarr-python 3.4; a rectilinear grid's edges grow as zarr-python 3.4 grows them.
-        if new_rect is not None:
-            self._metadata.rectilinear = new_rect
-            new_grid = list(new_rect.grid_shape(shape))
-        else:
-            new_grid = [-(-s // c) for s, c in zip(shape, self._grid_chunks, strict=True)]
+        # zarr-python 3.4.
+        new_grid = self._stored_grid_shape
         for key, coords in self._stored_chunks():
-            if any(c >= g for c, g in zip(coords, new_grid, strict=True)):
+            if any(coords[d] >= new_grid[d] for d in shrunk):
                 self._store.delete(key)
-        self._metadata.shape = shape
-        self._save_metadata()
-        self._open_handle()
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow along ``axis`` and write ``data`` there; returns the new shape."""
+        """Grow along ``axis`` and write ``data`` there; returns the new shape. The shape
+        grows by a read-modify-write of the stored metadata, so that processes appending
+        to one array at once each get their own rows (see ``io.conditional_writes``)."""
         self._check_writable()
         arr = np.asarray(data)
         if arr.ndim != self.ndim:
@@ -670,16 +688,56 @@ class Array(Node):
                     f"data of shape {arr.shape} does not match the array's shape {self.shape} "
                     f"outside axis {axis}"
                 )
-        old = self.shape[axis]
-        new_shape = tuple(s + arr.shape[axis] if d == axis else s for d, s in enumerate(self.shape))
-        self.resize(new_shape)
-        region = tuple(slice(old, None) if d == axis else slice(None) for d in range(self.ndim))
-        self[region] = arr
-        return new_shape
+        grown_from: list[int] = []
+
+        def grow(shape: tuple[int, ...]) -> tuple[int, ...]:
+            grown_from[:] = [shape[axis]]
+            return tuple(s + arr.shape[axis] if d == axis else s for d, s in enumerate(shape))
+
+        self._change_shape(grow)
+        old = grown_from[0]
+        region = tuple(
+            slice(old, old + arr.shape[axis]) if d == axis else slice(None)
+            for d in range(self.ndim)
+        )
+        self._appending_view(axis)[region] = arr
+        return self.shape
+
+    def _appending_view(self, axis: int) -> Array:
+        """The array to write appended rows through. Where other processes may append at
+        the same time (conditional writes), an unsharded regular array is viewed with
+        ``axis`` padded to whole chunks: the edge chunk the new rows end in is then merged
+        into (conditionally), not replaced as the last chunk of the array, which would
+        erase the rows that a later append put in the same chunk."""
+        if (
+            self._sharding_config() is not None
+            or self._rectilinear is not None
+            or not conditional_writes(self._store)
+        ):
+            return self
+        step = self._grid_chunks[axis]
+        padded = list(self.shape)
+        padded[axis] = -(-padded[axis] // step) * step
+        if padded[axis] == self.shape[axis]:
+            return self
+        view = copy.copy(self)
+        view._metadata = copy.deepcopy(self._metadata)
+        view._metadata.shape = tuple(padded)
+        view._open_handle()
+        return view
 
     def _save_metadata(self) -> None:
         self._check_writable()
         write_node(self._store, self._path, self._metadata)
+
+    def _update_metadata(self, change: Callable[[Any], None]) -> None:
+        """Apply ``change`` to the stored metadata and store it (a read-modify-write,
+        conditional where the store allows: see :func:`zarrox.nodes.node.update_node`);
+        the array then follows the stored metadata (a shape another process changed
+        included)."""
+        self._check_writable()
+        self._metadata = update_node(self._store, self._path, self._metadata, change)  # type: ignore[assignment]
+        self._open_handle()
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -908,6 +966,7 @@ class ArrayInfo:
         self.nobjects_initialized = a.nshards_initialized
         self.nobjects = a.nshards
         self.attributes = len(a.attrs)
+        self.conditional_writes = _conditional_writes_text(a)
 
     @property
     def compression_ratio(self) -> float:
@@ -926,6 +985,7 @@ class ArrayInfo:
             ("Codecs", ", ".join(self.codecs)),
             ("Read-only", self.read_only),
             ("Store", self.store),
+            ("Conditional writes", self.conditional_writes),
             ("Attributes", self.attributes),
             ("Stored objects", f"{self.nobjects_initialized} of {self.nobjects}"),
             ("No. bytes", f"{self.nbytes} ({_human(self.nbytes)})"),
@@ -936,6 +996,21 @@ class ArrayInfo:
         return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
 
     __str__ = __repr__
+
+
+def _conditional_writes_text(a: Array) -> str:
+    """Whether writes that merge into stored chunks and metadata are conditional on what
+    they read (``io.conditional_writes`` and what the store can do)."""
+    if a.read_only:
+        return "not used (read-only)"
+    mode = _core.get_conditional_writes()
+    if mode == "off":
+        return "off (io.conditional_writes): the last writer wins"
+    if a.store.conditional_writes():
+        return f"yes ({mode}): merges commit only on the version they read"
+    if mode == "require":
+        return "required, but this store cannot: writes that merge fail"
+    return "no: this store cannot write on condition; the last writer wins"
 
 
 def _regular_sizes(shape: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:

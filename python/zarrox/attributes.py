@@ -10,11 +10,13 @@ class _Node(Protocol):
     @property
     def _attributes(self) -> dict[str, Any]: ...
 
-    def _save_metadata(self) -> None: ...
+    def _update_metadata(self, change: Callable[[Any], None]) -> None: ...
 
 
 class Attributes(MutableMapping[str, Any]):
-    """The user attributes of an array or group. Writes go to the store at once."""
+    """The user attributes of an array or group. Writes go to the store at once, each a
+    read-modify-write of the stored metadata (see ``io.conditional_writes``): processes that
+    set different attributes at the same time keep all of them."""
 
     def __init__(self, node: _Node) -> None:
         self._node = node
@@ -23,16 +25,8 @@ class Attributes(MutableMapping[str, Any]):
         return self._node._attributes[key]
 
     def _change(self, change: Callable[[dict[str, Any]], None]) -> None:
-        """Apply ``change`` and save; on failure leave the attributes as they were."""
-        attributes = self._node._attributes
-        before = dict(attributes)
-        change(attributes)
-        try:
-            self._node._save_metadata()
-        except BaseException:
-            attributes.clear()
-            attributes.update(before)
-            raise
+        """Apply ``change`` to the stored attributes and save; on failure nothing changes."""
+        self._node._update_metadata(lambda meta: change(meta.attributes))
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._change(lambda a: a.__setitem__(key, value))
@@ -40,7 +34,7 @@ class Attributes(MutableMapping[str, Any]):
     def __delitem__(self, key: str) -> None:
         if key not in self._node._attributes:
             raise KeyError(key)
-        self._change(lambda a: a.__delitem__(key))
+        self._change(lambda a: a.pop(key, None))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._node._attributes)

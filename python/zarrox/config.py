@@ -23,6 +23,10 @@ _DEFAULTS: dict[str, Any] = {
     "io.concurrency": None,
     # local stores sync every write to disk (file and directory) before it returns
     "store.fsync": False,
+    # read-modify-writes (partial chunk and shard writes, metadata updates) commit only if
+    # the stored value is still the one they read: "auto" where the store can check that,
+    # "require" (an error where it cannot), "off" (the last writer wins)
+    "io.conditional_writes": "auto",
 }
 
 
@@ -48,6 +52,8 @@ class Config:
                 _core.set_num_threads(int(value or 0))
             if key == "io.concurrency":
                 _core.set_io_concurrency(int(value or 0))
+            if key == "io.conditional_writes":
+                _core.set_conditional_writes(value)
             self._values[key] = value
 
     @contextlib.contextmanager
@@ -58,6 +64,7 @@ class Config:
             self._values = old
             _core.set_num_threads(int(old["threading.max_workers"] or 0))
             _core.set_io_concurrency(int(old["io.concurrency"] or 0))
+            _core.set_conditional_writes(old["io.conditional_writes"])
 
     def set(self, values: Mapping[str, Any]) -> contextlib.AbstractContextManager[Config]:
         """Set values now; used as a context manager, restore them on exit."""
@@ -69,6 +76,7 @@ class Config:
         self._values = copy.deepcopy(_DEFAULTS)
         _core.set_num_threads(0)
         _core.set_io_concurrency(0)
+        _core.set_conditional_writes("auto")
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as nested dicts (``{"array": {"order": "C", ...}, ...}``)."""

@@ -157,6 +157,15 @@ class StoreTimeoutError(StoreError, TimeoutError):
     """A store request timed out (after its retries)."""
 
 
+class WriteConflictError(StoreError):
+    """A read-modify-write (a partial chunk or shard write, a metadata update) kept losing
+    to other writers: each time it merged and wrote on the condition that the stored value
+    was still the one it read, another writer had committed first, until the retries ran
+    out. Nothing of it was written; the message names the array, the chunk and the store.
+    Also raised where ``io.conditional_writes`` is ``"require"`` and the store cannot write
+    on condition."""
+
+
 class ReadOnlyError(ZarroxError, PermissionError, ValueError):
     """A write was attempted on a node opened read-only. Also a ValueError, which is
     what zarr-python raises then."""
@@ -189,5 +198,6 @@ __all__ = [
     "UnsupportedDataTypeError",
     "UnsupportedError",
     "VindexInvalidSelectionError",
+    "WriteConflictError",
     "ZarroxError",
 ]

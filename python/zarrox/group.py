@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from zarrox.nodes.node import (
     join,
     normalize_path,
     read_only_message,
+    update_node,
     write_node,
 )
 from zarrox.nodes.node import zarr_format as format_of
@@ -137,9 +138,11 @@ class Group(Node):
     def _attributes(self) -> dict[str, Any]:
         return self._metadata.attributes
 
-    def _save_metadata(self) -> None:
+    def _update_metadata(self, change: Callable[[Any], None]) -> None:
+        """Apply ``change`` to the stored metadata and store it (a read-modify-write,
+        conditional where the store allows: see :func:`zarrox.nodes.node.update_node`)."""
         self._check_writable()
-        write_node(self._store, self._path, self._metadata)
+        self._metadata = update_node(self._store, self._path, self._metadata, change)  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<zarrox.Group {self.store_path}>"

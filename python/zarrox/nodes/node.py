@@ -4,10 +4,16 @@ URLs. Reading what is stored at a path is :mod:`zarrox.nodes.discover`."""
 
 from __future__ import annotations
 
+import copy
 import os
+import random
+import time
+from collections.abc import Callable, Iterator
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox._core import get_conditional_writes
+from zarrox.errors import MetadataError, UnsupportedError, WriteConflictError
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps
+from zarrox.metadata._checks import parse_json
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2, dumps_v2
@@ -18,6 +24,7 @@ from zarrox.nodes.discover import (
     V2_ATTRS_KEY,
     V2_GROUP_KEY,
     ArrayMetadata,
+    Found,
     GroupMetadata,
     NodeMetadata,
     read_document,
@@ -44,6 +51,7 @@ __all__ = [
     "read_only_message",
     "store_token",
     "store_url",
+    "update_node",
     "write_node",
     "zarr_format",
 ]
@@ -94,13 +102,112 @@ def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
         raise MetadataError(f"node '{path}': {e}") from None
 
 
-def _write_node(store: Store, path: str, meta: NodeMetadata) -> None:
+def update_node(
+    store: Store, path: str, meta: NodeMetadata, change: Callable[[NodeMetadata], None]
+) -> NodeMetadata:
+    """Apply ``change`` to the node's metadata and store it; the new metadata.
+
+    Where writes are conditional (``io.conditional_writes``, see
+    :func:`conditional_writes`), the change is applied to the documents as stored now and
+    written only if they are still the versions read; when another writer committed first,
+    they are read again and the change applied again (after a randomised backoff), so that
+    two processes setting different attributes keep both and appends each get their own
+    rows. Elsewhere ``change`` is applied to ``meta`` and written (the last writer wins)."""
+    if is_legacy(meta):
+        raise UnsupportedError(read_only_message("node", path, meta))
+    keys = _document_keys(path, meta)
+    if not conditional_writes(store, keys[0]):
+        fresh = copy.deepcopy(meta)
+        change(fresh)
+        write_node(store, path, fresh)
+        return fresh
+    for wait in _backoff():
+        read = [store.get_versioned(k) for k in keys]
+        if read[0][0] is None:
+            # The node's document is gone (deleted meanwhile): write it anew, on the
+            # condition that it is still absent.
+            fresh = copy.deepcopy(meta)
+        else:
+            fresh = _parse_documents(path, meta, [raw for raw, _ in read])
+        change(fresh)
+        try:
+            documents = _documents(fresh)
+        except MetadataError as e:
+            if f"'{path}'" in str(e):
+                raise
+            raise MetadataError(f"node '{path}': {e}") from None
+        committed = True
+        for key, (raw, generation), new in zip(keys, read, documents, strict=True):
+            if raw == new:
+                continue
+            if not store.set_if(key, new, generation):
+                committed = False
+                break
+        if committed:
+            return fresh
+        time.sleep(wait)
+    raise WriteConflictError(
+        f"node '{path}': {store.location(keys[0])!r} was changed by other writers each time "
+        f"this update was applied ({_ATTEMPTS} attempts); nothing more was written"
+    )
+
+
+#: how many times a metadata update is tried before it gives up
+_ATTEMPTS = 100
+
+
+def _backoff() -> Iterator[float]:
+    """Randomised exponential waits (seconds) between attempts: 1 ms doubling to 100 ms."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        cap = min(0.001 * 2 ** min(attempt, 7), 0.1)
+        yield random.uniform(cap / 2, cap)
+
+
+def conditional_writes(store: Store, key: str = "") -> bool:
+    """Whether read-modify-writes of ``store`` are conditional under the configuration's
+    ``io.conditional_writes``: never when "off"; where the store can when "auto"; always
+    when "require" (a :class:`~zarrox.errors.WriteConflictError` where it cannot)."""
+    mode = get_conditional_writes()
+    if mode == "off":
+        return False
+    able = store.conditional_writes()
+    if mode == "require" and not able:
+        raise WriteConflictError(
+            f"{store.location(key)!r}: io.conditional_writes is 'require', and this store "
+            "cannot write on condition (no generations, or a server that ignores "
+            "If-Match/If-None-Match); set it to 'auto' or 'off' to let the last writer win"
+        )
+    return able
+
+
+def _document_keys(path: str, meta: NodeMetadata) -> list[str]:
+    """The keys of the node's metadata documents, the main one first."""
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
-        store.set(join(path, METADATA_KEY), dumps(meta.to_json()))
-        return
+        return [join(path, METADATA_KEY)]
     key = V2_ARRAY_KEY if isinstance(meta, ArrayMetadataV2) else V2_GROUP_KEY
-    store.set(join(path, key), dumps_v2(meta.to_json()))
-    store.set(join(path, V2_ATTRS_KEY), dumps_v2(meta.attributes_json()))
+    return [join(path, key), join(path, V2_ATTRS_KEY)]
+
+
+def _documents(meta: NodeMetadata) -> list[bytes]:
+    """The node's metadata documents as stored, in :func:`_document_keys`' order."""
+    if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
+        return [dumps(meta.to_json())]
+    return [dumps_v2(meta.to_json()), dumps_v2(meta.attributes_json())]  # type: ignore[union-attr]
+
+
+def _parse_documents(path: str, meta: NodeMetadata, raw: list[bytes | None]) -> NodeMetadata:
+    """The metadata in the documents ``raw`` (of :func:`_document_keys`) of a node of
+    ``meta``'s format."""
+    if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
+        doc = parse_json(raw[0], f"zarr.json at '{path}': ")
+        return Found("v3", path, join(path, METADATA_KEY), doc).parse()
+    key = _document_keys(path, meta)[0]
+    return Found("v2", path, key, raw[0], raw[1]).parse()
+
+
+def _write_node(store: Store, path: str, meta: NodeMetadata) -> None:
+    for key, document in zip(_document_keys(path, meta), _documents(meta), strict=True):
+        store.set(key, document)
 
 
 def is_array(meta: NodeMetadata) -> bool:

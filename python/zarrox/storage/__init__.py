@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zarrox._core import StoreHandle, memory_items
-from zarrox.errors import ReadOnlyError, StorageOptionsError
+from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, object_store_options
 
 
@@ -52,6 +52,26 @@ class Store:
 
     def exists(self, key: str) -> bool:
         return self.handle.exists(key)
+
+    def conditional_writes(self) -> bool:
+        """Whether writes can be conditional on what was read (generations): local
+        directories and memory always; object stores whose server honours If-Match and
+        If-None-Match (asked once); stores served from Python and zip archives never."""
+        return bool(self.handle.conditional_writes())
+
+    def get_versioned(self, key: str) -> tuple[bytes | None, str]:
+        """The value under ``key`` (None: missing) and its generation, an opaque token for
+        :meth:`set_if` (``"unknown"`` where the store cannot tell versions apart)."""
+        value, generation = self.handle.get_versioned(key)
+        return value, generation
+
+    def set_if(self, key: str, value: bytes, generation: str) -> bool:
+        """Store ``value`` under ``key`` if its generation is still ``generation`` (from
+        :meth:`get_versioned`; ``"absent"``: only if there is no value; ``"unknown"``:
+        unconditionally). Whether it was written: False when another writer committed
+        first (nothing was written)."""
+        self._check_writable(key)
+        return bool(self.handle.set_if(key, value, generation))
 
     def list_prefix(self, prefix: str) -> list[str]:
         return self.handle.list_prefix(prefix)
@@ -243,6 +263,21 @@ class ServedStore(Store):
 
     def exists(self, key: str) -> bool:
         return self._answer("get", key) is not None
+
+    def conditional_writes(self) -> bool:
+        # Python stores have no generations: the last writer wins (README).
+        return False
+
+    def get_versioned(self, key: str) -> tuple[bytes | None, str]:
+        return self.get(key), "unknown"
+
+    def set_if(self, key: str, value: bytes, generation: str) -> bool:
+        if generation != "unknown":
+            raise WriteConflictError(
+                f"{self.location(key)!r}: a store served from Python cannot write on condition"
+            )
+        self.set(key, value)
+        return True
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         return _split_listing(prefix, self.list_prefix(prefix))

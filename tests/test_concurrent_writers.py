@@ -1,0 +1,280 @@
+"""Many writers, one array: processes writing disjoint parts of the same chunks or shards at
+once lose nothing (issue: read-modify-writes commit on the generation they read), metadata
+updates (attributes, appends) from several processes all land, a writer killed while it holds
+a directory's lock stops nobody, and ``io.conditional_writes`` does what each mode says on a
+server that drops the conditions.
+
+Each writer is a process of its own (tests/concurrent_writers.py), spawned, in step with the
+others and the parent through a barrier; the parent reads the array after every round.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import servers
+import zarrox
+from concurrent_writers import (
+    BARRIER_TIMEOUT,
+    Case,
+    append_rows,
+    create,
+    expected,
+    hold_directory_lock,
+    open_array,
+    set_attributes,
+    write_rounds,
+)
+from zarrox.errors import WriteConflictError
+
+ROUNDS = 20
+SPAWN = multiprocessing.get_context("spawn")
+
+#: The whole matrix (stores x front doors x layouts, about a minute) runs once, on Python
+#: 3.12; the other Pythons of tests/run.sh run its local directory half.
+STORES = ("local", "s3") if sys.version_info[:2] == (3, 12) else ("local",)
+CASES = [
+    Case(layout, fmt, front, store)
+    for store in STORES
+    for front in ("own", "pipeline")
+    for layout, fmt in (("shards", 3), ("chunks", 3), ("chunks", 2))
+]
+
+
+def _where(store: str, root: Path, bucket: servers.S3Bucket | None) -> dict[str, Any]:
+    if store == "local":
+        return {"url": str(root)}
+    assert bucket is not None
+    return {
+        "url": bucket.url("data.zarr"),
+        "options": bucket.object_store_options(),
+        "obstore": {
+            "bucket": bucket.name,
+            "prefix": "data.zarr",
+            "endpoint": bucket.endpoint,
+            "key": servers.AWS_KEY_ID,
+            "secret": servers.AWS_SECRET,
+            "region": servers.AWS_REGION,
+        },
+        "env": bucket.env(),
+    }
+
+
+def _run(processes: list[Any], timeout: float = 300.0) -> None:
+    """Wait for ``processes``; each must exit 0 (killed past ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+            p.join()
+    codes = [p.exitcode for p in processes]
+    assert codes == [0] * len(processes), f"writer exit codes {codes}"
+
+
+@pytest.fixture
+def where(request: pytest.FixtureRequest, root: Path) -> dict[str, Any]:
+    case: Case = request.param
+    bucket = None
+    if case.store == "s3":
+        bucket = request.getfixturevalue("s3_bucket")
+    return _where(case.store, root, bucket)
+
+
+@pytest.mark.parametrize(
+    "case, where", [(c, c) for c in CASES], ids=[c.name for c in CASES], indirect=["where"]
+)
+def test_disjoint_writers_of_shared_chunks_lose_nothing(case: Case, where: dict[str, Any]) -> None:
+    if case.front == "pipeline":
+        pytest.importorskip("zarr")
+        if case.store == "s3":
+            pytest.importorskip("obstore")
+    create(case, where)
+    barrier = SPAWN.Barrier(case.writers + 1)
+    writers = [
+        SPAWN.Process(target=write_rounds, args=(case, where, w, ROUNDS, barrier))
+        for w in range(case.writers)
+    ]
+    for p in writers:
+        p.start()
+    reader = open_array(Case(case.layout, case.zarr_format, "own", case.store), where, "r")
+    lost = []
+    try:
+        for r in range(ROUNDS):
+            barrier.wait(BARRIER_TIMEOUT)  # the writers start the round
+            barrier.wait(BARRIER_TIMEOUT)  # ... and have finished it
+            got = reader[...]
+            lost.append(int((got != expected(case, r)).sum()))
+    except threading.BrokenBarrierError:
+        barrier.abort()
+    _run(writers)
+    assert len(lost) == ROUNDS
+    assert lost == [0] * ROUNDS, f"cells lost per round: {lost}"
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_concurrent_attribute_updates_and_appends_all_land(
+    store: str, root: Path, request: pytest.FixtureRequest
+) -> None:
+    bucket = request.getfixturevalue("s3_bucket") if store == "s3" else None
+    where = _where(store, root, bucket)
+    url, options = where["url"], where.get("options")
+    zarrox.create_array(
+        url, name="a", shape=(0, 8), chunks=(3, 8), dtype="int32", storage_options=options
+    )
+    writers, updates, appends = 4, 8, 5
+    procs = [
+        SPAWN.Process(target=set_attributes, args=(url, options, w, updates))
+        for w in range(writers)
+    ]
+    procs += [
+        SPAWN.Process(target=append_rows, args=(url, options, w, appends)) for w in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    _run(procs)
+    arr = zarrox.open_array(url, path="a", mode="r", storage_options=options)
+    assert dict(arr.attrs) == {f"w{w}-{i}": [w, i] for w in range(writers) for i in range(updates)}
+    assert arr.shape == (writers * appends * 2, 8)
+    rows = arr[...]
+    assert (rows == rows[:, :1]).all(), "an append's two rows came from one writer"
+    counts = np.bincount(rows[:, 0], minlength=writers + 1)
+    assert counts.tolist() == [0] + [appends * 2] * writers
+
+
+def test_a_writer_killed_while_it_holds_the_lock_stops_nobody(root: Path) -> None:
+    a = zarrox.create_array(root, name="a", shape=(16,), chunks=(8,), dtype="int32", fill_value=0)
+    a[...] = np.arange(16, dtype="int32")
+    ready = SPAWN.Event()
+    holder = SPAWN.Process(target=hold_directory_lock, args=(str(root / "a" / "c"), ready))
+    holder.start()
+    try:
+        assert ready.wait(60), "the lock holder did not start"
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                a[2:4] = [-2, -3]  # a partial chunk write: conditional, takes the lock
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+            done.set()
+
+        t = threading.Thread(target=write)
+        t.start()
+        assert not done.wait(1.0), "the write did not wait for the lock"
+        holder.kill()
+        holder.join()
+        assert done.wait(30), "the write did not go on after the holder died"
+        t.join()
+        assert not errors, errors
+    finally:
+        if holder.is_alive():
+            holder.kill()
+    want = np.arange(16, dtype="int32")
+    want[2:4] = [-2, -3]
+    np.testing.assert_array_equal(a[...], want)
+    # Nothing of the holder is left in the store.
+    assert sorted(p.name for p in (root / "a" / "c").iterdir()) == ["0", "1"]
+
+
+@pytest.fixture
+def stripping_bucket(s3_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy) -> servers.S3Bucket:
+    """The bucket through a proxy that drops If-Match and If-None-Match from every request,
+    as a server without conditional writes would ignore them."""
+    s3_proxy.configure(servers.FaultPlan(strip_headers=("if-match", "if-none-match")))
+    return s3_bucket.via(s3_proxy.url)
+
+
+def test_conditional_write_modes_on_a_server_that_drops_the_conditions(
+    stripping_bucket: servers.S3Bucket, s3_bucket: servers.S3Bucket
+) -> None:
+    url = stripping_bucket.url("m.zarr")
+    options = stripping_bucket.object_store_options()
+    zarrox.create_array(
+        url, name="a", shape=(8,), chunks=(4,), dtype="int32", fill_value=0, storage_options=options
+    )
+    direct = zarrox.open_array(
+        s3_bucket.url("m.zarr"), path="a", storage_options=s3_bucket.object_store_options()
+    )
+    assert "Conditional writes : yes (auto)" in repr(direct.info)
+
+    def open_() -> Any:
+        return zarrox.open_array(url, path="a", storage_options=options)
+
+    with zarrox.config.set({"io.conditional_writes": "require"}):
+        a = open_()
+        assert "required, but this store cannot" in repr(a.info)
+        with pytest.raises(WriteConflictError, match="io.conditional_writes is 'require'"):
+            a[1] = 5
+        a[0:4] = [1, 2, 3, 4]  # a whole chunk needs no condition
+        with pytest.raises(WriteConflictError, match="'require'"):
+            a.attrs["k"] = 1
+    with zarrox.config.set({"io.conditional_writes": "auto"}):
+        a = open_()
+        assert "no: this store cannot write on condition" in repr(a.info)
+        a[5] = 6
+        a.attrs["k"] = 2
+    with zarrox.config.set({"io.conditional_writes": "off"}):
+        a = open_()
+        assert "off (io.conditional_writes)" in repr(a.info)
+        a[6] = 7
+    np.testing.assert_array_equal(open_()[...], [1, 2, 3, 4, 0, 6, 7, 0])
+    assert dict(open_().attrs) == {"k": 2}
+    with pytest.raises(ValueError, match="'auto', 'require' or 'off'"):
+        zarrox.config.set({"io.conditional_writes": "sometimes"})
+
+
+def test_dask_distributed_xarray_region_writes_across_shards_lose_nothing(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xr = pytest.importorskip("xarray")
+    distributed = pytest.importorskip("distributed")
+    zarr = pytest.importorskip("zarr")
+    # The workers are processes of their own: they find the pipeline in the environment.
+    monkeypatch.setenv("ZARR_CODEC_PIPELINE__PATH", "zarrox.ZarroxCodecPipeline")
+    n = 96
+    ds = xr.Dataset({"v": (("y", "x"), np.zeros((n, n), dtype="int32"))})
+    store = str(root / "xr.zarr")
+    with zarr.config.set({"codec_pipeline.path": "zarrox.ZarroxCodecPipeline"}):
+        ds.to_zarr(
+            store,
+            compute=False,
+            zarr_format=3,
+            consolidated=False,
+            encoding={"v": {"chunks": (8, 8), "shards": (48, 48)}},
+        )
+        values = np.arange(n * n, dtype="int32").reshape(n, n) + 1
+        # Regions of 20 rows: every region but the first and last straddles shard edges,
+        # and neighbouring regions share shards.
+        lazy = xr.Dataset({"v": (("y", "x"), values)}).chunk({"y": 20, "x": 36})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with (
+                distributed.LocalCluster(
+                    n_workers=4, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
+                distributed.Client(cluster) as client,
+            ):
+                pipelines = set(
+                    client.run(
+                        lambda: __import__("zarr").config.get("codec_pipeline.path")
+                    ).values()
+                )
+                assert pipelines == {"zarrox.ZarroxCodecPipeline"}
+                lazy.to_zarr(store, region="auto", safe_chunks=False, consolidated=False)
+        got = zarr.open_array(store, path="v", mode="r")[...]
+    lost = int((got != values).sum())
+    assert lost == 0, f"{lost} cells lost"
+    assert os.path.exists(os.path.join(store, "v", "c", "0", "0"))
