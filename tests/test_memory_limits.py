@@ -222,7 +222,11 @@ def test_writing_into_a_shard_too_large_for_memory(tmp_path: Path) -> None:
 def test_rle_frame_helper_makes_a_valid_chunk(tmp_path: Path) -> None:
     """The stored chunk above is a valid zstd frame (checked on a small one)."""
     a = zarrox.create_array(
-        tmp_path, name="s", shape=(1 << 16,), chunks=(1 << 16,), dtype="int32",
+        tmp_path,
+        name="s",
+        shape=(1 << 16,),
+        chunks=(1 << 16,),
+        dtype="int32",
         compressors=[{"name": "zstd"}],
     )
     (tmp_path / "s" / "c").mkdir(parents=True, exist_ok=True)
