@@ -1,8 +1,8 @@
 """Compare two builds of zarrox on the CPU-bound paths of the Rust core, in memory (no disk):
 how RELIABILITY.md measured what ``overflow-checks = true`` costs. ``--local`` compares them
 on a local directory instead (raw, zstd and sharded 128^3 uint16 in 32^3 chunks, all cores):
-read-all, one chunk, chunk by chunk and write-all, how benches/RESULTS.md compares an engine
-change with the build before it.
+read-all, one chunk, chunk by chunk, write-all and partial writes (64 16^3 blocks), how
+benches/RESULTS.md compares an engine change with the build before it.
 
 Each build is a directory holding a ``zarrox`` package with its ``_core`` extension (put on
 ``PYTHONPATH`` in the worker processes). Workers alternate between the builds, ``--rounds``
@@ -62,6 +62,12 @@ delta = zarrox.create_array(s, name="d", shape=(1 << 20,), dtype="int32", chunks
                             compressors=None)
 delta[...] = np.arange(1 << 20, dtype="int32")
 points = tuple(rng.integers(0, 128, 200_000) for _ in range(3))
+sh = zarrox.create_array(s, name="sh", shape=x.shape, dtype="uint16", chunks=(16, 16, 16),
+                         shards=(64, 64, 64),
+                         compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+sh[...] = x
+corners = [(z, y, w) for z in range(0, 128, 32) for y in range(0, 128, 32)
+           for w in range(0, 128, 32)]
 cases = {
     "vindex, 200k points": lambda: raw.vindex[points],
     "strided a[::3, ::5, ::7]": lambda: raw[::3, ::5, ::7],
@@ -69,6 +75,10 @@ cases = {
     "read-all, transpose + big endian": lambda: tr[...],
     "read-all, delta filter (v2)": lambda: delta[...],
     "write-all, raw": lambda: raw.__setitem__(Ellipsis, x),
+    "write-all, sharded zstd": lambda: sh.__setitem__(Ellipsis, x),
+    "partial writes, sharded (64 calls)": lambda: [
+        sh.__setitem__((slice(z + 8, z + 24), slice(y + 8, y + 24), slice(w + 8, w + 24)),
+                       x[z:z + 16, y:y + 16, w:w + 16]) for z, y, w in corners],
 }
 print(json.dumps({name: fastest(f, 15) for name, f in cases.items()}))
 """
@@ -119,6 +129,11 @@ for name, kw in layouts.items():
         f"{name}: chunk by chunk (64 calls)": lambda a=a: [
             a[z:z + 32, y:y + 32, w:w + 32] for z, y, w in corners],
         f"{name}: write-all": write,
+        # partial writes: a 16^3 block at the centre of each chunk (of a shard: read,
+        # merge, encode and assemble the shard again)
+        f"{name}: partial writes (64 calls)": lambda a=a: [
+            a.__setitem__((slice(z + 8, z + 24), slice(y + 8, y + 24), slice(w + 8, w + 24)),
+                          x[z:z + 16, y:y + 16, w:w + 16]) for z, y, w in corners],
     }
     if name != "raw":
         cases[f"{name}: partial writes (64 calls)"] = partial

@@ -3,20 +3,156 @@
 //! (Python's `MemoryError`), never the process abort that `vec![0; n]` or
 //! `Vec::with_capacity(n)` turn an allocation failure into.
 //!
+//! A request of [`LARGE`] bytes or more is also refused, before the allocator
+//! is asked, when it is more than the memory the process can have now
+//! ([`Memory`]): an allocator that only reserves address space (mimalloc, or
+//! `calloc`'s lazily zeroed pages under the kernel's overcommit heuristic)
+//! would grant it and the process would grow, page by page, until the kernel's
+//! OOM killer ends it.
+//!
 //! [`ErrorKind::Memory`]: crate::error::ErrorKind::Memory
 
 use std::alloc::{alloc_zeroed, GlobalAlloc, Layout};
 use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+
+/// Blocks of at least this many bytes are checked against [`Memory`] (by the
+/// functions here) and never come from mimalloc ([`ScopedAlloc`]). Reading the
+/// limits costs tens of microseconds, writing 64 MiB some milliseconds.
+pub const LARGE: usize = 64 << 20;
 
 fn refused<T>(n: usize) -> Error {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     Error::memory(format!("cannot allocate {bytes} bytes"))
 }
 
+/// What limits the memory this process can have, in bytes (`None`: unknown or
+/// no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// The machine's memory that is free or can be freed without swapping
+    /// out (`MemAvailable`) plus free swap: what a new block can be backed by
+    /// now. Not the total: a block that other processes' memory leaves no room
+    /// for is only granted by overcommit, and filling it ends in the OOM killer.
+    pub available: Option<u64>,
+    /// The least `memory.max` (cgroup v2) or `memory.limit_in_bytes` (v1) of
+    /// the process's memory cgroup and its ancestors. Its usage is not
+    /// subtracted: it counts page cache the kernel reclaims on demand.
+    pub cgroup: Option<u64>,
+}
+
+impl Memory {
+    /// The limits as they are now (`/proc/meminfo`, the cgroup files).
+    pub fn now() -> Self {
+        let read = |p: &Path| std::fs::read_to_string(p).ok();
+        Self {
+            available: read(Path::new("/proc/meminfo")).and_then(|t| meminfo_available(&t)),
+            cgroup: cgroup_dirs()
+                .iter()
+                .filter_map(|(dir, file)| read(&dir.join(file)).and_then(|t| cgroup_limit(&t)))
+                .min(),
+        }
+    }
+
+    /// The most bytes one block may have.
+    pub fn limit(&self) -> Option<u64> {
+        match (self.available, self.cgroup) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
+
+    /// `Err` (a `MemoryError`) when a block of `bytes` is more than the limit.
+    pub fn admit(&self, bytes: usize) -> Result<()> {
+        match self.limit() {
+            Some(limit) if bytes as u64 > limit => Err(refused::<u8>(bytes)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `MemAvailable` plus `SwapFree` from `/proc/meminfo`'s text, in bytes.
+fn meminfo_available(text: &str) -> Option<u64> {
+    let field = |name: &str| {
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
+            let kib: u64 = rest.trim().strip_suffix("kB")?.trim().parse().ok()?;
+            Some(kib.saturating_mul(1024))
+        })
+    };
+    Some(field("MemAvailable")?.saturating_add(field("SwapFree").unwrap_or(0)))
+}
+
+/// A cgroup limit file's value: `max` (v2) is no limit.
+fn cgroup_limit(text: &str) -> Option<u64> {
+    text.trim().parse().ok()
+}
+
+/// The limit files of the process's memory cgroup and its ancestors
+/// (directory, file name), from `/proc/self/cgroup` (read once: a process
+/// rarely changes cgroup, and the files are read at each check).
+fn cgroup_dirs() -> &'static [(PathBuf, &'static str)] {
+    static DIRS: OnceLock<Vec<(PathBuf, &'static str)>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/cgroup")
+            .map(|t| cgroup_limit_files(&t, Path::new("/sys/fs/cgroup")))
+            .unwrap_or_default()
+    })
+}
+
+/// For `/proc/self/cgroup`'s text and the cgroup mount root: the memory
+/// limit files of the process's cgroup and every ancestor, own first. A v1
+/// `memory` controller line wins over the v2 line (`0::`), which on a hybrid
+/// system has no memory controller.
+fn cgroup_limit_files(text: &str, root: &Path) -> Vec<(PathBuf, &'static str)> {
+    let mut v1 = None;
+    let mut v2 = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if id == "0" && controllers.is_empty() {
+            v2 = Some(path);
+        } else if controllers.split(',').any(|c| c == "memory") {
+            v1 = Some(path);
+        }
+    }
+    let (base, path, file) = match (v1, v2) {
+        (Some(p), _) => (root.join("memory"), p, "memory.limit_in_bytes"),
+        (None, Some(p)) => (root.to_path_buf(), p, "memory.max"),
+        (None, None) => return Vec::new(),
+    };
+    let mut dir = base.join(path.trim_start_matches('/'));
+    let mut out = Vec::new();
+    while dir.starts_with(&base) {
+        out.push((dir.clone(), file));
+        if !dir.pop() {
+            break;
+        }
+    }
+    out
+}
+
+/// Refuse a block of `bytes` that is [`LARGE`] and more than [`Memory::now`] allows.
+pub fn admit(bytes: usize) -> Result<()> {
+    if bytes < LARGE {
+        return Ok(());
+    }
+    Memory::now().admit(bytes)
+}
+
+fn admit_array<T>(n: usize) -> Result<()> {
+    admit(n.saturating_mul(std::mem::size_of::<T>()))
+}
+
 /// An empty vector with room for exactly `n` elements.
 pub fn with_capacity<T>(n: usize) -> Result<Vec<T>> {
+    admit_array::<T>(n)?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| refused::<T>(n))?;
     Ok(v)
@@ -24,8 +160,12 @@ pub fn with_capacity<T>(n: usize) -> Result<Vec<T>> {
 
 /// Room for `additional` more elements in `v` (exactly that many).
 pub fn reserve<T>(v: &mut Vec<T>, additional: usize) -> Result<()> {
+    let total = v.len().saturating_add(additional);
+    if total > v.capacity() {
+        admit_array::<T>(total)?;
+    }
     v.try_reserve_exact(additional)
-        .map_err(|_| refused::<T>(v.len().saturating_add(additional)))
+        .map_err(|_| refused::<T>(total))
 }
 
 /// `n` copies of `value` (`vec![value; n]`).
@@ -41,6 +181,7 @@ pub fn zeroed(n: usize) -> Result<Vec<u8>> {
     if n == 0 {
         return Ok(Vec::new());
     }
+    admit(n)?;
     let layout = Layout::array::<u8>(n).map_err(|_| refused::<u8>(n))?;
     // SAFETY: `layout` has a non-zero size (n > 0), as `alloc_zeroed` requires.
     let ptr = unsafe { alloc_zeroed(layout) };
@@ -135,6 +276,13 @@ fn is_reusing() -> bool {
 /// memory at the data's size: with mimalloc under every small block, the
 /// fetched chunks of a read left their size classes' pages resident, and the
 /// peak of a 32 MiB read grew by a quarter.
+///
+/// Blocks of [`LARGE`] bytes or more come from the system allocator even
+/// inside [`reusing`] (and a mimalloc block resized to that size moves there):
+/// mimalloc reserves its memory without committing it, so the kernel's
+/// overcommit heuristic, which refuses a `malloc` larger than the machine's
+/// memory, never sees the request and the process grows until the OOM killer
+/// ends it. The blocks whose reuse pays are far smaller.
 pub struct ScopedAlloc<R, S> {
     pub reuse: R,
     pub system: S,
@@ -151,7 +299,7 @@ unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
         // which a process under `ulimit -v` may not have), the system
         // allocator serves the block.
         unsafe {
-            if is_reusing() {
+            if is_reusing() && layout.size() < LARGE {
                 let p = self.reuse.alloc(layout);
                 if !p.is_null() {
                     return p;
@@ -164,7 +312,7 @@ unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as in `alloc`.
         unsafe {
-            if is_reusing() {
+            if is_reusing() && layout.size() < LARGE {
                 let p = self.reuse.alloc_zeroed(layout);
                 if !p.is_null() {
                     return p;
@@ -187,17 +335,20 @@ unsafe impl<R: Owning, S: GlobalAlloc> GlobalAlloc for ScopedAlloc<R, S> {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as in `dealloc`; the block stays with its owner, or, where
-        // mimalloc cannot grow it, moves to the system allocator: the
-        // caller's contract (`new_size` > 0, no overflow when rounded up to
-        // the alignment) makes the new layout valid, the two blocks are
-        // distinct, and the old one is freed by its owner with its layout.
+        // mimalloc cannot or must not (`LARGE`) grow it, moves to the system
+        // allocator: the caller's contract (`new_size` > 0, no overflow when
+        // rounded up to the alignment) makes the new layout valid, the two
+        // blocks are distinct, and the old one is freed by its owner with its
+        // layout.
         unsafe {
             if !self.reuse.owns(ptr) {
                 return self.system.realloc(ptr, layout, new_size);
             }
-            let p = self.reuse.realloc(ptr, layout, new_size);
-            if !p.is_null() {
-                return p;
+            if new_size < LARGE {
+                let p = self.reuse.realloc(ptr, layout, new_size);
+                if !p.is_null() {
+                    return p;
+                }
             }
             let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
             let moved = self.system.alloc(new_layout);
@@ -300,6 +451,126 @@ mod tests {
         // a panic inside restores the flag
         let _ = std::panic::catch_unwind(|| reusing(|| panic!("inside")));
         assert!(!is_reusing());
+    }
+
+    #[test]
+    fn memory_limits_are_read_from_meminfo_and_cgroup_files() {
+        let meminfo = "MemTotal:       24684092 kB\nMemFree:        22657052 kB\n\
+                       MemAvailable:   23975680 kB\nSwapTotal:       2097148 kB\n\
+                       SwapFree:        1048576 kB\n";
+        assert_eq!(
+            meminfo_available(meminfo),
+            Some((23975680 + 1048576) * 1024)
+        );
+        // no swap line: available memory alone; no MemAvailable: unknown
+        assert_eq!(meminfo_available("MemAvailable: 4 kB\n"), Some(4096));
+        assert_eq!(meminfo_available("MemTotal: 4 kB\n"), None);
+        assert_eq!(cgroup_limit("max\n"), None);
+        assert_eq!(cgroup_limit("1073741824\n"), Some(1 << 30));
+        let root = Path::new("/sys/fs/cgroup");
+        // cgroup v2: the own directory, then every ancestor up to the root
+        let v2 = cgroup_limit_files("0::/user.slice/job\n", root);
+        let dirs: Vec<_> = v2.iter().map(|(d, f)| (d.to_str().unwrap(), *f)).collect();
+        assert_eq!(
+            dirs,
+            [
+                ("/sys/fs/cgroup/user.slice/job", "memory.max"),
+                ("/sys/fs/cgroup/user.slice", "memory.max"),
+                ("/sys/fs/cgroup", "memory.max"),
+            ]
+        );
+        // cgroup v1 (hybrid: the v2 line has no memory controller)
+        let v1 = cgroup_limit_files("4:memory:/api/x\n1:cpu,cpuacct:/\n0::/\n", root);
+        let dirs: Vec<_> = v1.iter().map(|(d, _)| d.to_str().unwrap()).collect();
+        assert_eq!(
+            dirs,
+            [
+                "/sys/fs/cgroup/memory/api/x",
+                "/sys/fs/cgroup/memory/api",
+                "/sys/fs/cgroup/memory"
+            ]
+        );
+        assert!(v1.iter().all(|(_, f)| *f == "memory.limit_in_bytes"));
+        assert!(cgroup_limit_files("1:cpu:/\n", root).is_empty());
+        // the limits of this machine are read
+        assert!(Memory::now().available.is_some());
+    }
+
+    #[test]
+    fn a_block_above_the_memory_the_process_can_have_is_refused() {
+        let both = Memory {
+            available: Some(10 << 30),
+            cgroup: Some(4 << 30),
+        };
+        assert_eq!(both.limit(), Some(4 << 30));
+        both.admit(4 << 30).unwrap();
+        let err = both.admit((4 << 30) + 1).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Memory);
+        assert_eq!(
+            err.message,
+            format!("cannot allocate {} bytes", (4u64 << 30) + 1)
+        );
+        let machine = Memory {
+            available: Some(1 << 30),
+            cgroup: None,
+        };
+        assert!(machine.admit((1 << 30) + 1).is_err());
+        Memory::default().admit(usize::MAX).unwrap();
+        // Here: 64 TiB is more than this machine has, refused before the
+        // allocator is asked (which, overcommitting, might grant it).
+        let huge = 1usize << 46;
+        let (results, largest) = tracking::largest_allocation(|| {
+            [
+                zeroed(huge).unwrap_err(),
+                with_capacity::<u64>(huge / 8).unwrap_err(),
+                filled(0u32, huge / 4).unwrap_err(),
+                reserve(&mut vec![1u8], huge).unwrap_err(),
+            ]
+        });
+        assert!(largest < LARGE, "{largest}");
+        for err in results {
+            assert_eq!(err.kind, ErrorKind::Memory);
+            assert!(
+                err.message.starts_with("cannot allocate "),
+                "{}",
+                err.message
+            );
+        }
+        assert_eq!(
+            zeroed(huge).unwrap_err().message,
+            format!("cannot allocate {huge} bytes")
+        );
+        // below `LARGE`, no limits are read and the allocator decides
+        let (v, _) = tracking::largest_allocation(|| zeroed(LARGE - 1));
+        assert_eq!(v.unwrap().len(), LARGE - 1);
+    }
+
+    #[test]
+    fn large_blocks_come_from_the_system_allocator_even_inside_reusing() {
+        let a = ScopedAlloc {
+            reuse: Mimalloc,
+            system: std::alloc::System,
+        };
+        let small = Layout::from_size_align(4096, 16).unwrap();
+        let large = Layout::from_size_align(LARGE, 16).unwrap();
+        // SAFETY: non-zero layouts; each block is freed (or resized) with the
+        // layout it has at that point, and written within its size.
+        unsafe {
+            let big = reusing(|| a.alloc(large));
+            let big_zeroed = reusing(|| a.alloc_zeroed(large));
+            assert!(!big.is_null() && !big_zeroed.is_null());
+            assert!(!a.reuse.owns(big) && !a.reuse.owns(big_zeroed));
+            // a mimalloc block grown to `LARGE` moves to the system allocator
+            let p = reusing(|| a.alloc(small));
+            assert!(a.reuse.owns(p));
+            *p = 42;
+            let grown = reusing(|| a.realloc(p, small, LARGE));
+            assert!(!grown.is_null() && !a.reuse.owns(grown));
+            assert_eq!(*grown, 42);
+            a.dealloc(grown, large);
+            a.dealloc(big, large);
+            a.dealloc(big_zeroed, large);
+        }
     }
 
     /// An allocator that has no memory to give (as mimalloc under `ulimit -v`).

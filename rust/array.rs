@@ -222,6 +222,12 @@ impl ArrayCore {
         }
     }
 
+    /// `Err` (a `MemoryError` naming the array) when an output of `nbytes`
+    /// is more than the memory the process can have ([`crate::alloc::admit`]).
+    pub fn admit_output(&self, nbytes: usize) -> Result<()> {
+        crate::alloc::admit(nbytes).map_err(|e| self.at()(e.context("output")))
+    }
+
     fn at(&self) -> impl Fn(Error) -> Error + '_ {
         move |e| e.in_array(&self.path)
     }

@@ -171,12 +171,23 @@ impl ArrayHandle {
         let Some(nbytes) = elements.and_then(|n| n.checked_mul(self.core.data_type().size)) else {
             return Err(PyValueError::new_err("the selection is too large"));
         };
-        // SAFETY: the array is uninitialised; `read` writes every byte of it
-        // (every output element belongs to one chunk's region, filled when the
-        // chunk is missing) before it is returned, and on an error the array is
-        // dropped unseen. Its memory comes from numpy's allocator, as with
-        // `numpy.empty`.
-        let out = unsafe { PyArray1::<u8>::new(py, [nbytes], false) };
+        let out = if nbytes >= crate::alloc::LARGE {
+            // Checked as chunk-sized buffers are, then `numpy.empty`, whose
+            // refusal is a MemoryError (`PyArray1::new` panics on it).
+            self.core.admit_output(nbytes).map_err(to_py_err)?;
+            let numpy = py.import("numpy")?;
+            numpy
+                .getattr("empty")?
+                .call1((nbytes, numpy.getattr("uint8")?))?
+                .cast_into::<PyArray1<u8>>()?
+        } else {
+            // SAFETY: the array is uninitialised; `read` writes every byte of
+            // it (every output element belongs to one chunk's region, filled
+            // when the chunk is missing) before it is returned, and on an error
+            // the array is dropped unseen. Its memory comes from numpy's
+            // allocator, as with `numpy.empty`.
+            unsafe { PyArray1::<u8>::new(py, [nbytes], false) }
+        };
         {
             let mut rw = out.readwrite();
             let buf = out_bytes(&mut rw)?;
