@@ -142,6 +142,8 @@ class Array(Node):
     call per selection, in parallel over chunks. Arrays of the legacy formats (v1, the
     draft v3 layout) are always read-only."""
 
+    _metadata: ArrayMetadata
+
     def __init__(
         self,
         store: Store,
@@ -634,17 +636,20 @@ class Array(Node):
             )
         rect = self._rectilinear
         new_rect = None
+        meta = self._metadata
         if rect is not None:
+            assert isinstance(meta, ArrayMetadataV3)  # the one format with rectilinear grids
             # The grown edges must make valid metadata (a shard edge must stay a multiple of
             # the inner chunk edge): checked before anything is written, as zarr-python 3.4.
             new_rect = rect.resized(shape)
-            doc = {**self._metadata.to_json(), "shape": list(shape)}
+            doc = {**meta.to_json(), "shape": list(shape)}
             doc["chunk_grid"] = new_rect.to_json()
-            type(self._metadata).from_json(doc, path=self._path)
+            ArrayMetadataV3.from_json(doc, path=self._path)
         # The chunks of the old grid outside the box it shares with the new one go, as in
         # zarr-python 3.4; a rectilinear grid's edges grow as zarr-python 3.4 grows them.
         if new_rect is not None:
-            self._metadata.rectilinear = new_rect
+            assert isinstance(meta, ArrayMetadataV3)
+            meta.rectilinear = new_rect
             new_grid = list(new_rect.grid_shape(shape))
         else:
             new_grid = [-(-s // c) for s, c in zip(shape, self._grid_chunks, strict=True)]
@@ -818,7 +823,10 @@ class Array(Node):
         which raises OverflowError for an integer out of range, ValueError for NaN into
         an integer type and TypeError for a complex into a real type, as numpy's
         ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
-        if isinstance(value, np.ndarray | np.generic):
+        if isinstance(value, np.ndarray):
+            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
+        if isinstance(value, np.generic):
+            value = np.asarray(value)  # a 0-d array, as np.asarray makes of other scalars
             return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 
