@@ -514,10 +514,21 @@ def copy(args: argparse.Namespace) -> int:
 
 
 def convert(args: argparse.Namespace) -> int:
+    from zarrox.nodes.discover import node_exists
+    from zarrox.nodes.node import normalize_path
+
+    src_store = _store(args.source, args.storage_option)
+    dst_store = None if args.dest is None else _store(args.dest, args.dest_storage_option)
+    dest_path = normalize_path(args.path)
+    if dst_store is not None and not args.overwrite and node_exists(dst_store, dest_path):
+        raise CliError(
+            f"a node already exists at '/{dest_path}' of {args.dest}: give --overwrite to "
+            "replace it"
+        )
     with progress_bar("converting", enabled=wanted(args.no_progress)) as update:
         node = zarrox.convert(
-            _store(args.source, args.storage_option),
-            None if args.dest is None else _store(args.dest, args.dest_storage_option),
+            src_store,
+            dst_store,
             path=args.path,
             shards=args.shards,
             overwrite=args.overwrite,
