@@ -8,7 +8,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from zarrox.nodes.create import (
 from zarrox.nodes.discover import read_node
 from zarrox.nodes.node import is_array, join, normalize_path
 from zarrox.storage import resolve_store
-from zarrox.tensorstore_spec import ArrayView, is_spec, open_spec
+from zarrox.tensorstore_spec import ArrayView, Spec, is_spec, open_spec
 
 __all__ = [
     "Mode",
@@ -121,7 +121,33 @@ def open_consolidated(
     )
 
 
+@overload
 def open(  # noqa: A001 - zarr-python's name
+    store: Spec,
+    *,
+    path: str | None = None,
+    mode: Mode = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> ArrayView: ...
+
+
+@overload
+def open(  # noqa: A001
+    store: Any = None,
+    *,
+    path: str | None = None,
+    mode: Mode = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array | Group | ArrayView: ...
+
+
+def open(  # noqa: A001
     store: Any = None,
     *,
     path: str | None = None,
