@@ -115,6 +115,16 @@ echo "== rust checks done at $((SECONDS - START)) s; python: ruff"
 "$BASE_VENV/bin/ruff" check python tests benches fuzz
 "$BASE_VENV/bin/ruff" format --check python tests benches fuzz
 
+echo "== types and the API reference, once (Python ${PYTHONS[0]%%=*}): mypy, mkdocs build --strict"
+checks_start=$SECONDS
+# mypy on the package and README's Python, as users' type checkers see them (py.typed, _core.pyi)
+"$BASE_VENV/bin/python" tests/typecheck.py
+# docs/ from the docstrings; warnings are errors; offline (mkdocs.yml)
+docs_site=$(mktemp -d)
+"$BASE_VENV/bin/mkdocs" build --strict --quiet --site-dir "$docs_site"
+rm -rf "$docs_site"
+echo "   took $((SECONDS - checks_start)) s"
+
 echo "== fuzzing: each cargo-fuzz target for 20 s from its seeds, fixed seed (RELIABILITY.md)"
 fuzz_start=$SECONDS
 cargo fmt --check --manifest-path fuzz/Cargo.toml

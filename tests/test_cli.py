@@ -226,6 +226,16 @@ def test_convert_command_makes_v3_sharded_copy(
     b = zarrox.open_array(dst, path="x", mode="r")
     assert (b.zarr_format, b.shards) == (3, (8, 8))
     np.testing.assert_array_equal(b[...], np.arange(64).reshape(8, 8))
+    # Not over what is there, unless asked: the error says how to proceed, and the
+    # destination is left as it was.
+    before = (dst / "zarr.json").read_bytes()
+    proc = run_cli("convert", str(src), str(dst))
+    _one_line_error(proc, "a node already exists at '/'", str(dst), "--overwrite")
+    assert (dst / "zarr.json").read_bytes() == before
+    assert main(["convert", str(src), str(dst), "--overwrite"]) == 0
+    c = zarrox.open_array(dst, path="x", mode="r")
+    assert (c.zarr_format, c.shards) == (3, None)
+    np.testing.assert_array_equal(c[...], np.arange(64).reshape(8, 8))
     # In place, with no destination.
     assert main(["convert", str(src)]) == 0
     assert zarrox.open_array(src, path="x").zarr_format == 3

@@ -4,13 +4,17 @@ message naming the node, and the chunk key for chunk errors. No input crashes th
 from __future__ import annotations
 
 import json
+import lzma
+import pickle
 import random
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 from typing import Any
 
+import numcodecs
 import numpy as np
 import pytest
 import zarr
@@ -459,6 +463,105 @@ def test_crc32c_after_compressor_flipped_byte(tmp_path: Path) -> None:
     chunk_error(zarrox.open_array(tmp_path, path=NODE, mode="r"), ChecksumError, "c/0/0")
 
 
+# -- corrupt chunks raise what zarr-python raises ---------------------------------------------
+
+# Arrays zarr-python writes (its create_array arguments), one per codec: the bytes codec alone,
+# every v3 compressor, crc32c, a shard (whose index has a crc32c) and numcodecs' v2 compressors
+# and checksums.
+ZARR_CODECS: dict[str, dict[str, Any]] = {
+    "bytes": {"compressors": None},
+    "zstd": {"compressors": [{"name": "zstd", "configuration": {"level": 3}}]},
+    "gzip": {"compressors": [{"name": "gzip", "configuration": {"level": 5}}]},
+    "blosc": {"compressors": [{"name": "blosc", "configuration": {"cname": "lz4"}}]},
+    "crc32c": {"compressors": [{"name": "crc32c"}]},
+    "sharding": {"shards": (16,), "chunks": (4,)},
+    "sharding-zstd": {
+        "shards": (16,),
+        "chunks": (4,),
+        "compressors": [{"name": "zstd", "configuration": {"level": 1}}],
+    },
+    **{
+        f"v2-{id}": {"zarr_format": 2, "compressors": {"id": id}}
+        for id in ("zlib", "gzip", "bz2", "lzma", "lz4", "zstd", "blosc")
+    },
+    "v2-none": {"zarr_format": 2, "compressors": None},
+    **{
+        f"v2-{id}": {"zarr_format": 2, "compressors": None, "filters": [{"id": id}]}
+        for id in ("crc32", "adler32", "fletcher32", "jenkins_lookup3", "crc32c")
+    },
+}
+
+
+def corrupt(raw: bytes, how: str) -> bytes:
+    if how == "garbage":
+        return b"\x00\x01garbage, not a chunk of any codec" * 2
+    if how == "truncated":
+        return raw[: len(raw) // 2]
+    flipped = bytearray(raw)  # one byte inverted: in a shard, in its index (at the end)
+    flipped[-6 if len(raw) > 64 else len(raw) // 2] ^= 0xFF
+    return bytes(flipped)
+
+
+def zarr_raises(root: Path, codec: str, how: str) -> tuple[str, BaseException | None]:
+    """Write an array with zarr-python, corrupt its first chunk (or shard) as ``how`` says
+    and read it with zarr-python's default pipeline: (the chunk key, what it raised)."""
+    kwargs = dict(ZARR_CODECS[codec])
+    kwargs.setdefault("chunks", (16,))
+    if kwargs.get("filters"):  # zarr-python takes numcodecs objects there
+        kwargs["filters"] = [numcodecs.get_codec(f) for f in kwargs["filters"]]
+    key = "0" if kwargs.get("zarr_format") == 2 else "c/0"
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline"}):
+        a = zarr.create_array(root, name="a", shape=(32,), dtype="int32", **kwargs)
+        a[...] = np.arange(32)
+        path = root / "a" / key
+        path.write_bytes(corrupt(path.read_bytes(), how))
+        try:
+            zarr.open_array(root, path="a", mode="r")[...]
+        except Exception as e:
+            return "a/" + key, e
+    return "a/" + key, None
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning")
+@pytest.mark.parametrize("how", ["garbage", "truncated", "flipped"])
+@pytest.mark.parametrize("codec", list(ZARR_CODECS))
+def test_corrupt_chunk_is_what_zarr_python_raises(tmp_path: Path, codec: str, how: str) -> None:
+    key, expected = zarr_raises(tmp_path, codec, how)
+    if expected is None:
+        pytest.skip(f"zarr-python reads a {how} {codec} chunk without an error")
+    # zarrox's own API, and zarr-python on zarrox's pipeline
+    a = zarrox.open_array(tmp_path, path="a", mode="r")
+    with pytest.raises(CorruptChunkError) as own:
+        a[...]
+    config = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline"}
+    with zarr.config.set(config), pytest.raises(CorruptChunkError) as piped:
+        zarr.open_array(tmp_path, path="a", mode="r")[...]
+    for err in (own.value, piped.value):
+        assert isinstance(err, type(expected)), (type(err).__mro__, repr(expected))
+        assert f"'{key}'" in str(err), str(err)  # the chunk's store key, under the array's path
+    assert "array 'a'" in str(own.value), str(own.value)
+
+
+def test_corrupt_chunk_classes_are_per_codec() -> None:
+    err = CorruptChunkError("array 'a', chunk 'a/c/0': zstd: invalid frame header")
+    assert type(err).__name__ == "ZstdCorruptChunkError"
+    assert isinstance(err, RuntimeError) and isinstance(err, ValueError)
+    assert str(err) == "array 'a', chunk 'a/c/0': zstd: invalid frame header"
+    # the first codec named, not one in an array's name or the detail
+    err = CorruptChunkError("array 'zstd', chunk 'c/0': inner chunk [1]: gzip: bz2: no")
+    assert isinstance(err, EOFError) and isinstance(err, OSError) and isinstance(err, zlib.error)
+    err = ChecksumError("array 'a', chunk '0': fletcher32 checksum mismatch: stored 0x1")
+    assert isinstance(err, ChecksumError) and isinstance(err, RuntimeError)
+    assert isinstance(CorruptChunkError("chunk '0': lzma: corrupt"), lzma.LZMAError)
+    # no codec named: a ValueError only
+    err = CorruptChunkError("array 'a', chunk 'c/0': decoded 3 bytes, expected 64")
+    assert type(err) is CorruptChunkError and not isinstance(err, RuntimeError)
+    # they pickle (dask's processes), as their class
+    again = pickle.loads(pickle.dumps(CorruptChunkError("chunk '0': gzip: bad")))
+    assert type(again).__name__ == "GzipCorruptChunkError" and str(again) == "chunk '0': gzip: bad"
+
+
 @pytest.mark.parametrize("change", ["longer", "shorter", "empty"])
 def test_raw_chunk_of_wrong_size(tmp_path: Path, change: str) -> None:
     make_array(tmp_path, codecs=[{"name": "bytes", "configuration": {"endian": "little"}}])
@@ -694,6 +797,7 @@ FUZZ_SCRIPT = textwrap.dedent(
     import json, random, sys
     import numpy as np
     import zarrox
+    from zarrox import errors
     from zarrox.errors import ZarroxError
 
     chains = json.loads(sys.argv[1])
@@ -721,7 +825,10 @@ FUZZ_SCRIPT = textwrap.dedent(
                     a.oindex[[4, 0], [6, 6]]
                     key = "ok"
                 except ZarroxError as e:
-                    key = type(e).__name__
+                    # the documented class (a per-codec one's base: CorruptChunkError...)
+                    key = next(
+                        c.__name__ for c in type(e).__mro__ if c.__name__ in errors.__all__
+                    )
                 outcomes[key] = outcomes.get(key, 0) + 1
     print(json.dumps(outcomes))
     """

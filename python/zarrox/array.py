@@ -145,6 +145,8 @@ class Array(Node):
     call per selection, in parallel over chunks. Arrays of the legacy formats (v1, the
     draft v3 layout) are always read-only."""
 
+    _metadata: ArrayMetadata
+
     def __init__(
         self,
         store: Store,
@@ -876,7 +878,10 @@ class Array(Node):
         which raises OverflowError for an integer out of range, ValueError for NaN into
         an integer type and TypeError for a complex into a real type, as numpy's
         ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
-        if isinstance(value, np.ndarray | np.generic):
+        if isinstance(value, np.ndarray):
+            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
+        if isinstance(value, np.generic):
+            value = np.asarray(value)  # a 0-d array, as np.asarray makes of other scalars
             return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 

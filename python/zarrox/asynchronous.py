@@ -106,6 +106,7 @@ class AsyncArray(_AsyncNode):
     describing the array are the same."""
 
     _kind = Array
+    _sync: Array
 
     # -- opening and creating ------------------------------------------------------------
     @classmethod
@@ -196,6 +197,7 @@ class AsyncGroup(_AsyncNode):
     members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`."""
 
     _kind = Group
+    _sync: Group
 
     @classmethod
     async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncGroup:

@@ -25,6 +25,7 @@ import numpy as np
 
 import zarrox
 from zarrox._progress import progress_bar, wanted
+from zarrox.api import open_node
 from zarrox.array import Array
 from zarrox.codecs import BloscCodec
 from zarrox.group import Group
@@ -204,7 +205,9 @@ def make_volume(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     axes = np.meshgrid(
         *[np.linspace(0, 4 * np.pi, n, dtype=np.float32) for n in shape], indexing="ij", sparse=True
     )
-    field = sum(np.sin(a * (1 + i)) for i, a in enumerate(axes))
+    field: np.ndarray = np.zeros((), np.float32)
+    for i, a in enumerate(axes):
+        field = field + np.sin(a * (1 + i))
     field = (field - field.min()) / max(float(np.ptp(field)), 1e-9) * 4000
     noise = rng.integers(0, 8, size=shape, dtype=np.uint16)
     return (np.asarray(field, dtype=np.float32).astype(np.uint16) + noise).astype(np.uint16)
@@ -314,7 +317,7 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> Array | Group:
-    return zarrox.open(_store(args.store, args.storage_option), path=args.path, mode="r")
+    return open_node(_store(args.store, args.storage_option), path=args.path, mode="r")
 
 
 def _array_json(a: Array) -> dict[str, Any]:
@@ -439,7 +442,7 @@ def copy(args: argparse.Namespace) -> int:
     dst_store = _store(args.dest, args.dest_storage_option)
     path = normalize_path(args.path)
     dest_path = normalize_path(args.dest_path if args.dest_path is not None else args.path)
-    node = zarrox.open(src_store, path=path, mode="r")
+    node = open_node(src_store, path=path, mode="r")
     reencode = any(
         v is not None for v in (args.chunks, args.shards, args.compressor, args.zarr_format)
     )
@@ -511,10 +514,21 @@ def copy(args: argparse.Namespace) -> int:
 
 
 def convert(args: argparse.Namespace) -> int:
+    from zarrox.nodes.discover import node_exists
+    from zarrox.nodes.node import normalize_path
+
+    src_store = _store(args.source, args.storage_option)
+    dst_store = None if args.dest is None else _store(args.dest, args.dest_storage_option)
+    dest_path = normalize_path(args.path)
+    if dst_store is not None and not args.overwrite and node_exists(dst_store, dest_path):
+        raise CliError(
+            f"a node already exists at '/{dest_path}' of {args.dest}: give --overwrite to "
+            "replace it"
+        )
     with progress_bar("converting", enabled=wanted(args.no_progress)) as update:
         node = zarrox.convert(
-            _store(args.source, args.storage_option),
-            None if args.dest is None else _store(args.dest, args.dest_storage_option),
+            src_store,
+            dst_store,
             path=args.path,
             shards=args.shards,
             overwrite=args.overwrite,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zarrox.api import create_group, open
+from zarrox.api import create_group, open_node
 from zarrox.array import Array
 from zarrox.errors import ContainsNodeError, UnsupportedError
 from zarrox.group import Group
@@ -251,7 +251,7 @@ def _convert_node(
         )
     for name, child in children:
         _convert_node(child, store, join(path, name), shards, overwrite, progress)
-    return open(store, path=path, mode="r+")
+    return open_node(store, path=path, mode="r+")
 
 
 def convert(
@@ -277,7 +277,7 @@ def convert(
     dst_store = src_store if dest is None else resolve_store(dest)
     path = normalize_path(path)
     dest_path = path if dest_path is None else normalize_path(dest_path)
-    node = open(src_store, path=path, mode="r")
+    node = open_node(src_store, path=path, mode="r")
     if dest is None and isinstance(node.metadata, DraftArrayMetadata | DraftGroupMetadata):
         raise UnsupportedError(
             f"the node at '{path}' is in the 2022 draft v3 layout, which is converted to a "

@@ -155,7 +155,7 @@ def to_zarr(
             raise ValueError("region is only used when url is an existing zarrox Array")
         if mode not in ("a", "w", "w-", "r+"):
             raise ValueError(f"mode must be 'a', 'w', 'w-' or 'r+', got {mode!r}")
-        extra = {"storage_options": storage_options} if storage_options else {}
+        extra: dict[str, Any] = {"storage_options": storage_options} if storage_options else {}
         if mode == "r+":
             z = open_array(url, path=component, mode="r+", **extra)
         else:

@@ -12,6 +12,10 @@ it the classes subclass the same builtins only.
 
 from __future__ import annotations
 
+import gzip
+import lzma
+import re
+import zlib
 from typing import Any
 
 
@@ -28,7 +32,9 @@ _ZARR_ERRORS = _zarr_errors()
 
 def _zarr(name: str, *builtins: type) -> tuple[type, ...]:
     """Base classes: ``zarr.errors.<name>`` when zarr-python has it, followed by those of
-    ``builtins`` it does not already subclass; else ``builtins``."""
+    ``builtins`` it does not already subclass; else ``builtins``. (Bases computed at import,
+    which type checkers cannot follow: the classes that use them say ``type: ignore[misc]``,
+    and a type checker sees them with an unknown base.)"""
     cls = getattr(_ZARR_ERRORS, name, None)
     if not isinstance(cls, type):
         return builtins
@@ -39,7 +45,7 @@ class ZarroxError(Exception):
     """Base class of every zarrox exception."""
 
 
-class MetadataError(ZarroxError, *_zarr("MetadataValidationError", ValueError)):
+class MetadataError(ZarroxError, *_zarr("MetadataValidationError", ValueError)):  # type: ignore[misc]
     """Metadata (zarr.json, .zarray, a codec configuration) is malformed or invalid."""
 
 
@@ -47,16 +53,16 @@ class UnsupportedError(ZarroxError, NotImplementedError):
     """A codec, data type, extension or feature that zarrox does not support."""
 
 
-class NodeNotFoundError(ZarroxError, *_zarr("NodeNotFoundError", FileNotFoundError, ValueError)):
+class NodeNotFoundError(ZarroxError, *_zarr("NodeNotFoundError", FileNotFoundError, ValueError)):  # type: ignore[misc]
     """No array or group exists at the path. Also a ValueError, as zarr-python's
     ``NodeNotFoundError`` is."""
 
 
-class ArrayNotFoundError(NodeNotFoundError, *_zarr("ArrayNotFoundError")):
+class ArrayNotFoundError(NodeNotFoundError, *_zarr("ArrayNotFoundError")):  # type: ignore[misc]
     """No array exists at the path."""
 
 
-class GroupNotFoundError(NodeNotFoundError, *_zarr("GroupNotFoundError")):
+class GroupNotFoundError(NodeNotFoundError, *_zarr("GroupNotFoundError")):  # type: ignore[misc]
     """No group exists at the path."""
 
 
@@ -66,11 +72,11 @@ class ContainsNodeError(ZarroxError, FileExistsError, ValueError):
     ``ContainsArrayError`` and ``ContainsGroupError`` are."""
 
 
-class ContainsArrayError(ContainsNodeError, *_zarr("ContainsArrayError")):
+class ContainsArrayError(ContainsNodeError, *_zarr("ContainsArrayError")):  # type: ignore[misc]
     """An array is in the way (zarr-python's name)."""
 
 
-class ContainsGroupError(ContainsNodeError, *_zarr("ContainsGroupError")):
+class ContainsGroupError(ContainsNodeError, *_zarr("ContainsGroupError")):  # type: ignore[misc]
     """A group is in the way (zarr-python's name)."""
 
 
@@ -79,7 +85,7 @@ class UnsupportedDataTypeError(UnsupportedError, TypeError, ValueError):
     created with one, and a ValueError, as it raises when it opens one."""
 
 
-class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, ValueError)):
+class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, ValueError)):  # type: ignore[misc]
     """A codec zarrox does not know. A KeyError, as zarr-python raises when an array is
     created with one, and a ValueError (zarr-python's ``UnknownCodecError``), as it raises
     when it opens one."""
@@ -89,15 +95,15 @@ class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, 
         return Exception.__str__(self)
 
 
-class BoundsCheckError(*_zarr("BoundsCheckError", IndexError)):
+class BoundsCheckError(*_zarr("BoundsCheckError", IndexError)):  # type: ignore[misc]
     """An index is out of bounds (zarr-python's ``BoundsCheckError``)."""
 
 
-class NegativeStepError(*_zarr("NegativeStepError", IndexError)):
+class NegativeStepError(*_zarr("NegativeStepError", IndexError)):  # type: ignore[misc]
     """A slice has a negative or zero step (zarr-python's ``NegativeStepError``)."""
 
 
-class VindexInvalidSelectionError(*_zarr("VindexInvalidSelectionError", IndexError)):
+class VindexInvalidSelectionError(*_zarr("VindexInvalidSelectionError", IndexError)):  # type: ignore[misc]
     """A ``vindex`` selection that is neither coordinates nor a mask."""
 
 
@@ -110,18 +116,96 @@ class CodecError(ZarroxError, ValueError):
     """A chunk could not be encoded or decoded."""
 
 
-class PickleCodecDisabledError(ZarroxError, *_zarr("PickleCodecDisabledError", ValueError)):
+class PickleCodecDisabledError(ZarroxError, *_zarr("PickleCodecDisabledError", ValueError)):  # type: ignore[misc]
     """A chunk stored with the ``pickle`` codec was not decoded, because unpickling can run
     arbitrary code and the user has not opted in (``array.allow_unsafe_pickle_decode``; see
     :mod:`zarrox.pickle_codec`). zarr-python 3.4's ``PickleCodecDisabledError``."""
 
 
 class CorruptChunkError(CodecError):
-    """Stored chunk bytes are truncated or corrupt."""
+    """Stored chunk bytes are truncated or corrupt.
+
+    Also an instance of what zarr-python raises for the same bytes, which depends on the
+    codec that failed (the Python library it decodes with): a ``RuntimeError`` for zstd,
+    blosc, lz4, pcodec and numcodecs' checksums, a ``zlib.error`` for zlib, an
+    ``OSError`` for bz2, ``gzip.BadGzipFile``, ``EOFError`` and ``zlib.error`` for gzip,
+    an ``lzma.LZMAError`` for lzma; a ``ValueError`` otherwise (the bytes codec, a shard
+    index, crc32c). ``CorruptChunkError(message)`` is then of the subclass of the codec
+    that the message names (``"array 'a', chunk 'c/0': zstd: ..."``, as the core words
+    them), e.g. ``ZstdCorruptChunkError``, so ``except RuntimeError`` around a zarr-python
+    read catches zarrox's error for a corrupt zstd chunk too.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls in (CorruptChunkError, ChecksumError) and args and isinstance(args[0], str):
+            cls = _codec_error_class(cls, args[0])
+        if issubclass(cls, OSError):
+            # ValueError's __new__ cannot make an OSError (their layouts differ)
+            return OSError.__new__(cls, *args)
+        return super().__new__(cls, *args, **kwargs)
 
 
 class ChecksumError(CorruptChunkError):
-    """A stored checksum (crc32c) does not match the chunk's bytes."""
+    """A stored checksum (crc32c, or numcodecs' checksums) does not match the chunk's
+    bytes."""
+
+
+# The exceptions zarr-python raises for a corrupt chunk of each codec, beyond ValueError:
+# those of the library it decodes with (numcodecs, zlib, gzip, bz2, lzma), for garbage,
+# truncated and bit-flipped bytes (tests/test_errors.py checks them against zarr-python).
+_CODEC_BASES: dict[str, tuple[type, ...]] = {
+    "zstd": (RuntimeError,),
+    "blosc": (RuntimeError,),
+    "lz4": (RuntimeError,),
+    "numcodecs.pcodec": (RuntimeError,),
+    "zlib": (zlib.error,),
+    "gzip": (gzip.BadGzipFile, EOFError, zlib.error),
+    "bz2": (OSError,),
+    "lzma": (lzma.LZMAError,),
+    # numcodecs' checksums raise RuntimeError on a mismatch (zarr-python's v3 crc32c a
+    # ValueError, which every CorruptChunkError is)
+    "crc32c": (RuntimeError,),
+    "crc32": (RuntimeError,),
+    "adler32": (RuntimeError,),
+    "fletcher32": (RuntimeError,),
+    "jenkins_lookup3": (RuntimeError,),
+}
+
+
+def _class_name(codec: str) -> str:
+    return "".join(p.capitalize() for p in re.split(r"[._]", codec.removeprefix("numcodecs.")))
+
+
+def _codec_class(base: type, codec: str) -> type:
+    name = f"{_class_name(codec)}{base.__name__}"
+    doc = (
+        f"{base.__doc__.splitlines()[0] if base.__doc__ else ''} Codec {codec}: also "
+        + ", ".join(f"{b.__module__}.{b.__qualname__}" for b in _CODEC_BASES[codec])
+        + ", as zarr-python raises."
+    )
+    return type(name, (base, *_CODEC_BASES[codec]), {"__doc__": doc, "__module__": __name__})
+
+
+_CODEC_CLASSES: dict[tuple[type, str], type] = {
+    (base, codec): _codec_class(base, codec)
+    for base in (CorruptChunkError, ChecksumError)
+    for codec in _CODEC_BASES
+}
+globals().update({cls.__name__: cls for cls in _CODEC_CLASSES.values()})
+
+# a codec's name where the core's messages put it: after "array '...', chunk '...': "
+# (and "inner chunk [..]: " in a shard), leading a segment ("zstd: ...", "crc32c checksum
+# mismatch: ...")
+_SEGMENT = re.compile(r"(?:^|: )([a-z][a-z0-9_.]*)(?=[: ])")
+
+
+def _codec_error_class(base: type, message: str) -> type:
+    """The class of ``base`` for the codec that ``message`` names first, else ``base``."""
+    for m in _SEGMENT.finditer(message):
+        cls = _CODEC_CLASSES.get((base, m.group(1)))
+        if cls is not None:
+            return cls
+    return base
 
 
 class SpecError(ZarroxError, ValueError):

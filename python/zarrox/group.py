@@ -81,6 +81,8 @@ class Group(Node):
     instead of in the store. Groups of the legacy formats (the draft v3 layout) are always
     read-only."""
 
+    _metadata: GroupMetadata
+
     def __init__(
         self,
         store: Store,

@@ -447,7 +447,7 @@ async def _open(store: Any) -> None:
 _INLINE_BYTES = 64 * 1024
 
 
-async def _run_blocking(nbytes: int, func: Any, *args: Any) -> Any:
+async def _run_blocking(nbytes: int | None, func: Any, *args: Any) -> Any:
     """``func(*args)``: inline when it works on at most ``_INLINE_BYTES`` decoded bytes
     (``nbytes`` None: always on a thread, e.g. network I/O), else on a worker thread."""
     if nbytes is not None and nbytes <= _INLINE_BYTES:
@@ -616,8 +616,9 @@ class ZarroxCodecPipeline(CodecPipeline):
             try:
                 present = await self._read(items, out, tuple(drop_axes))
             except _Fallback as e:
-                result = await self._python_pipeline(str(e)).read(items, out, drop_axes)
-                return result
+                # zarr-python 3.1's read returns None, later ones a result per chunk
+                read: Any = self._python_pipeline(str(e)).read
+                return await read(items, out, drop_axes)
         if READ_RETURNS_RESULTS:
             return tuple({"status": "present" if p else "missing"} for p in present)
         return None
@@ -753,7 +754,7 @@ class ZarroxCodecPipeline(CodecPipeline):
     def _place_var(out: np.ndarray, values: list[Any], out_sels: list[Any]) -> None:
         """Put variable-length values (the buffer's C order) where the chunks' regions
         (zarr-python's ``out_selection`` of each chunk) are."""
-        result = np.empty(len(values), dtype=object)
+        result: np.ndarray = np.empty(len(values), dtype=object)
         result[:] = values
         result = result.reshape(out.shape)
         covered = np.zeros(out.shape, dtype=bool)
@@ -946,7 +947,8 @@ class ZarroxCodecPipeline(CodecPipeline):
                     list(stacked),
                 )
             for k, (i, _, spec) in enumerate(group):
-                chunk = _unstack(arrays, kind.shape, k)
+                # an ndarray is zarr-python's NDArrayLike (which some numpy stubs disagree on)
+                chunk: Any = _unstack(arrays, kind.shape, k)
                 if kind.var is not None:
                     chunk = chunk.astype(spec.dtype.to_native_dtype())
                 results[i] = spec.prototype.nd_buffer.from_ndarray_like(chunk)
@@ -1061,6 +1063,7 @@ async def _get_ranges(getter: Any, spec: ArraySpec, args: list[Any]) -> list[Any
 
 def _stacked(shape: tuple[int, ...], n: int) -> tuple[tuple[int, ...], list[Any], list[Any]]:
     """A buffer holding ``n`` whole chunks one after another, and each chunk's region in it."""
+    size: tuple[int, ...]
     if not shape:
         size = (n,)
         return size, [np.zeros(1, dtype=np.int64)] * n, [np.array([k]) for k in range(n)]

@@ -154,9 +154,9 @@ def verify_array(
             array.get_basic_selection(region)
         except (ZarroxError, ValueError, OSError):
             for coords in _objects_in(region, grid):
-                key = by_coords.get(coords)
-                if key is not None:
-                    problem = _check_one(array, key, coords)
+                found = by_coords.get(coords)
+                if found is not None:
+                    problem = _check_one(array, found, coords)
                     if problem is not None:
                         report.corrupt.append(problem)
         if progress is not None:
@@ -178,9 +178,9 @@ def verify(
     progress: Progress | None = None,
 ) -> Report:
     """Check every array at or below ``path`` of ``store``; see the module docstring."""
-    from zarrox.api import open as open_node
+    from zarrox.api import open_node
 
-    extra = {"storage_options": storage_options} if storage_options else {}
+    extra: dict[str, Any] = {"storage_options": storage_options} if storage_options else {}
     node = open_node(store, path=path, mode="r", **extra)
     arrays: list[Array] = []
     reports: list[ArrayReport] = []

@@ -241,8 +241,10 @@ class ZarroxStore(ZarrStore):
     def array_keys(self) -> tuple[str, ...]:
         return tuple(k for k, node in self.members.items() if isinstance(node, Array))
 
-    def arrays(self) -> tuple[tuple[str, Array], ...]:
-        return tuple((k, node) for k, node in self.members.items() if isinstance(node, Array))
+    # zarrox's arrays where xarray's ZarrStore has zarr-python's (duck-typed alike)
+    def arrays(self) -> tuple[tuple[str, Array], ...]:  # type: ignore[override]
+        members: dict[str, Any] = self.members
+        return tuple((k, node) for k, node in members.items() if isinstance(node, Array))
 
     def _check_dimensions(self, array: Array) -> None:
         # xarray's zarr engine would look for NCZarr metadata here, through zarr-python
@@ -457,7 +459,7 @@ def open_zarr(
             chunks = {}
         except ImportError:
             chunks = None
-    backend_kwargs = {"consolidated": consolidated, "zarr_format": zarr_format}
+    backend_kwargs: dict[str, Any] = {"consolidated": consolidated, "zarr_format": zarr_format}
     if storage_options is not None:
         backend_kwargs["storage_options"] = storage_options
     return xr.open_dataset(

@@ -104,10 +104,7 @@ class RectilinearGrid:
     def from_edges(cls, dims: Sequence[int | Sequence[int]]) -> RectilinearGrid:
         """From steps and explicit edge lists (already validated)."""
         return cls(
-            tuple(
-                int(d) if _is_int(d) else _merged([(int(e), 1) for e in d])  # type: ignore[union-attr]
-                for d in dims
-            )
+            tuple(int(d) if isinstance(d, int) else _merged([(int(e), 1) for e in d]) for d in dims)
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def python_number(value: object, dtype: np.dtype[Any]) -> np.generic:
     as_float = float(value)  # type: ignore[arg-type]
     with np.errstate(over="ignore"):
         if dtype == np.float16:
-            return np.float32(as_float).astype(np.float16)[()]  # type: ignore[no-any-return]
+            return np.float16(np.float32(as_float))
         return dtype.type(as_float)  # type: ignore[no-any-return]
 
 

@@ -176,7 +176,7 @@ def check_codec(value: object, where: str, label: str) -> dict[str, Any]:
     return _check_and_complete(value, where, label)[0]
 
 
-def complete_codec(config: Mapping[str, Any], where: str, label: str) -> dict[str, Any]:
+def complete_codec(config: object, where: str, label: str) -> dict[str, Any]:
     """A numcodecs configuration with every default filled in, in numcodecs' member order
     (what ``numcodecs.get_codec(config).get_config()`` gives), from the Rust core. Unknown ids
     are returned as given (``"id"`` first)."""

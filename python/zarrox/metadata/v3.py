@@ -587,7 +587,7 @@ class ArrayMetadataV3:
         *,
         shape: Sequence[int],
         dtype: object,
-        chunk_shape: Sequence[int],
+        chunk_shape: Sequence[int] | RectilinearGrid,
         fill_value: object = None,
         filters: object = None,
         serializer: object = "auto",

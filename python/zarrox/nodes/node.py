@@ -9,6 +9,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from zarrox._core import get_conditional_writes
 from zarrox.errors import MetadataError, UnsupportedError, WriteConflictError
@@ -16,7 +17,7 @@ from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps
 from zarrox.metadata._checks import parse_json
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import ArrayMetadataV1
-from zarrox.metadata.v2 import ArrayMetadataV2, dumps_v2
+from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, dumps_v2
 from zarrox.nodes.discover import (
     METADATA_KEY,
     NODE_KEYS,
@@ -30,6 +31,9 @@ from zarrox.nodes.discover import (
     read_document,
 )
 from zarrox.storage import LocalStore, MemoryStore, Store
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 __all__ = [
     "METADATA_KEY",
@@ -74,7 +78,7 @@ def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def is_legacy(meta: object) -> bool:
+def is_legacy(meta: object) -> TypeIs[LegacyMetadata]:
     """Whether ``meta`` is of a format zarrox reads but does not write (v1, draft v3)."""
     return isinstance(meta, LegacyMetadata)
 
@@ -83,7 +87,7 @@ def read_only_message(kind: str, path: str, meta: object) -> str:
     """The message of the ReadOnlyError a write to a read-only node raises."""
     if is_legacy(meta):
         return (
-            f"{kind} '{path}' is stored in {meta.legacy_format}, which zarrox reads but does "  # type: ignore[union-attr]
+            f"{kind} '{path}' is stored in {meta.legacy_format}, which zarrox reads but does "
             "not write: convert it to Zarr v3 with zarrox.convert(source, dest) or "
             "`zarrox convert SRC DST`"
         )

@@ -376,12 +376,13 @@ class ObstorePythonStore(ServedStore):
                 if arg[0] == "suffix":
                     if not int(arg[1]):
                         return b""
-                    options = {"range": {"suffix": int(arg[1])}}
-                    return obstore.get(self.obstore, key, options=options).bytes()
+                    n = int(arg[1])
+                    return obstore.get(self.obstore, key, options={"range": {"suffix": n}}).bytes()
                 start, length = int(arg[0]), arg[1]
                 if length is None:
-                    options = {"range": {"offset": start}}
-                    return obstore.get(self.obstore, key, options=options).bytes()
+                    return obstore.get(
+                        self.obstore, key, options={"range": {"offset": start}}
+                    ).bytes()
                 if not int(length):
                     return b""
                 return obstore.get_range(self.obstore, key, start=start, length=int(length))

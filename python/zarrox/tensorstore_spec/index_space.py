@@ -383,7 +383,8 @@ def _parse_output_map(value: object, where: str, domain: IndexDomain) -> OutputM
         arr = arr.astype(np.int64).reshape(arr.shape)
         if arr.ndim != domain.rank:
             raise fail(at, f"has rank {arr.ndim}, the input rank is {domain.rank}")
-        for i, (n, d) in enumerate(zip(arr.shape, domain.dims, strict=True)):
+        shape: tuple[int, ...] = arr.shape
+        for i, (n, d) in enumerate(zip(shape, domain.dims, strict=True)):
             if n != 1 and (not d.finite or n != d.size):
                 raise fail(at, f"dimension {i} has size {n}, the input domain has {d}")
         return OutputMap(offset, stride, None, arr)
@@ -686,16 +687,16 @@ def _index_dims(
         order = list(range(len(old)))
     dims: list[Dim] = []
     inner_maps: dict[int, OutputMap] = {}
-    for k in order:
-        if k is None:
+    for j in order:
+        if j is None:
             dims.append(_new_axis())
-        elif k not in replaced:
-            inner_maps[k] = OutputMap(0, 1, len(dims))
-            dims.append(old[k])
-        elif isinstance(r := replaced[k], int):
-            inner_maps[k] = OutputMap(r)
+        elif j not in replaced:
+            inner_maps[j] = OutputMap(0, 1, len(dims))
+            dims.append(old[j])
+        elif isinstance(r := replaced[j], int):
+            inner_maps[j] = OutputMap(r)
         else:
-            inner_maps[k] = OutputMap(r[1].offset, r[1].stride, len(dims))
+            inner_maps[j] = OutputMap(r[1].offset, r[1].stride, len(dims))
             dims.append(r[0])
     inner = IndexTransform(IndexDomain(dims), [inner_maps[k] for k in range(len(old))])
     return transform.compose(inner)

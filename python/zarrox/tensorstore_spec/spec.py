@@ -186,8 +186,9 @@ def parse_spec(value: object) -> ParsedSpec:
     if isinstance(value, str):
         obj: dict[str, Any] = _parse_url_spec(value)
     else:
-        if not isinstance(value, Mapping) and callable(getattr(value, "to_json", None)):
-            value = value.to_json()  # type: ignore[union-attr]  # e.g. a tensorstore.Spec
+        to_json = getattr(value, "to_json", None)
+        if not isinstance(value, Mapping) and callable(to_json):
+            value = to_json()  # e.g. a tensorstore.Spec
         raw = dict(expect_object(value, "spec"))
         kv = raw.pop("kvstore", None)
         obj = expect_object(as_json(raw), "spec")
@@ -411,7 +412,9 @@ class Spec:
             to_json = getattr(json, "to_json", None)
             if not callable(to_json):
                 raise SpecError(f"cannot make a spec from {type(json).__name__}")
-        source = json if isinstance(json, Spec | str | Mapping) else json.to_json()  # type: ignore[union-attr]
+            source = to_json()
+        else:
+            source = json
         self._parsed = parse_spec(source)
 
     @classmethod

@@ -590,11 +590,12 @@ def validate_schema(stored: Zarr3Metadata, schema: Schema, where: str = "schema"
     if schema.chunk_layout is not None:
         _validate_layout(stored, schema.chunk_layout, member(where, "chunk_layout"))
     if schema.fill_value is not None:
+        assert stored.dtype is not None
         want = _cast_schema_fill(
             schema.fill_value,
             stored.data_type,
             stored.dtype,
-            member(where, "fill_value"),  # type: ignore[arg-type]
+            member(where, "fill_value"),
         )
         if not _identical(want, stored.fill_value):
             raise SpecMismatchError(

@@ -409,8 +409,8 @@ def _resolve_b2b(codec: Codec, item_bits: int, where: str) -> tuple[dict[str, An
     if codec.name == "gzip":
         return {"name": "gzip", "configuration": {"level": o.get("level", 6)}}, -1
     if codec.name == "zstd":
-        config = {"level": o.get("level", 3), "checksum": o.get("checksum", False)}
-        return {"name": "zstd", "configuration": config}, -1
+        zstd = {"level": o.get("level", 3), "checksum": o.get("checksum", False)}
+        return {"name": "zstd", "configuration": zstd}, -1
     if codec.name == "crc32c":
         return {"name": "crc32c"}, -1
     assert codec.name == "blosc"

@@ -362,7 +362,7 @@ class RawBytesType(V2Void):
         if isinstance(value, str | list | tuple):
             return self.parse_fill(value, where)
         if isinstance(value, bytes | bytearray | np.void):
-            raw = bytes(value)
+            raw = value.tobytes() if isinstance(value, np.void) else bytes(value)
             if len(raw) == dt.itemsize:
                 return np.frombuffer(raw, dtype=dt)[0]
         raise MetadataError(

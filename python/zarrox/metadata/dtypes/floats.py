@@ -11,7 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -119,7 +119,7 @@ def _uint(fmt: FloatFormat) -> np.dtype[Any]:
 
 
 def _from_bits(bits: int, fmt: FloatFormat, dt: np.dtype[Any]) -> np.generic:
-    return np.array(bits, dtype=_uint(fmt)).view(dt)[()]  # type: ignore[no-any-return]
+    return cast(np.generic, np.array(bits, dtype=_uint(fmt)).view(dt)[()])
 
 
 def _to_bits(x: object, fmt: FloatFormat, dt: np.dtype[Any]) -> int:
@@ -201,7 +201,7 @@ def _round_small_float(
         raise MetadataError(f"{where}{label}: {v} is out of range for {name}")
     if fmt.nan is None and abs(v) > float(ml_dtypes_module(name, where).finfo(dt).max):
         raise MetadataError(f"{where}{label}: {v} is out of range for {name}")
-    return out  # type: ignore[no-any-return]
+    return cast(np.generic, out)
 
 
 def float_to_json(x: object, fmt: FloatFormat, dt: np.dtype[Any]) -> float | str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -282,7 +282,7 @@ class IntType(DataType):
             raise MetadataError(
                 f"{where}{label}: {as_int} is out of range for {name} [{info.min}, {info.max}]"
             )
-        return np.array(as_int, dtype=dt.newbyteorder("="))[()]  # type: ignore[no-any-return]
+        return cast(np.generic, np.array(as_int, dtype=dt.newbyteorder("="))[()])
 
     def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
         return self._int_from_v2(value, where, label)

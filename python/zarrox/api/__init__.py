@@ -8,7 +8,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from zarrox.nodes.create import (
 from zarrox.nodes.discover import read_node
 from zarrox.nodes.node import is_array, join, normalize_path
 from zarrox.storage import resolve_store
-from zarrox.tensorstore_spec import ArrayView, is_spec, open_spec
+from zarrox.tensorstore_spec import ArrayView, Spec, is_spec, open_spec
 
 __all__ = [
     "Mode",
@@ -121,7 +121,33 @@ def open_consolidated(
     )
 
 
+@overload
 def open(  # noqa: A001 - zarr-python's name
+    store: Spec,
+    *,
+    path: str | None = None,
+    mode: Mode = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> ArrayView: ...
+
+
+@overload
+def open(  # noqa: A001
+    store: Any = None,
+    *,
+    path: str | None = None,
+    mode: Mode = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array | Group | ArrayView: ...
+
+
+def open(  # noqa: A001
     store: Any = None,
     *,
     path: str | None = None,
@@ -143,6 +169,28 @@ def open(  # noqa: A001 - zarr-python's name
         if config is not None:
             kwargs["config"] = config
         return open_spec(store, **_spec_mode(path, mode, zarr_format), **kwargs)
+    return open_node(
+        store,
+        path=path,
+        mode=mode,
+        zarr_format=zarr_format,
+        storage_options=storage_options,
+        config=config,
+        **kwargs,
+    )
+
+
+def open_node(
+    store: Any = None,
+    *,
+    path: str | None = None,
+    mode: Mode = "a",
+    zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array | Group:
+    """:func:`open` of a store (not a TensorStore spec): the array or group at ``path``."""
     check_mode(mode)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
@@ -252,7 +300,7 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
     zarr_format = zarr_format_arg(kwargs.pop("zarr_version", None), zarr_format)
     # created in zarr_format (3 unless given); opened in either format unless it is given
     like = like_arguments(a, zarr_format or 3) | kwargs
-    mode = like.pop("mode", None) or "a"
+    mode: Mode = like.pop("mode", None) or "a"
     store = resolve_store(
         like.pop("store", None), storage_options=like.pop("storage_options", None), mode=mode
     )
@@ -374,7 +422,11 @@ def save(
     zarr_format = zarr_format_arg(zarr_version, zarr_format)
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
-    where = {"zarr_format": zarr_format, "path": path, "storage_options": storage_options}
+    where: dict[str, Any] = {
+        "zarr_format": zarr_format,
+        "path": path,
+        "storage_options": storage_options,
+    }
     if len(args) == 1 and not kwargs:
         save_array(store, args[0], **where)
     else:
@@ -390,9 +442,10 @@ class LazyLoader(Mapping[str, Any]):
         self._names = group.array_keys()
 
     def __getitem__(self, name: str) -> Any:
-        if name not in self._names:
+        node = self._group[name] if name in self._names else None
+        if not isinstance(node, Array):
             raise KeyError(name)
-        return self._group[name][...]
+        return node[...]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -416,7 +469,7 @@ def load(
     """Read the array at ``path`` into a numpy array; for a group, a read-only mapping
     of its arrays' names to their data, each read when looked up."""
     zarr_format = zarr_format_arg(zarr_version, zarr_format)
-    node = open(store, path=path, mode="r", zarr_format=zarr_format)
+    node = open_node(store, path=path, mode="r", zarr_format=zarr_format)
     if isinstance(node, Array):
         return node[...]
     return LazyLoader(node)

@@ -1,0 +1,308 @@
+"""Type stubs of ``zarrox._core``, the compiled Rust extension (rust/python/*.rs).
+
+The bindings only: argument conversion, GIL release and error mapping. Errors are raised as
+the ``zarrox.errors`` classes. Keep in step with the ``#[pyfunction]``, ``#[pyclass]`` and
+``#[pymethods]`` items there (tests/test_typing.py checks that every public name of the
+compiled module is declared here).
+"""
+
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Buffer
+
+__version__: str
+
+# Encoded chunks as Rust takes them: bytes or any buffer; None where there is none.
+_Encoded = Iterable[Buffer | None]
+# The bytes of an array of values: a C-contiguous one-dimensional uint8 view.
+_U8 = npt.NDArray[np.uint8]
+# A value to write: a uint8 view of fixed-size elements (as `_U8`), one element's bytes or
+# a string (written to every selected element), or variable-length items.
+_Value = _U8 | bytes | str | Sequence[str | bytes]
+# A chunk's region as Python describes it: a tuple of slices (and, for zarr-python's
+# pipeline, integer arrays) per chunk.
+_Regions = Sequence[Any]
+# A request of a read session: (id, "get" | "set" | "delete", key, argument).
+_Request = tuple[int, str, str, Any]
+
+BLOSC_CNAMES: list[str]
+BLOSC_SHUFFLES: list[str]
+
+def set_num_threads(n: int) -> None:
+    """Set the number of worker threads (0: one per core)."""
+
+def get_num_threads() -> int:
+    """The number of worker threads batches use."""
+
+def set_io_concurrency(n: int) -> None:
+    """Set the number of requests kept in flight on object stores (0: the default)."""
+
+def set_conditional_writes(mode: str) -> None:
+    """Set when writes that merge into stored values are conditional: "auto", "require"
+    or "off" (``io.conditional_writes``)."""
+
+def get_conditional_writes() -> str:
+    """The ``io.conditional_writes`` mode in force."""
+
+def write_retries() -> int:
+    """How many chunk merges of this process lost a race and were tried again."""
+
+def get_io_concurrency() -> int:
+    """The number of requests kept in flight on object stores."""
+
+def memory_items(store: StoreHandle) -> dict[str, bytes]:
+    """Every key and value of an in-memory store (to pickle it)."""
+
+def fortran_to_c(src: _U8, dst: _U8, shape: Sequence[int], itemsize: int) -> None:
+    """Write into ``dst`` the elements ``src`` holds in Fortran order, in C order."""
+
+def codec_configuration(codec: str, item_size: int) -> str:
+    """The complete configuration (JSON) of one codec (JSON) for ``item_size``-byte
+    elements."""
+
+def numcodecs_members(id: str) -> list[str] | None:
+    """The members numcodecs' ``get_config()`` gives for codec ``id``, or None."""
+
+def bitround_mantissa_bits(float_format: str) -> int | None:
+    """The mantissa bits the ``bitround`` codec rounds in a float format, or None."""
+
+def chunk_key_encoding(name: str, configuration: str) -> str:
+    """The complete v3 ``chunk_key_encoding`` (JSON) of a name and configuration (JSON)."""
+
+def data_type_size(core_json: str) -> int:
+    """The size in bytes of an element of a core data type (JSON); 0 for variable length."""
+
+def float_format_size(name: str) -> int:
+    """The size in bytes of a float format (``float16``, ``bfloat16``, ...)."""
+
+@final
+class StoreHandle:
+    """A store: read and written by Rust, or (``caller``) by the Python layer."""
+
+    @staticmethod
+    def local(root: str | PathLike[str], fsync: bool = False) -> StoreHandle: ...
+    @staticmethod
+    def memory() -> StoreHandle: ...
+    @staticmethod
+    def zip(path: str | PathLike[str], mode: str) -> StoreHandle: ...
+    @staticmethod
+    def object(url: str, options: Sequence[tuple[str, str]]) -> StoreHandle: ...
+    @staticmethod
+    def obstore(store: Any, url: str) -> StoreHandle: ...
+    @staticmethod
+    def caller(name: str) -> StoreHandle: ...
+    @property
+    def in_rust(self) -> bool: ...
+    def remove_temporaries(self, older_than: float) -> int: ...
+    def location(self, key: str) -> str: ...
+    def get(self, key: str) -> bytes | None: ...
+    def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None: ...
+    def set(self, key: str, value: Buffer) -> None: ...
+    def delete(self, key: str) -> None: ...
+    def conditional_writes(self) -> bool:
+        """Whether writes to this store can be conditional on a generation (asked of an
+        object store's server once)."""
+    def get_versioned(self, key: str) -> tuple[bytes | None, str]:
+        """``(value or None, generation)``: an opaque token for ``set_if``/``delete_if``."""
+    def set_if(self, key: str, value: Buffer, generation: str) -> bool:
+        """Store ``value`` if the key's generation is still ``generation``."""
+    def delete_if(self, key: str, generation: str) -> bool:
+        """Remove the key if its generation is still ``generation``."""
+    def exists(self, key: str) -> bool: ...
+    def list_prefix(self, prefix: str) -> list[str]: ...
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]: ...
+    def delete_prefix(self, prefix: str) -> None: ...
+    def flush(self) -> None: ...
+
+@final
+class ReadSession:
+    """A read from a store Python reads itself: ``step()`` returns the requests to fetch,
+    ``answer(ids, values)`` takes what was fetched; done when ``step()`` returns none."""
+
+    def step(self) -> list[_Request]: ...
+    def answer(self, ids: Sequence[int], values: _Encoded) -> None: ...
+    def present(self) -> list[bool]: ...
+    def values(self) -> list[Any]: ...
+
+@final
+class WriteBatch:
+    """A write to a store Python writes itself."""
+
+    @property
+    def keys(self) -> list[str]: ...
+    @property
+    def needs(self) -> list[bool]: ...
+
+@final
+class Selection:
+    """A normalised selection of an array."""
+
+    @staticmethod
+    def basic(selection: Any, shape: Sequence[int]) -> Selection: ...
+    @staticmethod
+    def orthogonal(selection: Any, shape: Sequence[int]) -> Selection: ...
+    @staticmethod
+    def coordinate(selection: Any, shape: Sequence[int]) -> Selection: ...
+    @staticmethod
+    def mask(selection: Any, shape: Sequence[int]) -> Selection: ...
+    @staticmethod
+    def block(
+        selection: Any, shape: Sequence[int], grid: Iterable[int | Sequence[Sequence[int]]]
+    ) -> Selection: ...
+    @property
+    def buffer_shape(self) -> tuple[int, ...]: ...
+    @property
+    def is_orthogonal(self) -> bool: ...
+    @property
+    def result_shape(self) -> tuple[int, ...]: ...
+
+@final
+class ArrayHandle:
+    """An opened array: reads and writes whole selections in one call."""
+
+    def __new__(
+        cls,
+        store: StoreHandle,
+        path: str,
+        metadata_json: str,
+        fill_value: bytes,
+        write_empty_chunks: bool = False,
+    ) -> ArrayHandle: ...
+    @property
+    def in_rust(self) -> bool: ...
+    @property
+    def fortran_chunks(self) -> bool: ...
+    def read(self, selection_: Selection, out: _U8, fortran: bool = False) -> None: ...
+    def read_basic(self, selection_: Any) -> tuple[_U8, list[int]] | None: ...
+    def read_session(
+        self, selection_: Selection, out: _U8, fortran: bool = False
+    ) -> ReadSession: ...
+    def read_session_var(self, selection_: Selection) -> ReadSession: ...
+    def write(self, selection_: Selection, value: _U8, fortran: bool = False) -> None: ...
+    def write_scalar(
+        self, selection_: Selection, value: bytes | str, fortran: bool = False
+    ) -> None: ...
+    def read_var(self, selection_: Selection) -> list[Any]: ...
+    def write_var(self, selection_: Selection, items: Sequence[str | bytes]) -> None: ...
+    def write_batch(self, selection_: Selection, fortran: bool = False) -> WriteBatch: ...
+    def encode(self, batch: WriteBatch, old: _Encoded, value: _Value) -> list[bytes | None]: ...
+    def chunk_key(self, coords: Sequence[int]) -> str: ...
+    def decode_stored_chunks(self) -> tuple[int, int]: ...
+    def encode_floor(self, repeat: int) -> tuple[int, int, list[float]]: ...
+    def stored_chunks(self) -> list[tuple[str, list[int]]]: ...
+    def chunk_coords(self, keys: Sequence[str]) -> list[tuple[str, list[int]]]: ...
+
+@final
+class ChunkCodec:
+    """A codec chain for zarr-python's codec pipeline: decodes and encodes batches of
+    chunks, and reads and writes them from and to a store."""
+
+    def __new__(
+        cls, codecs_json: str, chunk_shape: Sequence[int], data_type_json: str, fill_value: bytes
+    ) -> ChunkCodec: ...
+    def fortran(self, codecs_json: str) -> ChunkCodec | None: ...
+    @property
+    def chunk_shape(self) -> list[int]: ...
+    @property
+    def sharded(self) -> bool: ...
+    @property
+    def writes_in_part(self) -> bool: ...
+    def read(
+        self,
+        store: StoreHandle,
+        keys: Sequence[str],
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out: _U8,
+        out_shape: Sequence[int],
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> list[bool]: ...
+    def read_var(
+        self,
+        store: StoreHandle,
+        keys: Sequence[str],
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out_shape: Sequence[int],
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> tuple[list[Any], list[bool]]: ...
+    def read_session(
+        self,
+        keys: Sequence[str],
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out: _U8,
+        out_shape: Sequence[int],
+        store_name: str,
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> ReadSession: ...
+    def read_session_var(
+        self,
+        keys: Sequence[str],
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out_shape: Sequence[int],
+        store_name: str,
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> ReadSession: ...
+    def decode(
+        self,
+        keys: Sequence[str],
+        encoded: _Encoded,
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out: _U8,
+        out_shape: Sequence[int],
+    ) -> None: ...
+    def decode_var(
+        self,
+        keys: Sequence[str],
+        encoded: _Encoded,
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out_shape: Sequence[int],
+    ) -> list[Any]: ...
+    def encode(
+        self,
+        keys: Sequence[str],
+        existing: _Encoded,
+        chunk_selections: _Regions,
+        value_selections: _Regions,
+        value: _Value,
+        value_shape: Sequence[int],
+        write_empty: bool,
+    ) -> list[bytes | None]: ...
+    def write_batch(
+        self,
+        keys: Sequence[str],
+        complete: Sequence[bool],
+        chunk_selections: _Regions,
+        value_selections: _Regions | None,
+        value_shape: Sequence[int],
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> WriteBatch: ...
+    def encode_batch(
+        self, batch: WriteBatch, old: _Encoded, value: _Value, write_empty: bool
+    ) -> list[bytes | None]: ...
+    def write(
+        self,
+        store: StoreHandle,
+        keys: Sequence[str],
+        complete: Sequence[bool],
+        chunk_selections: _Regions,
+        value_selections: _Regions | None,
+        value: _Value,
+        value_shape: Sequence[int],
+        write_empty: bool,
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+    ) -> None: ...
