@@ -62,6 +62,8 @@ __all__ = [
 
 #: formats zarrox reads but never writes (their metadata has a ``legacy_format``)
 LegacyMetadata = ArrayMetadataV1 | DraftArrayMetadata | DraftGroupMetadata
+#: formats zarrox writes
+WritableMetadata = ArrayMetadataV3 | GroupMetadataV3 | ArrayMetadataV2 | GroupMetadataV2
 
 
 def normalize_path(path: str | None) -> str:
@@ -184,7 +186,7 @@ def conditional_writes(store: Store, key: str = "") -> bool:
     return able
 
 
-def _document_keys(path: str, meta: NodeMetadata) -> list[str]:
+def _document_keys(path: str, meta: WritableMetadata) -> list[str]:
     """The keys of the node's metadata documents, the main one first."""
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
         return [join(path, METADATA_KEY)]
@@ -192,24 +194,31 @@ def _document_keys(path: str, meta: NodeMetadata) -> list[str]:
     return [join(path, key), join(path, V2_ATTRS_KEY)]
 
 
-def _documents(meta: NodeMetadata) -> list[bytes]:
+def _documents(meta: WritableMetadata) -> list[bytes]:
     """The node's metadata documents as stored, in :func:`_document_keys`' order."""
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
         return [dumps(meta.to_json())]
     return [dumps_v2(meta.to_json()), dumps_v2(meta.attributes_json())]  # type: ignore[union-attr]
 
 
-def _parse_documents(path: str, meta: NodeMetadata, raw: list[bytes | None]) -> NodeMetadata:
-    """The metadata in the documents ``raw`` (of :func:`_document_keys`) of a node of
-    ``meta``'s format."""
+def _parse_documents(
+    path: str, meta: WritableMetadata, raw: list[bytes | None]
+) -> WritableMetadata:
+    """The metadata in the documents ``raw`` (of :func:`_document_keys`; the main one
+    stored) of a node of ``meta``'s format."""
+    main = raw[0]
+    assert main is not None
     if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
-        doc = parse_json(raw[0], f"zarr.json at '{path}': ")
-        return Found("v3", path, join(path, METADATA_KEY), doc).parse()
-    key = _document_keys(path, meta)[0]
-    return Found("v2", path, key, raw[0], raw[1]).parse()
+        doc = parse_json(main, f"zarr.json at '{path}': ")
+        parsed = Found("v3", path, join(path, METADATA_KEY), doc).parse()
+    else:
+        parsed = Found("v2", path, _document_keys(path, meta)[0], main, raw[1]).parse()
+    if is_legacy(parsed):
+        raise UnsupportedError(read_only_message("node", path, parsed))
+    return parsed
 
 
-def _write_node(store: Store, path: str, meta: NodeMetadata) -> None:
+def _write_node(store: Store, path: str, meta: WritableMetadata) -> None:
     for key, document in zip(_document_keys(path, meta), _documents(meta), strict=True):
         store.set(key, document)
 
