@@ -103,8 +103,23 @@ fn write_retries() -> u64 {
     commit::retries()
 }
 
+/// A warning (Python's warnings module, through `zarrox.storage`) that the
+/// store at `store` ignores byte ranges; an error raised by it (warnings
+/// turned into errors) is reported as unraisable: the read goes on.
+fn warn_ranges_ignored(store: &str) {
+    Python::attach(|py| {
+        let warned = py
+            .import("zarrox.storage")
+            .and_then(|m| m.call_method1("warn_ranges_ignored", (store,)));
+        if let Err(e) = warned {
+            e.write_unraisable(py, None);
+        }
+    });
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::store::on_ranges_ignored(warn_ranges_ignored);
     m.add_class::<StoreHandle>()?;
     m.add_class::<ArrayHandle>()?;
     m.add_class::<ChunkCodec>()?;

@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{check_key, check_range_len, ByteRange, IoMode, OpenValue, Store};
+use super::{check_key, fit_range, ByteRange, IoMode, OpenValue, Store};
 use crate::error::{Error, Result};
 use crate::fork;
 
@@ -202,11 +202,10 @@ impl OpenValue for CallerValue<'_> {
         let mut parts = Vec::with_capacity(ranges.len());
         for (r, a) in ranges.iter().zip(answers) {
             match a? {
-                Some(bytes) => {
-                    check_range_len(bytes.len(), r)
-                        .map_err(|e| e.context(self.store.location(&self.key)))?;
-                    parts.push(bytes);
-                }
+                Some(bytes) => parts.push(
+                    fit_range(bytes, r, &self.store.location(""))
+                        .map_err(|e| e.context(self.store.location(&self.key)))?,
+                ),
                 None => return Ok(None),
             }
         }

@@ -107,18 +107,29 @@ pub fn slice_ranges(value: &Bytes, ranges: &[ByteRange]) -> Result<Vec<Bytes>> {
         .collect()
 }
 
-/// Error unless a store returned exactly the bytes a range asked for (an
-/// object store answers a range past the end with what there is).
-pub fn check_range_len(got: usize, range: &ByteRange) -> Result<()> {
+/// The bytes `range` asked for out of what a store returned: exactly those,
+/// or, when the store sent more (a static web server that ignores byte
+/// ranges answers with the whole value), the range cut out of the whole value
+/// (see [`ranges_ignored`]); an error when the value is shorter than asked
+/// (an object store answers a range past the end with what there is).
+/// `store` names the store (its location) for the warning.
+pub fn fit_range(bytes: Bytes, range: &ByteRange, store: &str) -> Result<Bytes> {
+    let got = bytes.len() as u64;
     match range.fixed_len() {
-        Some(want) if want > got as u64 => Err(Error::corrupt(format!(
+        Some(want) if want > got => Err(Error::corrupt(format!(
             "the store returned {got} bytes where {want} were asked for: the value is shorter"
         ))),
-        Some(want) if want < got as u64 => Err(Error::corrupt(format!(
-            "the store returned {got} bytes where {want} were asked for: it ignored the byte \
-             range"
-        ))),
-        _ => Ok(()),
+        Some(want) if want < got => {
+            let (start, end) = range.resolve(got).map_err(|_| {
+                Error::corrupt(format!(
+                    "the store returned {got} bytes where {want} were asked for: not the \
+                     range asked for, nor a whole value that holds it"
+                ))
+            })?;
+            ranges_ignored(store);
+            Ok(bytes.slice(start as usize..end as usize))
+        }
+        _ => Ok(bytes),
     }
 }
 
@@ -164,6 +175,36 @@ impl Generation {
 pub struct Versioned {
     pub value: Option<Bytes>,
     pub generation: Generation,
+}
+
+/// Called once per store found to ignore byte ranges (the Python bindings
+/// turn it into a warning).
+static RANGES_IGNORED_HOOK: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// The stores (by location) found to ignore byte ranges.
+static IGNORING_RANGES: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Call `hook` with a store's location the first time that store is found to
+/// ignore byte ranges.
+pub fn on_ranges_ignored(hook: fn(&str)) {
+    let _ = RANGES_IGNORED_HOOK.set(hook);
+}
+
+/// Note that the store at `store` ignores byte ranges (its ranges are cut out
+/// of whole values from now on); the hook hears of it the first time.
+pub fn ranges_ignored(store: &str) {
+    let first = crate::fork::lock(&IGNORING_RANGES).insert(store.to_string());
+    if first {
+        if let Some(hook) = RANGES_IGNORED_HOOK.get() {
+            hook(store);
+        }
+    }
+}
+
+/// Whether the store at `store` was found to ignore byte ranges.
+pub fn ignores_ranges(store: &str) -> bool {
+    crate::fork::lock(&IGNORING_RANGES).contains(store)
 }
 
 /// How the engine schedules a store's requests.
@@ -415,6 +456,28 @@ pub fn children(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn fit_range_cuts_a_range_out_of_a_whole_value() {
+        let whole = Bytes::from_static(b"0123456789");
+        let short = Bytes::from_static(b"234");
+        assert_eq!(
+            fit_range(short, &ByteRange::span(2, 3), "a").unwrap(),
+            "234"
+        );
+        let cut = fit_range(whole.clone(), &ByteRange::span(2, 3), "test://ignores").unwrap();
+        assert_eq!(cut, "234");
+        assert!(ignores_ranges("test://ignores"));
+        assert!(!ignores_ranges("test://other"));
+        assert_eq!(
+            fit_range(whole.clone(), &ByteRange::Suffix(4), "s").unwrap(),
+            "6789"
+        );
+        let e = fit_range(Bytes::from_static(b"01"), &ByteRange::span(0, 3), "s").unwrap_err();
+        assert!(e.to_string().contains("the value is shorter"), "{e}");
+        let e = fit_range(whole, &ByteRange::span(8, 3), "s").unwrap_err();
+        assert!(e.to_string().contains("nor a whole value"), "{e}");
+    }
 
     fn run<T>(store: &dyn Store, f: impl std::future::Future<Output = T>) -> T {
         block_on(store, f).unwrap()

@@ -21,8 +21,8 @@ use object_store::{
 };
 
 use super::{
-    check_key, check_prefix, check_range_len, conditions_unsupported, ByteRange, Generation,
-    IoMode, OpenValue, Store, Versioned,
+    check_key, check_prefix, conditions_unsupported, fit_range, ignores_ranges, ranges_ignored,
+    slice_ranges, ByteRange, Generation, IoMode, OpenValue, Store, Versioned,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::fork;
@@ -472,6 +472,14 @@ fn status_code(e: &(dyn std::error::Error + 'static)) -> Option<u16> {
         .and_then(|s| s.parse().ok())
 }
 
+/// Whether `e` says the server answered a ranged GET with the whole value
+/// (object_store's HTTP client: `RangeNotSupported`; the others: a response
+/// that is not partial).
+fn ignored_range(e: &object_store::Error) -> bool {
+    let text = chain_text(e);
+    text.contains("Range request not supported") || text.contains("non-partial response")
+}
+
 fn is_not_found(e: &object_store::Error) -> bool {
     matches!(e, object_store::Error::NotFound { .. })
 }
@@ -513,6 +521,44 @@ impl ObjectValue<'_> {
     }
 }
 
+impl ObjectValue<'_> {
+    /// `ranges` cut out of the whole value, fetched once (a store that
+    /// ignores byte ranges); the version pinned as a range read pins it.
+    async fn read_whole(
+        &self,
+        client: &Arc<dyn Inner>,
+        ranges: &[ByteRange],
+        location: &str,
+    ) -> Result<Option<Vec<Bytes>>> {
+        let pinned = fork::lock(&self.version).clone();
+        let options = GetOptions {
+            if_match: pinned.clone().flatten(),
+            ..GetOptions::default()
+        };
+        let got = match client.get_opts(&self.path, options).await {
+            Ok(got) => got,
+            Err(e) if is_not_found(&e) && pinned.is_none() => return Ok(None),
+            Err(e) if is_not_found(&e) => return Err(self.changed()),
+            Err(object_store::Error::Precondition { .. }) => return Err(self.changed()),
+            Err(e) => return Err(store_error(e, "GET", location)),
+        };
+        let etag = got.meta.e_tag.clone();
+        if let Some(Some(v)) = &pinned {
+            if etag.as_ref().is_some_and(|e| e != v) {
+                return Err(self.changed());
+            }
+        }
+        let bytes = got
+            .bytes()
+            .await
+            .map_err(|e| store_error(e, "GET", location))?;
+        let parts =
+            slice_ranges(&bytes, ranges).map_err(|e| e.context(format!("GET {location}")))?;
+        *fork::lock(&self.version) = Some(etag);
+        Ok(Some(parts))
+    }
+}
+
 #[async_trait]
 impl OpenValue for ObjectValue<'_> {
     async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
@@ -524,6 +570,10 @@ impl OpenValue for ObjectValue<'_> {
                 Err(e) if is_not_found(&e) => Ok(None),
                 Err(e) => Err(store_error(e, "HEAD", &location)),
             };
+        }
+        let store = self.store.location("");
+        if ignores_ranges(&store) {
+            return self.read_whole(&client, ranges, &location).await;
         }
         let pinned = fork::lock(&self.version).clone();
         let requests = ranges.iter().map(|r| {
@@ -555,11 +605,18 @@ impl OpenValue for ObjectValue<'_> {
                         }
                         Some(_) => {}
                     }
-                    check_range_len(bytes.len(), r)
-                        .map_err(|e| e.context(format!("GET {location}")))?;
-                    parts.push(bytes);
+                    parts.push(
+                        fit_range(bytes, r, &store)
+                            .map_err(|e| e.context(format!("GET {location}")))?,
+                    );
                 }
                 Err(e) if is_not_found(&e) => missing += 1,
+                // a static web server that ignores byte ranges (object_store
+                // drops its whole answer): cut the ranges out of the value
+                Err(e) if ignored_range(&e) => {
+                    ranges_ignored(&store);
+                    return self.read_whole(&client, ranges, &location).await;
+                }
                 Err(object_store::Error::Precondition { .. }) => return Err(self.changed()),
                 Err(e) => return Err(store_error(e, "GET", &location)),
             }

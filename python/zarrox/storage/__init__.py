@@ -14,6 +14,7 @@ environment), a memory store's contents, a zarr-python store object itself.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
@@ -26,16 +27,49 @@ from zarrox.storage.options import SCHEMES, object_store_options
 
 class Store:
     """A key-value store. ``handle`` is the Rust side the engine reads and writes
-    (for a store served from Python, a handle that says so)."""
+    (for a store served from Python, a handle that says so).
 
-    handle: StoreHandle
+    A store of your own: subclass ``Store`` and implement ``get(key)`` (bytes, or None
+    when missing), ``set(key, value)``, ``delete(key)`` and ``list_prefix(prefix)``
+    (the sorted keys that start with it); ``get_range(key, start, length)`` and
+    ``exists(key)`` are optional (by default they read the whole value). The engine
+    reads and writes it from Python, as zarr-python's stores (see README)."""
+
     #: Writes are refused (a store opened read-only, an HTTP store).
     read_only: bool = False
+
+    def __getattr__(self, name: str) -> Any:
+        # a store of the user's (a subclass that sets no handle) is served from Python
+        if name == "handle":
+            handle = StoreHandle.caller(f"{type(self).__name__}(<{id(self):#x}>)")
+            self.__dict__["handle"] = handle
+            return handle
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        handle = state.get("handle")
+        if handle is not None and not handle.in_rust:
+            del state["handle"]  # made again when next needed
+        return state
+
+    @property
+    def _in_python(self) -> bool:
+        """Whether Python reads and writes this store (Rust does not)."""
+        return not self.handle.in_rust
 
     def get(self, key: str) -> bytes | None:
         return self.handle.get(key)
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        if self._in_python:
+            value = self.get(key)
+            if value is None:
+                return None
+            value = bytes(memoryview(value))
+            if start < 0 and length is None:
+                return value[len(value) + start :] if start else b""
+            return value[start:] if length is None else value[start : start + int(length)]
         return self.handle.get_range(key, start, length)
 
     def _check_writable(self, key: str) -> None:
@@ -51,6 +85,8 @@ class Store:
         self.handle.delete(key)
 
     def exists(self, key: str) -> bool:
+        if self._in_python:
+            return self.get(key) is not None
         return self.handle.exists(key)
 
     def conditional_writes(self) -> bool:
@@ -78,15 +114,22 @@ class Store:
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(keys, sub-directories) directly under ``prefix`` ("" or ending in "/")."""
+        if self._in_python:
+            return _split_listing(prefix, sorted(self.list_prefix(prefix)))
         return self.handle.list_dir(prefix)
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable(prefix)
+        if self._in_python:
+            for key in self.list_prefix(prefix):
+                self.delete(key)
+            return
         self.handle.delete_prefix(prefix)
 
     def flush(self) -> None:
         """Make the writes so far visible to other readers (a zip archive's directory)."""
-        self.handle.flush()
+        if not self._in_python:
+            self.handle.flush()
 
     def close(self) -> None:
         self.flush()
@@ -105,6 +148,62 @@ class Store:
     def url(self) -> str:
         """A URL that, with the store's options, opens this store again."""
         return self.location()
+
+    # -- serving the engine's requests from Python (stores Rust cannot reach) --
+    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+        """Perform a request: ``get`` (``arg`` None, ``(offset, length | None)`` or
+        ``("suffix", n)``; None when missing), ``set`` (``arg``: the bytes), ``delete``."""
+        if op == "get":
+            if arg is None:
+                return self.get(key)
+            if arg[0] == "suffix":
+                n = int(arg[1])
+                if not n:
+                    return b"" if self.exists(key) else None
+                return self.get_range(key, -n)
+            length = None if arg[1] is None else int(arg[1])
+            return self.get_range(key, int(arg[0]), length)
+        if op == "set":
+            self.set(key, bytes(memoryview(arg)))
+        elif op == "delete":
+            self.delete(key)
+        else:
+            raise ValueError(f"unknown request {op!r}")
+        return None
+
+    def serve(self, session: Any) -> Any:
+        """Run a Rust read session to its end, answering its requests."""
+        while requests := session.step():
+            session.answer([r[0] for r in requests], [self._answer(*r[1:]) for r in requests])
+        return session
+
+    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
+        """The values of the ``needed`` ``keys`` (None elsewhere)."""
+        return [self._answer("get", k) if n else None for k, n in zip(keys, needed, strict=True)]
+
+    def store_values(self, keys: list[str], values: list[Any]) -> None:
+        """Store encoded chunks (None: delete the key)."""
+        if keys:
+            self._check_writable(keys[0])
+        for key, value in zip(keys, values, strict=True):
+            self._answer("delete" if value is None else "set", key, value)
+
+
+_WARNED_RANGES: set[str] = set()
+
+
+def warn_ranges_ignored(store: str) -> None:
+    """Warn (once per store) that the store at ``store`` ignores byte ranges: its server
+    sends whole values, out of which the ranges asked for are cut (called by Rust)."""
+    if store in _WARNED_RANGES:
+        return
+    _WARNED_RANGES.add(store)
+    warnings.warn(
+        f"the store {store} ignores byte ranges (its server sends whole values): reading "
+        "the ranges out of whole values, which costs more transfer",
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 
 class LocalStore(Store):
@@ -281,30 +380,6 @@ class ServedStore(Store):
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         return _split_listing(prefix, self.list_prefix(prefix))
-
-    def delete_prefix(self, prefix: str) -> None:
-        for key in self.list_prefix(prefix):
-            self.delete(key)
-
-    def flush(self) -> None:
-        pass
-
-    def serve(self, session: Any) -> Any:
-        """Run a Rust read session to its end, answering its requests."""
-        while requests := session.step():
-            session.answer([r[0] for r in requests], [self._answer(*r[1:]) for r in requests])
-        return session
-
-    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
-        """The values of the ``needed`` ``keys`` (None elsewhere)."""
-        return [self._answer("get", k) if n else None for k, n in zip(keys, needed, strict=True)]
-
-    def store_values(self, keys: list[str], values: list[Any]) -> None:
-        """Store encoded chunks (None: delete the key)."""
-        if keys:
-            self._check_writable(keys[0])
-        for key, value in zip(keys, values, strict=True):
-            self._answer("delete" if value is None else "set", key, value)
 
 
 class DictMemoryStore(ServedStore, MemoryStore):
@@ -600,8 +675,23 @@ class PythonStore(ServedStore):
             arg = bytes(memoryview(arg))
         return self.run(self.answerer.perform((0, op, key, arg)))
 
+    def get(self, key: str) -> bytes | None:
+        try:
+            return super().get(key)
+        except (LookupError, ValueError) as e:
+            if _refused_probe(key, e):
+                return None
+            raise
+
     def exists(self, key: str) -> bool:
-        return bool(self.run(self.zarr_store.exists(key)))
+        try:
+            return bool(self.run(self.zarr_store.exists(key)))
+        except (LookupError, ValueError) as e:
+            # zarr-python takes a KeyError as "missing" (icechunk raises one for a
+            # v2 key that a v3-only store cannot hold)
+            if isinstance(e, LookupError) or _refused_probe(key, e):
+                return False
+            raise
 
     def list_prefix(self, prefix: str) -> list[str]:
         async def collect() -> list[str]:
@@ -636,6 +726,18 @@ class PythonStore(ServedStore):
         return repr(self.zarr_store)
 
 
+#: the metadata documents of the formats before v3 (v2, v1) that zarrox looks for where
+#: zarr-python does not; a store that holds v3 only (icechunk) may refuse these keys
+_LEGACY_METADATA = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "meta", "attrs"})
+
+
+def _refused_probe(key: str, error: Exception) -> bool:
+    """Whether ``error`` (a KeyError or ValueError a zarr-python store raised for
+    ``key``) means "no such value": the store refuses a legacy metadata key it can never
+    hold (icechunk's "v2 key not found", "invalid zarr key format")."""
+    return key.rsplit("/", 1)[-1] in _LEGACY_METADATA
+
+
 #: zarrox stores of zarr-python store objects, so that one Rust store serves each: by the
 #: object's id, with a weak reference to it and where it is (a LocalStore can move).
 _ADAPTED: dict[int, tuple[weakref.ref[Any], Any, Store]] = {}
@@ -668,7 +770,28 @@ def _adapt(store: Any) -> Store:
         inner = store.store
         if type(inner).__name__ in _RUST_OBSTORES:
             return ObstoreStore(inner, read_only=read_only)
+        if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
+            return LocalStore(inner.prefix, read_only=read_only)
     return PythonStore(store)
+
+
+def _is_obstore(store: Any) -> bool:
+    """Whether ``store`` is one of obstore's store objects."""
+    return type(store).__module__.split(".")[0] == "obstore" and type(store).__name__ in (
+        *_RUST_OBSTORES,
+        "LocalStore",
+        "MemoryStore",
+    )
+
+
+def from_obstore(store: Any) -> Store:
+    """The zarrox store for an obstore store object: S3, GCS, Azure and HTTP stores read
+    and written by Rust over obstore's configuration, a ``LocalStore`` as zarrox's own
+    local store on its directory, a ``MemoryStore`` (whose state only obstore reaches)
+    through obstore's functions."""
+    if type(store).__name__ == "LocalStore":
+        return LocalStore(store.prefix)
+    return ObjectStore(store)  # type: ignore[no-any-return]
 
 
 def _is_zarr_store(store: Any) -> bool:
@@ -713,6 +836,8 @@ def resolve_store(
         return MemoryStore(store)
     if _is_zarr_store(store):
         return from_zarr_store(store)
+    if _is_obstore(store):
+        return from_obstore(store)
     raise TypeError(f"cannot use {type(store).__name__} as a store")
 
 
