@@ -595,12 +595,15 @@ fn a_shard_read_in_many_batches_is_whole_or_the_fill_value_once_gone() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A write another writer makes into the store's memory.
+type Rival = Box<dyn FnOnce(&MemoryStore) + Send>;
+
 /// A memory store where a rival writer commits right after a versioned read,
 /// once per queued rival (a write that merges then loses the race).
 #[derive(Default)]
 struct Interleaved {
     inner: MemoryStore,
-    rivals: Mutex<Vec<Box<dyn FnOnce(&MemoryStore) + Send>>>,
+    rivals: Mutex<Vec<Rival>>,
     versioned_reads: AtomicUsize,
 }
 
