@@ -123,15 +123,21 @@ def test_disjoint_writers_of_shared_chunks_lose_nothing(case: Case, where: dict[
     assert lost == [0] * ROUNDS, f"cells lost per round: {lost}"
 
 
-@pytest.mark.parametrize("store", ["local", "s3"])
+@pytest.mark.parametrize("store, zarr_format", [("local", 3), ("local", 2), ("s3", 3)])
 def test_concurrent_attribute_updates_and_appends_all_land(
-    store: str, root: Path, request: pytest.FixtureRequest
+    store: str, zarr_format: int, root: Path, request: pytest.FixtureRequest
 ) -> None:
     bucket = request.getfixturevalue("s3_bucket") if store == "s3" else None
     where = _where(store, root, bucket)
     url, options = where["url"], where.get("options")
     zarrox.create_array(
-        url, name="a", shape=(0, 8), chunks=(3, 8), dtype="int32", storage_options=options
+        url,
+        name="a",
+        shape=(0, 8),
+        chunks=(3, 8),
+        dtype="int32",
+        zarr_format=zarr_format,
+        storage_options=options,
     )
     writers, updates, appends = 4, 8, 5
     procs = [
