@@ -284,3 +284,17 @@ def test_dask_distributed_xarray_region_writes_across_shards_lose_nothing(
     lost = int((got != values).sum())
     assert lost == 0, f"{lost} cells lost"
     assert os.path.exists(os.path.join(store, "v", "c", "0", "0"))
+
+
+def test_info_says_so_when_the_store_cannot_be_asked(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy
+) -> None:
+    url, options = proxied_bucket.url("p.zarr"), proxied_bucket.object_store_options()
+    zarrox.create_array(
+        url, name="a", shape=(8,), chunks=(4,), dtype="int32", storage_options=options
+    )
+    a = zarrox.open_array(url, path="a", storage_options=options)
+    with s3_proxy.faults(servers.FaultRule("status", status=403, methods=("PUT",))):
+        info = repr(a.info)
+    assert "Conditional writes : unknown: the store could not be asked" in info
+    assert "403" in info

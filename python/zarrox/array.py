@@ -15,7 +15,13 @@ from zarrox import _core
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
-from zarrox.errors import MetadataError, ReadOnlyError, UnknownCodecError, UnsupportedError
+from zarrox.errors import (
+    MetadataError,
+    ReadOnlyError,
+    StoreError,
+    UnknownCodecError,
+    UnsupportedError,
+)
 from zarrox.indexing import (
     Selection,
     basic_selection,
@@ -1011,7 +1017,11 @@ def _conditional_writes_text(a: Array) -> str:
     mode = _core.get_conditional_writes()
     if mode == "off":
         return "off (io.conditional_writes): the last writer wins"
-    if a.store.conditional_writes():
+    try:
+        able = a.store.conditional_writes()
+    except StoreError as e:  # the probe could not write (credentials, a server error)
+        return f"unknown: the store could not be asked ({e})"
+    if able:
         return f"yes ({mode}): merges commit only on the version they read"
     if mode == "require":
         return "required, but this store cannot: writes that merge fail"
