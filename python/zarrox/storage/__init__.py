@@ -678,7 +678,7 @@ class PythonStore(ServedStore):
     def get(self, key: str) -> bytes | None:
         try:
             return super().get(key)
-        except (LookupError, ValueError) as e:
+        except Exception as e:
             if _refused_probe(key, e):
                 return None
             raise
@@ -686,7 +686,7 @@ class PythonStore(ServedStore):
     def exists(self, key: str) -> bool:
         try:
             return bool(self.run(self.zarr_store.exists(key)))
-        except (LookupError, ValueError) as e:
+        except Exception as e:
             # zarr-python takes a KeyError as "missing" (icechunk raises one for a
             # v2 key that a v3-only store cannot hold)
             if isinstance(e, LookupError) or _refused_probe(key, e):
@@ -732,10 +732,14 @@ _LEGACY_METADATA = frozenset({".zarray", ".zgroup", ".zattrs", ".zmetadata", "me
 
 
 def _refused_probe(key: str, error: Exception) -> bool:
-    """Whether ``error`` (a KeyError or ValueError a zarr-python store raised for
-    ``key``) means "no such value": the store refuses a legacy metadata key it can never
-    hold (icechunk's "v2 key not found", "invalid zarr key format")."""
-    return key.rsplit("/", 1)[-1] in _LEGACY_METADATA
+    """Whether ``error``, raised by a zarr-python store for ``key``, means "no such
+    value": the store refuses a legacy metadata key it can never hold. icechunk 2 raises
+    a KeyError or ValueError there ("v2 key not found", "invalid zarr key format"),
+    icechunk 1 its own ``IcechunkError``; any other error (a network failure) stays one."""
+    if key.rsplit("/", 1)[-1] not in _LEGACY_METADATA:
+        return False
+    from_icechunk = type(error).__module__.split(".")[0] == "icechunk"
+    return from_icechunk or isinstance(error, LookupError | ValueError)
 
 
 #: zarrox stores of zarr-python store objects, so that one Rust store serves each: by the
