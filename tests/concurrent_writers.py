@@ -176,3 +176,13 @@ def hold_directory_lock(directory: str, ready: Any) -> None:
     ready.set()
     while True:
         time.sleep(1)
+
+
+def rewrite_whole(url: str, options: dict[str, Any] | None, times: int, started: Any) -> None:
+    """Process body: write the whole array ``times`` times, each time one value."""
+    import zarrox
+
+    arr = zarrox.open_array(url, path="a", mode="r+", storage_options=options)
+    started.set()
+    for i in range(times):
+        arr[...] = np.full(arr.shape, i + 1, dtype="int32")

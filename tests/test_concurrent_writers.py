@@ -32,6 +32,7 @@ from concurrent_writers import (
     expected,
     hold_directory_lock,
     open_array,
+    rewrite_whole,
     set_attributes,
     write_rounds,
 )
@@ -298,3 +299,39 @@ def test_info_says_so_when_the_store_cannot_be_asked(
         info = repr(a.info)
     assert "Conditional writes : unknown: the store could not be asked" in info
     assert "403" in info
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_reads_during_writes_see_one_version_per_shard(
+    store: str, root: Path, request: pytest.FixtureRequest
+) -> None:
+    bucket = request.getfixturevalue("s3_bucket") if store == "s3" else None
+    where = _where(store, root, bucket)
+    url, options = where["url"], where.get("options")
+    zarrox.create_array(
+        url,
+        name="a",
+        shape=(32, 32),
+        chunks=(8, 8),
+        shards=(32, 32),
+        dtype="int32",
+        fill_value=0,
+        storage_options=options,
+    )
+    started = SPAWN.Event()
+    writer = SPAWN.Process(target=rewrite_whole, args=(url, options, 150, started))
+    writer.start()
+    try:
+        assert started.wait(60)
+        a = zarrox.open_array(url, path="a", mode="r", storage_options=options)
+        seen = set()
+        while writer.is_alive():
+            # The shard's index, then four of its inner chunks (byte ranges): all of one
+            # version, whatever the writer does meanwhile.
+            part = a[4:20, 4:20]
+            assert (part == part[0, 0]).all(), np.unique(part)
+            seen.add(int(part[0, 0]))
+    finally:
+        writer.join(120)
+    assert writer.exitcode == 0
+    assert len(seen) > 1, "the reads never overlapped a write"

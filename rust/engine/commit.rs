@@ -112,14 +112,15 @@ pub async fn conditional(store: &dyn Store, key: &str) -> Result<bool> {
 pub const MAX_ATTEMPTS: u32 = 100;
 
 /// Randomised exponential backoff between attempts: 1 ms doubling up to
-/// 100 ms, each wait drawn between half and all of that.
-struct Backoff {
+/// 100 ms, each wait drawn between half and all of that (also between reads
+/// of a value that changed while it was read).
+pub(crate) struct Backoff {
     attempt: u32,
     seed: u64,
 }
 
 impl Backoff {
-    fn new(key: &str) -> Self {
+    pub(crate) fn new(key: &str) -> Self {
         // Writers that collided once must not collide again in lockstep:
         // seed from the process, the time and the key.
         let nanos = std::time::SystemTime::now()
@@ -133,7 +134,7 @@ impl Backoff {
     }
 
     /// The wait before the next attempt, or `None` when none is left.
-    fn next(&mut self) -> Option<Duration> {
+    pub(crate) fn next(&mut self) -> Option<Duration> {
         self.attempt += 1;
         if self.attempt >= MAX_ATTEMPTS {
             return None;

@@ -171,9 +171,6 @@ impl Piece<'_> {
     }
 }
 
-/// How many times a chunk that changed while it was read is read again.
-const READ_AGAIN: u32 = 16;
-
 /// Read `tasks` of chunks of `chain` from `store` into `out`; which chunks exist.
 pub fn read(
     chain: &CodecChain,
@@ -212,12 +209,16 @@ pub fn read(
                     key: &task.key,
                 };
                 // A value rewritten while it was read (a shard whose index
-                // and inner chunks came from two versions) is read again:
-                // the new read places every element the old one placed.
-                let mut again = 0;
+                // and inner chunks came from two versions) is read again,
+                // after a randomised backoff: the new read places every
+                // element the old one placed.
+                let mut backoff = commit::Backoff::new(&task.key);
                 loop {
                     match read_chunk(chain, &origin, &task.region, fetching, &sink).await {
-                        Err(e) if e.kind == ErrorKind::Changed && again < READ_AGAIN => again += 1,
+                        Err(e) if e.kind == ErrorKind::Changed => match backoff.next() {
+                            Some(wait) => tokio::time::sleep(wait).await,
+                            None => return Err(e),
+                        },
                         done => return done,
                     }
                 }
