@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import zarr
 import zarr.errors
-import zarrox.api.asynchronous as zasync
 
 import zarrox
+import zarrox.api.asynchronous as zasync
 from conftest import ZARR_VERSION
 from zarrox.codecs import BloscCodec, Codec, GzipCodec, ZstdCodec
 from zarrox.codecs.numcodecs import Delta
