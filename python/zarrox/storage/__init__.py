@@ -13,16 +13,24 @@ environment), a memory store's contents, a zarr-python store object itself.
 
 from __future__ import annotations
 
+import functools
+import importlib.abc
 import os
+import sys
 import warnings
 import weakref
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle, memory_items
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, object_store_options
+
+if TYPE_CHECKING:
+    from zarr.abc.store import Store as ZarrPythonStore
 
 
 class Store:
@@ -148,6 +156,14 @@ class Store:
     def url(self) -> str:
         """A URL that, with the store's options, opens this store again."""
         return self.location()
+
+    def to_zarr(self) -> ZarrPythonStore:
+        """This store as zarr-python sees it: a ``zarr.abc.store.Store`` that reads and
+        writes here (:class:`~zarrox.storage.zarr_adapter.ZarrStoreView`). zarr-python and
+        xarray take the zarrox store itself too: they are handed this (see README)."""
+        from zarrox.storage.zarr_adapter import ZarrStoreView
+
+        return ZarrStoreView(self)
 
     # -- serving the engine's requests from Python (stores Rust cannot reach) --
     def _answer(self, op: str, key: str, arg: Any = None) -> Any:
@@ -702,6 +718,10 @@ class PythonStore(ServedStore):
     def close(self) -> None:
         self.zarr_store.close()
 
+    def to_zarr(self) -> ZarrPythonStore:
+        """The zarr-python store object this store serves."""
+        return self.zarr_store
+
     def serve(self, session: Any) -> Any:
         """Run a Rust read session to its end, fetching its requests from the store."""
         from zarrox.storage.bridge import serve
@@ -764,6 +784,12 @@ def _adapt(store: Any) -> Store:
     name = type(store).__name__
     module = type(store).__module__.split(".")[0]
     read_only = bool(getattr(store, "read_only", False))
+    if module == "zarrox" and name == "ZarrStoreView":
+        # a zarrox store handed to zarr-python and back: the store itself (a read-only
+        # view of a writable store is served through the view, which refuses writes)
+        own: Store = store.store
+        if own.read_only or not read_only:
+            return own
     if module == "zarr" and name == "LocalStore":
         return LocalStore(store.root, read_only=read_only)
     if module == "zarr" and name == "ObjectStore":
@@ -868,6 +894,88 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
         return ZipStore(text, _zip_mode(mode))
     return LocalStore(text, read_only=mode == "r")
 
+
+# -- zarr-python and xarray take zarrox stores ----------------------------------------------
+# zarr-python resolves what it is given as a store in one function, make_store (every entry
+# point reaches it through make_store_path), which takes only its own Store class and
+# offers no hook. zarrox wraps it, once zarr-python is imported (zarrox does not import it
+# itself): a zarrox store is replaced by store.to_zarr(), anything else passes through as
+# it was.
+
+#: the zarr-python module whose make_store takes zarrox stores
+_ZARR_STORE_RESOLUTION = "zarr.storage._common"
+
+
+def _take_zarrox_stores(common: ModuleType) -> None:
+    """Make ``common.make_store`` (zarr-python's) take zarrox stores; idempotent."""
+    make_store = getattr(common, "make_store", None)
+    if make_store is None or getattr(make_store, "_takes_zarrox_stores", False):
+        return
+
+    @functools.wraps(make_store)
+    async def make_store_taking_zarrox_stores(store_like: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(store_like, Store):
+            store_like = store_like.to_zarr()
+        return await make_store(store_like, *args, **kwargs)
+
+    setattr(make_store_taking_zarrox_stores, "_takes_zarrox_stores", True)  # noqa: B010
+    common.make_store = make_store_taking_zarrox_stores
+
+
+class _ThenLoader(importlib.abc.Loader):
+    """A module's loader that calls ``then(module)`` once the module has run."""
+
+    def __init__(self, loader: Any, then: Callable[[ModuleType], None]) -> None:
+        self.loader = loader
+        self.then = then
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        self.then(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``then(module)`` whenever the module ``name`` is imported (a post-import
+    hook): the other finders find it, its loader is wrapped."""
+
+    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                    return None  # imported as usual, not watched
+                spec.loader = _ThenLoader(spec.loader, self.then)
+                return spec
+        return None
+
+
+def _watch_zarr() -> None:
+    """zarr-python takes zarrox stores: now if it is imported, else once it is."""
+    common = sys.modules.get(_ZARR_STORE_RESOLUTION)
+    if common is not None:
+        _take_zarrox_stores(common)
+    if not any(getattr(f, "name", None) == _ZARR_STORE_RESOLUTION for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(_ZARR_STORE_RESOLUTION, _take_zarrox_stores))
+
+
+_watch_zarr()
 
 __all__ = [
     "LocalStore",
