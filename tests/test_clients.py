@@ -359,7 +359,7 @@ def test_zarrox_writes_zarr_python_reads_and_writes(
 
 def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None:
     """The issue's own lines: zarr.open_array(zarrox.LocalStore(p)), a read-only store,
-    and the view each store gives zarr-python (store.to_zarr())."""
+    and the view each store gives zarr-python (store.as_zarr_store())."""
     p = tmp_path / "x.zarr"
     zarrox.create_array(str(p), shape=(9,), chunks=(4,), dtype="i8")[...] = np.arange(9)
     assert_identical(zarr.open_array(zarrox.LocalStore(p))[...], np.arange(9), "LocalStore")
@@ -372,15 +372,15 @@ def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None
         zarr.open_array(zarrox.LocalStore(p), mode="r")[0] = 5
     # the view: a zarr-python store over the zarrox store, which zarrox takes back as it was
     store = zarrox.LocalStore(p)
-    view = store.to_zarr()
+    view = store.as_zarr_store()
     assert isinstance(view, zarr.abc.store.Store)
-    assert view == store.to_zarr() and str(view) == store.url
+    assert view == store.as_zarr_store() and str(view) == store.url
     assert zarrox.storage.resolve_store(view) is store
     assert pickle.loads(pickle.dumps(view)) == view
     assert_identical(zarr.open_array(view)[...], np.arange(9), "the view")
     # a zarr-python store that zarrox serves from Python is given back to zarr-python as is
     zarr_memory = zarr.storage.MemoryStore()
-    assert zarrox.storage.resolve_store(zarr_memory).to_zarr() is zarr_memory
+    assert zarrox.storage.resolve_store(zarr_memory).as_zarr_store() is zarr_memory
 
 
 def test_zarr_python_imported_after_the_store_was_made(tmp_path: Path) -> None:
@@ -406,7 +406,9 @@ def test_zarr_python_pipelines_on_zarrox_stores(tmp_path: Path, pipeline: str) -
     want = make_data("float32", (20, 30), seed=6)
     with zarr.config.set(config):
         for store in (zarrox.LocalStore(tmp_path / "p.zarr"), DictStore()):
-            z = zarr.create_array(store, shape=want.shape, chunks=(7, 8), shards=(14, 16), dtype="f4")
+            z = zarr.create_array(
+                store, shape=want.shape, chunks=(7, 8), shards=(14, 16), dtype="f4"
+            )
             z[...] = want
             assert_identical(zarr.open_array(store)[1:19, 2:29], want[1:19, 2:29], repr(store))
             assert_identical(zarrox.open_array(store)[...], want, repr(store))

@@ -399,7 +399,7 @@ def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
             return None
     adapted = from_zarr_store(store)
     if isinstance(adapted, PythonStore) or adapted._in_python:
-        # (a zarrox store served from Python, handed to zarr-python: its to_zarr() view)
+        # (a zarrox store served from Python, handed to zarr-python: its as_zarr_store() view)
         return None
     return store, adapted
 

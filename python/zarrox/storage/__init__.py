@@ -157,7 +157,7 @@ class Store:
         """A URL that, with the store's options, opens this store again."""
         return self.location()
 
-    def to_zarr(self) -> ZarrPythonStore:
+    def as_zarr_store(self) -> ZarrPythonStore:
         """This store as zarr-python sees it: a ``zarr.abc.store.Store`` that reads and
         writes here (:class:`~zarrox.storage.zarr_adapter.ZarrStoreView`). zarr-python and
         xarray take the zarrox store itself too: they are handed this (see README)."""
@@ -718,7 +718,7 @@ class PythonStore(ServedStore):
     def close(self) -> None:
         self.zarr_store.close()
 
-    def to_zarr(self) -> ZarrPythonStore:
+    def as_zarr_store(self) -> ZarrPythonStore:
         """The zarr-python store object this store serves."""
         return self.zarr_store
 
@@ -899,7 +899,7 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
 # zarr-python resolves what it is given as a store in one function, make_store (every entry
 # point reaches it through make_store_path), which takes only its own Store class and
 # offers no hook. zarrox wraps it, once zarr-python is imported (zarrox does not import it
-# itself): a zarrox store is replaced by store.to_zarr(), anything else passes through as
+# itself): a zarrox store is replaced by store.as_zarr_store(), anything else passes through as
 # it was.
 
 #: the zarr-python module whose make_store takes zarrox stores
@@ -915,7 +915,7 @@ def _take_zarrox_stores(common: ModuleType) -> None:
     @functools.wraps(make_store)
     async def make_store_taking_zarrox_stores(store_like: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(store_like, Store):
-            store_like = store_like.to_zarr()
+            store_like = store_like.as_zarr_store()
         return await make_store(store_like, *args, **kwargs)
 
     setattr(make_store_taking_zarrox_stores, "_takes_zarrox_stores", True)  # noqa: B010

@@ -1,5 +1,5 @@
 """zarrox stores as zarr-python sees them: :class:`ZarrStoreView`, a
-``zarr.abc.store.Store`` over a zarrox store (``store.to_zarr()``).
+``zarr.abc.store.Store`` over a zarrox store (``store.as_zarr_store()``).
 
 zarr-python's store API has the names of zarrox's (``get``, ``set``, ``exists``,
 ``delete``, ``list_prefix``, ``list_dir``) with other signatures, and async: one object
@@ -45,7 +45,7 @@ def _read(store: ZarroxStore, key: str, byte_range: ByteRequest | None) -> bytes
 
 
 class ZarrStoreView(Store):
-    """A zarrox store (``store``) as a zarr-python store: what ``store.to_zarr()``
+    """A zarrox store (``store``) as a zarr-python store: what ``store.as_zarr_store()``
     returns, and what zarr-python (and xarray through it) uses where it is given a zarrox
     store. Reads and writes go to the zarrox store; ``read_only`` (or the store's own)
     refuses writes. It pickles as the zarrox store does."""
