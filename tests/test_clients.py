@@ -376,6 +376,10 @@ def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None
     assert isinstance(view, zarr.abc.store.Store)
     assert view == store.as_zarr_store() and str(view) == store.url
     assert zarrox.storage.resolve_store(view) is store
+    twin = zarrox.storage.resolve_store(view.with_read_only(True))  # zarr-python's mode="r"
+    assert twin.read_only and twin.handle is store.handle
+    with pytest.raises(ReadOnlyError):
+        twin.set("k", b"v")
     assert pickle.loads(pickle.dumps(view)) == view
     assert_identical(zarr.open_array(view)[...], np.arange(9), "the view")
     # a zarr-python store that zarrox serves from Python is given back to zarr-python as is

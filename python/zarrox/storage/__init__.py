@@ -785,11 +785,10 @@ def _adapt(store: Any) -> Store:
     module = type(store).__module__.split(".")[0]
     read_only = bool(getattr(store, "read_only", False))
     if module == "zarrox" and name == "ZarrStoreView":
-        # a zarrox store handed to zarr-python and back: the store itself (a read-only
-        # view of a writable store is served through the view, which refuses writes)
+        # a zarrox store handed to zarr-python and back: the store itself (for a read-only
+        # view of a writable store, its read-only twin)
         own: Store = store.store
-        if own.read_only or not read_only:
-            return own
+        return _read_only_twin(own) if read_only and not own.read_only else own
     if module == "zarr" and name == "LocalStore":
         return LocalStore(store.root, read_only=read_only)
     if module == "zarr" and name == "ObjectStore":
@@ -799,6 +798,14 @@ def _adapt(store: Any) -> Store:
         if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
             return LocalStore(inner.prefix, read_only=read_only)
     return PythonStore(store)
+
+
+def _read_only_twin(store: Store) -> Store:
+    """``store`` refusing writes: the same keys through the same Rust store."""
+    twin = object.__new__(type(store))
+    twin.__dict__.update(store.__dict__)
+    twin.read_only = True
+    return twin
 
 
 def _is_obstore(store: Any) -> bool:
