@@ -385,6 +385,8 @@ def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None
     # a zarr-python store that zarrox serves from Python is given back to zarr-python as is
     zarr_memory = zarr.storage.MemoryStore()
     assert zarrox.storage.resolve_store(zarr_memory).as_zarr_store() is zarr_memory
+    assert view.supports_deletes
+    assert not ZipStore(tmp_path / "z.zip", mode="w").as_zarr_store().supports_deletes
 
 
 def test_zarr_python_imported_after_the_store_was_made(tmp_path: Path) -> None:

@@ -516,6 +516,9 @@ class ZipStore(Store):
     visible to other readers of the file at each flush (after every array write) and at
     :meth:`close`; use the store as a context manager to close it."""
 
+    #: Entries cannot be removed (written again, they are replaced).
+    supports_deletes = False
+
     def __init__(self, path: str | os.PathLike[str], mode: str = "r") -> None:
         self.path = Path(path)
         self.mode = mode

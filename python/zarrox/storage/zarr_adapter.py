@@ -51,12 +51,16 @@ class ZarrStoreView(Store):
     refuses writes. It pickles as the zarrox store does."""
 
     supports_writes: bool = True
-    supports_deletes: bool = True
     supports_listing: bool = True
 
     def __init__(self, store: ZarroxStore, *, read_only: bool = False) -> None:
         super().__init__(read_only=read_only or bool(store.read_only))
         self.store = store
+
+    @property
+    def supports_deletes(self) -> bool:
+        """Whether keys can be removed (not from a zip archive)."""
+        return bool(getattr(self.store, "supports_deletes", True))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_view, (self.store, self.read_only))
