@@ -389,19 +389,26 @@ def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None
     assert not ZipStore(tmp_path / "z.zip", mode="w").as_zarr_store().supports_deletes
 
 
-def test_zarr_python_imported_after_the_store_was_made(tmp_path: Path) -> None:
-    """zarrox does not import zarr-python; stores made before it is imported work in it."""
+def test_zarr_python_in_a_fresh_process_and_zarrox_without_it(tmp_path: Path) -> None:
+    """zarr-python takes zarrox stores as soon as zarrox is imported; without zarr-python
+    zarrox works and only the view is missing."""
     p = tmp_path / "x.zarr"
     zarrox.create_array(str(p), shape=(5,), chunks=(2,), dtype="i2")[...] = 3
-    code = (
-        "import sys, zarrox\n"
-        f"store = zarrox.LocalStore({str(p)!r})\n"
-        "assert 'zarr' not in sys.modules\n"
-        "import zarr\n"
-        "print(zarr.open_array(store)[...].tolist())\n"
+    with_zarr = (
+        "import zarrox, zarr\n"
+        f"print(zarr.open_array(zarrox.LocalStore({str(p)!r}))[...].tolist())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[3, 3, 3, 3, 3]"
+    without_zarr = (
+        "import sys; sys.modules['zarr'] = None\n"
+        "import zarrox\n"
+        f"store = zarrox.LocalStore({str(p)!r})\n"
+        "print(zarrox.open_array(store)[...].tolist())\n"
+        "try:\n    store.as_zarr_store()\nexcept ImportError:\n    print('no view')\n"
+    )
+    for code, want in [(with_zarr, "[3, 3, 3, 3, 3]"), (without_zarr, "[3, 3, 3, 3, 3]\nno view")]:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == want
 
 
 @pytest.mark.parametrize("pipeline", ["zarr-python", "zarrox"])

@@ -14,13 +14,10 @@ environment), a memory store's contents, a zarr-python store object itself.
 from __future__ import annotations
 
 import functools
-import importlib.abc
 import os
-import sys
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from importlib.machinery import ModuleSpec
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -908,12 +905,9 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
 # -- zarr-python and xarray take zarrox stores ----------------------------------------------
 # zarr-python resolves what it is given as a store in one function, make_store (every entry
 # point reaches it through make_store_path), which takes only its own Store class and
-# offers no hook. zarrox wraps it, once zarr-python is imported (zarrox does not import it
-# itself): a zarrox store is replaced by store.as_zarr_store(), anything else passes through as
-# it was.
-
-#: the zarr-python module whose make_store takes zarrox stores
-_ZARR_STORE_RESOLUTION = "zarr.storage._common"
+# offers no hook. zarrox wraps it where zarr-python is installed (zarrox imports it anyway:
+# zarrox.errors subclasses its exceptions): a zarrox store is replaced by
+# store.as_zarr_store(), anything else passes through as it was.
 
 
 def _take_zarrox_stores(common: ModuleType) -> None:
@@ -932,60 +926,15 @@ def _take_zarrox_stores(common: ModuleType) -> None:
     common.make_store = make_store_taking_zarrox_stores
 
 
-class _ThenLoader(importlib.abc.Loader):
-    """A module's loader that calls ``then(module)`` once the module has run."""
-
-    def __init__(self, loader: Any, then: Callable[[ModuleType], None]) -> None:
-        self.loader = loader
-        self.then = then
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        self.loader.exec_module(module)
-        self.then(module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.loader, name)
+def _zarr_takes_zarrox_stores() -> None:
+    try:
+        from zarr.storage import _common
+    except ImportError:  # no zarr-python
+        return
+    _take_zarrox_stores(_common)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls ``then(module)`` whenever the module ``name`` is imported (a post-import
-    hook): the other finders find it, its loader is wrapped."""
-
-    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
-        self.name = name
-        self.then = then
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
-        if fullname != self.name:
-            return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                    return None  # imported as usual, not watched
-                spec.loader = _ThenLoader(spec.loader, self.then)
-                return spec
-        return None
-
-
-def _watch_zarr() -> None:
-    """zarr-python takes zarrox stores: now if it is imported, else once it is."""
-    common = sys.modules.get(_ZARR_STORE_RESOLUTION)
-    if common is not None:
-        _take_zarrox_stores(common)
-    if not any(getattr(f, "name", None) == _ZARR_STORE_RESOLUTION for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(_ZARR_STORE_RESOLUTION, _take_zarrox_stores))
-
-
-_watch_zarr()
+_zarr_takes_zarrox_stores()
 
 __all__ = [
     "LocalStore",
