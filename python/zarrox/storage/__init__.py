@@ -923,7 +923,7 @@ def _take_zarrox_stores(common: ModuleType) -> None:
         return await make_store(store_like, *args, **kwargs)
 
     setattr(make_store_taking_zarrox_stores, "_takes_zarrox_stores", True)  # noqa: B010
-    common.make_store = make_store_taking_zarrox_stores
+    setattr(common, "make_store", make_store_taking_zarrox_stores)  # noqa: B010
 
 
 def _zarr_takes_zarrox_stores() -> None:
