@@ -1,13 +1,17 @@
 """Real clients both ways (#36): zarrox writing into icechunk sessions, a store of the user's
-(a ``zarrox.Store`` subclass), obstore's store objects as they are, and static HTTP servers
-that ignore ``Range`` (the ranges are cut out of whole values, with one warning per store).
-Servers run on 127.0.0.1 (tests/servers.py)."""
+(a ``zarrox.Store`` subclass), obstore's store objects as they are, static HTTP servers
+that ignore ``Range`` (the ranges are cut out of whole values, with one warning per store),
+and zarr-python and xarray reading and writing through zarrox's store objects (local,
+memory, zip, S3). Servers run on 127.0.0.1 (tests/servers.py)."""
 
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import uuid
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ import zarrox
 import zarrox.storage
 from conftest import assert_identical, make_data
 from zarrox.errors import ReadOnlyError
+from zarrox.storage import ObjectStore, ZipStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -275,3 +280,174 @@ def test_http_without_range_pipeline(norange_site: tuple[Path, str]) -> None:
         # zarrox's own API on the same zarr-python store object
         assert_identical(zarrox.open_array(store, path="sh", mode="r")[...], DATA, "own API")
     assert len(ignored_warnings(caught)) == 1, ignored_warnings(caught)
+
+
+# --------------------------------------------------------------------------------------------
+# zarr-python and xarray take zarrox's stores: one store object passed around a program that
+# uses both libraries (local, memory, zip, S3 on moto)
+
+STORE_KINDS = ["local", "memory", "zip", "s3"]
+
+
+@pytest.fixture(params=STORE_KINDS)
+def zarrox_stores(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> tuple[zarrox.Store, Callable[[], zarrox.Store]]:
+    """A zarrox store of one kind, and how the same data is opened again as a new object
+    (writable; the memory store is the one object)."""
+    kind = request.param
+    if kind == "local":
+        path = tmp_path / "d.zarr"
+        return zarrox.LocalStore(path), lambda: zarrox.LocalStore(path)
+    if kind == "memory":
+        memory = zarrox.MemoryStore()
+        return memory, lambda: memory
+    if kind == "zip":
+        archive = tmp_path / "d.zip"
+        return ZipStore(archive, mode="w"), lambda: ZipStore(archive, mode="a")
+    bucket: servers.S3Bucket = request.getfixturevalue("s3_bucket")
+    url, options = bucket.url("d.zarr"), bucket.object_store_options()
+    return ObjectStore(url, options), lambda: ObjectStore(url, options)
+
+
+def test_zarr_python_writes_through_zarrox_stores(
+    zarrox_stores: tuple[zarrox.Store, Callable[[], zarrox.Store]],
+) -> None:
+    store, again = zarrox_stores
+    want = make_data("int32", (30, 20), seed=2)
+    want_s = make_data("float64", (12, 20), seed=3)
+    zarr.open_group(store, mode="w", attributes={"title": "t"})
+    a = zarr.create_array(store, name="a", shape=want.shape, chunks=(10, 10), dtype="i4")
+    a[...] = want
+    s = zarr.create_array(
+        store, name="sub/s", shape=want_s.shape, chunks=(3, 5), shards=(6, 10), dtype="f8"
+    )
+    s[...] = want_s
+    # zarr-python reads back through the store: whole chunks and a shard's byte ranges
+    assert_identical(zarr.open_array(store, path="a")[...], want, "zarr-python")
+    assert_identical(zarr.open_array(store, path="sub/s")[2:9, 3:17], want_s[2:9, 3:17], "ranges")
+    assert sorted(zarr.open_group(store, mode="r").keys()) == ["a", "sub"]
+    store.close()  # a zip archive's directory
+    # zarrox reads what zarr-python wrote, through the same store and a new one
+    for where in (store, again()):
+        assert_identical(zarrox.open_array(where, path="a", mode="r")[...], want, "zarrox")
+        assert_identical(zarrox.open_array(where, path="sub/s", mode="r")[...], want_s, "sharded")
+        assert zarrox.open_group(where, mode="r").attrs["title"] == "t"
+
+
+def test_zarrox_writes_zarr_python_reads_and_writes(
+    zarrox_stores: tuple[zarrox.Store, Callable[[], zarrox.Store]],
+) -> None:
+    store, again = zarrox_stores
+    want = make_data("int32", (30, 20), seed=4)
+    g = zarrox.open_group(store, mode="w", attributes={"title": "t"})
+    g.create_array("a", shape=want.shape, chunks=(10, 10), shards=(10, 20), dtype="i4")[...] = want
+    store.close()
+    back = again()
+    z = zarr.open_array(back, path="a")
+    assert_identical(z[...], want, "zarr-python")
+    assert_identical(z[3:27, 5], want[3:27, 5], "zarr-python, ranges")
+    assert zarr.open_group(back).attrs["title"] == "t"
+    z[0, :] = -1
+    z.attrs["units"] = "m"
+    back.close()
+    want[0, :] = -1
+    got = zarrox.open_array(again(), path="a", mode="r")
+    assert_identical(got[...], want, "zarrox reads zarr-python's write")
+    assert got.attrs["units"] == "m"
+
+
+def test_zarr_python_opens_zarrox_store_objects_as_given(tmp_path: Path) -> None:
+    """The issue's own lines: zarr.open_array(zarrox.LocalStore(p)), a read-only store,
+    and the view each store gives zarr-python (store.as_zarr_store())."""
+    p = tmp_path / "x.zarr"
+    zarrox.create_array(str(p), shape=(9,), chunks=(4,), dtype="i8")[...] = np.arange(9)
+    assert_identical(zarr.open_array(zarrox.LocalStore(p))[...], np.arange(9), "LocalStore")
+    read_only = zarrox.LocalStore(p, read_only=True)
+    z = zarr.open_array(read_only)
+    assert_identical(z[2:5], np.arange(2, 5), "read-only store")
+    with pytest.raises(ValueError, match="read-only"):
+        z[0] = 5
+    with pytest.raises(ValueError, match="read-only"):
+        zarr.open_array(zarrox.LocalStore(p), mode="r")[0] = 5
+    # the view: a zarr-python store over the zarrox store, which zarrox takes back as it was
+    store = zarrox.LocalStore(p)
+    view = store.as_zarr_store()
+    assert isinstance(view, zarr.abc.store.Store)
+    assert view == store.as_zarr_store() and str(view) == store.url
+    assert zarrox.storage.resolve_store(view) is store
+    twin = zarrox.storage.resolve_store(view.with_read_only(True))  # zarr-python's mode="r"
+    assert twin.read_only and twin.handle is store.handle
+    with pytest.raises(ReadOnlyError):
+        twin.set("k", b"v")
+    assert pickle.loads(pickle.dumps(view)) == view
+    assert_identical(zarr.open_array(view)[...], np.arange(9), "the view")
+    # a zarr-python store that zarrox serves from Python is given back to zarr-python as is
+    zarr_memory = zarr.storage.MemoryStore()
+    assert zarrox.storage.resolve_store(zarr_memory).as_zarr_store() is zarr_memory
+    assert view.supports_deletes
+    assert not ZipStore(tmp_path / "z.zip", mode="w").as_zarr_store().supports_deletes
+
+
+def test_zarr_python_in_a_fresh_process_and_zarrox_without_it(tmp_path: Path) -> None:
+    """zarr-python takes zarrox stores as soon as zarrox is imported; without zarr-python
+    zarrox works and only the view is missing."""
+    p = tmp_path / "x.zarr"
+    zarrox.create_array(str(p), shape=(5,), chunks=(2,), dtype="i2")[...] = 3
+    with_zarr = (
+        "import zarrox, zarr\n"
+        f"print(zarr.open_array(zarrox.LocalStore({str(p)!r}))[...].tolist())\n"
+    )
+    without_zarr = (
+        "import sys; sys.modules['zarr'] = None\n"
+        "import zarrox\n"
+        f"store = zarrox.LocalStore({str(p)!r})\n"
+        "print(zarrox.open_array(store)[...].tolist())\n"
+        "try:\n    store.as_zarr_store()\nexcept ImportError:\n    print('no view')\n"
+    )
+    for code, want in [(with_zarr, "[3, 3, 3, 3, 3]"), (without_zarr, "[3, 3, 3, 3, 3]\nno view")]:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == want
+
+
+@pytest.mark.parametrize("pipeline", ["zarr-python", "zarrox"])
+def test_zarr_python_pipelines_on_zarrox_stores(tmp_path: Path, pipeline: str) -> None:
+    """With zarrox's codec pipeline, a store Rust reads (LocalStore) is read by Rust, one
+    served from Python (a store of the user's) through the view."""
+    config = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline"} if pipeline == "zarrox" else {}
+    want = make_data("float32", (20, 30), seed=6)
+    with zarr.config.set(config):
+        for store in (zarrox.LocalStore(tmp_path / "p.zarr"), DictStore()):
+            z = zarr.create_array(
+                store, shape=want.shape, chunks=(7, 8), shards=(14, 16), dtype="f4"
+            )
+            z[...] = want
+            assert_identical(zarr.open_array(store)[1:19, 2:29], want[1:19, 2:29], repr(store))
+            assert_identical(zarrox.open_array(store)[...], want, repr(store))
+
+
+def test_xarray_through_zarrox_stores(
+    zarrox_stores: tuple[zarrox.Store, Callable[[], zarrox.Store]],
+) -> None:
+    xr = pytest.importorskip("xarray")
+    store, again = zarrox_stores
+    data = make_data("float64", (30, 20), seed=7)
+    ds = xr.Dataset(
+        {"t": (("x", "y"), data, {"units": "K"})},
+        coords={"x": np.arange(30), "y": np.linspace(0.0, 1.0, 20)},
+        attrs={"title": "t"},
+    )
+    ds.to_zarr(store, mode="w", encoding={"t": {"chunks": (10, 10)}})
+    assert_identical(xr.open_zarr(store)["t"].values, data, "xarray reads back")
+    store.close()
+    back = again()
+    got = xr.open_zarr(back)
+    xr.testing.assert_identical(got.load(), ds)
+    # zarrox reads what xarray wrote, xarray what zarrox wrote
+    t = zarrox.open_array(back, path="t")
+    assert_identical(t[...], data, "zarrox")
+    t[0, :] = 0.0
+    back.close()
+    data[0, :] = 0.0
+    assert_identical(xr.open_zarr(again(), consolidated=False)["t"].values, data, "zarrox's write")

@@ -58,7 +58,7 @@ from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
-from zarrox.storage import ObstoreStore, PythonStore, Store, from_zarr_store
+from zarrox.storage import ObjectStore, ObstoreStore, PythonStore, Store, from_zarr_store
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
 if TYPE_CHECKING:
@@ -398,7 +398,8 @@ def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
         if getattr(item[0], "store", None) is not store:
             return None
     adapted = from_zarr_store(store)
-    if isinstance(adapted, PythonStore):
+    if isinstance(adapted, PythonStore) or adapted._in_python:
+        # (a zarrox store served from Python, handed to zarr-python: its as_zarr_store() view)
         return None
     return store, adapted
 
@@ -658,7 +659,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
-            if isinstance(store, ObstoreStore):
+            if isinstance(store, (ObstoreStore, ObjectStore)):
                 nbytes = None  # network I/O: on a thread, so that batches overlap
             with _as_its_errors(store):
                 if kind.var is not None:
@@ -821,7 +822,9 @@ class ZarroxCodecPipeline(CodecPipeline):
             keys = [item[0].path for item in items]
             with _as_its_errors(store):
                 await _run_blocking(
-                    None if isinstance(store, ObstoreStore) else len(items) * kind.nbytes,
+                    None
+                    if isinstance(store, (ObstoreStore, ObjectStore))
+                    else len(items) * kind.nbytes,
                     kind.codec.write,
                     store.handle,
                     keys,

@@ -9,8 +9,9 @@ v3), attributes, encodings and CF decoding, because the store class here is xarr
 
 ``zarrox.xarray.to_zarr(ds, store, ...)`` writes a Dataset as ``Dataset.to_zarr`` does (same
 arguments, modes, ``append_dim``, ``region``, encodings, consolidated metadata), through
-zarrox. ``xr.open_zarr`` and ``Dataset.to_zarr`` always use zarr-python, so use
-:func:`open_zarr` and :func:`to_zarr` from here for zarrox stores.
+zarrox. ``xr.open_zarr`` and ``Dataset.to_zarr`` always use zarr-python (they take zarrox
+stores too, read and written through zarr-python), so use :func:`open_zarr` and
+:func:`to_zarr` from here to have zarrox do the work.
 
 NCZarr metadata (dimensions in ``.zarray``'s ``_NCZARR_ARRAY``) is not read. Writing goes
 through xarray's zarr writer, which imports zarr-python, so writing needs it installed.

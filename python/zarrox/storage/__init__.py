@@ -13,16 +13,21 @@ environment), a memory store's contents, a zarr-python store object itself.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 import weakref
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle, memory_items
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, object_store_options
+
+if TYPE_CHECKING:
+    from zarr.abc.store import Store as ZarrPythonStore
 
 
 class Store:
@@ -148,6 +153,14 @@ class Store:
     def url(self) -> str:
         """A URL that, with the store's options, opens this store again."""
         return self.location()
+
+    def as_zarr_store(self) -> ZarrPythonStore:
+        """This store as zarr-python sees it: a ``zarr.abc.store.Store`` that reads and
+        writes here (:class:`~zarrox.storage.zarr_adapter.ZarrStoreView`). zarr-python and
+        xarray take the zarrox store itself too: they are handed this (see README)."""
+        from zarrox.storage.zarr_adapter import ZarrStoreView
+
+        return ZarrStoreView(self)
 
     # -- serving the engine's requests from Python (stores Rust cannot reach) --
     def _answer(self, op: str, key: str, arg: Any = None) -> Any:
@@ -500,6 +513,9 @@ class ZipStore(Store):
     visible to other readers of the file at each flush (after every array write) and at
     :meth:`close`; use the store as a context manager to close it."""
 
+    #: Entries cannot be removed (written again, they are replaced).
+    supports_deletes = False
+
     def __init__(self, path: str | os.PathLike[str], mode: str = "r") -> None:
         self.path = Path(path)
         self.mode = mode
@@ -702,6 +718,10 @@ class PythonStore(ServedStore):
     def close(self) -> None:
         self.zarr_store.close()
 
+    def as_zarr_store(self) -> ZarrPythonStore:
+        """The zarr-python store object this store serves."""
+        return self.zarr_store
+
     def serve(self, session: Any) -> Any:
         """Run a Rust read session to its end, fetching its requests from the store."""
         from zarrox.storage.bridge import serve
@@ -768,6 +788,11 @@ def _adapt(store: Any) -> Store:
     name = type(store).__name__
     module = type(store).__module__.split(".")[0]
     read_only = bool(getattr(store, "read_only", False))
+    if module == "zarrox" and name == "ZarrStoreView":
+        # a zarrox store handed to zarr-python and back: the store itself (for a read-only
+        # view of a writable store, its read-only twin)
+        own: Store = store.store
+        return _read_only_twin(own) if read_only and not own.read_only else own
     if module == "zarr" and name == "LocalStore":
         return LocalStore(store.root, read_only=read_only)
     if module == "zarr" and name == "ObjectStore":
@@ -777,6 +802,14 @@ def _adapt(store: Any) -> Store:
         if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
             return LocalStore(inner.prefix, read_only=read_only)
     return PythonStore(store)
+
+
+def _read_only_twin(store: Store) -> Store:
+    """``store`` refusing writes: the same keys through the same Rust store."""
+    twin = object.__new__(type(store))
+    twin.__dict__.update(store.__dict__)
+    twin.read_only = True
+    return twin
 
 
 def _is_obstore(store: Any) -> bool:
@@ -872,6 +905,40 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
         return ZipStore(text, _zip_mode(mode))
     return LocalStore(text, read_only=mode == "r")
 
+
+# -- zarr-python and xarray take zarrox stores ----------------------------------------------
+# zarr-python resolves what it is given as a store in one function, make_store (every entry
+# point reaches it through make_store_path), which takes only its own Store class and
+# offers no hook. zarrox wraps it where zarr-python is installed (zarrox imports it anyway:
+# zarrox.errors subclasses its exceptions): a zarrox store is replaced by
+# store.as_zarr_store(), anything else passes through as it was.
+
+
+def _take_zarrox_stores(common: ModuleType) -> None:
+    """Make ``common.make_store`` (zarr-python's) take zarrox stores; idempotent."""
+    make_store = getattr(common, "make_store", None)
+    if make_store is None or getattr(make_store, "_takes_zarrox_stores", False):
+        return
+
+    @functools.wraps(make_store)
+    async def make_store_taking_zarrox_stores(store_like: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(store_like, Store):
+            store_like = store_like.as_zarr_store()
+        return await make_store(store_like, *args, **kwargs)
+
+    setattr(make_store_taking_zarrox_stores, "_takes_zarrox_stores", True)  # noqa: B010
+    setattr(common, "make_store", make_store_taking_zarrox_stores)  # noqa: B010
+
+
+def _zarr_takes_zarrox_stores() -> None:
+    try:
+        from zarr.storage import _common
+    except ImportError:  # no zarr-python
+        return
+    _take_zarrox_stores(_common)
+
+
+_zarr_takes_zarrox_stores()
 
 __all__ = [
     "LocalStore",
