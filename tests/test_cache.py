@@ -343,3 +343,26 @@ def test_tensorstore_specs_cache_as_tensorstore_does(tmp_path: Path, recheck: An
         assert_identical(after_ours, want, f"recheck {recheck!r}")
     finally:
         zarrox.config.set({"cache.bytes": 0, "cache.recheck": True})
+
+
+@pytest.mark.parametrize("recheck", [True, "open", False])
+def test_zarr_python_on_zarrox_pipeline_uses_the_cache(tmp_path: Path, recheck: Any) -> None:
+    zarr = pytest.importorskip("zarr")
+    pipeline = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
+    data = make_data("int32", SHAPE, seed=23)
+    with zarr.config.set(pipeline), cached(recheck):
+        z = zarr.create_array(
+            str(tmp_path),
+            name="a",
+            shape=SHAPE,
+            chunks=PLAIN_CHUNKS,
+            dtype="int32",
+            fill_value=FILL,
+        )
+        z[...] = data
+        a = zarr.open_array(str(tmp_path), path="a", mode="r")
+        assert_identical(np.asarray(a[...]), data, "first read")
+        shutil.rmtree(tmp_path / "a" / "c")
+        got = np.asarray(a[...])
+    want = np.full(SHAPE, FILL, "int32") if recheck is True else data
+    assert_identical(got, want, f"recheck {recheck!r}, the chunks deleted")
