@@ -58,6 +58,8 @@ pub struct ArrayCore {
     codecs: Value,
     chains: Mutex<HashMap<Vec<usize>, Arc<CodecChain>>>,
     write_empty_chunks: bool,
+    /// When the array was opened (the chunk cache's recheck mode "open").
+    opened: std::time::Instant,
     /// Whether this is an array's [`fortran`](Self::fortran) view: grid
     /// coordinates are the stored chunks' coordinates reversed.
     reversed: bool,
@@ -176,6 +178,7 @@ impl ArrayCore {
             chain,
             codecs,
             write_empty_chunks: false,
+            opened: std::time::Instant::now(),
             reversed: false,
             fortran: None,
         }
@@ -362,11 +365,12 @@ impl ArrayCore {
         let (tasks, out_shape) = self.tasks(sel)?;
         self.check_buffer(&out_shape, out.len(), "output")?;
         let view = OutView::new(out);
-        engine::read(
+        engine::read_since(
             &self.chain,
             self.rust_store()?,
             &tasks,
             Output::Fixed(&view),
+            self.opened,
         )
         .map(|_| ())
         .map_err(self.at())

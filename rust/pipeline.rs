@@ -26,6 +26,8 @@ use crate::store::Store;
 #[derive(Debug)]
 pub struct ChunkCodec {
     chain: Arc<CodecChain>,
+    /// When the pipeline was made (the chunk cache's recheck mode "open").
+    opened: std::time::Instant,
 }
 
 impl ChunkCodec {
@@ -43,6 +45,7 @@ impl ChunkCodec {
         }
         Ok(ChunkCodec {
             chain: Arc::new(CodecChain::from_json(codecs, spec)?),
+            opened: std::time::Instant::now(),
         })
     }
 
@@ -188,7 +191,7 @@ impl ChunkCodec {
     ) -> Result<Vec<bool>> {
         let n = self.elements(&out)?;
         self.check_output(tasks, matches!(out, Output::Fixed(_)), n)?;
-        engine::read(&self.chain, store, tasks, out)
+        engine::read_since(&self.chain, store, tasks, out, self.opened)
     }
 
     /// A read of `tasks` from a store the caller reads, into a buffer of `n`

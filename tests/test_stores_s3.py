@@ -192,7 +192,12 @@ def test_inner_chunk_read_fetches_byte_ranges_only(
     assert gets, s3_proxy.log()
     assert all(e["range"] for e in gets), gets  # never the whole shard
     fetched = [(e["range"], e["bytes"]) for e in gets]
-    assert sum(e["bytes"] for e in gets) == 2 * (inner + 16 * 16 + 4), fetched  # 2 x index + chunk
+    index = 16 * 16 + 4
+    # obstore (read by Rust): the shard's index is read once, then cached by the shard's
+    # generation (the second read is one conditional range read); s3fs (a store served from
+    # Python, no generations): the index is read for each read.
+    indexes = 1 if kind == "obstore" else 2
+    assert sum(e["bytes"] for e in gets) == 2 * inner + indexes * index, fetched
 
 
 # --------------------------------------------------------------------------------------------

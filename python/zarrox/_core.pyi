@@ -51,6 +51,16 @@ def get_conditional_writes() -> str:
 def write_retries() -> int:
     """How many chunk merges of this process lost a race and were tried again."""
 
+def shard_index_cache() -> dict[str, int]:
+    """The shard index cache of this process: entries, bytes, limit (bytes), hits, misses."""
+
+def set_chunk_cache(bytes: int, recheck: str, seconds: float) -> None:
+    """Configure the decoded-chunk cache: budget (0: off), recheck "always", "never", "open"
+    or "within" ``seconds``."""
+
+def chunk_cache() -> dict[str, int]:
+    """The decoded-chunk cache of this process: entries, bytes, limit (bytes), hits, misses."""
+
 def get_io_concurrency() -> int:
     """The number of requests kept in flight on object stores."""
 

@@ -978,6 +978,10 @@ class ArrayInfo:
         self.nobjects = a.nshards
         self.attributes = len(a.attrs)
         self.conditional_writes = _conditional_writes_text(a)
+        #: the process's shard index cache: entries, bytes, limit, hits, misses
+        self.shard_index_cache = _core.shard_index_cache()
+        #: the process's decoded-chunk cache (``cache.bytes``): entries, bytes, limit, ...
+        self.chunk_cache = _core.chunk_cache()
 
     @property
     def compression_ratio(self) -> float:
@@ -1002,11 +1006,21 @@ class ArrayInfo:
             ("No. bytes", f"{self.nbytes} ({_human(self.nbytes)})"),
             ("No. bytes stored", f"{self.nbytes_stored} ({_human(self.nbytes_stored)})"),
             ("Compression ratio", f"{self.compression_ratio:.2f}"),
+            ("Shard index cache", _cache_text(self.shard_index_cache)),
+            ("Chunk cache", _cache_text(self.chunk_cache) if self.chunk_cache["limit"] else "off"),
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
 
     __str__ = __repr__
+
+
+def _cache_text(stats: dict[str, int]) -> str:
+    """A cache's use in words (the whole process's)."""
+    return (
+        f"{_human(stats['bytes'])} of {_human(stats['limit'])} "
+        f"({stats['entries']} entries), {stats['hits']} hits, {stats['misses']} misses"
+    )
 
 
 def _conditional_writes_text(a: Array) -> str:

@@ -27,7 +27,36 @@ _DEFAULTS: dict[str, Any] = {
     # the stored value is still the one they read: "auto" where the store can check that,
     # "require" (an error where it cannot), "off" (the last writer wins)
     "io.conditional_writes": "auto",
+    # the decoded-chunk cache's budget in bytes (0: off), and when a cached chunk is checked
+    # against the store before it is returned: True (always: never stale), "open" (when it
+    # was cached before the array was opened), False (never), or a number of seconds (when
+    # it was last checked longer ago)
+    "cache.bytes": 0,
+    "cache.recheck": True,
 }
+
+
+def _recheck_mode(value: Any) -> tuple[str, float]:
+    """``cache.recheck`` as the core's (mode, seconds)."""
+    if value is True:
+        return "always", 0.0
+    if value is False:
+        return "never", 0.0
+    if value == "open":
+        return "open", 0.0
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return "within", float(value)
+    raise ValueError(
+        f"cache.recheck must be True, False, 'open' or a number of seconds >= 0, got {value!r}"
+    )
+
+
+def _apply_cache(values: Mapping[str, Any]) -> None:
+    size = values["cache.bytes"]
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"cache.bytes must be an integer >= 0, got {size!r}")
+    mode, seconds = _recheck_mode(values["cache.recheck"])
+    _core.set_chunk_cache(size, mode, seconds)
 
 
 class Config:
@@ -54,6 +83,8 @@ class Config:
                 _core.set_io_concurrency(int(value or 0))
             if key == "io.conditional_writes":
                 _core.set_conditional_writes(value)
+            if key in ("cache.bytes", "cache.recheck"):
+                _apply_cache({**self._values, **values})
             self._values[key] = value
 
     @contextlib.contextmanager
@@ -65,6 +96,7 @@ class Config:
             _core.set_num_threads(int(old["threading.max_workers"] or 0))
             _core.set_io_concurrency(int(old["io.concurrency"] or 0))
             _core.set_conditional_writes(old["io.conditional_writes"])
+            _apply_cache(old)
 
     def set(self, values: Mapping[str, Any]) -> contextlib.AbstractContextManager[Config]:
         """Set values now; used as a context manager, restore them on exit."""
@@ -77,6 +109,7 @@ class Config:
         _core.set_num_threads(0)
         _core.set_io_concurrency(0)
         _core.set_conditional_writes("auto")
+        _apply_cache(_DEFAULTS)
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration as nested dicts (``{"array": {"order": "C", ...}, ...}``)."""

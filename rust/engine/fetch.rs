@@ -10,15 +10,17 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use rayon::prelude::*;
 
 use super::region::ChunkRegion;
+use crate::codec::sharding::ShardIndex;
 use crate::codec::CodecChain;
-use crate::error::{Error, Result};
-use crate::store::{slice_ranges, ByteRange, IoMode, OpenValue, Store};
+use crate::error::{Error, ErrorKind, Result};
+use crate::store::{slice_ranges, ByteRange, Generation, IoMode, OpenValue, Store};
 
 /// Encoded bytes of a shard a store that answers at once reads in one call:
 /// a few inner chunks, so that each thread holds little of a shard at a time.
@@ -128,6 +130,37 @@ impl<'o, 's> Source<'o, 's> {
             Origin::Held(None) => Ok(None),
             Origin::Held(Some(b)) => slice_ranges(b, &ranges).map(Some),
             Origin::Store { .. } => self.value()?.read_ranges(&ranges).await,
+        }
+    }
+
+    /// Where this source's shard index is cached: the chunk's location (and
+    /// the span of a shard nested in it); `None` for held bytes.
+    fn index_key(&self) -> Option<String> {
+        let Origin::Store { store, key } = self.origin else {
+            return None;
+        };
+        let location = store.location(key);
+        Some(match &self.span {
+            None => location,
+            Some(span) => format!("{location}\u{1f}{}..{}", span.start, span.end),
+        })
+    }
+
+    /// The cached index of this shard, if there is one and the value is
+    /// pinned to the generation it was read at (see [`OpenValue::pin`]).
+    async fn cached_index(&self, key: &str) -> Result<Option<Arc<ShardIndex>>> {
+        let Some((generation, index)) = crate::cache::index(key) else {
+            return Ok(None);
+        };
+        Ok(self.value()?.pin(&generation).await?.then_some(index))
+    }
+
+    /// Cache `index`, read from this source, under the generation the read saw.
+    fn remember_index(&self, key: &str, index: &Arc<ShardIndex>) {
+        if let Some(generation) = self.opened.get().and_then(|v| v.generation()) {
+            if matches!(generation, Generation::Tag(_)) {
+                crate::cache::remember_index(key, generation, Arc::clone(index));
+            }
         }
     }
 
@@ -275,13 +308,42 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             sink.emit(pieces).await?;
             return Ok(true);
         }
-        let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
-        let Some(mut index_bytes) = index_bytes else {
-            missing(members).await?;
-            return Ok(false);
+        // The index: from the cache when the shard is still the version it
+        // was read from (the reads below are conditional on it), else read.
+        let index_key = source.index_key();
+        let cached = match &index_key {
+            Some(k) => source.cached_index(k).await?,
+            None => None,
         };
-        let shard_len = source.span.as_ref().map(|s| s.end - s.start);
-        let index = sh.decode_index(Vec::from(index_bytes.pop().unwrap_or_default()), shard_len)?;
+        let from_cache = cached.is_some();
+        let index = match cached {
+            Some(index) => index,
+            None => {
+                let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
+                let Some(mut index_bytes) = index_bytes else {
+                    missing(members).await?;
+                    return Ok(false);
+                };
+                let shard_len = source.span.as_ref().map(|s| s.end - s.start);
+                let index = Arc::new(
+                    sh.decode_index(Vec::from(index_bytes.pop().unwrap_or_default()), shard_len)?,
+                );
+                if let Some(k) = &index_key {
+                    source.remember_index(k, &index);
+                }
+                index
+            }
+        };
+        // A read conditional on a cached index's generation that finds the
+        // shard changed: the index is forgotten, and the read starts again.
+        let forget = |e: Error| {
+            if from_cache && e.kind == ErrorKind::Changed {
+                if let Some(k) = &index_key {
+                    crate::cache::forget_index(k);
+                }
+            }
+            e
+        };
         let nested = sh.inner().partial().is_some();
         let mut empty = Vec::new();
         let mut direct: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
@@ -318,7 +380,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 .iter()
                 .map(|g| ByteRange::span(g.span.start, g.span.end - g.span.start))
                 .collect();
-            let Some(buffers) = source.read_ranges(&ranges, true).await? else {
+            let Some(buffers) = source.read_ranges(&ranges, true).await.map_err(forget)? else {
                 fill(batch).await?;
                 return Ok(false);
             };
@@ -370,7 +432,9 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             let label = inner_label(&label, pos);
             async move {
                 let sub = source.sub(rg);
-                read_level(inner, level + 1, &sub, Cow::Owned(r), label, fetching, sink).await
+                read_level(inner, level + 1, &sub, Cow::Owned(r), label, fetching, sink)
+                    .await
+                    .map_err(forget)
             }
         });
         futures::future::try_join_all(reads).await?;

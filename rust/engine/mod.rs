@@ -18,6 +18,7 @@
 //!   ([`session::ReadSession`]).
 
 pub mod buffer;
+pub mod cached;
 pub mod commit;
 pub mod fetch;
 pub mod place;
@@ -178,10 +179,26 @@ pub fn read(
     tasks: &[ChunkTask],
     out: Output<'_>,
 ) -> Result<Vec<bool>> {
+    read_since(chain, store, tasks, out, std::time::Instant::now())
+}
+
+/// [`read`] for an array opened at `opened` (what the chunk cache's recheck
+/// mode "open" compares with).
+pub fn read_since(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    out: Output<'_>,
+    opened: std::time::Instant,
+) -> Result<Vec<bool>> {
     let fetching = Fetching::for_store(Some(store));
     match store.io_mode() {
         IoMode::Blocking => run_blocking(tasks, |task| {
             let chain = task.chain(chain);
+            if cached::applies(chain, &out) {
+                let decode = |b| std::future::ready(chain.decode_stored(b));
+                return crate::store::now(cached::read(chain, store, task, out, opened, decode))?;
+            }
             if let Some(present) = read_into_output(chain, store, task, out)? {
                 return Ok(present);
             }
@@ -204,6 +221,14 @@ pub fn read(
                 worker: Worker::Pool(scope),
             };
             Box::pin(async move {
+                if cached::applies(chain, &out) {
+                    let decode = |b| async move {
+                        on_pool(scope, move || chain.decode_stored(b))
+                            .await
+                            .map_err(lost)?
+                    };
+                    return cached::read(chain, store, task, out, opened, decode).await;
+                }
                 let origin = Origin::Store {
                     store,
                     key: &task.key,
@@ -351,6 +376,8 @@ pub fn write(
     value: Input<'_>,
     write_empty: bool,
 ) -> Result<()> {
+    // The chunks written leave the data cache, whatever becomes of the write.
+    let _forget = ForgetChunks { store, tasks };
     let memo = ScalarMemo::default();
     match store.io_mode() {
         IoMode::Blocking => {
@@ -415,6 +442,22 @@ pub fn write(
         }
     }
     store.flush()
+}
+
+/// Forgets the cached chunks of a write's tasks when dropped.
+struct ForgetChunks<'a> {
+    store: &'a dyn Store,
+    tasks: &'a [ChunkTask],
+}
+
+impl Drop for ForgetChunks<'_> {
+    fn drop(&mut self) {
+        if crate::cache::chunk_budget() > 0 {
+            for task in self.tasks {
+                crate::cache::forget_chunk(&self.store.location(&task.key));
+            }
+        }
+    }
 }
 
 /// For a store the caller writes itself: encode `tasks` of `value` over the

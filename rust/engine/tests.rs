@@ -893,3 +893,164 @@ fn a_shard_that_changes_while_it_is_read_is_read_again() {
     let err = read(&c, &store, &tasks, Output::Fixed(&view)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Changed);
 }
+
+/// A store that counts the range reads of its opened values and keeps its
+/// values' versions as an object store does: an opened value pins the
+/// version of its first answer (or the one it is pinned to), and a read of
+/// another version (or of a value gone since) is [`ErrorKind::Changed`].
+/// `local`: it answers at once and its opened values are local files.
+#[derive(Debug)]
+struct Versioning {
+    inner: Box<dyn Store>,
+    concurrent: bool,
+    reads: AtomicUsize,
+}
+
+struct VersioningValue<'a> {
+    store: &'a Versioning,
+    key: String,
+    /// A local file's opened value (pins by `fstat`), or none.
+    file: Option<Box<dyn OpenValue + 'a>>,
+    pinned: Mutex<Option<Generation>>,
+}
+
+#[async_trait]
+impl OpenValue for VersioningValue<'_> {
+    async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        self.store.reads.fetch_add(1, SeqCst);
+        if let Some(f) = &self.file {
+            return f.read_ranges(ranges).await;
+        }
+        let now = self.store.inner.get_versioned(&self.key).await?;
+        let mut pinned = self.pinned.lock().unwrap();
+        match &*pinned {
+            Some(g) if *g != now.generation => {
+                return Err(Error::new(ErrorKind::Changed, "412 Precondition Failed"))
+            }
+            _ => *pinned = Some(now.generation.clone()),
+        }
+        now.value
+            .map(|v| crate::store::slice_ranges(&v, ranges))
+            .transpose()
+    }
+    fn generation(&self) -> Option<Generation> {
+        match &self.file {
+            Some(f) => f.generation(),
+            None => self.pinned.lock().unwrap().clone(),
+        }
+    }
+    async fn pin(&self, expected: &Generation) -> Result<bool> {
+        if let Some(f) = &self.file {
+            return f.pin(expected).await;
+        }
+        let mut pinned = self.pinned.lock().unwrap();
+        Ok(match &*pinned {
+            None => {
+                *pinned = Some(expected.clone());
+                true
+            }
+            Some(g) => g == expected,
+        })
+    }
+}
+
+#[async_trait]
+impl Store for Versioning {
+    fn io_mode(&self) -> IoMode {
+        if self.concurrent {
+            IoMode::Concurrent
+        } else {
+            IoMode::Blocking
+        }
+    }
+    fn location(&self, key: &str) -> String {
+        self.inner.location(key)
+    }
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.inner.get(key).await
+    }
+    fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+        Ok(Box::new(VersioningValue {
+            store: self,
+            key: key.to_string(),
+            file: (!self.concurrent)
+                .then(|| self.inner.open(key))
+                .transpose()?,
+            pinned: Mutex::new(None),
+        }))
+    }
+    async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+        self.inner.set(key, value).await
+    }
+    async fn delete(&self, key: &str) -> Result<()> {
+        self.inner.delete(key).await
+    }
+    async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix).await
+    }
+    async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.inner.list_dir(prefix).await
+    }
+}
+
+#[test]
+fn a_cached_shard_index_makes_one_read_per_inner_chunk_and_is_never_stale() {
+    let dir = std::env::temp_dir().join(format!("zarrox-index-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let stores = [
+        Versioning {
+            inner: Box::new(crate::store::FilesystemStore::new(&dir)),
+            concurrent: false,
+            reads: AtomicUsize::new(0),
+        },
+        Versioning {
+            inner: Box::new(MemoryStore::default()),
+            concurrent: true,
+            reads: AtomicUsize::new(0),
+        },
+    ];
+    for store in &stores {
+        let c = shard_chain(64, 8);
+        let all = whole_chunks(1, 64);
+        write(&c, store, &all, Input::Fixed(&u16s(0..64u16)), false).unwrap();
+        let element = |i: usize| -> (u16, usize) {
+            let part = Arc::new(crate::indexing::DimChunk::new(0, vec![i], vec![0], 64));
+            let tasks = vec![ChunkTask::new(
+                "c/0".into(),
+                ChunkRegion::from_parts(vec![part], vec![1]),
+            )];
+            let mut one = vec![0u8; 2];
+            let view = OutView::new(&mut one);
+            let before = store.reads.load(SeqCst);
+            read(&c, store, &tasks, Output::Fixed(&view)).unwrap();
+            (as_u16(&one)[0], store.reads.load(SeqCst) - before)
+        };
+        let name = format!("concurrent: {}", store.concurrent);
+        assert_eq!(
+            element(9),
+            (9, 2),
+            "{name}: the index, then the inner chunk"
+        );
+        assert_eq!(element(50), (50, 1), "{name}: the inner chunk only");
+        assert_eq!(element(10), (10, 1), "{name}");
+        // Rewritten behind the cache: the new values at once.
+        write(&c, store, &all, Input::Fixed(&u16s(100..164u16)), false).unwrap();
+        let (value, reads) = element(50);
+        assert_eq!(value, 150, "{name}: never a stale index");
+        // A local file's fstat finds the change before reading; an object's
+        // conditional read fails (412), and the index is read again.
+        let expected = if store.concurrent { 3 } else { 2 };
+        assert_eq!(reads, expected, "{name}");
+        assert_eq!(element(51), (151, 1), "{name}: cached again");
+        // Gone behind the cache: the fill value.
+        run(store.delete("c/0")).unwrap();
+        assert_eq!(
+            element(52).0,
+            7,
+            "{name}: a deleted shard is the fill value"
+        );
+    }
+    let stats = crate::cache::index_stats();
+    assert!(stats.hits >= 6 && stats.bytes <= stats.limit, "{stats:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

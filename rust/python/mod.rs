@@ -103,6 +103,57 @@ fn write_retries() -> u64 {
     commit::retries()
 }
 
+/// What the shard index cache holds and how it was used: entries, bytes,
+/// limit (bytes), hits, misses (this process).
+#[pyfunction]
+fn shard_index_cache() -> std::collections::BTreeMap<&'static str, u64> {
+    stats_dict(crate::cache::index_stats())
+}
+
+/// Configure the decoded-chunk cache: its budget in bytes (0: off) and when
+/// cached chunks are checked: "always", "never", "open" or "within"
+/// `seconds` (`cache.bytes`, `cache.recheck`).
+#[pyfunction]
+fn set_chunk_cache(bytes: usize, recheck: &str, seconds: f64) -> PyResult<()> {
+    use crate::cache::Recheck;
+    let recheck = match recheck {
+        "always" => Recheck::Always,
+        "never" => Recheck::Never,
+        "open" => Recheck::Open,
+        "within" => Recheck::Within(std::time::Duration::try_from_secs_f64(seconds).map_err(
+            |_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "a recheck bound must be a number of seconds >= 0, got {seconds}"
+                ))
+            },
+        )?),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown recheck mode '{other}'"
+            )))
+        }
+    };
+    crate::cache::configure_chunks(bytes, recheck);
+    Ok(())
+}
+
+/// What the decoded-chunk cache holds and how it was used: entries, bytes,
+/// limit (bytes), hits, misses (this process).
+#[pyfunction]
+fn chunk_cache() -> std::collections::BTreeMap<&'static str, u64> {
+    stats_dict(crate::cache::chunk_stats())
+}
+
+fn stats_dict(s: crate::cache::Stats) -> std::collections::BTreeMap<&'static str, u64> {
+    std::collections::BTreeMap::from([
+        ("entries", s.entries as u64),
+        ("bytes", s.bytes as u64),
+        ("limit", s.limit as u64),
+        ("hits", s.hits),
+        ("misses", s.misses),
+    ])
+}
+
 /// A warning (Python's warnings module, through `zarrox.storage`) that the
 /// store at `store` ignores byte ranges; an error raised by it (warnings
 /// turned into errors) is reported as unraisable: the read goes on.
@@ -133,6 +184,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_conditional_writes, m)?)?;
     m.add_function(wrap_pyfunction!(get_conditional_writes, m)?)?;
     m.add_function(wrap_pyfunction!(write_retries, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_index_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(set_chunk_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_cache, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
     config::register(m)?;

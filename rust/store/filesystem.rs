@@ -560,22 +560,22 @@ fn read_span(file: &fs::File, start: u64, end: u64) -> io::Result<Vec<u8>> {
 /// writer renames a new one over its key meanwhile.
 struct OpenFile {
     path: PathBuf,
-    /// The file and its size; `None`: no value under the key.
-    file: OnceLock<Option<(fs::File, u64)>>,
+    /// The file and what `fstat` said of it when it was opened (its size and
+    /// identity); `None`: no value under the key.
+    file: OnceLock<Option<(fs::File, fs::Metadata)>>,
 }
 
 impl OpenFile {
-    fn opened(&self) -> Result<Option<&(fs::File, u64)>> {
+    fn opened(&self) -> Result<Option<&(fs::File, fs::Metadata)>> {
         if let Some(f) = self.file.get() {
             return Ok(f.as_ref());
         }
         let opened = match fs::File::open(&self.path) {
             Ok(f) => {
-                let size = f
+                let meta = f
                     .metadata()
-                    .map_err(|e| io_error(e, "cannot stat", &self.path))?
-                    .len();
-                Some((f, size))
+                    .map_err(|e| io_error(e, "cannot stat", &self.path))?;
+                Some((f, meta))
             }
             Err(e) if is_missing(&e) => None,
             Err(e) => return Err(io_error(e, "cannot open", &self.path)),
@@ -587,19 +587,36 @@ impl OpenFile {
 #[async_trait]
 impl OpenValue for OpenFile {
     async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
-        let Some((file, size)) = self.opened()? else {
+        let Some((file, meta)) = self.opened()? else {
             return Ok(None);
         };
+        let size = meta.len();
         ranges
             .iter()
             .map(|r| {
-                let (s, e) = r.resolve(*size)?;
+                let (s, e) = r.resolve(size)?;
                 read_span(file, s, e)
                     .map(Bytes::from)
                     .map_err(|e| io_error(e, "cannot read", &self.path))
             })
             .collect::<Result<_>>()
             .map(Some)
+    }
+
+    fn generation(&self) -> Option<Generation> {
+        match self.file.get()? {
+            Some((_, meta)) => Some(identity(meta)),
+            None => Some(Generation::Absent),
+        }
+    }
+
+    /// The `fstat` of the opened file (opened now if it was not) says whether
+    /// it is the version `expected`; either way, every read reads that file.
+    async fn pin(&self, expected: &Generation) -> Result<bool> {
+        Ok(match (self.opened()?, expected) {
+            (Some((_, meta)), Generation::Tag(_)) => identity(meta) == *expected,
+            _ => false,
+        })
     }
 }
 
@@ -653,6 +670,14 @@ impl Store for FilesystemStore {
 
     async fn get_versioned(&self, key: &str) -> Result<Versioned> {
         self.get_versioned_sync(key)
+    }
+
+    /// A `stat` of the file; the value is read only when it changed.
+    async fn get_if_changed(&self, key: &str, known: &Generation) -> Result<Option<Versioned>> {
+        if *known != Generation::Unknown && generation_at(&self.path(key)?)? == *known {
+            return Ok(None);
+        }
+        self.get_versioned_sync(key).map(Some)
     }
 
     async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {

@@ -242,6 +242,23 @@ pub trait OpenValue: Send + Sync {
     /// Parts of the value (`None`: there is no value); an error if a range
     /// reaches past its end.
     async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>>;
+    /// The generation of the version this value reads, once known (after a
+    /// read or a [`OpenValue::pin`]); `None` where the store cannot tell
+    /// versions apart (then nothing read from it is cached).
+    fn generation(&self) -> Option<Generation> {
+        None
+    }
+    /// Read only the version `expected` (a generation [`OpenValue::generation`]
+    /// gave): whether the reads that follow are sure to see it. A value that
+    /// can check at once (a local file: `fstat` of the opened file) says
+    /// whether it is that version; one that checks on every read (an object:
+    /// `If-Match`) takes it as its version, and its reads fail with
+    /// [`crate::error::ErrorKind::Changed`] when the value is another version
+    /// or gone. `false`: nothing is pinned (read as if nothing was known).
+    async fn pin(&self, expected: &Generation) -> Result<bool> {
+        let _ = expected;
+        Ok(false)
+    }
 }
 
 /// A value held in memory: one version by construction.
@@ -299,6 +316,16 @@ pub trait Store: Send + Sync + Debug {
             value: self.get(key).await?,
             generation: Generation::Unknown,
         })
+    }
+    /// The value under `key` and its generation if its generation is no
+    /// longer `known`; `None` when it is still that version (a cached copy
+    /// is current). Stores answer cheaply where they can: a local file's
+    /// `stat`, an object store's conditional `GET` (`If-None-Match`: a 304
+    /// without a body). [`Generation::Unknown`] is never current.
+    async fn get_if_changed(&self, key: &str, known: &Generation) -> Result<Option<Versioned>> {
+        let now = self.get_versioned(key).await?;
+        let same = now.generation == *known && now.generation != Generation::Unknown;
+        Ok((!same).then_some(now))
     }
     /// Store `value` under `key` if its generation is still `expected`
     /// ([`Generation::Absent`]: only if there is no value): `Ok(true)` when

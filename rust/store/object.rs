@@ -630,6 +630,34 @@ impl OpenValue for ObjectValue<'_> {
         *fork::lock(&self.version) = version;
         Ok(Some(parts))
     }
+
+    fn generation(&self) -> Option<Generation> {
+        match &*fork::lock(&self.version) {
+            Some(Some(etag)) => Some(object_generation(Some(etag.clone()), None)),
+            _ => None,
+        }
+    }
+
+    /// Every later range read asks for the ETag of `expected` (`If-Match`):
+    /// a value rewritten or deleted since is [`ErrorKind::Changed`] (412 or
+    /// 404), never a read of another version. No request is made here.
+    async fn pin(&self, expected: &Generation) -> Result<bool> {
+        let Generation::Tag(tag) = expected else {
+            return Ok(false);
+        };
+        let Some(etag) = update_version(tag).e_tag else {
+            return Ok(false);
+        };
+        let mut version = fork::lock(&self.version);
+        Ok(match &*version {
+            None => {
+                *version = Some(Some(etag));
+                true
+            }
+            Some(Some(pinned)) => *pinned == etag,
+            Some(None) => false,
+        })
+    }
 }
 
 #[async_trait]
@@ -717,6 +745,47 @@ impl Store for ObjectStore {
                 value: None,
                 generation: Generation::Absent,
             }),
+            Err(e) => Err(store_error(e, "GET", &location)),
+        }
+    }
+
+    /// A conditional `GET` (`If-None-Match` with the known ETag): a 304
+    /// carries no body.
+    async fn get_if_changed(&self, key: &str, known: &Generation) -> Result<Option<Versioned>> {
+        let e_tag = match known {
+            Generation::Tag(tag) => update_version(tag).e_tag,
+            _ => None,
+        };
+        let Some(e_tag) = e_tag else {
+            let now = self.get_versioned(key).await?;
+            let same = now.generation == *known && *known == Generation::Absent;
+            return Ok((!same).then_some(now));
+        };
+        let path = self.path(key)?;
+        let client = self.client()?;
+        let location = self.location(key);
+        let options = GetOptions {
+            if_none_match: Some(e_tag),
+            ..GetOptions::default()
+        };
+        match client.get_opts(&path, options).await {
+            Ok(got) => {
+                let generation =
+                    object_generation(got.meta.e_tag.clone(), got.meta.version.clone());
+                let value = got
+                    .bytes()
+                    .await
+                    .map_err(|e| store_error(e, "GET", &location))?;
+                Ok(Some(Versioned {
+                    value: Some(value),
+                    generation,
+                }))
+            }
+            Err(object_store::Error::NotModified { .. }) => Ok(None),
+            Err(e) if is_not_found(&e) => Ok(Some(Versioned {
+                value: None,
+                generation: Generation::Absent,
+            })),
             Err(e) => Err(store_error(e, "GET", &location)),
         }
     }

@@ -7,10 +7,12 @@ Context resources and caching options, and what they become in zarrox:
 - ``data_copy_concurrency`` (``{"limit": N}``): each read and write of the view runs with
   ``threading.max_workers`` = N (zarrox's decode and copy threads); ``"shared"`` (the
   default) leaves the configured thread count.
-- ``cache_pool``, ``metadata_cache_pool`` (``{"total_bytes_limit": N}``): accepted, no
-  effect. zarrox keeps no chunk cache: every read fetches from the store.
-- ``recheck_cached_data``: accepted, no effect, for the same reason (reads always see the
-  stored data, as with TensorStore's default ``true``).
+- ``cache_pool`` (``{"total_bytes_limit": N}``): zarrox's chunk cache (``cache.bytes``, one
+  per process): opening a spec whose pool has a limit raises the budget to at least N.
+  ``metadata_cache_pool``: accepted, no effect.
+- ``recheck_cached_data``: the view's reads recheck cached chunks as TensorStore does
+  (``cache.recheck``): ``true`` before every use (a stat, or a conditional request), ``"open"``
+  when cached before the array was opened, ``false`` never, a number of seconds when older.
 - ``recheck_cached_metadata``: ``"open"`` (default) and ``false`` read the metadata when
   opening; ``true`` re-reads it before every read and write; a number of seconds re-reads it
   when it is older. A changed shape is picked up; any other change is an error.

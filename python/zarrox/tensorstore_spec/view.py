@@ -55,6 +55,18 @@ class Settings:
     context: dict[str, Any] = field(default_factory=dict)
 
 
+def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int:
+    """The ``total_bytes_limit`` of a spec's ``cache_pool`` (given in place, by reference to
+    the context, or the context's own); 0 (TensorStore's default) when none is given."""
+    pool: Any = resources.get("cache_pool", "cache_pool")
+    if isinstance(pool, str):
+        pool = context.get(pool)
+    if not isinstance(pool, dict):
+        return 0
+    limit = pool.get("total_bytes_limit", 0)
+    return int(limit) if isinstance(limit, int) and not isinstance(limit, bool) else 0
+
+
 class _State:
     """The array a view reads, shared by the views made from one open: re-read when the
     spec asks for metadata revalidation (``recheck_cached_metadata``)."""
@@ -285,11 +297,23 @@ class ArrayView(index_space.TransformOps):
 
     @contextlib.contextmanager
     def _threads(self) -> Iterator[None]:
-        n = self._state.settings.threads
-        if n is None:
+        """Reads and writes run with the spec's threads and its cache settings: a
+        ``cache_pool`` with a ``total_bytes_limit`` raises the process's chunk cache budget
+        (``cache.bytes``, shared by every array) to at least that, and the view's reads
+        recheck cached chunks as its ``recheck_cached_data`` says."""
+        settings = self._state.settings
+        scoped: dict[str, Any] = {}
+        if settings.threads is not None:
+            scoped["threading.max_workers"] = settings.threads
+        limit = cache_pool_bytes(settings.resources, settings.context)
+        if limit > 0:
+            if limit > int(global_config["cache.bytes"]):
+                global_config.set({"cache.bytes": limit})  # not scoped: the pool outlives a read
+            scoped["cache.recheck"] = settings.recheck_cached_data
+        if not scoped:
             yield
             return
-        with global_config.set({"threading.max_workers": n}):
+        with global_config.set(scoped):
             yield
 
     def read(self) -> np.ndarray:

@@ -1,0 +1,388 @@
+//! Caches that sit between the engine and the stores, every entry keyed by
+//! the generation of the stored value it came from.
+//!
+//! The shard index cache: the decoded index of every shard read in part,
+//! under the shard's location and the generation its read saw. Reading an
+//! inner chunk of a shard whose index is cached is one request, a range read
+//! conditional on that generation: a local file is checked by `fstat` of the
+//! opened file before its positioned read, an object by `If-Match` on the
+//! range read itself (a failed condition means the shard changed; its index
+//! is read again). A stale index is never used. The cache is small and
+//! bounded ([`INDEX_BYTES`]), whatever the data cache's budget.
+//!
+//! The process id each cache was filled in is noted: a forked child starts
+//! with empty caches.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::codec::sharding::ShardIndex;
+use crate::store::Generation;
+
+/// The most bytes the shard index cache holds (entries and their keys).
+pub const INDEX_BYTES: usize = 32 * 1024 * 1024;
+
+/// Bytes an entry costs beyond its key and value (the maps' own bookkeeping).
+const ENTRY_OVERHEAD: usize = 96;
+
+struct Slot<V> {
+    tick: u64,
+    generation: Generation,
+    value: V,
+    size: usize,
+}
+
+/// What a cache holds and how it was used, for `Array.info`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub entries: usize,
+    pub bytes: usize,
+    pub limit: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// A byte-budgeted least-recently-used map from keys to values with the
+/// generation each was read at.
+pub struct Lru<V> {
+    map: HashMap<String, Slot<V>>,
+    /// Keys by the tick of their last use, oldest first.
+    order: BTreeMap<u64, String>,
+    tick: u64,
+    bytes: usize,
+    limit: usize,
+    hits: u64,
+    misses: u64,
+}
+
+impl<V: Clone> Lru<V> {
+    pub fn new(limit: usize) -> Self {
+        Lru {
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            tick: 0,
+            bytes: 0,
+            limit,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    fn touch(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// The value under `key` and its generation (made the most recently used);
+    /// counted as a hit or a miss.
+    pub fn get(&mut self, key: &str) -> Option<(Generation, V)> {
+        let tick = self.touch();
+        let Some(slot) = self.map.get_mut(key) else {
+            self.misses += 1;
+            return None;
+        };
+        self.hits += 1;
+        let old = std::mem::replace(&mut slot.tick, tick);
+        let found = (slot.generation.clone(), slot.value.clone());
+        if let Some(k) = self.order.remove(&old) {
+            self.order.insert(tick, k);
+        }
+        Some(found)
+    }
+
+    /// Put `value` (costing `size` bytes) under `key` at `generation`,
+    /// evicting the least recently used entries to stay within the budget; a
+    /// value larger than the whole budget is not kept.
+    pub fn insert(&mut self, key: &str, generation: Generation, value: V, size: usize) {
+        self.remove(key);
+        let size = size + key.len() + ENTRY_OVERHEAD;
+        if size > self.limit {
+            return;
+        }
+        while self.bytes + size > self.limit {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(slot) = self.map.remove(&oldest) {
+                self.bytes -= slot.size;
+            }
+        }
+        let tick = self.touch();
+        self.order.insert(tick, key.to_string());
+        self.map.insert(
+            key.to_string(),
+            Slot {
+                tick,
+                generation,
+                value,
+                size,
+            },
+        );
+        self.bytes += size;
+    }
+
+    /// Forget `key`.
+    pub fn remove(&mut self, key: &str) {
+        if let Some(slot) = self.map.remove(key) {
+            self.order.remove(&slot.tick);
+            self.bytes -= slot.size;
+        }
+    }
+
+    /// A new budget, entries beyond it evicted (least recently used first).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+        while self.bytes > self.limit {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(slot) = self.map.remove(&oldest) {
+                self.bytes -= slot.size;
+            }
+        }
+    }
+
+    /// Forget everything (the counters too).
+    pub fn clear(&mut self) {
+        *self = Lru::new(self.limit);
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            entries: self.map.len(),
+            bytes: self.bytes,
+            limit: self.limit,
+            hits: self.hits,
+            misses: self.misses,
+        }
+    }
+}
+
+/// A cache shared by the whole process, emptied in a forked child.
+pub struct Shared<V> {
+    limit: AtomicUsize,
+    state: Mutex<Option<(u32, Lru<V>)>>,
+}
+
+impl<V: Clone> Shared<V> {
+    pub const fn new(limit: usize) -> Self {
+        Shared {
+            limit: AtomicUsize::new(limit),
+            state: Mutex::new(None),
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// A new budget: entries beyond it go at once (least recently used first).
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
+        self.with(|c| c.set_limit(limit));
+    }
+
+    /// Run `f` on this process's cache (a new one in a forked child).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Lru<V>) -> T) -> T {
+        let pid = std::process::id();
+        let mut state = crate::fork::lock(&self.state);
+        match &mut *state {
+            Some((p, lru)) if *p == pid => f(lru),
+            _ => {
+                let (_, lru) = state.insert((pid, Lru::new(self.limit())));
+                f(lru)
+            }
+        }
+    }
+}
+
+/// The decoded shard indexes, by shard location (and offset, for a shard
+/// nested in another).
+static INDEXES: Shared<Arc<ShardIndex>> = Shared::new(INDEX_BYTES);
+
+/// The cached index under `key`, with the generation of the shard it was read from.
+pub fn index(key: &str) -> Option<(Generation, Arc<ShardIndex>)> {
+    INDEXES.with(|c| c.get(key))
+}
+
+/// Remember the index of the shard at `key`, read at `generation`.
+pub fn remember_index(key: &str, generation: Generation, index: Arc<ShardIndex>) {
+    let size = index.len() * std::mem::size_of::<Option<std::ops::Range<u64>>>();
+    INDEXES.with(|c| c.insert(key, generation, index, size));
+}
+
+/// Forget the index under `key` (its shard changed).
+pub fn forget_index(key: &str) {
+    INDEXES.with(|c| c.remove(key));
+}
+
+/// What the shard index cache holds and how it was used.
+pub fn index_stats() -> Stats {
+    INDEXES.with(|c| c.stats())
+}
+
+/// When a cached chunk is checked against the store before it is returned
+/// (TensorStore's `recheck_cached_data`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Recheck {
+    /// Every time (a `stat` of the file, a conditional request): never stale.
+    Always,
+    /// Never: a cached chunk is returned as it is.
+    Never,
+    /// When it was cached (or last checked) before the array was opened.
+    Open,
+    /// When it was last checked longer ago than this.
+    Within(Duration),
+}
+
+impl Recheck {
+    /// Whether a chunk last checked at `checked` is returned without a check
+    /// now, by an array opened at `opened`.
+    pub fn fresh(self, checked: Instant, opened: Instant, now: Instant) -> bool {
+        match self {
+            Recheck::Always => false,
+            Recheck::Never => true,
+            Recheck::Open => checked >= opened,
+            Recheck::Within(bound) => now.saturating_duration_since(checked) <= bound,
+        }
+    }
+}
+
+/// A decoded chunk (`None`: no chunk is stored, the fill value) and when it
+/// was last known to be the stored version.
+#[derive(Debug, Clone)]
+pub struct CachedChunk {
+    pub data: Option<Arc<Vec<u8>>>,
+    pub checked: Instant,
+}
+
+/// Decoded chunks by location; no budget (off) until configured.
+static CHUNKS: Shared<CachedChunk> = Shared::new(0);
+static RECHECK: Mutex<Recheck> = Mutex::new(Recheck::Always);
+
+/// The data cache's budget in bytes (`cache.bytes`; 0: off) and when its
+/// chunks are checked (`cache.recheck`).
+pub fn configure_chunks(bytes: usize, recheck: Recheck) {
+    *crate::fork::lock(&RECHECK) = recheck;
+    CHUNKS.set_limit(bytes);
+}
+
+/// The data cache's budget in bytes (0: off).
+pub fn chunk_budget() -> usize {
+    CHUNKS.limit()
+}
+
+/// When cached chunks are checked.
+pub fn chunk_recheck() -> Recheck {
+    *crate::fork::lock(&RECHECK)
+}
+
+/// The cached chunk under `key`, with the generation it was read at.
+pub fn chunk(key: &str) -> Option<(Generation, CachedChunk)> {
+    CHUNKS.with(|c| c.get(key))
+}
+
+/// Remember the decoded chunk at `key`, read at `generation`.
+pub fn remember_chunk(key: &str, generation: Generation, chunk: CachedChunk) {
+    let size = chunk.data.as_ref().map_or(0, |d| d.len());
+    CHUNKS.with(|c| c.insert(key, generation, chunk, size));
+}
+
+/// Forget the chunk at `key` (written through this process).
+pub fn forget_chunk(key: &str) {
+    CHUNKS.with(|c| c.remove(key));
+}
+
+/// What the data cache holds and how it was used.
+pub fn chunk_stats() -> Stats {
+    CHUNKS.with(|c| c.stats())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(s: &str) -> Generation {
+        Generation::Tag(s.to_string())
+    }
+
+    #[test]
+    fn least_recently_used_entries_go_first_and_the_budget_holds() {
+        let per = 100 + 1 + ENTRY_OVERHEAD;
+        let mut lru: Lru<u32> = Lru::new(3 * per);
+        for (i, k) in ["a", "b", "c"].iter().enumerate() {
+            lru.insert(k, tag(k), i as u32, 100);
+        }
+        assert_eq!(lru.stats().bytes, 3 * per);
+        assert_eq!(lru.get("a"), Some((tag("a"), 0)));
+        lru.insert("d", tag("d"), 3, 100);
+        assert!(lru.stats().bytes <= 3 * per);
+        assert_eq!(lru.get("b"), None, "b was the least recently used");
+        assert!(lru.get("a").is_some() && lru.get("c").is_some() && lru.get("d").is_some());
+        lru.insert("a", tag("a2"), 9, 100);
+        assert_eq!(lru.get("a"), Some((tag("a2"), 9)), "replaced");
+        assert_eq!(lru.stats().entries, 3);
+        lru.insert("huge", tag("h"), 1, 10 * per);
+        assert_eq!(lru.get("huge"), None, "larger than the budget: not kept");
+        assert_eq!(lru.stats().entries, 3);
+        lru.remove("a");
+        assert_eq!(lru.stats().bytes, 2 * per);
+        let s = lru.stats();
+        assert_eq!((s.hits, s.misses), (5, 2));
+        lru.clear();
+        assert_eq!(
+            lru.stats(),
+            Stats {
+                limit: 3 * per,
+                ..Stats::default()
+            }
+        );
+    }
+
+    #[test]
+    fn recheck_modes() {
+        let opened = Instant::now();
+        let before = opened - Duration::from_secs(5);
+        let now = opened + Duration::from_secs(1);
+        assert!(!Recheck::Always.fresh(now, opened, now));
+        assert!(Recheck::Never.fresh(before, opened, now));
+        assert!(!Recheck::Open.fresh(before, opened, now));
+        assert!(Recheck::Open.fresh(opened, opened, now));
+        let bound = Recheck::Within(Duration::from_secs(2));
+        assert!(bound.fresh(opened, opened, now));
+        assert!(!bound.fresh(before, opened, now));
+    }
+
+    #[test]
+    fn a_budget_made_smaller_evicts_at_once() {
+        let mut lru: Lru<u8> = Lru::new(10_000);
+        for k in 0..10 {
+            lru.insert(&k.to_string(), tag("g"), 0, 900);
+        }
+        lru.set_limit(3_000);
+        assert!(lru.stats().bytes <= 3_000 && lru.stats().entries == 3);
+        assert!(lru.get("7").is_some() && lru.get("6").is_none());
+    }
+
+    #[test]
+    fn a_forked_child_starts_empty() {
+        static CACHE: Shared<u32> = Shared::new(1 << 20);
+        CACHE.with(|c| c.insert("k", tag("1"), 7, 4));
+        // SAFETY: the child only uses the cache (its lock is free: no
+        // section runs during the fork) and exits without unwinding.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let empty = CACHE.with(|c| c.get("k").is_none() && c.stats().entries == 0);
+            // SAFETY: `_exit` ends the child at once (no destructors run).
+            unsafe { libc::_exit(if empty { 0 } else { 3 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        assert_eq!(CACHE.with(|c| c.get("k")), Some((tag("1"), 7)));
+    }
+}

@@ -1,0 +1,368 @@
+"""Caches between the engine and the stores (issue #34).
+
+Shard indexes are cached by their shard's generation: reading one inner chunk of a shard whose
+index is cached is one request, a range read conditional on that generation (``If-Match`` on an
+object store, ``fstat`` of the opened file locally). A shard rewritten behind the cache is seen
+at once: no stale index is ever used. Requests are counted by the fault proxy in front of moto."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import servers
+import zarrox
+from conftest import assert_identical, make_data
+
+SHAPE = (32, 64)
+SHARDS = (16, 32)  # 2 x 2 shards
+CHUNKS = (4, 8)  # 4 x 4 inner chunks per shard
+N_SHARDS = 4
+N_INNER = 64
+FILL = -7
+
+
+def inner_chunks() -> Iterator[tuple[slice, slice]]:
+    """Every inner chunk's region, shard after shard."""
+    for i in range(0, SHAPE[0], CHUNKS[0]):
+        for j in range(0, SHAPE[1], CHUNKS[1]):
+            yield slice(i, i + CHUNKS[0]), slice(j, j + CHUNKS[1])
+
+
+def create(url: str, data: np.ndarray, **kwargs: Any) -> Any:
+    a = zarrox.create_array(
+        url,
+        name="a",
+        shape=SHAPE,
+        dtype="int32",
+        chunks=CHUNKS,
+        shards=SHARDS,
+        compressors=None,
+        fill_value=FILL,
+        **kwargs,
+    )
+    a[...] = data
+    return a
+
+
+def chunk_gets(proxy: servers.FaultProxy) -> list[dict[str, Any]]:
+    return [e for e in proxy.log() if e["method"] == "GET" and "/a/c/" in e["path"]]
+
+
+def read_chunk_by_chunk(a: Any, want: np.ndarray, what: str) -> None:
+    for region in inner_chunks():
+        assert_identical(a[region], want[region], f"{what}: inner chunk {region}")
+
+
+def test_s3_one_request_per_inner_chunk_and_never_a_stale_index(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy
+) -> None:
+    opts = proxied_bucket.object_store_options()
+    url = proxied_bucket.url("index.zarr")
+    data = make_data("int32", SHAPE, seed=3)
+    create(url, data, storage_options=opts)
+    a = zarrox.open_array(url, path="a", mode="r", storage_options=opts)
+
+    s3_proxy.log(reset=True)
+    read_chunk_by_chunk(a, data, "first pass")
+    gets = chunk_gets(s3_proxy)
+    assert len(gets) == N_INNER + N_SHARDS, [e["range"] for e in gets]
+    assert all(e["range"] and e["status"] == 206 for e in gets), gets
+
+    s3_proxy.log(reset=True)
+    read_chunk_by_chunk(a, data, "second pass")
+    gets = chunk_gets(s3_proxy)
+    assert len(gets) == N_INNER, "one conditional range read per inner chunk, no index"
+    index_bytes = 16 * 16 + 4
+    assert all(e["bytes"] == CHUNKS[0] * CHUNKS[1] * 4 for e in gets), gets
+    assert all(e["bytes"] != index_bytes for e in gets)
+
+    # Another writer rewrites shard (0, 0) and deletes shard (1, 1) behind the cache.
+    w = zarrox.open_array(url, path="a", mode="r+", storage_options=opts)
+    new = data.copy()
+    new[:16, :32] = make_data("int32", (16, 32), seed=4)
+    w[:16, :32] = new[:16, :32]
+    w[16:, 32:] = FILL
+    new[16:, 32:] = FILL
+    assert proxied_bucket.keys("index.zarr/a/c/1/1") == []
+    s3_proxy.log(reset=True)
+    assert_identical(a[0:4, 0:8], new[0:4, 0:8], "the rewritten shard at once")
+    gets = chunk_gets(s3_proxy)
+    # The conditional read fails (412: the shard changed), then the index and the chunk.
+    assert [e["status"] for e in gets] == [412, 206, 206], gets
+    read_chunk_by_chunk(a, new, "after the rewrite")
+
+
+def test_local_shard_rewritten_behind_the_index_cache_is_seen_at_once(tmp_path: Path) -> None:
+    url = str(tmp_path / "index.zarr")
+    data = make_data("int32", SHAPE, seed=5)
+    create(url, data)
+    a = zarrox.open_array(url, path="a", mode="r")
+    read_chunk_by_chunk(a, data, "first pass")
+    w = zarrox.open_array(url, path="a", mode="r+")
+    for seed in (6, 7, 8):
+        new = make_data("int32", SHAPE, seed=seed)
+        # Rewrite only some inner chunks: the shards keep their size.
+        w[:, :] = new
+        read_chunk_by_chunk(a, new, f"rewrite {seed}")
+    w[:16, :32] = FILL
+    assert_identical(a[4:8, 8:16], np.full((4, 8), FILL, "int32"), "an all-fill shard")
+
+
+def test_info_shows_the_shard_index_cache(tmp_path: Path) -> None:
+    url = str(tmp_path / "info.zarr")
+    data = make_data("int32", SHAPE, seed=9)
+    create(url, data)
+    a = zarrox.open_array(url, path="a", mode="r")
+    before = a.info.shard_index_cache
+    read_chunk_by_chunk(a, data, "read")
+    after = a.info.shard_index_cache
+    assert after["hits"] - before["hits"] >= N_INNER - N_SHARDS
+    assert after["misses"] - before["misses"] >= N_SHARDS
+    assert 0 < after["bytes"] <= after["limit"]
+    assert "Shard index cache" in repr(a.info)
+
+
+# --------------------------------------------------------------------------------------------
+# The decoded-chunk cache (cache.bytes, cache.recheck)
+# --------------------------------------------------------------------------------------------
+
+PLAIN_CHUNKS = (8, 16)  # 4 x 4 chunks, zstd
+N_PLAIN = 16
+
+
+def create_plain(url: str, data: np.ndarray, **kwargs: Any) -> Any:
+    a = zarrox.create_array(
+        url, name="a", shape=SHAPE, dtype="int32", chunks=PLAIN_CHUNKS, fill_value=FILL, **kwargs
+    )
+    a[...] = data
+    return a
+
+
+def cached(recheck: Any, size: int = 64 << 20) -> Any:
+    return zarrox.config.set({"cache.bytes": size, "cache.recheck": recheck})
+
+
+def replace_chunks(root: Path, new: np.ndarray) -> None:
+    """Another writer: the chunks of ``new``, written elsewhere, renamed over the array's."""
+    other = root.parent / (root.name + ".other")
+    create_plain(str(other), new)
+    for f in sorted((other / "a" / "c").rglob("*")):
+        if f.is_file():
+            f.replace(root / "a" / "c" / f.relative_to(other / "a" / "c"))
+
+
+def test_config_keys_are_checked_and_restored() -> None:
+    assert zarrox.config.get("cache.bytes") == 0
+    with pytest.raises(ValueError, match="cache.recheck"):
+        zarrox.config.set({"cache.recheck": "sometimes"})
+    with pytest.raises(ValueError, match="cache.bytes"):
+        zarrox.config.set({"cache.bytes": -1})
+    with cached("open", 1 << 20):
+        assert zarrox._core.chunk_cache()["limit"] == 1 << 20
+    assert zarrox._core.chunk_cache()["limit"] == 0
+
+
+@pytest.mark.parametrize("recheck", ["open", False])
+def test_local_cached_reads_are_answered_after_the_files_are_gone(
+    tmp_path: Path, recheck: Any
+) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=11)
+    create_plain(str(root), data)
+    with cached(recheck):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        assert_identical(a[...], data, "first read")
+        shutil.rmtree(root / "a" / "c")
+        assert_identical(a[...], data, "answered from the cache")
+        assert_identical(a[3:20, 5:40], data[3:20, 5:40], "a part, from the cache")
+        b = zarrox.open_array(str(root), path="a", mode="r")
+        got = b[...]
+    if recheck == "open":
+        # Cached before b was opened: checked, and gone.
+        assert_identical(got, np.full(SHAPE, FILL, "int32"), "rechecked for a new array")
+    else:
+        assert_identical(got, data, "never rechecked")
+
+
+def test_local_recheck_true_always_sees_a_rewrite(tmp_path: Path) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=12)
+    create_plain(str(root), data)
+    with cached(True):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        assert_identical(a[...], data, "first read")
+        before = zarrox._core.chunk_cache()
+        assert_identical(a[...], data, "unchanged: from the cache after a stat")
+        after = zarrox._core.chunk_cache()
+        assert after["hits"] - before["hits"] == N_PLAIN
+        for seed in (13, 14, 15):
+            new = make_data("int32", SHAPE, seed=seed)
+            replace_chunks(root, new)
+            assert_identical(a[...], new, f"rewrite {seed}")
+            shutil.rmtree(root.parent / (root.name + ".other"))
+        # A write through zarrox itself leaves the cache too.
+        w = zarrox.open_array(str(root), path="a", mode="r+")
+        w[:8, :16] = 5
+        assert (a[:8, :16] == 5).all()
+
+
+def test_a_time_bound_expires(tmp_path: Path) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=16)
+    create_plain(str(root), data)
+    with cached(0.5):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        assert_identical(a[...], data, "first read")
+        new = make_data("int32", SHAPE, seed=17)
+        t0 = time.monotonic()
+        replace_chunks(root, new)
+        stale = a[...]
+        if time.monotonic() - t0 < 0.4:
+            assert_identical(stale, data, "within the bound: the cached chunks")
+        time.sleep(0.6)
+        assert_identical(a[...], new, "the bound expired: checked, and read again")
+
+
+def test_eviction_keeps_within_the_budget(tmp_path: Path) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=18)
+    create_plain(str(root), data)
+    chunk_bytes = PLAIN_CHUNKS[0] * PLAIN_CHUNKS[1] * 4
+    budget = 4 * chunk_bytes + 2048
+    with cached(True, budget):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        for _ in range(2):
+            assert_identical(a[...], data, "read through a small cache")
+            stats = zarrox._core.chunk_cache()
+            assert stats["limit"] == budget
+            assert 0 < stats["bytes"] <= budget and 0 < stats["entries"] < N_PLAIN, stats
+        assert "Chunk cache" in repr(a.info)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_a_forked_child_starts_with_an_empty_cache(tmp_path: Path) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=19)
+    create_plain(str(root), data)
+    with cached(False):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        a[...]
+        assert zarrox._core.chunk_cache()["entries"] > 0
+        pid = os.fork()
+        if pid == 0:
+            empty = zarrox._core.chunk_cache()["entries"] == 0
+            ok = empty and bool((a[...] == data).all())
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert zarrox._core.chunk_cache()["entries"] > 0
+
+
+def test_concurrent_readers_share_the_cache(tmp_path: Path) -> None:
+    root = tmp_path / "plain.zarr"
+    data = make_data("int32", SHAPE, seed=20)
+    create_plain(str(root), data)
+    with cached(True):
+        a = zarrox.open_array(str(root), path="a", mode="r")
+        before = zarrox._core.chunk_cache()
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda i: a[i % 32 :, :], range(32)))
+        for i, g in enumerate(got):
+            assert_identical(g, data[i % 32 :, :], f"reader {i}")
+        after = zarrox._core.chunk_cache()
+        assert after["hits"] - before["hits"] > after["misses"] - before["misses"]
+
+
+def test_s3_cached_second_pass_requests(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy
+) -> None:
+    opts = proxied_bucket.object_store_options()
+    url = proxied_bucket.url("plain.zarr")
+    data = make_data("int32", SHAPE, seed=21)
+    create_plain(url, data, storage_options=opts)
+    with cached("open"):
+        a = zarrox.open_array(url, path="a", mode="r", storage_options=opts)
+        s3_proxy.log(reset=True)
+        assert_identical(a[...], data, "first pass")
+        assert len(chunk_gets(s3_proxy)) == N_PLAIN
+        s3_proxy.log(reset=True)
+        assert_identical(a[...], data, "second pass")
+        assert chunk_gets(s3_proxy) == [], "recheck 'open': no request"
+        zarrox.config.set({"cache.recheck": True})
+        s3_proxy.log(reset=True)
+        assert_identical(a[...], data, "rechecked")
+        gets = chunk_gets(s3_proxy)
+        assert len(gets) == N_PLAIN, gets
+        assert all(e["status"] == 304 and e["bytes"] == 0 for e in gets), gets
+        # Another writer deletes the objects: seen at once.
+        client = servers.s3_client(proxied_bucket.direct_endpoint or proxied_bucket.endpoint)
+        for key in proxied_bucket.keys("plain.zarr/a/c/"):
+            client.delete_object(Bucket=proxied_bucket.name, Key=key)
+        assert_identical(a[...], np.full(SHAPE, FILL, "int32"), "deleted behind the cache")
+        zarrox.config.set({"cache.recheck": False})
+        assert_identical(a[...], np.full(SHAPE, FILL, "int32"), "missing chunks cached too")
+
+
+# --------------------------------------------------------------------------------------------
+# TensorStore specs: cache_pool and recheck_cached_data, side by side with tensorstore
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("recheck", [True, "open", False])
+def test_tensorstore_specs_cache_as_tensorstore_does(tmp_path: Path, recheck: Any) -> None:
+    ts = pytest.importorskip("tensorstore")
+    root = tmp_path / "ts.zarr"
+    data = make_data("int32", SHAPE, seed=22)
+    create_plain(str(root), data)
+    spec = {
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": str(root / "a")},
+        "context": {"cache_pool": {"total_bytes_limit": 64 << 20}},
+        "recheck_cached_data": recheck,
+    }
+    try:
+        theirs = ts.open(spec).result()
+        ours = zarrox.open(spec)
+        assert_identical(theirs.read().result(), data, "tensorstore")
+        assert_identical(ours.read(), data, "zarrox")
+        assert ours.spec().to_json().get("recheck_cached_data", True) == recheck
+        shutil.rmtree(root / "a" / "c")
+        after_theirs = theirs.read().result()
+        after_ours = ours.read()
+        assert_identical(after_ours, after_theirs, f"recheck {recheck!r}: as tensorstore")
+        want = np.full(SHAPE, FILL, "int32") if recheck is True else data
+        assert_identical(after_ours, want, f"recheck {recheck!r}")
+    finally:
+        zarrox.config.set({"cache.bytes": 0, "cache.recheck": True})
+
+
+@pytest.mark.parametrize("recheck", [True, "open", False])
+def test_zarr_python_on_zarrox_pipeline_uses_the_cache(tmp_path: Path, recheck: Any) -> None:
+    zarr = pytest.importorskip("zarr")
+    pipeline = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
+    data = make_data("int32", SHAPE, seed=23)
+    with zarr.config.set(pipeline), cached(recheck):
+        z = zarr.create_array(
+            str(tmp_path),
+            name="a",
+            shape=SHAPE,
+            chunks=PLAIN_CHUNKS,
+            dtype="int32",
+            fill_value=FILL,
+        )
+        z[...] = data
+        a = zarr.open_array(str(tmp_path), path="a", mode="r")
+        assert_identical(np.asarray(a[...]), data, "first read")
+        shutil.rmtree(tmp_path / "a" / "c")
+        got = np.asarray(a[...])
+    want = np.full(SHAPE, FILL, "int32") if recheck is True else data
+    assert_identical(got, want, f"recheck {recheck!r}, the chunks deleted")
