@@ -178,11 +178,14 @@ def hold_directory_lock(directory: str, ready: Any) -> None:
         time.sleep(1)
 
 
-def rewrite_whole(url: str, options: dict[str, Any] | None, times: int, started: Any) -> None:
-    """Process body: write the whole array ``times`` times, each time one value."""
+def rewrite_whole(url: str, options: dict[str, Any] | None, started: Any, stop: Any) -> None:
+    """Process body: write the whole array again and again, each time one value, until
+    ``stop`` is set."""
     import zarrox
 
     arr = zarrox.open_array(url, path="a", mode="r+", storage_options=options)
     started.set()
-    for i in range(times):
-        arr[...] = np.full(arr.shape, i + 1, dtype="int32")
+    i = 0
+    while not stop.is_set():
+        i += 1
+        arr[...] = np.full(arr.shape, i, dtype="int32")
