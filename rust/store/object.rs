@@ -327,6 +327,37 @@ impl ObjectStore {
         Ok(())
     }
 
+    /// The value under `key` and its generation, asked with `options`;
+    /// `None` when the server answers 304 Not Modified (to an `If-None-Match`).
+    async fn get_versioned_with(
+        &self,
+        key: &str,
+        options: GetOptions,
+    ) -> Result<Option<Versioned>> {
+        let path = self.path(key)?;
+        let location = self.location(key);
+        match self.client()?.get_opts(&path, options).await {
+            Ok(got) => {
+                let generation =
+                    object_generation(got.meta.e_tag.clone(), got.meta.version.clone());
+                let value = got
+                    .bytes()
+                    .await
+                    .map_err(|e| store_error(e, "GET", &location))?;
+                Ok(Some(Versioned {
+                    value: Some(value),
+                    generation,
+                }))
+            }
+            Err(object_store::Error::NotModified { .. }) => Ok(None),
+            Err(e) if is_not_found(&e) => Ok(Some(Versioned {
+                value: None,
+                generation: Generation::Absent,
+            })),
+            Err(e) => Err(store_error(e, "GET", &location)),
+        }
+    }
+
     /// `value` put under `key` in `mode`: whether it was written (`false`:
     /// the mode's condition failed).
     async fn put_in_mode(&self, key: &str, value: Bytes, mode: PutMode) -> Result<bool> {
@@ -725,28 +756,14 @@ impl Store for ObjectStore {
     }
 
     async fn get_versioned(&self, key: &str) -> Result<Versioned> {
-        let path = self.path(key)?;
-        let client = self.client()?;
-        let location = self.location(key);
-        match client.get_opts(&path, GetOptions::default()).await {
-            Ok(got) => {
-                let generation =
-                    object_generation(got.meta.e_tag.clone(), got.meta.version.clone());
-                let value = got
-                    .bytes()
-                    .await
-                    .map_err(|e| store_error(e, "GET", &location))?;
-                Ok(Versioned {
-                    value: Some(value),
-                    generation,
-                })
-            }
-            Err(e) if is_not_found(&e) => Ok(Versioned {
-                value: None,
-                generation: Generation::Absent,
-            }),
-            Err(e) => Err(store_error(e, "GET", &location)),
-        }
+        self.get_versioned_with(key, GetOptions::default())
+            .await?
+            .ok_or_else(|| {
+                Error::store(format!(
+                    "GET {}: 304 Not Modified to an unconditional request",
+                    self.location(key)
+                ))
+            })
     }
 
     /// A conditional `GET` (`If-None-Match` with the known ETag): a 304
@@ -761,33 +778,11 @@ impl Store for ObjectStore {
             let same = now.generation == *known && *known == Generation::Absent;
             return Ok((!same).then_some(now));
         };
-        let path = self.path(key)?;
-        let client = self.client()?;
-        let location = self.location(key);
         let options = GetOptions {
             if_none_match: Some(e_tag),
             ..GetOptions::default()
         };
-        match client.get_opts(&path, options).await {
-            Ok(got) => {
-                let generation =
-                    object_generation(got.meta.e_tag.clone(), got.meta.version.clone());
-                let value = got
-                    .bytes()
-                    .await
-                    .map_err(|e| store_error(e, "GET", &location))?;
-                Ok(Some(Versioned {
-                    value: Some(value),
-                    generation,
-                }))
-            }
-            Err(object_store::Error::NotModified { .. }) => Ok(None),
-            Err(e) if is_not_found(&e) => Ok(Some(Versioned {
-                value: None,
-                generation: Generation::Absent,
-            })),
-            Err(e) => Err(store_error(e, "GET", &location)),
-        }
+        self.get_versioned_with(key, options).await
     }
 
     async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
