@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::cache::DataCache;
 use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
@@ -60,6 +61,8 @@ pub struct ArrayCore {
     write_empty_chunks: bool,
     /// When the array was opened (the chunk cache's recheck mode "open").
     opened: std::time::Instant,
+    /// The data cache its reads and writes go through.
+    cache: DataCache,
     /// Whether this is an array's [`fortran`](Self::fortran) view: grid
     /// coordinates are the stored chunks' coordinates reversed.
     reversed: bool,
@@ -151,6 +154,8 @@ impl ArrayCore {
         );
         view.write_empty_chunks = self.write_empty_chunks;
         view.reversed = true;
+        // Its chunks decode to the array's axes reversed.
+        view.cache = self.cache.salted(1);
         Ok(Some(view))
     }
 
@@ -179,6 +184,7 @@ impl ArrayCore {
             codecs,
             write_empty_chunks: false,
             opened: std::time::Instant::now(),
+            cache: DataCache::process(),
             reversed: false,
             fortran: None,
         }
@@ -188,6 +194,20 @@ impl ArrayCore {
     /// Fortran order (see [`fortran_view`](Self::fortran_view)).
     pub fn fortran(&self) -> Option<&ArrayCore> {
         self.fortran.as_deref()
+    }
+
+    /// This array reading and writing through `cache` (its Fortran view too).
+    pub fn with_cache(mut self, cache: DataCache) -> Self {
+        if let Some(view) = self.fortran.as_mut() {
+            view.cache = cache.salted(1);
+        }
+        self.cache = cache;
+        self
+    }
+
+    /// The data cache this array reads and writes through.
+    pub fn cache(&self) -> &DataCache {
+        &self.cache
     }
 
     pub fn shape(&self) -> &[u64] {
@@ -371,6 +391,7 @@ impl ArrayCore {
             &tasks,
             Output::Fixed(&view),
             self.opened,
+            &self.cache,
         )
         .map(|_| ())
         .map_err(self.at())
@@ -383,8 +404,17 @@ impl ArrayCore {
         let (tasks, out_shape) = self.tasks(sel)?;
         let n: usize = out_shape.iter().product();
         let out = Mutex::new(vec![Vec::new(); n]);
-        engine::read(&self.chain, self.rust_store()?, &tasks, Output::Var(&out))
-            .map_err(self.at())?;
+        let store = self.rust_store()?;
+        let out_var = Output::Var(&out);
+        engine::read_since(
+            &self.chain,
+            store,
+            &tasks,
+            out_var,
+            self.opened,
+            &self.cache,
+        )
+        .map_err(self.at())?;
         Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
@@ -441,12 +471,13 @@ impl ArrayCore {
     pub fn write(&self, sel: &Selection, value: Input<'_>) -> Result<()> {
         let (tasks, out_shape) = self.tasks(sel)?;
         self.check_value(&value, &out_shape)?;
-        engine::write(
+        engine::write_cached(
             &self.chain,
             self.rust_store()?,
             &tasks,
             value,
             self.write_empty_chunks,
+            &self.cache,
         )
         .map_err(self.at())
     }

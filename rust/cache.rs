@@ -92,6 +92,13 @@ impl<V: Clone> Lru<V> {
         Some(found)
     }
 
+    /// The value under `key` and its generation, neither used nor counted.
+    pub fn peek(&self, key: &str) -> Option<(Generation, V)> {
+        self.map
+            .get(key)
+            .map(|slot| (slot.generation.clone(), slot.value.clone()))
+    }
+
     /// Put `value` (costing `size` bytes) under `key` at `generation`,
     /// evicting the least recently used entries to stay within the budget; a
     /// value larger than the whole budget is not kept.
@@ -251,54 +258,191 @@ impl Recheck {
     }
 }
 
-/// A decoded chunk (`None`: no chunk is stored, the fill value) and when it
-/// was last known to be the stored version.
+/// What the data cache holds of a chunk (or of an inner chunk of a shard).
+#[derive(Debug, Clone)]
+pub enum ChunkData {
+    /// No chunk is stored: the fill value.
+    Missing,
+    /// The chunk's decoded bytes.
+    Decoded(Arc<Vec<u8>>),
+    /// The chunk's encoded bytes, as this process wrote them: decoded (and
+    /// kept decoded) when first read.
+    Encoded(bytes::Bytes),
+}
+
+impl ChunkData {
+    /// The bytes it costs.
+    pub fn size(&self) -> usize {
+        match self {
+            ChunkData::Missing => 0,
+            ChunkData::Decoded(d) => d.len(),
+            ChunkData::Encoded(e) => e.len(),
+        }
+    }
+}
+
+/// A cached chunk and when it was last known to be the stored version.
 #[derive(Debug, Clone)]
 pub struct CachedChunk {
-    pub data: Option<Arc<Vec<u8>>>,
+    pub data: ChunkData,
     pub checked: Instant,
+    /// What decoded bytes are laid out as ([`DataCache::layout`]): a reader
+    /// that decodes to another layout (an array's Fortran view, metadata
+    /// that changed since) does not use them.
+    pub layout: u64,
 }
 
-/// Decoded chunks by location; no budget (off) until configured.
-static CHUNKS: Shared<CachedChunk> = Shared::new(0);
+impl CachedChunk {
+    /// Whether a reader decoding to `layout` can use this entry (encoded
+    /// bytes and the fill value are the same for every reader).
+    pub fn fits(&self, layout: u64) -> bool {
+        !matches!(self.data, ChunkData::Decoded(_)) || self.layout == layout
+    }
+}
+
+/// The key of inner chunk `pos` of the shard cached under `shard`.
+pub fn inner_key(shard: &str, pos: usize) -> String {
+    format!("{shard}\u{1f}#{pos}")
+}
+
+/// A pool of cached chunks with a budget of its own (TensorStore's
+/// `cache_pool`).
+pub type ChunkPool = Shared<CachedChunk>;
+
+/// The process's pool (`cache.bytes`); no budget (off) until configured.
+static PROCESS_POOL: std::sync::LazyLock<Arc<ChunkPool>> =
+    std::sync::LazyLock::new(|| Arc::new(Shared::new(0)));
+/// When the process's cached chunks are checked (`cache.recheck`).
 static RECHECK: Mutex<Recheck> = Mutex::new(Recheck::Always);
 
-/// The data cache's budget in bytes (`cache.bytes`; 0: off) and when its
-/// chunks are checked (`cache.recheck`).
+/// The process pool's budget in bytes (`cache.bytes`; 0: off) and when
+/// chunks are checked where an array does not say (`cache.recheck`).
 pub fn configure_chunks(bytes: usize, recheck: Recheck) {
     *crate::fork::lock(&RECHECK) = recheck;
-    CHUNKS.set_limit(bytes);
+    PROCESS_POOL.set_limit(bytes);
 }
 
-/// The data cache's budget in bytes (0: off).
-pub fn chunk_budget() -> usize {
-    CHUNKS.limit()
-}
-
-/// When cached chunks are checked.
+/// When cached chunks are checked where an array does not say.
 pub fn chunk_recheck() -> Recheck {
     *crate::fork::lock(&RECHECK)
 }
 
-/// The cached chunk under `key`, with the generation it was read at.
-pub fn chunk(key: &str) -> Option<(Generation, CachedChunk)> {
-    CHUNKS.with(|c| c.get(key))
+/// The data cache an array reads and writes through: a pool (the
+/// process's, or one of its own, as a TensorStore spec's `cache_pool` gives
+/// it) and when its chunks are checked (`None`: `cache.recheck`).
+#[derive(Clone)]
+pub struct DataCache {
+    pool: Arc<ChunkPool>,
+    recheck: Option<Recheck>,
+    /// Told into every layout: an array's Fortran view decodes chunks to
+    /// another layout than the array.
+    salt: u64,
 }
 
-/// Remember the decoded chunk at `key`, read at `generation`.
-pub fn remember_chunk(key: &str, generation: Generation, chunk: CachedChunk) {
-    let size = chunk.data.as_ref().map_or(0, |d| d.len());
-    CHUNKS.with(|c| c.insert(key, generation, chunk, size));
+impl std::fmt::Debug for DataCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataCache")
+            .field("limit", &self.pool.limit())
+            .field("recheck", &self.recheck)
+            .finish()
+    }
 }
 
-/// Forget the chunk at `key` (written through this process).
-pub fn forget_chunk(key: &str) {
-    CHUNKS.with(|c| c.remove(key));
+impl Default for DataCache {
+    fn default() -> Self {
+        DataCache::process()
+    }
 }
 
-/// What the data cache holds and how it was used.
-pub fn chunk_stats() -> Stats {
-    CHUNKS.with(|c| c.stats())
+impl DataCache {
+    /// The process's pool, checked as `cache.recheck` says.
+    pub fn process() -> Self {
+        DataCache {
+            pool: Arc::clone(&PROCESS_POOL),
+            recheck: None,
+            salt: 0,
+        }
+    }
+
+    /// A pool of its own of `limit` bytes (0: nothing is cached).
+    pub fn own(limit: usize, recheck: Option<Recheck>) -> Self {
+        DataCache {
+            pool: Arc::new(Shared::new(limit)),
+            recheck,
+            salt: 0,
+        }
+    }
+
+    /// The same pool, checked as `recheck` says.
+    pub fn with_recheck(&self, recheck: Option<Recheck>) -> Self {
+        DataCache {
+            pool: Arc::clone(&self.pool),
+            recheck,
+            salt: self.salt,
+        }
+    }
+
+    /// The same pool and checks, for readers whose decoded chunks are laid
+    /// out otherwise (`salt` told apart from 0).
+    pub fn salted(&self, salt: u64) -> Self {
+        DataCache {
+            salt,
+            ..self.clone()
+        }
+    }
+
+    /// The layout of chunks of `spec` decoded by this cache's readers.
+    pub fn layout(&self, spec: &crate::codec::ChunkSpec) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (spec.dtype, &spec.shape, self.salt).hash(&mut h);
+        h.finish()
+    }
+
+    /// The budget in bytes (0: off).
+    pub fn budget(&self) -> usize {
+        self.pool.limit()
+    }
+
+    /// When cached chunks are checked.
+    pub fn recheck(&self) -> Recheck {
+        self.recheck.unwrap_or_else(chunk_recheck)
+    }
+
+    /// The cached chunk under `key`, with the generation it was read at.
+    pub fn chunk(&self, key: &str) -> Option<(Generation, CachedChunk)> {
+        self.pool.with(|c| c.get(key))
+    }
+
+    /// Remember the chunk at `key`, read (or written) at `generation`.
+    pub fn remember(&self, key: &str, generation: Generation, chunk: CachedChunk) {
+        let size = chunk.data.size();
+        self.pool.with(|c| c.insert(key, generation, chunk, size));
+    }
+
+    /// The cached chunk under `key` at generation `from`, if there is one,
+    /// now known to be generation `to` as well (a write that merged into
+    /// `from` and left this inner chunk as it was).
+    pub fn retag(&self, key: &str, from: &Generation, to: Generation) {
+        self.pool.with(|c| {
+            if let Some((generation, chunk)) = c.peek(key) {
+                if generation == *from {
+                    let size = chunk.data.size();
+                    c.insert(key, to, chunk, size);
+                }
+            }
+        });
+    }
+
+    /// Forget the chunk at `key`.
+    pub fn forget(&self, key: &str) {
+        self.pool.with(|c| c.remove(key));
+    }
+
+    /// What the pool holds and how it was used.
+    pub fn stats(&self) -> Stats {
+        self.pool.with(|c| c.stats())
+    }
 }
 
 #[cfg(test)]
@@ -324,6 +468,8 @@ mod tests {
         assert!(lru.get("a").is_some() && lru.get("c").is_some() && lru.get("d").is_some());
         lru.insert("a", tag("a2"), 9, 100);
         assert_eq!(lru.get("a"), Some((tag("a2"), 9)), "replaced");
+        assert_eq!(lru.peek("a"), Some((tag("a2"), 9)), "peeked, not counted");
+        assert_eq!(lru.peek("nothing"), None);
         assert_eq!(lru.stats().entries, 3);
         lru.insert("huge", tag("h"), 1, 10 * per);
         assert_eq!(lru.get("huge"), None, "larger than the budget: not kept");

@@ -71,7 +71,7 @@ pub struct Layout {
     pub floats: Vec<(usize, FloatFormat)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DataKind {
     Bool,
     Int,
@@ -89,7 +89,7 @@ pub enum DataKind {
     Bytes,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataType {
     pub kind: DataKind,
     /// Size of one element in bytes (0 for variable-length types).

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::cache::DataCache;
 use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
@@ -28,6 +29,8 @@ pub struct ChunkCodec {
     chain: Arc<CodecChain>,
     /// When the pipeline was made (the chunk cache's recheck mode "open").
     opened: std::time::Instant,
+    /// The process's data cache (`cache.bytes`).
+    cache: DataCache,
 }
 
 impl ChunkCodec {
@@ -46,6 +49,7 @@ impl ChunkCodec {
         Ok(ChunkCodec {
             chain: Arc::new(CodecChain::from_json(codecs, spec)?),
             opened: std::time::Instant::now(),
+            cache: DataCache::process(),
         })
     }
 
@@ -71,9 +75,13 @@ impl ChunkCodec {
     /// selections and buffer are reversed too decodes into (encodes from) a
     /// Fortran-ordered buffer with no chunk transposed.
     pub fn fortran(&self, codecs: &Value) -> Result<Option<Self>> {
-        fortran_form(codecs, self.spec())
-            .map(|(codecs, spec)| Self::new(&codecs, spec))
-            .transpose()
+        let Some((codecs, spec)) = fortran_form(codecs, self.spec()) else {
+            return Ok(None);
+        };
+        let mut view = Self::new(&codecs, spec)?;
+        // Its chunks decode to the array's axes reversed.
+        view.cache = self.cache.salted(1);
+        Ok(Some(view))
     }
 
     pub fn spec(&self) -> &ChunkSpec {
@@ -191,7 +199,7 @@ impl ChunkCodec {
     ) -> Result<Vec<bool>> {
         let n = self.elements(&out)?;
         self.check_output(tasks, matches!(out, Output::Fixed(_)), n)?;
-        engine::read_since(&self.chain, store, tasks, out, self.opened)
+        engine::read_since(&self.chain, store, tasks, out, self.opened, &self.cache)
     }
 
     /// A read of `tasks` from a store the caller reads, into a buffer of `n`
@@ -252,7 +260,7 @@ impl ChunkCodec {
         if !matches!(value, Input::Scalar(_)) {
             self.check_inside(tasks, n)?;
         }
-        engine::write(&self.chain, store, tasks, value, write_empty)
+        engine::write_cached(&self.chain, store, tasks, value, write_empty, &self.cache)
     }
 
     /// The new encoded chunks after writing `tasks` of `value` over the `old`

@@ -366,3 +366,40 @@ def test_zarr_python_on_zarrox_pipeline_uses_the_cache(tmp_path: Path, recheck: 
         got = np.asarray(a[...])
     want = np.full(SHAPE, FILL, "int32") if recheck is True else data
     assert_identical(got, want, f"recheck {recheck!r}, the chunks deleted")
+
+
+def test_a_spec_cache_pool_is_the_open_arrays_own(tmp_path: Path) -> None:
+    """As TensorStore makes a context per open: the pool a spec names caches for that open
+    (and its views) alone, with its own budget; the process's cache stays as configured."""
+    ts = pytest.importorskip("tensorstore")
+    root = tmp_path / "pool.zarr"
+    data = make_data("int32", SHAPE, seed=24)
+    create_plain(str(root), data)
+    spec = {
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": str(root / "a")},
+        "context": {"cache_pool": {"total_bytes_limit": 64 << 20}},
+        "recheck_cached_data": False,
+    }
+    first_theirs = ts.open(spec).result()
+    first = zarrox.open(spec)
+    assert_identical(first.read(), data, "first open")
+    assert_identical(first_theirs.read().result(), data, "tensorstore, first open")
+    assert zarrox.config["cache.bytes"] == 0, "the process's budget is left alone"
+    assert zarrox._core.chunk_cache()["entries"] == 0, "nothing went into the process's cache"
+    shutil.rmtree(root / "a" / "c")
+    # The first open (and a view of it) answers from its pool; a second open, with a pool
+    # of its own, reads the store: the fill value, as a second tensorstore open does.
+    assert_identical(first.read(), data, "first open, files gone")
+    assert_identical(first[2:5].read(), data[2:5], "a view shares its open's pool")
+    second = zarrox.open(spec)
+    second_theirs = ts.open(spec).result()
+    fill = np.full(SHAPE, FILL, "int32")
+    assert_identical(second_theirs.read().result(), fill, "tensorstore, second open")
+    assert_identical(second.read(), fill, "second open")
+    # A pool of 0 bytes (TensorStore's default limit) caches nothing.
+    create_plain(str(root), data)
+    none = zarrox.open({**spec, "context": {"cache_pool": {}}})
+    assert_identical(none.read(), data, "no pool budget")
+    shutil.rmtree(root / "a" / "c")
+    assert_identical(none.read(), fill, "nothing cached without a budget")

@@ -61,6 +61,16 @@ def set_chunk_cache(bytes: int, recheck: str, seconds: float) -> None:
 def chunk_cache() -> dict[str, int]:
     """The decoded-chunk cache of this process: entries, bytes, limit (bytes), hits, misses."""
 
+class CachePool:
+    """A pool of cached chunks with its own budget (a TensorStore spec's ``cache_pool``), and
+    when the arrays given it check their chunks (``None``: ``cache.recheck``)."""
+
+    def __new__(
+        cls, total_bytes_limit: int, recheck: str | None = None, seconds: float = 0.0
+    ) -> CachePool: ...
+    def with_recheck(self, recheck: str | None = None, seconds: float = 0.0) -> CachePool: ...
+    def stats(self) -> dict[str, int]: ...
+
 def get_io_concurrency() -> int:
     """The number of requests kept in flight on object stores."""
 
@@ -181,7 +191,9 @@ class ArrayHandle:
         metadata_json: str,
         fill_value: bytes,
         write_empty_chunks: bool = False,
+        cache: CachePool | None = None,
     ) -> ArrayHandle: ...
+    def cache_stats(self) -> dict[str, int]: ...
     @property
     def in_rust(self) -> bool: ...
     @property

@@ -152,6 +152,9 @@ class Array(Node):
     draft v3 layout) are always read-only."""
 
     _metadata: ArrayMetadata
+    #: the data cache pool of its own (a TensorStore spec's ``cache_pool``); ``None``: the
+    #: process's (``cache.bytes``)
+    _cache_pool: _core.CachePool | None = None
 
     def __init__(
         self,
@@ -227,7 +230,13 @@ class Array(Node):
             json.dumps(core),
             fill,
             self.write_empty_chunks,
+            cache=self._cache_pool,
         )
+
+    def _use_cache_pool(self, pool: _core.CachePool | None) -> None:
+        """Read and write through ``pool`` from now on (``None``: the process's cache)."""
+        self._cache_pool = pool
+        self._open_handle()
 
     # -- chunk I/O: Rust's own stores, or a store served from Python ---------
     def _fortran_io(self, dims: Any) -> bool:
@@ -980,8 +989,9 @@ class ArrayInfo:
         self.conditional_writes = _conditional_writes_text(a)
         #: the process's shard index cache: entries, bytes, limit, hits, misses
         self.shard_index_cache = _core.shard_index_cache()
-        #: the process's decoded-chunk cache (``cache.bytes``): entries, bytes, limit, ...
-        self.chunk_cache = _core.chunk_cache()
+        #: the decoded-chunk cache the array reads through (the process's, ``cache.bytes``,
+        #: or a TensorStore spec's ``cache_pool``): entries, bytes, limit, hits, misses
+        self.chunk_cache = a._handle.cache_stats()
 
     @property
     def compression_ratio(self) -> float:

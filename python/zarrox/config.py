@@ -36,8 +36,8 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _recheck_mode(value: Any) -> tuple[str, float]:
-    """``cache.recheck`` as the core's (mode, seconds)."""
+def recheck_mode(value: Any) -> tuple[str, float]:
+    """``cache.recheck`` (or a spec's ``recheck_cached_data``) as the core's (mode, seconds)."""
     if value is True:
         return "always", 0.0
     if value is False:
@@ -55,7 +55,7 @@ def _apply_cache(values: Mapping[str, Any]) -> None:
     size = values["cache.bytes"]
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ValueError(f"cache.bytes must be an integer >= 0, got {size!r}")
-    mode, seconds = _recheck_mode(values["cache.recheck"])
+    mode, seconds = recheck_mode(values["cache.recheck"])
     _core.set_chunk_cache(size, mode, seconds)
 
 

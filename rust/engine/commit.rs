@@ -155,6 +155,20 @@ pub fn sleep_here(d: Duration) -> std::future::Ready<()> {
     std::future::ready(())
 }
 
+/// What a write left under a chunk's key.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The chunk's new encoded bytes; `None`: all fill value (deleted, left
+    /// missing, or written as a fill chunk where the store cannot delete).
+    pub value: Option<Bytes>,
+    /// The generation of what is stored now ([`Generation::Unknown`] where
+    /// the store cannot tell).
+    pub generation: Generation,
+    /// The generation the write merged into, when it committed on it; `None`
+    /// for an unconditional write.
+    pub merged_from: Option<Generation>,
+}
+
 /// Merge into the value under `key` and store the result: `merge` turns the
 /// old encoded value (`None`: missing) into the new one (`None`: all fill
 /// value, to delete). Conditional where [`conditional`] says, re-reading and
@@ -165,7 +179,7 @@ pub async fn read_modify_write<M, MF, S, SF>(
     key: &str,
     merge: M,
     sleep: S,
-) -> Result<()>
+) -> Result<Written>
 where
     M: Fn(Option<Bytes>) -> MF,
     MF: Future<Output = Result<Option<Bytes>>>,
@@ -181,8 +195,12 @@ where
     loop {
         let Versioned { value, generation } = store.get_versioned(key).await?;
         let new = merge(value).await?;
-        if commit(chain, store, key, new, &generation).await? {
-            return Ok(());
+        if let Some(now) = commit(chain, store, key, new.clone(), &generation).await? {
+            return Ok(Written {
+                value: new,
+                generation: now,
+                merged_from: Some(generation),
+            });
         }
         RETRIES.fetch_add(1, Ordering::Relaxed);
         match backoff.next() {
@@ -201,24 +219,26 @@ where
     }
 }
 
-/// Store a merge's result if the value is still `expected`: whether it was
-/// stored. An all-fill result deletes the chunk where the store can delete on
-/// condition, and is written as a fill chunk where it cannot (an object
-/// store), so that the commit stays conditional.
+/// Store a merge's result if the value is still `expected`: the generation
+/// stored, `None` when the condition failed. An all-fill result deletes the
+/// chunk where the store can delete on condition, and is written as a fill
+/// chunk where it cannot (an object store), so that the commit stays
+/// conditional.
 async fn commit(
     chain: &CodecChain,
     store: &dyn Store,
     key: &str,
     new: Option<Bytes>,
     expected: &Generation,
-) -> Result<bool> {
+) -> Result<Option<Generation>> {
     match new {
         Some(bytes) => store.set_if(key, bytes, expected).await,
         // Missing before and all fill now: nothing to store.
-        None if *expected == Generation::Absent => Ok(true),
-        None if store.supports_deletes() && store.conditional_deletes() => {
-            store.delete_if(key, expected).await
-        }
+        None if *expected == Generation::Absent => Ok(Some(Generation::Absent)),
+        None if store.supports_deletes() && store.conditional_deletes() => Ok(store
+            .delete_if(key, expected)
+            .await?
+            .then_some(Generation::Absent)),
         None => store.set_if(key, encode_fill(chain)?, expected).await,
     }
 }
@@ -231,17 +251,29 @@ pub async fn store_chunk(
     store: &dyn Store,
     key: &str,
     new: Option<Bytes>,
-) -> Result<()> {
-    match new {
-        Some(bytes) => store.set(key, bytes).await,
-        None if store.supports_deletes() => store.delete(key).await,
-        None => {
-            if store.exists(key).await? {
-                store.set(key, encode_fill(chain)?).await?;
-            }
-            Ok(())
+) -> Result<Written> {
+    let generation = match &new {
+        Some(bytes) => {
+            store
+                .set_if(key, bytes.clone(), &Generation::Unknown)
+                .await?
         }
-    }
+        None if store.supports_deletes() => {
+            store.delete(key).await?;
+            Some(Generation::Absent)
+        }
+        None if store.exists(key).await? => {
+            store
+                .set_if(key, encode_fill(chain)?, &Generation::Unknown)
+                .await?
+        }
+        None => Some(Generation::Absent),
+    };
+    Ok(Written {
+        value: new,
+        generation: generation.unwrap_or(Generation::Unknown),
+        merged_from: None,
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use rayon::prelude::*;
 
+use super::cached::{ReadCache, Remember};
 use super::region::ChunkRegion;
+use crate::cache::{inner_key, CachedChunk, ChunkData};
 use crate::codec::sharding::ShardIndex;
 use crate::codec::CodecChain;
 use crate::error::{Error, ErrorKind, Result};
@@ -38,6 +40,10 @@ pub struct Piece<'r> {
     pub bytes: Option<Bytes>,
     /// Which inner chunk this is, for error messages (`None` for a chunk).
     pub label: Option<String>,
+    /// The decoded inner chunk, from the data cache (`bytes` is then unused).
+    pub decoded: Option<Arc<Vec<u8>>>,
+    /// Where the decoded piece goes in the data cache.
+    pub remember: Option<Remember>,
 }
 
 /// Where fetched pieces go: decoded into the output at once, or kept.
@@ -164,6 +170,26 @@ impl<'o, 's> Source<'o, 's> {
         }
     }
 
+    /// The generation of the version this source's reads saw, once known.
+    fn generation(&self) -> Option<Generation> {
+        self.opened.get().and_then(|v| v.generation())
+    }
+
+    /// The whole value, with its generation when `versioned` (and the store
+    /// can tell).
+    async fn read_all_versioned(
+        &self,
+        versioned: bool,
+    ) -> Result<(Option<Bytes>, Option<Generation>)> {
+        match (self.origin, &self.span) {
+            (Origin::Store { store, key }, None) if versioned => {
+                let v = store.get_versioned(key).await?;
+                Ok((v.value, Some(v.generation)))
+            }
+            _ => Ok((self.read_all().await?, None)),
+        }
+    }
+
     fn sub(&self, span: Range<u64>) -> Source<'o, 's> {
         let start = self.span.as_ref().map_or(0, |s| s.start);
         Source {
@@ -176,25 +202,29 @@ impl<'o, 's> Source<'o, 's> {
 
 /// How a read schedules its byte ranges.
 #[derive(Debug, Clone, Copy)]
-pub struct Fetching {
+pub struct Fetching<'c> {
     /// Neighbouring ranges closer than this are fetched as one.
     pub gap: u64,
     /// Stores that answer at once read a shard's inner chunks in batches of
     /// about this many bytes, each decoded as it arrives; others ask for every
     /// range at once (`None`).
     pub batch: Option<u64>,
+    /// Whether (and how) shards' inner chunks go through the data cache.
+    pub cache: Option<&'c ReadCache>,
 }
 
-impl Fetching {
+impl Fetching<'static> {
     pub fn for_store(store: Option<&dyn Store>) -> Self {
         match store {
             Some(s) => Fetching {
                 gap: s.coalesce_gap(),
                 batch: (s.io_mode() == IoMode::Blocking).then_some(READ_BATCH_BYTES),
+                cache: None,
             },
             None => Fetching {
                 gap: 0,
                 batch: None,
+                cache: None,
             },
         }
     }
@@ -206,7 +236,7 @@ pub async fn read_chunk<S: Sink>(
     chain: &CodecChain,
     origin: &Origin<'_>,
     region: &ChunkRegion,
-    fetching: Fetching,
+    fetching: Fetching<'_>,
     sink: &S,
 ) -> Result<bool> {
     let opened = std::sync::OnceLock::new();
@@ -241,7 +271,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
     source: &'a Source<'o, 's>,
     region: Cow<'a, ChunkRegion>,
     label: Option<String>,
-    fetching: Fetching,
+    fetching: Fetching<'a>,
     sink: &'a S,
 ) -> BoxFuture<'a, Result<bool>> {
     Box::pin(async move {
@@ -253,6 +283,8 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 region,
                 bytes,
                 label,
+                decoded: None,
+                remember: None,
             }])
             .await?;
             return Ok(present);
@@ -271,28 +303,89 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         if members.is_empty() {
             return Ok(false);
         }
-        let piece = |pos: usize, region: ChunkRegion, bytes: Option<Bytes>| Piece {
+        let nested = sh.inner().partial().is_some();
+        // The data cache holds inner chunks of shards that are values of
+        // their own (not nested in another shard) and not shards themselves.
+        let caching = match fetching.cache {
+            Some(rc) if source.span.is_none() && !nested => source.index_key().map(|k| (rc, k)),
+            _ => None,
+        };
+        let now = std::time::Instant::now();
+        let layout = caching
+            .as_ref()
+            .map_or(0, |(rc, _)| rc.cache.layout(sh.inner().spec()));
+        // Where a decoded inner chunk read at `generation` is cached.
+        let note = |pos: usize, generation: Option<&Generation>| {
+            let (rc, shard) = caching.as_ref()?;
+            let generation = generation.filter(|g| **g != Generation::Unknown)?;
+            Some(Remember {
+                cache: rc.cache.clone(),
+                key: inner_key(shard, pos),
+                generation: generation.clone(),
+                checked: now,
+                layout,
+            })
+        };
+        let piece = |pos: usize, region: ChunkRegion, bytes: Option<Bytes>, remember| Piece {
             level: level + 1,
             region: Cow::Owned(region),
             bytes,
             label: inner_label(&label, pos),
+            decoded: None,
+            remember,
         };
         // A missing shard: every member is the fill value.
-        let missing = |members: Vec<(usize, ChunkRegion)>| {
+        let missing = |members: Vec<(usize, ChunkRegion)>, generation: Option<&Generation>| {
             sink.emit(
                 members
                     .into_iter()
-                    .map(|(p, r)| piece(p, r, None))
+                    .map(|(p, r)| piece(p, r, None, note(p, generation)))
                     .collect(),
             )
         };
+        let mut members = members;
+        let mut served = None;
+        if let Some((rc, shard)) = &caching {
+            let (hits, rest, present) =
+                serve_cached(rc, source, shard, members, layout, now).await?;
+            if !hits.is_empty() {
+                served = Some(present);
+                let pieces = hits
+                    .into_iter()
+                    .map(|(pos, r, hit)| {
+                        let mut p = piece(pos, r, None, None);
+                        match hit.data {
+                            ChunkData::Missing => {}
+                            ChunkData::Decoded(d) => p.decoded = Some(d),
+                            ChunkData::Encoded(b) => {
+                                p.bytes = Some(b);
+                                p.remember = Some(Remember {
+                                    cache: rc.cache.clone(),
+                                    key: inner_key(shard, pos),
+                                    generation: hit.generation,
+                                    checked: hit.checked,
+                                    layout,
+                                });
+                            }
+                        }
+                        p
+                    })
+                    .collect();
+                sink.emit(pieces).await?;
+            }
+            members = rest;
+            if members.is_empty() {
+                return Ok(served.unwrap_or(false));
+            }
+        }
         if members.len() == sh.num_inner() && fetching.batch.is_none() {
             // Every inner chunk from a store that does not batch (a remote
             // one): the whole shard in one request. Stores that answer at once
             // read it in batches below, so that a thread holds a few inner
             // chunks of it at a time, not all of it.
-            let Some(shard) = source.read_all().await? else {
-                missing(members).await?;
+            let (shard, generation) = source.read_all_versioned(caching.is_some()).await?;
+            let Some(shard) = shard else {
+                missing(members, generation.as_ref()).await?;
                 return Ok(false);
             };
             let index = sh.read_index(&shard)?;
@@ -302,7 +395,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                     let bytes = index[p]
                         .as_ref()
                         .map(|rg| shard.slice(rg.start as usize..rg.end as usize));
-                    piece(p, r, bytes)
+                    piece(p, r, bytes, note(p, generation.as_ref()))
                 })
                 .collect();
             sink.emit(pieces).await?;
@@ -321,8 +414,8 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             None => {
                 let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
                 let Some(mut index_bytes) = index_bytes else {
-                    missing(members).await?;
-                    return Ok(false);
+                    missing(members, source.generation().as_ref()).await?;
+                    return Ok(served.unwrap_or(false));
                 };
                 let shard_len = source.span.as_ref().map(|s| s.end - s.start);
                 let index = Arc::new(
@@ -334,6 +427,12 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 index
             }
         };
+        // The generation the inner chunks below are read at (the reads are
+        // conditional on it, or from one opened file).
+        let generation = caching.as_ref().and(source.generation());
+        let generation = generation
+            .as_ref()
+            .filter(|g| matches!(g, Generation::Tag(_)));
         // A read conditional on a cached index's generation that finds the
         // shard changed: the index is forgotten, and the read starts again.
         let forget = |e: Error| {
@@ -344,13 +443,12 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             }
             e
         };
-        let nested = sh.inner().partial().is_some();
         let mut empty = Vec::new();
         let mut direct: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
         let mut deeper: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
         for (pos, r) in members {
             match index.get(pos).cloned().flatten() {
-                None => empty.push(piece(pos, r, None)),
+                None => empty.push(piece(pos, r, None, note(pos, generation))),
                 Some(rg) if nested && !r.covers_chunk() => deeper.push((pos, r, rg)),
                 Some(rg) => direct.push((pos, r, rg)),
             }
@@ -370,6 +468,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                     .flat_map(|g| &g.members)
                     .map(|&k| (direct[k].0, direct[k].1.clone()))
                     .collect(),
+                None,
             )
         };
         // Read one batch and decode it; false when the shard has disappeared
@@ -396,7 +495,8 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                             rg.start, rg.end
                         )));
                     }
-                    pieces.push(piece(pos, r.clone(), Some(buffer.slice(at..end))));
+                    let bytes = Some(buffer.slice(at..end));
+                    pieces.push(piece(pos, r.clone(), bytes, note(pos, generation)));
                 }
             }
             sink.emit(pieces).await?;
@@ -424,7 +524,8 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             present
         };
         if !present {
-            missing(deeper.into_iter().map(|(pos, r, _)| (pos, r)).collect()).await?;
+            let deeper = deeper.into_iter().map(|(pos, r, _)| (pos, r)).collect();
+            missing(deeper, None).await?;
             return Ok(false);
         }
         let inner = sh.inner();
@@ -440,6 +541,91 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         futures::future::try_join_all(reads).await?;
         Ok(true)
     })
+}
+
+/// A cached inner chunk served: its data, the generation it is of, and
+/// when that was last known to be the shard's current generation.
+struct Hit {
+    data: ChunkData,
+    generation: Generation,
+    checked: std::time::Instant,
+}
+
+/// The members of the shard cached under `shard` that the data cache
+/// answers: entries fresh by the recheck mode, and entries at the shard's
+/// current generation, asked once (a `stat`, a `HEAD`: no body) when some
+/// entry needs a check; the value is then pinned to that generation, so that
+/// the members left to read are read at it. The hits, the members left, and
+/// whether the shard exists by what the hits say.
+#[allow(clippy::type_complexity)]
+async fn serve_cached(
+    rc: &ReadCache,
+    source: &Source<'_, '_>,
+    shard: &str,
+    members: Vec<(usize, ChunkRegion)>,
+    layout: u64,
+    now: std::time::Instant,
+) -> Result<(
+    Vec<(usize, ChunkRegion, Hit)>,
+    Vec<(usize, ChunkRegion)>,
+    bool,
+)> {
+    let found: Vec<_> = members
+        .iter()
+        .map(|(pos, _)| {
+            let entry = rc.cache.chunk(&inner_key(shard, *pos));
+            entry.filter(|(_, c)| c.fits(layout))
+        })
+        .collect();
+    if found.iter().all(Option::is_none) {
+        return Ok((Vec::new(), members, false));
+    }
+    let check = found
+        .iter()
+        .flatten()
+        .any(|(_, c)| !rc.fresh(c.checked, now));
+    let current = match (check, source.origin) {
+        (true, Origin::Store { store, key }) => {
+            let current = store.generation(key).await?;
+            if matches!(current, Generation::Tag(_)) {
+                source.value()?.pin(&current).await?;
+            }
+            Some(current)
+        }
+        _ => None,
+    };
+    let mut hits = Vec::new();
+    let mut rest = Vec::new();
+    let mut present = false;
+    for ((pos, region), entry) in members.into_iter().zip(found) {
+        let Some((generation, chunk)) = entry else {
+            rest.push((pos, region));
+            continue;
+        };
+        let checked = if rc.fresh(chunk.checked, now) {
+            chunk.checked
+        } else if current.as_ref() == Some(&generation) {
+            let again = CachedChunk {
+                data: chunk.data.clone(),
+                checked: now,
+                layout: chunk.layout,
+            };
+            rc.cache
+                .remember(&inner_key(shard, pos), generation.clone(), again);
+            now
+        } else {
+            rest.push((pos, region));
+            continue;
+        };
+        present |= generation != Generation::Absent;
+        let hit = Hit {
+            data: chunk.data,
+            generation,
+            checked,
+        };
+        hits.push((pos, region, hit));
+    }
+    Ok((hits, rest, present))
 }
 
 /// `f` as it is: this ties its argument to one lifetime, that of the batches

@@ -34,6 +34,7 @@ use futures::future::BoxFuture;
 use futures::{StreamExt, TryStreamExt};
 use rayon::prelude::*;
 
+use crate::cache::DataCache;
 use crate::codec::CodecChain;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, io_concurrency, pool};
@@ -119,10 +120,16 @@ fn lost(_: futures::channel::oneshot::Canceled) -> Error {
     Error::value("internal error: a decoding job was lost")
 }
 
-/// Decode one piece into the output; errors name the inner chunk.
+/// Decode one piece into the output (and into the data cache, where it
+/// goes there); errors name the inner chunk.
 fn decode_piece(top: &CodecChain, p: Piece<'_>, out: Output<'_>) -> Result<()> {
     let chain = chain_at(top, p.level)?;
-    decode_region(chain, &p.region, p.bytes, out).map_err(|e| match &p.label {
+    let done = match (p.decoded, p.remember) {
+        (Some(data), _) => cached::place(chain, &p.region, Some(&data), out).map(|_| ()),
+        (None, Some(note)) => cached::decode_and_remember(chain, &p.region, p.bytes, note, out),
+        (None, None) => decode_region(chain, &p.region, p.bytes, out),
+    };
+    done.map_err(|e| match &p.label {
         Some(l) => e.context(l),
         None => e,
     })
@@ -168,6 +175,8 @@ impl Piece<'_> {
             region: std::borrow::Cow::Owned(self.region.into_owned()),
             bytes: self.bytes,
             label: self.label,
+            decoded: self.decoded,
+            remember: self.remember,
         }
     }
 }
@@ -179,25 +188,36 @@ pub fn read(
     tasks: &[ChunkTask],
     out: Output<'_>,
 ) -> Result<Vec<bool>> {
-    read_since(chain, store, tasks, out, std::time::Instant::now())
+    let now = std::time::Instant::now();
+    read_since(chain, store, tasks, out, now, &DataCache::process())
 }
 
-/// [`read`] for an array opened at `opened` (what the chunk cache's recheck
-/// mode "open" compares with).
+/// [`read`] through `cache`, for an array opened at `opened` (what the
+/// cache's recheck mode "open" compares with).
 pub fn read_since(
     chain: &CodecChain,
     store: &dyn Store,
     tasks: &[ChunkTask],
     out: Output<'_>,
     opened: std::time::Instant,
+    cache: &DataCache,
 ) -> Result<Vec<bool>> {
-    let fetching = Fetching::for_store(Some(store));
+    let base = Fetching::for_store(Some(store));
+    // Shards' inner chunks go through the data cache where it is on.
+    let shards = |chain: &CodecChain| cached::ReadCache::for_shards(cache, chain, &out, opened);
     match store.io_mode() {
         IoMode::Blocking => run_blocking(tasks, |task| {
             let chain = task.chain(chain);
-            if cached::applies(chain, &out) {
+            let shards = shards(chain);
+            let fetching = Fetching {
+                cache: shards.as_ref(),
+                ..base
+            };
+            if cached::applies(cache, chain, &out) {
                 let decode = |b| std::future::ready(chain.decode_stored(b));
-                return crate::store::now(cached::read(chain, store, task, out, opened, decode))?;
+                return crate::store::now(cached::read(
+                    cache, chain, store, task, out, opened, decode,
+                ))?;
             }
             if let Some(present) = read_into_output(chain, store, task, out)? {
                 return Ok(present);
@@ -215,19 +235,24 @@ pub fn read_since(
         }),
         IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
             let chain = task.chain(chain);
+            let shards = shards(chain);
             let sink = DecodeSink {
                 top: chain,
                 out,
                 worker: Worker::Pool(scope),
             };
             Box::pin(async move {
-                if cached::applies(chain, &out) {
+                let fetching = Fetching {
+                    cache: shards.as_ref(),
+                    ..base
+                };
+                if cached::applies(cache, chain, &out) {
                     let decode = |b| async move {
                         on_pool(scope, move || chain.decode_stored(b))
                             .await
                             .map_err(lost)?
                     };
-                    return cached::read(chain, store, task, out, opened, decode).await;
+                    return cached::read(cache, chain, store, task, out, opened, decode).await;
                 }
                 let origin = Origin::Store {
                     store,
@@ -376,9 +401,35 @@ pub fn write(
     value: Input<'_>,
     write_empty: bool,
 ) -> Result<()> {
-    // The chunks written leave the data cache, whatever becomes of the write.
-    let _forget = ForgetChunks { store, tasks };
+    write_cached(
+        chain,
+        store,
+        tasks,
+        value,
+        write_empty,
+        &DataCache::process(),
+    )
+}
+
+/// [`write`] through `cache`: it holds what each task wrote.
+pub fn write_cached(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    value: Input<'_>,
+    write_empty: bool,
+    cache: &DataCache,
+) -> Result<()> {
     let memo = ScalarMemo::default();
+    // The data cache holds what each task wrote, or forgets the chunk when
+    // the write failed.
+    let settle = |chain: &CodecChain, task: &ChunkTask, written: Result<commit::Written>| {
+        match &written {
+            Ok(w) => cached::wrote(cache, chain, store, task, w),
+            Err(_) => cached::forget(cache, chain, store, &task.key),
+        }
+        written.map(|_| ())
+    };
     match store.io_mode() {
         IoMode::Blocking => {
             run_blocking(tasks, |task| {
@@ -390,23 +441,27 @@ pub fn write(
                 let merge = |old| {
                     std::future::ready(encode_region(chain, region, old, value, write_empty, &memo))
                 };
-                if task.needs_old(chain) {
+                let written = if task.needs_old(chain) {
                     crate::store::now(commit::read_modify_write(
                         chain,
                         store,
                         &task.key,
                         merge,
                         commit::sleep_here,
-                    ))?
+                    ))
+                    .and_then(|w| w)
                 } else {
-                    let new = encode_region(chain, region, None, value, write_empty, &memo)?;
-                    crate::store::now(store_chunk(chain, store, &task.key, new))?
-                }
+                    encode_region(chain, region, None, value, write_empty, &memo).and_then(|new| {
+                        crate::store::now(store_chunk(chain, store, &task.key, new)).and_then(|w| w)
+                    })
+                };
+                settle(chain, task, written)
             })?;
         }
         IoMode::Concurrent => {
             run_concurrent(tasks, |task, scope| {
                 let memo = &memo;
+                let settle = &settle;
                 Box::pin(async move {
                     if matches!(task.region, ChunkRegion::Empty) {
                         return Ok(());
@@ -420,7 +475,7 @@ pub fn write(
                         .await
                         .map_err(lost)?
                     };
-                    if task.needs_old(chain) {
+                    let written = if task.needs_old(chain) {
                         commit::read_modify_write(
                             chain,
                             store,
@@ -430,8 +485,12 @@ pub fn write(
                         )
                         .await
                     } else {
-                        store_chunk(chain, store, &task.key, merge(None).await?).await
-                    }
+                        match merge(None).await {
+                            Ok(new) => store_chunk(chain, store, &task.key, new).await,
+                            Err(e) => Err(e),
+                        }
+                    };
+                    settle(chain, task, written)
                 })
             })?;
         }
@@ -442,22 +501,6 @@ pub fn write(
         }
     }
     store.flush()
-}
-
-/// Forgets the cached chunks of a write's tasks when dropped.
-struct ForgetChunks<'a> {
-    store: &'a dyn Store,
-    tasks: &'a [ChunkTask],
-}
-
-impl Drop for ForgetChunks<'_> {
-    fn drop(&mut self) {
-        if crate::cache::chunk_budget() > 0 {
-            for task in self.tasks {
-                crate::cache::forget_chunk(&self.store.location(&task.key));
-            }
-        }
-    }
 }
 
 /// For a store the caller writes itself: encode `tasks` of `value` over the

@@ -651,8 +651,16 @@ impl Store for Interleaved {
         }
         read
     }
-    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+    async fn set_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: &Generation,
+    ) -> Result<Option<Generation>> {
         self.inner.set_if(key, value, expected).await
+    }
+    async fn generation(&self, key: &str) -> Result<Generation> {
+        self.inner.generation(key).await
     }
     async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {
         self.inner.delete_if(key, expected).await

@@ -12,6 +12,7 @@ use super::buffers::{encode_with, out_bytes, value_bytes, var_items, var_list};
 use super::keys::{plain_keys, BasicRead, SelectionHandle};
 use super::stores::{ReadSessionHandle, StoreHandle};
 use super::to_py_err;
+use super::CachePool;
 use crate::array::ArrayCore;
 use crate::dtype::DataKind;
 use crate::engine::{ChunkTask, Input};
@@ -90,14 +91,17 @@ impl ArrayHandle {
 
 #[pymethods]
 impl ArrayHandle {
+    /// `cache`: a pool of its own to read and write through (default: the
+    /// process's, `cache.bytes`).
     #[new]
-    #[pyo3(signature = (store, path, metadata_json, fill_value, write_empty_chunks=false))]
+    #[pyo3(signature = (store, path, metadata_json, fill_value, write_empty_chunks=false, cache=None))]
     fn new(
         store: &StoreHandle,
         path: &str,
         metadata_json: &str,
         fill_value: &[u8],
         write_empty_chunks: bool,
+        cache: Option<&CachePool>,
     ) -> PyResult<Self> {
         let core = ArrayCore::new(
             store.inner.clone(),
@@ -107,7 +111,17 @@ impl ArrayHandle {
             write_empty_chunks,
         )
         .map_err(to_py_err)?;
+        let core = match cache {
+            Some(pool) => core.with_cache(pool.cache.clone()),
+            None => core,
+        };
         Ok(ArrayHandle { core })
+    }
+
+    /// What the data cache this array reads through holds and how it was
+    /// used: entries, bytes, limit (bytes), hits, misses.
+    fn cache_stats(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        super::stats_dict(self.core.cache().stats())
     }
 
     /// Whether Rust reads and writes the chunks (else: sessions and batches).

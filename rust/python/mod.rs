@@ -110,13 +110,11 @@ fn shard_index_cache() -> std::collections::BTreeMap<&'static str, u64> {
     stats_dict(crate::cache::index_stats())
 }
 
-/// Configure the decoded-chunk cache: its budget in bytes (0: off) and when
-/// cached chunks are checked: "always", "never", "open" or "within"
-/// `seconds` (`cache.bytes`, `cache.recheck`).
-#[pyfunction]
-fn set_chunk_cache(bytes: usize, recheck: &str, seconds: f64) -> PyResult<()> {
+/// A recheck mode from its name: "always", "never", "open" or "within"
+/// `seconds`.
+pub(crate) fn recheck_mode(recheck: &str, seconds: f64) -> PyResult<crate::cache::Recheck> {
     use crate::cache::Recheck;
-    let recheck = match recheck {
+    Ok(match recheck {
         "always" => Recheck::Always,
         "never" => Recheck::Never,
         "open" => Recheck::Open,
@@ -132,19 +130,63 @@ fn set_chunk_cache(bytes: usize, recheck: &str, seconds: f64) -> PyResult<()> {
                 "unknown recheck mode '{other}'"
             )))
         }
-    };
-    crate::cache::configure_chunks(bytes, recheck);
+    })
+}
+
+/// Configure the process's decoded-chunk cache: its budget in bytes (0: off)
+/// and when cached chunks are checked: "always", "never", "open" or
+/// "within" `seconds` (`cache.bytes`, `cache.recheck`).
+#[pyfunction]
+fn set_chunk_cache(bytes: usize, recheck: &str, seconds: f64) -> PyResult<()> {
+    crate::cache::configure_chunks(bytes, recheck_mode(recheck, seconds)?);
     Ok(())
+}
+
+/// A pool of cached chunks with its own budget (a TensorStore spec's
+/// `cache_pool`), and when the arrays given it check their chunks.
+#[pyclass(module = "zarrox._core", name = "CachePool", frozen)]
+pub struct CachePool {
+    pub(crate) cache: crate::cache::DataCache,
+}
+
+#[pymethods]
+impl CachePool {
+    /// A pool of `total_bytes_limit` bytes (0: nothing is cached); its
+    /// arrays check cached chunks as `recheck` says ("always", "never",
+    /// "open", "within" `seconds`; `None`: `cache.recheck`).
+    #[new]
+    #[pyo3(signature = (total_bytes_limit, recheck=None, seconds=0.0))]
+    fn new(total_bytes_limit: usize, recheck: Option<&str>, seconds: f64) -> PyResult<Self> {
+        let recheck = recheck.map(|r| recheck_mode(r, seconds)).transpose()?;
+        Ok(CachePool {
+            cache: crate::cache::DataCache::own(total_bytes_limit, recheck),
+        })
+    }
+
+    /// The same pool, its arrays checking as `recheck` says.
+    #[pyo3(signature = (recheck=None, seconds=0.0))]
+    fn with_recheck(&self, recheck: Option<&str>, seconds: f64) -> PyResult<Self> {
+        let recheck = recheck.map(|r| recheck_mode(r, seconds)).transpose()?;
+        Ok(CachePool {
+            cache: self.cache.with_recheck(recheck),
+        })
+    }
+
+    /// What the pool holds and how it was used: entries, bytes, limit
+    /// (bytes), hits, misses.
+    fn stats(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        stats_dict(self.cache.stats())
+    }
 }
 
 /// What the decoded-chunk cache holds and how it was used: entries, bytes,
 /// limit (bytes), hits, misses (this process).
 #[pyfunction]
 fn chunk_cache() -> std::collections::BTreeMap<&'static str, u64> {
-    stats_dict(crate::cache::chunk_stats())
+    stats_dict(crate::cache::DataCache::process().stats())
 }
 
-fn stats_dict(s: crate::cache::Stats) -> std::collections::BTreeMap<&'static str, u64> {
+pub(crate) fn stats_dict(s: crate::cache::Stats) -> std::collections::BTreeMap<&'static str, u64> {
     std::collections::BTreeMap::from([
         ("entries", s.entries as u64),
         ("bytes", s.bytes as u64),
@@ -173,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::store::on_ranges_ignored(warn_ranges_ignored);
     m.add_class::<StoreHandle>()?;
     m.add_class::<ArrayHandle>()?;
+    m.add_class::<CachePool>()?;
     m.add_class::<ChunkCodec>()?;
     m.add_class::<ReadSessionHandle>()?;
     m.add_class::<WriteBatch>()?;

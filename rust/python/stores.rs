@@ -224,7 +224,7 @@ impl StoreHandle {
         self.run(py, |s| {
             let written = store::block_on(s, s.set_if(key, value, &expected))??;
             s.flush()?;
-            Ok(written)
+            Ok(written.is_some())
         })
     }
 

@@ -192,8 +192,15 @@ impl FilesystemStore {
 
     /// Write `value` under `key` through a temporary file renamed over it;
     /// with `expected`, only if the key's generation is still that (checked
-    /// and renamed under the directory's lock): whether it was written.
-    fn write_sync(&self, key: &str, value: &[u8], expected: Option<&Generation>) -> Result<bool> {
+    /// and renamed under the directory's lock): the generation of the file
+    /// written (its identity: a rename keeps it), `None` when the condition
+    /// failed.
+    fn write_sync(
+        &self,
+        key: &str,
+        value: &[u8],
+        expected: Option<&Generation>,
+    ) -> Result<Option<Generation>> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
         if !self.check_contained(dir)? {
@@ -222,13 +229,13 @@ impl FilesystemStore {
             if self.fsync {
                 f.sync_all()?;
             }
-            Ok(())
+            f.metadata()
         });
         let discard = |e: Error| {
             let _ = fs::remove_file(&tmp);
             e
         };
-        written.map_err(|e| discard(io_error(e, "cannot write", &path)))?;
+        let written = written.map_err(|e| discard(io_error(e, "cannot write", &path)))?;
         // The check and the rename happen under the lock, so no other
         // conditional writer of this directory commits in between.
         let lock = match expected {
@@ -237,7 +244,7 @@ impl FilesystemStore {
                 let lock = DirLock::take(dir).map_err(discard)?;
                 if generation_at(&path).map_err(discard)? != *expected {
                     let _ = fs::remove_file(&tmp);
-                    return Ok(false);
+                    return Ok(None);
                 }
                 Some(lock)
             }
@@ -250,7 +257,7 @@ impl FilesystemStore {
                 .and_then(|d| d.sync_all())
                 .map_err(|e| io_error(e, "cannot sync directory", dir))?;
         }
-        Ok(true)
+        Ok(Some(identity(&written)))
     }
 
     /// The value under `key` and its generation, from one opened file (the
@@ -680,9 +687,18 @@ impl Store for FilesystemStore {
         self.get_versioned_sync(key).map(Some)
     }
 
-    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+    async fn set_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: &Generation,
+    ) -> Result<Option<Generation>> {
         let condition = (*expected != Generation::Unknown).then_some(expected);
         self.write_sync(key, &value, condition)
+    }
+
+    async fn generation(&self, key: &str) -> Result<Generation> {
+        generation_at(&self.path(key)?)
     }
 
     async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {

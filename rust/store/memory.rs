@@ -113,16 +113,28 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+    async fn set_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: &Generation,
+    ) -> Result<Option<Generation>> {
         check_key(key)?;
         let _section = Section::enter();
         let mut map = self.map.write().map_err(|_| poisoned())?;
         if *expected != Generation::Unknown && generation_of(map.get(key)) != *expected {
-            return Ok(false);
+            return Ok(None);
         }
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
         map.insert(key.to_string(), (value, n));
-        Ok(true)
+        Ok(Some(generation_of(map.get(key))))
+    }
+
+    async fn generation(&self, key: &str) -> Result<Generation> {
+        check_key(key)?;
+        let _section = Section::enter();
+        let map = self.map.read().map_err(|_| poisoned())?;
+        Ok(generation_of(map.get(key)))
     }
 
     async fn delete_if(&self, key: &str, expected: &Generation) -> Result<bool> {

@@ -328,14 +328,31 @@ pub trait Store: Send + Sync + Debug {
         Ok((!same).then_some(now))
     }
     /// Store `value` under `key` if its generation is still `expected`
-    /// ([`Generation::Absent`]: only if there is no value): `Ok(true)` when
-    /// written, `Ok(false)` when the condition failed (nothing written).
-    /// [`Generation::Unknown`] writes unconditionally.
-    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+    /// ([`Generation::Absent`]: only if there is no value): `Ok(Some(g))`
+    /// when written, `g` the generation of the value written
+    /// ([`Generation::Unknown`] where the store cannot tell), `Ok(None)` when
+    /// the condition failed (nothing written). [`Generation::Unknown`] writes
+    /// unconditionally.
+    async fn set_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: &Generation,
+    ) -> Result<Option<Generation>> {
         match expected {
-            Generation::Unknown => self.set(key, value).await.map(|_| true),
+            Generation::Unknown => self
+                .set(key, value)
+                .await
+                .map(|_| Some(Generation::Unknown)),
             _ => Err(conditions_unsupported(self.location(key))),
         }
+    }
+    /// The generation of the value under `key` now, asked cheaply and
+    /// without its bytes (a `stat`, a `HEAD`); [`Generation::Unknown`] where
+    /// the store cannot tell versions apart.
+    async fn generation(&self, key: &str) -> Result<Generation> {
+        let _ = key;
+        Ok(Generation::Unknown)
     }
     /// Remove `key` if its generation is still `expected`; as [`Store::set_if`].
     /// Stores that cannot delete on condition say so in
@@ -603,43 +620,54 @@ pub(crate) mod tests {
             let missing = store.get_versioned("k/x").await.unwrap();
             assert_eq!(missing.value, None);
             assert_eq!(missing.generation, Generation::Absent);
-            assert!(store
+            let written = store
                 .set_if("k/x", b(b"1"), &Generation::Absent)
                 .await
-                .unwrap());
-            assert!(!store
+                .unwrap();
+            assert!(store
                 .set_if("k/x", b(b"2"), &Generation::Absent)
                 .await
-                .unwrap());
+                .unwrap()
+                .is_none());
             let first = store.get_versioned("k/x").await.unwrap();
             assert_eq!(first.value.as_deref(), Some(&b"1"[..]));
             assert!(matches!(first.generation, Generation::Tag(_)));
+            assert_eq!(
+                written,
+                Some(first.generation.clone()),
+                "a write gives its generation"
+            );
+            assert_eq!(store.generation("k/x").await.unwrap(), first.generation);
             // An unconditional rewrite of the same size is a new generation.
             store.set("k/x", b(b"3")).await.unwrap();
             let third = store.get_versioned("k/x").await.unwrap();
             assert_ne!(first.generation, third.generation);
-            assert!(!store
+            assert!(store
                 .set_if("k/x", b(b"4"), &first.generation)
                 .await
-                .unwrap());
+                .unwrap()
+                .is_none());
             assert_eq!(store.get("k/x").await.unwrap().unwrap(), b"3"[..]);
-            assert!(store
+            let written = store
                 .set_if("k/x", b(b"5"), &third.generation)
                 .await
-                .unwrap());
+                .unwrap();
             let fifth = store.get_versioned("k/x").await.unwrap();
+            assert_eq!(written, Some(fifth.generation.clone()));
             assert_eq!(fifth.value.as_deref(), Some(&b"5"[..]));
             assert!(!store.delete_if("k/x", &third.generation).await.unwrap());
             assert!(store.get("k/x").await.unwrap().is_some());
             assert!(store.delete_if("k/x", &fifth.generation).await.unwrap());
             assert_eq!(store.get("k/x").await.unwrap(), None);
+            assert_eq!(store.generation("k/x").await.unwrap(), Generation::Absent);
             assert!(!store.delete_if("k/x", &fifth.generation).await.unwrap());
             assert!(store.delete_if("k/x", &Generation::Absent).await.unwrap());
             // Unknown: unconditional.
-            assert!(store
+            let written = store
                 .set_if("k/x", b(b"6"), &Generation::Unknown)
                 .await
-                .unwrap());
+                .unwrap();
+            assert_eq!(written, Some(store.generation("k/x").await.unwrap()));
             assert!(store.delete_if("k/x", &Generation::Unknown).await.unwrap());
             let token = fifth.generation.to_token();
             assert_eq!(Generation::from_token(&token).unwrap(), fifth.generation);

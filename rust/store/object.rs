@@ -360,7 +360,14 @@ impl ObjectStore {
 
     /// `value` put under `key` in `mode`: whether it was written (`false`:
     /// the mode's condition failed).
-    async fn put_in_mode(&self, key: &str, value: Bytes, mode: PutMode) -> Result<bool> {
+    /// Put `value` under `key` in `mode`: the generation written, `None`
+    /// when the server refused the condition.
+    async fn put_in_mode(
+        &self,
+        key: &str,
+        value: Bytes,
+        mode: PutMode,
+    ) -> Result<Option<Generation>> {
         let path = self.path(key)?;
         let options = PutOptions {
             mode,
@@ -371,11 +378,11 @@ impl ObjectStore {
             .put_opts(&path, PutPayload::from(value), options)
             .await
         {
-            Ok(_) => Ok(true),
+            Ok(put) => Ok(Some(object_generation(put.e_tag, put.version))),
             Err(
                 object_store::Error::Precondition { .. }
                 | object_store::Error::AlreadyExists { .. },
-            ) => Ok(false),
+            ) => Ok(None),
             Err(object_store::Error::NotImplemented { .. }) => {
                 Err(conditions_unsupported(self.location(key)))
             }
@@ -402,7 +409,7 @@ impl ObjectStore {
             let created = self
                 .put_in_mode(&key, Bytes::from_static(b"2"), PutMode::Create)
                 .await;
-            if !matches!(created, Ok(false)) {
+            if !matches!(created, Ok(None)) {
                 return Ok::<_, Error>(false);
             }
             let stale = UpdateVersion {
@@ -412,7 +419,7 @@ impl ObjectStore {
             let updated = self
                 .put_in_mode(&key, Bytes::from_static(b"3"), PutMode::Update(stale))
                 .await;
-            Ok(matches!(updated, Ok(false)))
+            Ok(matches!(updated, Ok(None)))
         }
         .await;
         self.delete(&key).await?;
@@ -785,15 +792,30 @@ impl Store for ObjectStore {
         self.get_versioned_with(key, options).await
     }
 
-    async fn set_if(&self, key: &str, value: Bytes, expected: &Generation) -> Result<bool> {
+    async fn set_if(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: &Generation,
+    ) -> Result<Option<Generation>> {
         self.refuse_write(key)?;
         match expected {
-            Generation::Unknown => self.set(key, value).await.map(|_| true),
+            Generation::Unknown => self.put_in_mode(key, value, PutMode::Overwrite).await,
             Generation::Absent => self.put_in_mode(key, value, PutMode::Create).await,
             Generation::Tag(tag) => {
                 self.put_in_mode(key, value, PutMode::Update(update_version(tag)))
                     .await
             }
+        }
+    }
+
+    /// A `HEAD` of the object: its ETag and version, no body.
+    async fn generation(&self, key: &str) -> Result<Generation> {
+        let path = self.path(key)?;
+        match self.client()?.head(&path).await {
+            Ok(meta) => Ok(object_generation(meta.e_tag, meta.version)),
+            Err(e) if is_not_found(&e) => Ok(Generation::Absent),
+            Err(e) => Err(store_error(e, "HEAD", &self.location(key))),
         }
     }
 

@@ -7,12 +7,14 @@ Context resources and caching options, and what they become in zarrox:
 - ``data_copy_concurrency`` (``{"limit": N}``): each read and write of the view runs with
   ``threading.max_workers`` = N (zarrox's decode and copy threads); ``"shared"`` (the
   default) leaves the configured thread count.
-- ``cache_pool`` (``{"total_bytes_limit": N}``): zarrox's chunk cache (``cache.bytes``, one
-  per process): opening a spec whose pool has a limit raises the budget to at least N.
-  ``metadata_cache_pool``: accepted, no effect.
-- ``recheck_cached_data``: the view's reads recheck cached chunks as TensorStore does
-  (``cache.recheck``): ``true`` before every use (a stat, or a conditional request), ``"open"``
-  when cached before the array was opened, ``false`` never, a number of seconds when older.
+- ``cache_pool`` (``{"total_bytes_limit": N}``): as TensorStore makes one per open, the
+  opened array (and every view of it) reads and writes through a data cache of its own of N
+  bytes (0, TensorStore's default: nothing cached); a spec that names no pool uses the
+  process's cache (``cache.bytes``, ``cache.recheck``). ``metadata_cache_pool``: accepted,
+  no effect.
+- ``recheck_cached_data``: how the pool's chunks are checked, as TensorStore does: ``true``
+  before every use (a stat, a conditional request or a ``HEAD``), ``"open"`` when cached
+  before the array was opened, ``false`` never, a number of seconds when older.
 - ``recheck_cached_metadata``: ``"open"`` (default) and ``false`` read the metadata when
   opening; ``true`` re-reads it before every read and write; a number of seconds re-reads it
   when it is older. A changed shape is picked up; any other change is an error.
@@ -37,7 +39,7 @@ from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
 from zarrox.tensorstore_spec.index_space import IndexTransform
 from zarrox.tensorstore_spec.kvstore import kvstore_of, open_kvstore
 from zarrox.tensorstore_spec.spec import ParsedSpec, Spec, apply_options, parse_spec
-from zarrox.tensorstore_spec.view import ArrayView, Settings, _base_domain
+from zarrox.tensorstore_spec.view import ArrayView, Settings, _base_domain, cache_pool_of
 
 
 def _resolve_resource(parsed: ParsedSpec, key: str) -> dict[str, Any]:
@@ -158,6 +160,9 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         resources=dict(parsed.resources),
         context=dict(parsed.context),
     )
+    pool = cache_pool_of(settings)
+    if pool is not None:
+        array._use_cache_pool(pool)
     transform = parsed.transform
     if transform is not None and transform.output_rank != array.ndim:
         raise fail(

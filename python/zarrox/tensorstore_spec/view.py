@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from zarrox import _core
 from zarrox.array import Array
 from zarrox.config import config as global_config
+from zarrox.config import recheck_mode
 from zarrox.errors import (
     ArrayNotFoundError,
     MissingChunkError,
@@ -55,16 +57,29 @@ class Settings:
     context: dict[str, Any] = field(default_factory=dict)
 
 
-def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int:
+def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int | None:
     """The ``total_bytes_limit`` of a spec's ``cache_pool`` (given in place, by reference to
-    the context, or the context's own); 0 (TensorStore's default) when none is given."""
+    the context, or the context's own; 0, TensorStore's default, when the pool gives none);
+    ``None`` when the spec names no pool."""
     pool: Any = resources.get("cache_pool", "cache_pool")
     if isinstance(pool, str):
         pool = context.get(pool)
     if not isinstance(pool, dict):
-        return 0
+        return None
     limit = pool.get("total_bytes_limit", 0)
     return int(limit) if isinstance(limit, int) and not isinstance(limit, bool) else 0
+
+
+def cache_pool_of(settings: Settings) -> _core.CachePool | None:
+    """The cache pool of an opened spec, as TensorStore makes one per open: a spec that
+    names a ``cache_pool`` gets a pool of its own of that budget, its chunks checked as
+    ``recheck_cached_data`` says; ``None`` (the process's cache, ``cache.bytes`` and
+    ``cache.recheck``) when it names none."""
+    limit = cache_pool_bytes(settings.resources, settings.context)
+    if limit is None:
+        return None
+    mode, seconds = recheck_mode(settings.recheck_cached_data)
+    return _core.CachePool(limit, mode, seconds)
 
 
 class _State:
@@ -109,6 +124,8 @@ class _State:
                 read_only=a.read_only,
                 write_empty_chunks=a.write_empty_chunks,
             )
+            if a._cache_pool is not None:
+                self.array._use_cache_pool(a._cache_pool)
         self.checked = time.monotonic()
         return doc
 
@@ -297,23 +314,12 @@ class ArrayView(index_space.TransformOps):
 
     @contextlib.contextmanager
     def _threads(self) -> Iterator[None]:
-        """Reads and writes run with the spec's threads and its cache settings: a
-        ``cache_pool`` with a ``total_bytes_limit`` raises the process's chunk cache budget
-        (``cache.bytes``, shared by every array) to at least that, and the view's reads
-        recheck cached chunks as its ``recheck_cached_data`` says."""
-        settings = self._state.settings
-        scoped: dict[str, Any] = {}
-        if settings.threads is not None:
-            scoped["threading.max_workers"] = settings.threads
-        limit = cache_pool_bytes(settings.resources, settings.context)
-        if limit > 0:
-            if limit > int(global_config["cache.bytes"]):
-                global_config.set({"cache.bytes": limit})  # not scoped: the pool outlives a read
-            scoped["cache.recheck"] = settings.recheck_cached_data
-        if not scoped:
+        """Reads and writes run with the spec's threads (``data_copy_concurrency``)."""
+        threads = self._state.settings.threads
+        if threads is None:
             yield
             return
-        with global_config.set(scoped):
+        with global_config.set({"threading.max_workers": threads}):
             yield
 
     def read(self) -> np.ndarray:
