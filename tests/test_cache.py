@@ -7,8 +7,14 @@ at once: no stale index is ever used. Requests are counted by the fault proxy in
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -584,3 +590,171 @@ def test_tensorstore_s3_specs_cache_as_tensorstore_does(
         both(np.full(SHAPE, FILL, "int32") if recheck is True else data, "deleted")
     finally:
         zarrox.config.set({"cache.bytes": 0, "cache.recheck": True})
+
+
+# --------------------------------------------------------------------------------------------
+# Peak memory: the cache keeps to its budget
+# --------------------------------------------------------------------------------------------
+
+#: 256 MiB of int32 in chunks (plain) or inner chunks (sharded, 16 MiB shards) of 1 MiB
+BIG_SHAPE = (8192, 8192)
+BIG_CHUNKS = (512, 512)
+BIG_SHARDS = (2048, 2048)
+BIG_READ = BIG_CHUNKS[0] * BIG_CHUNKS[1] * 4
+BUDGET = 32 << 20
+BLOSC = {"cname": "zstd", "clevel": 1, "shuffle": "bitshuffle", "typesize": 4}
+#: what the allocators (mimalloc in the engine, glibc under numpy) may keep beyond what is
+#: live: freed pages not yet returned, per-thread heaps, the stores' read buffers
+ALLOCATOR_SLACK = 48 << 20
+#: the child's resident memory that kills it and fails the test
+RSS_CAP = 2 << 30
+
+MEMORY_CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    import numpy as np
+    import zarrox
+
+    path, budget = sys.argv[1], int(sys.argv[2])
+    shape, chunks = (8192, 8192), (512, 512)
+
+    def status(field):
+        with open("/proc/self/status") as f:
+            return next(int(ln.split()[1]) << 10 for ln in f if ln.startswith(field + ":"))
+
+    zarrox.config.set({"cache.bytes": budget, "cache.recheck": "open"})
+    a = zarrox.open_array(path, path="a", mode="r")
+    regions = [
+        (slice(i, i + chunks[0]), slice(j, j + chunks[1]))
+        for i in range(0, shape[0], chunks[0])
+        for j in range(0, shape[1], chunks[1])
+    ]
+    a[regions[0]]  # setup: the thread pool, the store, the codecs
+    try:  # the peak starts afresh here (Linux: "5" resets VmHWM to VmRSS)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        peak = lambda: status("VmHWM")
+    except OSError:
+        peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
+    base, largest = status("VmRSS"), 0
+    for n in range(2):
+        for r in regions:
+            got = a[r]
+            # the values: element (i, j) is i * shape[1] + j
+            want = np.arange(r[0].start, r[0].stop, dtype="int64")[:, None] * shape[1]
+            want = (want + np.arange(r[1].start, r[1].stop)).astype("int32")
+            if not np.array_equal(got, want):
+                raise SystemExit(f"pass {n}: wrong values at {r}")
+            largest = max(largest, got.nbytes)
+            del got, want
+    stats = zarrox._core.chunk_cache()
+    print(json.dumps({"base": base, "peak": peak(), "largest": largest, "cache": stats}))
+    """
+)
+
+
+def rss_of(pid: int) -> int:
+    """The resident memory of process ``pid`` in bytes (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def run_memory_child(path: Path, budget: int) -> dict[str, Any]:
+    """MEMORY_CHILD on the array at ``path`` with ``cache.bytes = budget``; a watcher thread
+    reads its resident memory every 5 ms and kills it past RSS_CAP (the test fails)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MEMORY_CHILD, str(path), str(budget)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MALLOC_ARENA_MAX": "2"},
+    )
+    killed: list[int] = []
+
+    def watch() -> None:
+        while proc.poll() is None:
+            rss = rss_of(proc.pid)
+            if rss > RSS_CAP:
+                killed.append(rss)
+                proc.send_signal(signal.SIGKILL)
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the child ran past 300 s: {err[-2000:]}")
+    finally:
+        watcher.join()
+    if killed:
+        pytest.fail(f"the child was killed: resident {killed[0] >> 20} MiB > {RSS_CAP >> 20} MiB")
+    assert proc.returncode == 0, f"the child failed ({proc.returncode}): {err[-3000:]}"
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture(scope="module")
+def big_arrays(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """256 MiB arrays (blosc with bit shuffling: 2 MiB on disk), element (i, j) =
+    i * 8192 + j, unsharded and sharded; written in bands of 2048 rows."""
+    root = tmp_path_factory.mktemp("big")
+    out = {}
+    for layout, kw in (("plain", {}), ("sharded", {"shards": BIG_SHARDS})):
+        a = zarrox.create_array(
+            str(root / layout),
+            name="a",
+            shape=BIG_SHAPE,
+            chunks=BIG_CHUNKS,
+            dtype="int32",
+            compressors=[{"name": "blosc", "configuration": BLOSC}],
+            **kw,
+        )
+        band = BIG_SHARDS[0]
+        for i in range(0, BIG_SHAPE[0], band):
+            rows = np.arange(i, i + band, dtype="int64")[:, None] * BIG_SHAPE[1]
+            a[i : i + band] = (rows + np.arange(BIG_SHAPE[1])).astype("int32")
+        out[layout] = root / layout
+    return out
+
+
+def memory_bound(largest: int) -> int:
+    """What a chunk-by-chunk pass may add to the resident memory: the cache's budget, the
+    largest single read (its output and the expected values it is compared with: twice) and
+    the allocators' slack."""
+    return BUDGET + 2 * largest + ALLOCATOR_SLACK
+
+
+@pytest.mark.parametrize("layout", ["plain", "sharded"])
+def test_a_cached_workload_keeps_to_the_budget(big_arrays: dict[str, Path], layout: str) -> None:
+    """256 MiB read chunk by chunk twice through a 32 MiB cache: the peak resident memory grows
+    by at most the budget, the largest single read and the allocators' slack."""
+    got = run_memory_child(big_arrays[layout], BUDGET)
+    growth = got["peak"] - got["base"]
+    assert got["largest"] == BIG_READ
+    assert got["cache"]["limit"] == BUDGET and got["cache"]["bytes"] <= BUDGET, got
+    bound = memory_bound(got["largest"])
+    assert growth <= bound, (
+        f"peak resident memory grew by {growth >> 20} MiB, more than {bound >> 20} MiB (the "
+        f"budget {BUDGET >> 20} MiB, twice the largest read, {ALLOCATOR_SLACK >> 20} MiB of"
+        f" slack): {got}"
+    )
+
+
+@pytest.mark.parametrize("layout", ["plain", "sharded"])
+def test_the_memory_check_sees_a_cache_that_keeps_everything(
+    big_arrays: dict[str, Path], layout: str
+) -> None:
+    """The control of the test above: with a budget larger than the array the cache keeps all
+    256 MiB, and the same measurement is over the bound. (Sharded: the inner chunks are
+    cached too.)"""
+    got = run_memory_child(big_arrays[layout], 1 << 30)
+    growth = got["peak"] - got["base"]
+    assert got["cache"]["bytes"] >= BIG_SHAPE[0] * BIG_SHAPE[1] * 4, got
+    assert growth > memory_bound(got["largest"]), got
