@@ -641,12 +641,13 @@ MEMORY_CHILD = textwrap.dedent(
         for r in regions:
             got = a[r]
             # the values: element (i, j) is i * shape[1] + j
-            want = np.arange(r[0].start, r[0].stop, dtype="int64")[:, None] * shape[1]
-            want = (want + np.arange(r[1].start, r[1].stop)).astype("int32")
+            # (int32 throughout: one temporary the size of the read)
+            rows = np.arange(r[0].start, r[0].stop, dtype="int32")[:, None] * shape[1]
+            want = rows + np.arange(r[1].start, r[1].stop, dtype="int32")
             if not np.array_equal(got, want):
                 raise SystemExit(f"pass {n}: wrong values at {r}")
             largest = max(largest, got.nbytes)
-            del got, want
+            del got, want, rows
     stats = zarrox._core.chunk_cache()
     print(json.dumps({"base": base, "peak": peak(), "largest": largest, "cache": stats}))
     """
