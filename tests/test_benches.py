@@ -201,3 +201,36 @@ def test_bench_scaling_smoke(tmp_path: Path) -> None:
     for op in ("read", "write"):
         assert re.search(rf"^{op}\s+zarrox\s+[\d.]+\s+1\.00x", table, re.M), context
         assert re.search(rf"^{op}\s+zarrox / best other\s+[\d.]+x", table, re.M), context
+
+
+def test_bench_cache_quick_smoke() -> None:
+    """bench_cache.py: every section runs (moto without added latency, small arrays), every
+    read is checked in the workers, the tables and ratios are printed. The ``zarrox today``
+    worker runs this very build (``--before``), so its subprocess path is exercised too."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("tensorstore")
+    import zarrox
+
+    this_build = str(Path(zarrox.__file__).resolve().parent.parent)
+    out, context = run_bench("bench_cache.py", "--quick", "--repeat", "2", "--before", this_build)
+    for section in ("== window:", "== compare:", "== s3:"):
+        assert section in out, context
+    lines = out.splitlines()
+    for impl, passes in (
+        ("zarrox", ("first pass", "second pass", "third pass, recheck true")),
+        ("zarrox today", ("first pass", "second pass")),
+        ("tensorstore, no cache pool", ("first pass", "second pass")),
+        ("tensorstore, cache pool", ("first pass", "second pass", "third pass, recheck true")),
+    ):
+        for name in passes:
+            row = rf"{re.escape(impl)} +{name} +\d+\.\d{{3}} +\d+ +\d+$"
+            assert any(re.match(row, ln) for ln in lines), (impl, name, context)
+    ratio = r"(\d+\.\d\dx|\d+x)"
+    for other in ("zarrox today", "tensorstore, cache pool", "tensorstore, no cache pool"):
+        (line,) = [ln for ln in lines if ln.startswith(f"zarrox / {other} ")]
+        assert re.search(rf" {ratio} +{ratio} ", line), line
+    assert sum(ln.startswith("second pass speedup") for ln in lines) == 4, context
+    for impl in ('zarrox, cache, recheck "open"', "zarrox, no cache", "tensorstore, cache pool"):
+        assert any(ln.startswith(impl) and re.search(r"first pass +\d", ln) for ln in lines)
+    assert sum(bool(re.search(rf" / .* {ratio}$", ln)) for ln in lines) >= 5, context
+    assert "plain, cached, recheck true" in out, context
