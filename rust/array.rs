@@ -598,6 +598,17 @@ impl ArrayCore {
         Ok(self.chunk_coords(keys))
     }
 
+    /// Delete the chunks (shards) under `keys` (a shrinking resize), and
+    /// what the data cache holds of them.
+    pub fn delete_chunks(&self, keys: &[String]) -> Result<()> {
+        let store = self.rust_store()?;
+        for key in keys {
+            store::block_on(store, store.delete(key))??;
+            engine::cached::forget(&self.cache, &self.chain, store, key);
+        }
+        store.flush()
+    }
+
     /// Those of `keys` that are chunk keys of this array, with their grid
     /// coordinates.
     pub fn chunk_coords(&self, keys: Vec<String>) -> Vec<(String, Vec<u64>)> {

@@ -798,3 +798,23 @@ def test_the_memory_check_sees_a_cache_that_keeps_everything(
     growth = got["peak"] - got["base"]
     assert got["cache"]["bytes"] >= BIG_SHAPE[0] * BIG_SHAPE[1] * 4, got
     assert growth > memory_bound(got["largest"]), got
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+def test_a_shrinking_resize_leaves_nothing_of_its_chunks_in_the_cache(
+    tmp_path: Path, sharded: bool
+) -> None:
+    """Chunks a resize deletes leave the cache too: grown back, the array reads the fill
+    value there even with recheck False (nothing is checked against the store)."""
+    data = np.arange(64, dtype="int32") + 1
+    shards = {"shards": (16,)} if sharded else {}
+    with cached(False):
+        a = zarrox.create_array(
+            str(tmp_path), shape=(64,), chunks=(8,), dtype="int32", fill_value=-1, **shards
+        )
+        a[:] = data
+        assert_identical(a[:], data, "cached")
+        a.resize((16,))
+        a.resize((64,))
+        want = np.concatenate([data[:16], np.full(48, -1, "int32")])
+        assert_identical(a[:], want, "grown back after a shrink")

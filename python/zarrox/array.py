@@ -684,8 +684,15 @@ class Array(Node):
         # The chunks of the old grid outside the box it shares with the new one go, as in
         # zarr-python 3.4.
         new_grid = self._stored_grid_shape
-        for key, coords in self._stored_chunks():
-            if any(coords[d] >= new_grid[d] for d in shrunk):
+        gone = [
+            key
+            for key, coords in self._stored_chunks()
+            if any(coords[d] >= new_grid[d] for d in shrunk)
+        ]
+        if self._handle.in_rust:
+            self._handle.delete_chunks(gone)  # the data cache forgets them too
+        else:
+            for key in gone:
                 self._store.delete(key)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:

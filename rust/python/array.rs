@@ -369,6 +369,13 @@ impl ArrayHandle {
         py.detach(|| self.core.stored_chunks()).map_err(to_py_err)
     }
 
+    /// Delete the chunks (shards) under `keys`, and what the data cache this
+    /// array reads through holds of them.
+    fn delete_chunks(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<()> {
+        py.detach(|| self.core.delete_chunks(&keys))
+            .map_err(to_py_err)
+    }
+
     /// (key, grid coordinates) of the given store keys that are this array's
     /// chunk keys (the keys of a store Python lists itself).
     fn chunk_coords(&self, keys: Vec<String>) -> Vec<(String, Vec<u64>)> {
