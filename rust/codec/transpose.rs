@@ -39,11 +39,13 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
 /// Whether `order` is a permutation of `0..ndim` (the rule of `order`
 /// against the chunks; the Python layer asks it too).
 pub fn is_permutation(order: &[usize], ndim: usize) -> bool {
+    if order.len() != ndim {
+        return false;
+    }
     let mut seen = vec![false; ndim];
-    order.len() == ndim
-        && order
-            .iter()
-            .all(|&d| d < ndim && !std::mem::replace(&mut seen[d], true))
+    order
+        .iter()
+        .all(|&d| d < ndim && !std::mem::replace(&mut seen[d], true))
 }
 
 impl TransposeCodec {
@@ -252,6 +254,8 @@ mod tests {
         assert!(!is_permutation(&[0, 0], 2));
         assert!(!is_permutation(&[0, 1], 3));
         assert!(!is_permutation(&[0, 3, 1], 3));
+        // the length first: a huge dimension count allocates nothing
+        assert!(!is_permutation(&[0], usize::MAX));
         assert_eq!(
             complete_config(&Map::new()).unwrap_err().message,
             "codec 'transpose': 'order' is required"
