@@ -516,6 +516,8 @@ def test_the_python_tables_are_the_registrys() -> None:
     # completed, not decoded
     assert not CODEC_REGISTRY["numcodecs.pickle"]["decodes"]
     assert CODEC_REGISTRY["numcodecs.categorize"]["v2_id"] == "categorize"
+    assert CODEC_REGISTRY["gzip"]["defaults"] == [["level", 5]]
+    assert CODEC_REGISTRY["sharding_indexed"]["defaults"] is None  # chunk_shape is required
     assert BLOSC_CNAMES == ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
     assert BLOSC_SHUFFLES == ("noshuffle", "shuffle", "bitshuffle")
     for entry in CODEC_REGISTRY.values():

@@ -161,6 +161,19 @@ impl Codec {
         (self.complete)(config, item_size)
     }
 
+    /// What an empty configuration completes to (for one-byte elements), as
+    /// `[key, value]` pairs in the codec's order; null for a codec with
+    /// required members.
+    pub fn defaults(&self) -> Value {
+        self.complete(&Map::new(), 1)
+            .map_or(Value::Null, |members| {
+                members
+                    .into_iter()
+                    .map(|(k, v)| Value::from(vec![Value::from(k), v]))
+                    .collect()
+            })
+    }
+
     /// The entry as JSON, for the Python layer.
     pub fn to_json(&self) -> Value {
         let members = |m: &[Member]| Value::from(m.iter().map(Member::to_json).collect::<Vec<_>>());
@@ -175,6 +188,7 @@ impl Codec {
             "always_configured": self.always_configured,
             "tensorstore": self.tensorstore.map(members),
             "decodes": self.decodes(),
+            "defaults": self.defaults(),
         })
     }
 }
@@ -676,5 +690,11 @@ mod tests {
         assert_eq!(zlib["numcodecs_members"], json!(["level"]));
         assert_eq!(zlib["always_configured"], true);
         assert_eq!(zlib["tensorstore"], Value::Null);
+        assert_eq!(zlib["defaults"], json!([["level", 1]]));
+        assert_eq!(
+            lookup("scale_offset").unwrap().defaults(),
+            json!([["offset", 0], ["scale", 1]])
+        );
+        assert_eq!(lookup("transpose").unwrap().defaults(), Value::Null);
     }
 }

@@ -27,7 +27,6 @@ rules of the chain.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -401,10 +400,9 @@ def _numeric_info(name: str, ctx: _Ctx, label: str) -> None:
     )
 
 
-@functools.cache
 def _defaults(name: str) -> dict[str, Any]:
     """The configuration codec ``name`` completes to when given no members."""
-    return json.loads(_core.codec_configuration(json.dumps(name), 1))  # type: ignore[no-any-return]
+    return dict(CODEC_REGISTRY[name]["defaults"])
 
 
 def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
