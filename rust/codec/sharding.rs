@@ -145,13 +145,7 @@ impl ShardingCodec {
         check_members(
             C,
             config,
-            &[
-                "chunk_shape",
-                "codecs",
-                "index_codecs",
-                "index_location",
-                "subchunk_write_order",
-            ],
+            &[keys(MEMBERS), vec!["subchunk_write_order"]].concat(),
         )?;
         let inner_shape: Vec<usize> = match config.get("chunk_shape") {
             Some(Value::Array(v)) => v
