@@ -238,6 +238,7 @@ pub static CODECS: &[Codec] = &[
         Some(|c, spec| cast_value::CastValueCodec::from_config(c, spec).map(a)),
         |c, _| cast_value::complete_config(c),
     )
+    .members(cast_value::MEMBERS)
     .nullable(&["out_of_range", "scalar_map"])
     .fixed_size(),
     Codec::new(
@@ -245,7 +246,8 @@ pub static CODECS: &[Codec] = &[
         ArrayToArray,
         Some(|c, spec| bitround::BitroundCodec::from_config(c, spec).map(a)),
         |c, _| bitround::complete_config(c),
-    ),
+    )
+    .members(bitround::MEMBERS),
     Codec::new(
         "reshape",
         ArrayToArray,
@@ -367,7 +369,8 @@ pub static CODECS: &[Codec] = &[
         Some(|c, spec| nc::bitround::BitRoundCodec::from_config(c, spec).map(a)),
         |c, _| nc::bitround::complete_config(c),
     )
-    .numcodecs(nc::bitround::MEMBERS),
+    .numcodecs(nc::bitround::MEMBERS)
+    .members(bitround::MEMBERS),
     // numcodecs' codecs that serialize an array
     Codec::new(
         "numcodecs.pcodec",
@@ -392,21 +395,24 @@ pub static CODECS: &[Codec] = &[
         Some(|c, _| nc::zlib::ZlibCodec::from_config(c).map(b)),
         |c, _| nc::zlib::complete_config(c),
     )
-    .numcodecs(nc::zlib::MEMBERS),
+    .numcodecs(nc::zlib::MEMBERS)
+    .members(nc::zlib::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.gzip",
         BytesToBytes,
         Some(|c, _| nc::gzip::GzipCodec::from_config(c).map(b)),
         |c, _| nc::gzip::complete_config(c),
     )
-    .numcodecs(nc::gzip::MEMBERS),
+    .numcodecs(nc::gzip::MEMBERS)
+    .members(nc::gzip::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.bz2",
         BytesToBytes,
         Some(|c, _| nc::bz2::Bz2Codec::from_config(c).map(b)),
         |c, _| nc::bz2::complete_config(c),
     )
-    .numcodecs(nc::bz2::MEMBERS),
+    .numcodecs(nc::bz2::MEMBERS)
+    .members(nc::bz2::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.lzma",
         BytesToBytes,
@@ -421,28 +427,32 @@ pub static CODECS: &[Codec] = &[
         Some(|c, _| nc::zstd::ZstdCodec::from_config(c).map(b)),
         |c, _| nc::zstd::complete_config(c),
     )
-    .numcodecs(nc::zstd::MEMBERS),
+    .numcodecs(nc::zstd::MEMBERS)
+    .members(nc::zstd::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.lz4",
         BytesToBytes,
         Some(|c, _| nc::lz4::Lz4Codec::from_config(c).map(b)),
         |c, _| nc::lz4::complete_config(c),
     )
-    .numcodecs(nc::lz4::MEMBERS),
+    .numcodecs(nc::lz4::MEMBERS)
+    .members(nc::lz4::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.blosc",
         BytesToBytes,
         Some(|c, spec| nc::blosc::from_config(c, spec).map(b)),
         |c, _| nc::blosc::complete_config(c),
     )
-    .numcodecs(nc::blosc::MEMBERS),
+    .numcodecs(nc::blosc::MEMBERS)
+    .members(nc::blosc::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.shuffle",
         BytesToBytes,
         Some(|c, spec| nc::shuffle::ShuffleCodec::from_config(c, spec).map(b)),
         |c, _| nc::shuffle::complete_config(c),
     )
-    .numcodecs(nc::shuffle::MEMBERS),
+    .numcodecs(nc::shuffle::MEMBERS)
+    .members(nc::shuffle::TYPED_MEMBERS),
     Codec::new(
         "numcodecs.crc32",
         BytesToBytes,
@@ -482,6 +492,7 @@ pub static CODECS: &[Codec] = &[
         |c, _| nc::jenkins::complete_config(c),
     )
     .numcodecs(nc::jenkins::MEMBERS)
+    .members(nc::jenkins::TYPED_MEMBERS)
     .nullable(&["prefix"])
     .fixed_size(),
     // numcodecs' codecs whose defaults are known, not their decoding

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::check_config;
 use crate::codec::blosc::{BloscCodec, CNAMES};
 use crate::codec::blosc_sys;
-use crate::codec::config::{choice_member, int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;
 
@@ -36,6 +36,17 @@ struct Parsed<'a> {
 /// numcodecs' `get_config()` members of `Blosc`, in its order.
 pub const MEMBERS: &[&str] = &["cname", "clevel", "shuffle", "blocksize"];
 
+/// The members with their ranges: `cname` (c-blosc's compressors), `clevel`
+/// 0 to 9, `shuffle` -1 (auto) to 2 (bit), `blocksize`, and `typesize`, which
+/// numcodecs takes from the data but zarr-python's v3 wrapper writes.
+pub const TYPED_MEMBERS: &[Member] = &[
+    Member::choice("cname", &CNAMES),
+    Member::int("clevel", 0, 9),
+    Member::int("shuffle", -1, 2),
+    Member::int("blocksize", 0, i32::MAX as i64),
+    Member::int("typesize", 1, i32::MAX as i64),
+];
+
 fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
     check_config(
         "blosc",
@@ -44,12 +55,19 @@ fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
     )?;
     // `typesize` is zarrox's: the item size numcodecs takes from the data.
     Ok(Parsed {
-        cname: choice_member(NAME, config, "cname", &CNAMES)?.unwrap_or(DEFAULT_CNAME),
-        clevel: int_member(NAME, config, "clevel", 0, 9)?.unwrap_or(DEFAULT_CLEVEL),
-        shuffle: int_member(NAME, config, "shuffle", -1, 2)?.unwrap_or(DEFAULT_SHUFFLE),
-        blocksize: int_member(NAME, config, "blocksize", 0, i64::from(i32::MAX))?
+        cname: TYPED_MEMBERS[0]
+            .get_choice(NAME, config)?
+            .unwrap_or(DEFAULT_CNAME),
+        clevel: TYPED_MEMBERS[1]
+            .get_int(NAME, config)?
+            .unwrap_or(DEFAULT_CLEVEL),
+        shuffle: TYPED_MEMBERS[2]
+            .get_int(NAME, config)?
+            .unwrap_or(DEFAULT_SHUFFLE),
+        blocksize: TYPED_MEMBERS[3]
+            .get_int(NAME, config)?
             .unwrap_or(DEFAULT_BLOCKSIZE),
-        typesize: int_member(NAME, config, "typesize", 1, i64::from(i32::MAX))?,
+        typesize: TYPED_MEMBERS[4].get_int(NAME, config)?,
     })
 }
 
