@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::check_config;
 use crate::codec::blosc::{BloscCodec, CNAMES};
 use crate::codec::blosc_sys;
-use crate::codec::config::{Member, Members};
+use crate::codec::config::{keys, Member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;
 
@@ -48,26 +48,17 @@ pub const TYPED_MEMBERS: &[Member] = &[
 ];
 
 fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
-    check_config(
-        "blosc",
-        config,
-        &["cname", "clevel", "shuffle", "blocksize", "typesize"],
-    )?;
+    check_config("blosc", config, &keys(TYPED_MEMBERS))?;
+    let int = |i: usize| TYPED_MEMBERS[i].get_int(NAME, config);
     // `typesize` is zarrox's: the item size numcodecs takes from the data.
     Ok(Parsed {
         cname: TYPED_MEMBERS[0]
             .get_choice(NAME, config)?
             .unwrap_or(DEFAULT_CNAME),
-        clevel: TYPED_MEMBERS[1]
-            .get_int(NAME, config)?
-            .unwrap_or(DEFAULT_CLEVEL),
-        shuffle: TYPED_MEMBERS[2]
-            .get_int(NAME, config)?
-            .unwrap_or(DEFAULT_SHUFFLE),
-        blocksize: TYPED_MEMBERS[3]
-            .get_int(NAME, config)?
-            .unwrap_or(DEFAULT_BLOCKSIZE),
-        typesize: TYPED_MEMBERS[4].get_int(NAME, config)?,
+        clevel: int(1)?.unwrap_or(DEFAULT_CLEVEL),
+        shuffle: int(2)?.unwrap_or(DEFAULT_SHUFFLE),
+        blocksize: int(3)?.unwrap_or(DEFAULT_BLOCKSIZE),
+        typesize: int(4)?,
     })
 }
 
