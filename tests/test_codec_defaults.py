@@ -19,10 +19,19 @@ from zarr.core.chunk_key_encodings import DefaultChunkKeyEncoding, V2ChunkKeyEnc
 import zarrox
 from zarrox import _core
 from zarrox.codecs import BloscCodec, BytesCodec, GzipCodec, ShardingCodec, ZstdCodec
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, SpecError, UnsupportedError
 from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
-from zarrox.metadata.codecs import BLOSC_CNAMES, BLOSC_SHUFFLES, normalize_codecs
-from zarrox.metadata.v2_codecs import check_codec, complete_codec
+from zarrox.metadata.codecs import (
+    BLOSC_CNAMES,
+    BLOSC_SHUFFLES,
+    CODEC_KINDS,
+    CODEC_REGISTRY,
+    FIXED_SIZE_CODECS,
+    NUMCODECS_KINDS,
+    normalize_codecs,
+)
+from zarrox.metadata.v2_codecs import ARRAY_FILTER_IDS, check_codec, complete_codec
+from zarrox.tensorstore_spec import zarr3_codecs
 
 
 def complete(codec: object, item_size: int = 1) -> dict[str, Any]:
@@ -472,3 +481,107 @@ def test_bitround_mantissa_bits_are_numpys(dtype: str) -> None:
     assert _core.bitround_mantissa_bits(dtype) == np.finfo(dtype).nmant
     assert _core.bitround_mantissa_bits("bfloat16") == 7
     assert _core.bitround_mantissa_bits("int32") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The codec registry (rust/codec/registry.rs): the Python tables are views of it
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_python_tables_are_the_registrys() -> None:
+    a2a, a2b, b2b = "array->array", "array->bytes", "bytes->bytes"
+    assert dict(CODEC_KINDS) == {
+        **dict.fromkeys(["transpose", "scale_offset", "cast_value", "bitround", "reshape"], a2a),
+        **dict.fromkeys(["bytes", "sharding_indexed", "vlen-utf8", "vlen-bytes", "packbits"], a2b),
+        **dict.fromkeys(["gzip", "zstd", "blosc", "crc32c"], b2b),
+    }
+    nc = "delta astype fixedscaleoffset quantize packbits bitround".split()
+    assert ARRAY_FILTER_IDS == set(nc)
+    compressors = "zlib gzip bz2 lzma zstd lz4 blosc shuffle crc32 adler32 crc32c".split()
+    assert dict(NUMCODECS_KINDS) == {
+        **{f"numcodecs.{i}": a2a for i in nc},
+        "numcodecs.pcodec": a2b,
+        "numcodecs.zfpy": a2b,
+        **{f"numcodecs.{i}": b2b for i in [*compressors, "fletcher32", "jenkins_lookup3"]},
+    }
+    checksums = ["crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3"]
+    assert FIXED_SIZE_CODECS == {
+        "bytes",
+        "transpose",
+        "crc32c",
+        "scale_offset",
+        "cast_value",
+        *(f"numcodecs.{i}" for i in checksums),
+    }
+    # completed, not decoded
+    assert not CODEC_REGISTRY["numcodecs.pickle"]["decodes"]
+    assert CODEC_REGISTRY["numcodecs.categorize"]["v2_id"] == "categorize"
+    assert CODEC_REGISTRY["gzip"]["defaults"] == [["level", 5]]
+    assert CODEC_REGISTRY["sharding_indexed"]["defaults"] is None  # chunk_shape is required
+    assert BLOSC_CNAMES == ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
+    assert BLOSC_SHUFFLES == ("noshuffle", "shuffle", "bitshuffle")
+    for entry in CODEC_REGISTRY.values():
+        members = entry["numcodecs_members"]
+        if entry["v2_id"] is not None:
+            assert list(_core.numcodecs_members(entry["v2_id"])) == members
+
+
+def test_the_order_of_a_chain_is_the_registrys() -> None:
+    a2a, a2b, b2b = "array->array", "array->bytes", "bytes->bytes"
+    assert _core.codec_order_problem([a2a, a2b, b2b, b2b]) is None
+    assert _core.codec_order_problem([]) == ("no array->bytes", -1)
+    assert _core.codec_order_problem([b2b, a2b, a2b]) == ("several array->bytes", -1)
+    assert _core.codec_order_problem([a2b, a2a]) == ("array->array after", 1)
+    assert _core.codec_order_problem([a2a, b2b, a2b]) == ("bytes->bytes before", 1)
+    with pytest.raises(ValueError, match="unknown codec kind"):
+        _core.codec_order_problem(["array"])
+    with pytest.raises(MetadataError, match=r"codecs\[0\]: bytes->bytes codec 'crc32c' must come"):
+        normalize_codecs(["crc32c", "gzip", "bytes"], dtype="int8", ndim=1)
+
+
+def test_the_array_dependent_rules_are_the_codecs() -> None:
+    assert _core.transpose_is_permutation([2, 0, 1], 3)
+    for order, ndim in (([0, 0], 2), ([0, 1], 3), ([-1, 0], 2), ([2**70, 0], 2)):
+        assert not _core.transpose_is_permutation(order, ndim)
+    assert _core.chunks_per_shard([8, 6], [2, 3]) == [4, 2]
+    assert _core.chunks_per_shard([2**70], [2**69]) == [2]
+    for shard, inner in (([8, 6], [3, 3]), ([8], [2, 2]), ([8], [0]), ([-8], [2])):
+        assert _core.chunks_per_shard(shard, inner) is None
+
+
+def test_tensorstore_options_are_the_registrys() -> None:
+    assert zarr3_codecs.BLOSC_CNAMES == ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
+    assert list(zarr3_codecs._OPTIONS) == [
+        "transpose",
+        "bytes",
+        "sharding_indexed",
+        "gzip",
+        "zstd",
+        "blosc",
+        "crc32c",
+    ]
+    assert list(zarr3_codecs._OPTIONS["blosc"]) == [
+        "cname",
+        "clevel",
+        "shuffle",
+        "typesize",
+        "blocksize",
+    ]
+    assert zarr3_codecs._REQUIRED["transpose"] == ("order",)
+    assert zarr3_codecs._REQUIRED["sharding_indexed"] == ()
+    parse = zarr3_codecs.parse_codec
+    assert parse({"name": "blosc", "configuration": {"cname": "snappy"}}, "c").options == {
+        "cname": "snappy"
+    }
+    assert parse({"name": "blosc", "configuration": {"blocksize": 2**40}}, "c").options
+    for config, message in (
+        ({"name": "gzip", "configuration": {"level": 10}}, r"range \[0, 9\], got 10"),
+        ({"name": "zstd", "configuration": {"level": 23}}, r"range \[-131072, 22\]"),
+        ({"name": "blosc", "configuration": {"typesize": 256}}, r"range \[1, 255\]"),
+        ({"name": "blosc", "configuration": {"blocksize": -1}}, r"range \[0, \+inf\]"),
+        ({"name": "bytes", "configuration": {"endian": "x"}}, r"\['little', 'big'\]"),
+        ({"name": "transpose", "configuration": {"order": [0, 0]}}, "expected a permutation"),
+        ({"name": "transpose"}, 'needs member "order"'),
+    ):
+        with pytest.raises(SpecError, match=message):
+            parse(config, "c")

@@ -29,9 +29,6 @@ _Regions = Sequence[Any]
 # A request of a read session: (id, "get" | "set" | "delete", key, argument).
 _Request = tuple[int, str, str, Any]
 
-BLOSC_CNAMES: list[str]
-BLOSC_SHUFFLES: list[str]
-
 def set_num_threads(n: int) -> None:
     """Set the number of worker threads (0: one per core)."""
 
@@ -86,6 +83,22 @@ def codec_configuration(codec: str, item_size: int) -> str:
 
 def numcodecs_members(id: str) -> list[str] | None:
     """The members numcodecs' ``get_config()`` gives for codec ``id``, or None."""
+
+def codec_registry() -> str:
+    """The codec registry (JSON): one entry per codec with its name, kind, members (types,
+    ranges), numcodecs members and v2 id, nullable members, whether its encoded size is
+    fixed, how zarr-python writes it and the members TensorStore takes."""
+
+def codec_order_problem(kinds: list[str]) -> tuple[str, int] | None:
+    """What is wrong with the order of a chain of codecs of these kinds: ``(problem,
+    index)`` (index -1 for the whole chain), or None."""
+
+def transpose_is_permutation(order: list[int], ndim: int) -> bool:
+    """Whether ``order`` is a permutation of ``range(ndim)`` (the transpose codec's rule)."""
+
+def chunks_per_shard(shard_shape: list[int], inner_shape: list[int]) -> list[int] | None:
+    """The inner chunks per shard along each dimension, or None unless the inner chunk shape
+    has the shard's dimensions and divides it (the sharding codec's rule)."""
 
 def bitround_mantissa_bits(float_format: str) -> int | None:
     """The mantissa bits the ``bitround`` codec rounds in a float format, or None."""

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member, Members};
+use super::config::{check_members, int_member, keys, Member, Members};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -32,10 +32,15 @@ pub fn mantissa_bits(float_format: &str) -> Option<u32> {
     }
 }
 
-/// `keepbits`, which the codec requires.
-fn keepbits(config: &Map<String, Value>) -> Result<u32> {
-    let keepbits = int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
-        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))?;
+/// The stored configuration's members: `keepbits`, required (numcodecs'
+/// `BitRound` takes the same).
+pub const MEMBERS: &[Member] = &[Member::int("keepbits", 0, u32::MAX as i64).required()];
+
+/// `keepbits`, which the codec (`codec`: its name) requires.
+pub(crate) fn keepbits(codec: &str, config: &Map<String, Value>) -> Result<u32> {
+    let keepbits = MEMBERS[0]
+        .get_int(codec, config)?
+        .ok_or_else(|| Error::metadata(format!("codec '{codec}': 'keepbits' is required")))?;
     Ok(keepbits as u32)
 }
 
@@ -43,8 +48,8 @@ fn keepbits(config: &Map<String, Value>) -> Result<u32> {
 /// `component_size` and `mantissa_bits` of the core configuration from the
 /// data type).
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
-    check_members(NAME, config, &["keepbits"])?;
-    Ok(vec![("keepbits", keepbits(config)?.into())])
+    check_members(NAME, config, &keys(MEMBERS))?;
+    Ok(vec![("keepbits", keepbits(NAME, config)?.into())])
 }
 
 /// What to do when rounding up carries past the word's highest bit.
@@ -120,7 +125,7 @@ impl BitroundCodec {
             config,
             &["keepbits", "component_size", "mantissa_bits"],
         )?;
-        let keepbits = keepbits(config)?;
+        let keepbits = keepbits(NAME, config)?;
         let component_size = int_member(NAME, config, "component_size", 0, 8)?.ok_or_else(|| {
             Error::metadata(format!("codec '{NAME}': 'component_size' is required"))
         })? as usize;

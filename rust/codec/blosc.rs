@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void, CStr};
 use serde_json::{Map, Value};
 
 use super::blosc_sys as ffi;
-use super::config::{check_members, choice_member, int_member, Members};
+use super::config::{check_members, keys, Member, MemberType, Members};
 use super::{check_len, decode_in_place, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -26,6 +26,38 @@ pub const CNAMES: [&str; 5] = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"];
 /// The shuffles of the v3 configuration, in the order of their c-blosc codes
 /// (`BLOSC_NOSHUFFLE`, `BLOSC_SHUFFLE`, `BLOSC_BITSHUFFLE`).
 pub const SHUFFLES: [&str; 3] = ["noshuffle", "shuffle", "bitshuffle"];
+
+/// The configuration's members, in zarr-python's order: `typesize`, `cname`
+/// (the specification also names `snappy`, which c-blosc builds without),
+/// `clevel`, `shuffle`, `blocksize`.
+pub const MEMBERS: &[Member] = &[
+    Member::int("typesize", 1, i32::MAX as i64),
+    Member::of(
+        "cname",
+        MemberType::Choice {
+            choices: &CNAMES,
+            unsupported: &["snappy"],
+        },
+    ),
+    Member::int("clevel", 0, 9),
+    Member::choice("shuffle", &SHUFFLES),
+    Member::int("blocksize", 0, i32::MAX as i64),
+];
+const TYPESIZE: usize = 0;
+const CNAME: usize = 1;
+const CLEVEL: usize = 2;
+const SHUFFLE: usize = 3;
+const BLOCKSIZE: usize = 4;
+
+/// The members as TensorStore's `blosc` takes them: its `typesize` is one
+/// byte (1 to 255) and its `blocksize` unbounded; the rest as [`MEMBERS`].
+pub const TENSORSTORE_MEMBERS: &[Member] = &[
+    MEMBERS[CNAME],
+    MEMBERS[CLEVEL],
+    MEMBERS[SHUFFLE],
+    Member::int("typesize", 1, 255),
+    Member::int("blocksize", 0, i64::MAX),
+];
 
 /// The blosc codec's configuration (Zarr v3 `blosc`; numcodecs' `Blosc` is
 /// `numcodecs::blosc`, with numcodecs' own defaults).
@@ -57,27 +89,23 @@ impl BloscConfig {
     /// Parse a configuration for chunks of `item_size`-byte elements (the
     /// defaults of `typesize` and `shuffle`; 1 for variable-length types).
     pub fn parse(config: &Map<String, Value>, item_size: usize) -> Result<Self> {
-        check_members(
-            "blosc",
-            config,
-            &["typesize", "cname", "clevel", "shuffle", "blocksize"],
-        )?;
-        if config.get("cname").and_then(Value::as_str) == Some("snappy") {
-            return Err(Error::unsupported(
-                "codec 'blosc': cname 'snappy' is not supported",
-            ));
-        }
-        let cname = choice_member("blosc", config, "cname", &CNAMES)?
-            .and_then(|c| CNAMES.iter().find(|&&n| n == c).copied())
+        const C: &str = "blosc";
+        check_members(C, config, &keys(MEMBERS))?;
+        let cname = MEMBERS[CNAME]
+            .get_choice(C, config)?
             .unwrap_or(Self::DEFAULT_CNAME);
-        let clevel = int_member("blosc", config, "clevel", 0, 9)?.unwrap_or(Self::DEFAULT_CLEVEL);
+        let clevel = MEMBERS[CLEVEL]
+            .get_int(C, config)?
+            .unwrap_or(Self::DEFAULT_CLEVEL);
         let item_size = item_size.max(1);
-        let shuffle = choice_member("blosc", config, "shuffle", &SHUFFLES)?
-            .and_then(|c| SHUFFLES.iter().find(|&&n| n == c).copied())
+        let shuffle = MEMBERS[SHUFFLE]
+            .get_choice(C, config)?
             .unwrap_or(Self::default_shuffle(item_size));
-        let typesize = int_member("blosc", config, "typesize", 1, i64::from(i32::MAX))?
+        let typesize = MEMBERS[TYPESIZE]
+            .get_int(C, config)?
             .map_or(item_size, |t| t as usize);
-        let blocksize = int_member("blosc", config, "blocksize", 0, i64::from(i32::MAX))?
+        let blocksize = MEMBERS[BLOCKSIZE]
+            .get_int(C, config)?
             .map_or(Self::DEFAULT_BLOCKSIZE, |b| b as usize);
         Ok(BloscConfig {
             typesize,

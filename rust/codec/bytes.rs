@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member, Members};
+use super::config::{check_members, keys, Member, Members};
 use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -17,6 +17,9 @@ pub struct BytesCodec {
 /// The byte orders `endian` takes.
 pub const ENDIANS: [&str; 2] = ["little", "big"];
 
+/// The configuration's members: `endian`.
+pub const MEMBERS: &[Member] = &[Member::choice("endian", &ENDIANS)];
+
 /// zarr-python's `BytesCodec(endian="little")`. Data types without a byte order
 /// (one-byte, raw bits, byte strings) need none, and zarr-python leaves it out
 /// for them: the metadata layer knows which those are.
@@ -24,20 +27,22 @@ pub const DEFAULT_ENDIAN: &str = "little";
 
 /// The complete configuration: `endian` checked, [`DEFAULT_ENDIAN`] when absent.
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
-    check_members("bytes", config, &["endian"])?;
-    let endian = choice_member("bytes", config, "endian", &ENDIANS)?.unwrap_or(DEFAULT_ENDIAN);
+    check_members("bytes", config, &keys(MEMBERS))?;
+    let endian = MEMBERS[0]
+        .get_choice("bytes", config)?
+        .unwrap_or(DEFAULT_ENDIAN);
     Ok(vec![("endian", endian.into())])
 }
 
 impl BytesCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_members("bytes", config, &["endian"])?;
+        check_members("bytes", config, &keys(MEMBERS))?;
         if spec.dtype.is_var_len() {
             return Err(Error::metadata(
                 "codec 'bytes' cannot encode a variable-length data type (use vlen-utf8 or vlen-bytes)",
             ));
         }
-        let endian = choice_member("bytes", config, "endian", &ENDIANS)?;
+        let endian = MEMBERS[0].get_choice("bytes", config)?;
         let swaps = spec.dtype.needs_swap();
         let big = match endian {
             Some(e) => e == "big",

@@ -22,7 +22,7 @@ use zarr_cast_value::{
     IntToFloatConfig, IntToIntConfig, MapEntry, OutOfRangeMode, RoundingMode,
 };
 
-use super::config::{check_members, choice_member, core_scalar, Members};
+use super::config::{check_members, core_scalar, Member, Members};
 use super::numcodecs::numeric::Num;
 use super::typed::{as_typed, with_typed_mut};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
@@ -46,6 +46,13 @@ pub const DEFAULT_ROUNDING: &str = "nearest-even";
 /// What `out_of_range` takes; absent (or null): out-of-range values are an error.
 pub const OUT_OF_RANGE: [&str; 2] = ["clamp", "wrap"];
 
+/// The members whose values the codec alone rules: `rounding`, `out_of_range`
+/// (`data_type` and `scalar_map` are checked against the data types).
+pub const MEMBERS: &[Member] = &[
+    Member::choice("rounding", &ROUNDING),
+    Member::choice("out_of_range", &OUT_OF_RANGE),
+];
+
 /// The complete configuration of a `cast_value` codec: members checked,
 /// `rounding` defaulted, `out_of_range` and `scalar_map` null when absent.
 /// `data_type` and `scalar_map` are passed on as given: what they hold is
@@ -59,8 +66,10 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
     let data_type = config
         .get("data_type")
         .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'data_type' is required")))?;
-    let rounding = choice_member(NAME, config, "rounding", &ROUNDING)?.unwrap_or(DEFAULT_ROUNDING);
-    let out_of_range = choice_member(NAME, config, "out_of_range", &OUT_OF_RANGE)?;
+    let rounding = MEMBERS[0]
+        .get_choice(NAME, config)?
+        .unwrap_or(DEFAULT_ROUNDING);
+    let out_of_range = MEMBERS[1].get_choice(NAME, config)?;
     Ok(vec![
         ("data_type", data_type.clone()),
         ("rounding", rounding.into()),
@@ -119,11 +128,13 @@ impl CastValueCodec {
                      float16-64"
                 ))
             })?;
-        let rounding = choice_member(NAME, config, "rounding", &ROUNDING)?
+        let rounding = MEMBERS[0]
+            .get_choice(NAME, config)?
             .unwrap_or(DEFAULT_ROUNDING)
             .parse::<RoundingMode>()
             .map_err(Error::metadata)?;
-        let out_of_range = choice_member(NAME, config, "out_of_range", &OUT_OF_RANGE)?
+        let out_of_range = MEMBERS[1]
+            .get_choice(NAME, config)?
             .map(|m| m.parse::<OutOfRangeMode>().map_err(Error::metadata))
             .transpose()?;
         if out_of_range == Some(OutOfRangeMode::Wrap) && !encoded_num.is_int() {

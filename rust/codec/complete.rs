@@ -13,12 +13,8 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member, Members};
-use super::numcodecs;
-use super::{
-    bitround, blosc, bytes, cast_value, gzip, name_and_config, packbits, reshape, scale_offset,
-    sharding, zstd,
-};
+use super::config::Members;
+use super::{name_and_config, registry};
 use crate::error::{Error, Result};
 
 /// The complete configuration of `codec` (`{"name", "configuration"}` or a
@@ -31,156 +27,42 @@ pub fn complete_config(codec: &Value, item_size: usize) -> Result<Members> {
 }
 
 fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> Result<Members> {
+    let entry = registry::lookup(name);
     // A v3 document gives a member or leaves it out; numcodecs writes null
     // for the defaults of a few members (cast_value's optional members may be
     // null too). pcodec and zfpy check their values when a chunk is encoded.
-    let nullable: &[&str] = match name {
-        "cast_value" => &["out_of_range", "scalar_map"],
-        "packbits" => &["first_bit", "last_bit", "start_bit", "end_bit"],
-        "numcodecs.lzma" => &["preset", "filters"],
-        "numcodecs.jenkins_lookup3" => &["prefix"],
-        "numcodecs.delta" | "numcodecs.fixedscaleoffset" | "numcodecs.quantize" => &["astype"],
-        _ => &[],
-    };
-    let checked_when_encoding = matches!(name, "numcodecs.pcodec" | "numcodecs.zfpy");
+    let (nullable, any) = entry.map_or((&[][..], false), |e| (e.nullable, e.checked_when_encoding));
     let null = config
         .iter()
-        .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()) && !checked_when_encoding);
+        .find(|(k, v)| v.is_null() && !nullable.contains(&k.as_str()) && !any);
     if let Some((key, _)) = null {
         return Err(Error::metadata(format!(
             "codec '{name}': '{key}' must not be null"
         )));
     }
-    match name {
-        "gzip" => Ok(gzip::GzipConfig::parse(config)?.members()),
-        "zstd" => Ok(zstd::ZstdConfig::parse(config)?.members()),
-        "blosc" => Ok(blosc::BloscConfig::parse(config, item_size)?.members()),
-        "bytes" => bytes::complete_config(config),
-        "sharding_indexed" => sharding::complete_config(config),
-        "cast_value" => cast_value::complete_config(config),
-        "scale_offset" => scale_offset::complete_config(config),
-        "bitround" => bitround::complete_config(config),
-        "reshape" => reshape::complete_config(config),
-        "packbits" => packbits::complete_config(config),
-        "crc32c" | "vlen-utf8" | "vlen-bytes" => {
-            check_members(name, config, &[])?;
-            Ok(Vec::new())
-        }
-        "transpose" => {
-            check_members(name, config, &["order"])?;
-            let order = config.get("order").ok_or_else(|| {
-                Error::metadata("codec 'transpose': 'order' is required".to_string())
-            })?;
-            Ok(vec![("order", order.clone())])
-        }
-        other => match other.strip_prefix("numcodecs.") {
-            Some(id) => complete_numcodecs(id, config),
-            None => Err(unknown(other)),
-        },
-    }
+    let entry = entry.ok_or_else(|| {
+        Error::unsupported(format!(
+            "codec '{name}': no configuration defaults are known for it"
+        ))
+    })?;
+    entry.complete(config, item_size)
 }
 
-fn unknown(name: &str) -> Error {
-    Error::unsupported(format!(
-        "codec '{name}': no configuration defaults are known for it"
-    ))
-}
-
-/// The numcodecs codecs whose configurations are completed here, with the
-/// members numcodecs' `get_config()` gives (in its order, without `"id"`):
-/// every numcodecs codec the core has, and two it cannot decode (`categorize`
-/// and `pickle`: their defaults are a fact about numcodecs, not about decoding).
-pub const NUMCODECS: &[(&str, &[&str])] = &[
-    ("zlib", numcodecs::zlib::MEMBERS),
-    ("gzip", numcodecs::gzip::MEMBERS),
-    ("bz2", numcodecs::bz2::MEMBERS),
-    ("lzma", numcodecs::lzma::MEMBERS),
-    ("zstd", numcodecs::zstd::MEMBERS),
-    ("lz4", numcodecs::lz4::MEMBERS),
-    ("blosc", numcodecs::blosc::MEMBERS),
-    ("shuffle", numcodecs::shuffle::MEMBERS),
-    ("crc32", numcodecs::checksum32::MEMBERS),
-    ("adler32", numcodecs::checksum32::MEMBERS),
-    ("crc32c", numcodecs::checksum32::MEMBERS),
-    ("fletcher32", numcodecs::fletcher32::MEMBERS),
-    ("jenkins_lookup3", numcodecs::jenkins::MEMBERS),
-    ("packbits", numcodecs::packbits::MEMBERS),
-    ("bitround", numcodecs::bitround::MEMBERS),
-    ("delta", numcodecs::delta::MEMBERS),
-    ("fixedscaleoffset", numcodecs::fixedscaleoffset::MEMBERS),
-    ("quantize", numcodecs::quantize::MEMBERS),
-    ("astype", numcodecs::astype::MEMBERS),
-    ("pcodec", numcodecs::pcodec::MEMBERS),
-    ("zfpy", numcodecs::zfpy::MEMBERS),
-    ("categorize", CATEGORIZE_MEMBERS),
-    ("pickle", PICKLE_MEMBERS),
-];
-
-/// The members of numcodecs' `get_config()` of codec `id`, if it is completed here.
+/// The members of numcodecs' `get_config()` of codec `id` (in its order,
+/// without `"id"`), if its configuration is completed here: every numcodecs
+/// codec the core has, and two it cannot decode (`categorize` and `pickle`:
+/// their defaults are a fact about numcodecs, not about decoding).
 pub fn numcodecs_members(id: &str) -> Option<&'static [&'static str]> {
-    NUMCODECS.iter().find(|(i, _)| *i == id).map(|(_, m)| *m)
-}
-
-/// numcodecs' `Categorize(labels, dtype, astype="u1")` (no core codec).
-const CATEGORIZE_MEMBERS: &[&str] = &["labels", "dtype", "astype"];
-/// numcodecs' `Pickle(protocol=pickle.HIGHEST_PROTOCOL)`: 5 on every Python
-/// zarrox supports (no core codec: zarrox never unpickles through the core).
-const PICKLE_MEMBERS: &[&str] = &["protocol"];
-const PICKLE_HIGHEST_PROTOCOL: i64 = 5;
-
-/// The configuration of numcodecs codec `id` as its `get_config()` gives it,
-/// without `"id"`.
-fn complete_numcodecs(id: &str, config: &Map<String, Value>) -> Result<Members> {
-    use numcodecs::{check_config, dtype_member, required};
-    match id {
-        "zlib" => numcodecs::zlib::complete_config(config),
-        "gzip" => numcodecs::gzip::complete_config(config),
-        "bz2" => numcodecs::bz2::complete_config(config),
-        "lzma" => numcodecs::lzma::complete_config(config),
-        "zstd" => numcodecs::zstd::complete_config(config),
-        "lz4" => numcodecs::lz4::complete_config(config),
-        "blosc" => numcodecs::blosc::complete_config(config),
-        "shuffle" => numcodecs::shuffle::complete_config(config),
-        "crc32" | "adler32" | "crc32c" => numcodecs::checksum32::complete_config(id, config),
-        "fletcher32" => check_config(id, config, numcodecs::fletcher32::MEMBERS).map(|()| vec![]),
-        "packbits" => check_config(id, config, numcodecs::packbits::MEMBERS).map(|()| vec![]),
-        "jenkins_lookup3" => numcodecs::jenkins::complete_config(config),
-        "bitround" => numcodecs::bitround::complete_config(config),
-        "delta" => numcodecs::delta::complete_config(config),
-        "fixedscaleoffset" => numcodecs::fixedscaleoffset::complete_config(config),
-        "quantize" => numcodecs::quantize::complete_config(config),
-        "astype" => numcodecs::astype::complete_config(config),
-        "pcodec" => numcodecs::pcodec::complete_config(config),
-        "zfpy" => numcodecs::zfpy::complete_config(config),
-        "categorize" => {
-            check_config(id, config, CATEGORIZE_MEMBERS)?;
-            let labels = required(id, "labels", &config.get("labels").cloned())?;
-            let dtype = required(id, "dtype", &dtype_member(id, config, "dtype")?)?;
-            let astype = dtype_member(id, config, "astype")?.unwrap_or_else(|| "|u1".into());
-            Ok(vec![
-                ("labels", labels),
-                ("dtype", dtype.into()),
-                ("astype", astype.into()),
-            ])
-        }
-        "pickle" => {
-            check_config(id, config, PICKLE_MEMBERS)?;
-            let name = "numcodecs.pickle";
-            let protocol = int_member(name, config, "protocol", -1, PICKLE_HIGHEST_PROTOCOL)?;
-            Ok(vec![(
-                "protocol",
-                protocol.unwrap_or(PICKLE_HIGHEST_PROTOCOL).into(),
-            )])
-        }
-        _ => Err(unknown(&format!("numcodecs.{id}"))),
-    }
+    registry::lookup_numcodecs(id).and_then(|c| c.numcodecs_members)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::codec::config::members_json;
+    use crate::codec::{bitround, blosc, gzip, zstd};
     use serde_json::json;
+    use serde_json::Map;
 
     fn complete(codec: Value, item_size: usize) -> Result<Value> {
         let members = complete_config(&codec, item_size)?;
@@ -463,10 +345,13 @@ mod tests {
             "crc32" | "adler32" | "crc32c" => json!({"location": "start"}),
             _ => json!({}),
         };
-        for (id, members) in NUMCODECS {
+        let numcodecs = registry::CODECS
+            .iter()
+            .filter_map(|c| Some((c.name.strip_prefix("numcodecs.")?, c.numcodecs_members?)));
+        for (id, members) in numcodecs {
             let codec = json!({"name": format!("numcodecs.{id}"), "configuration": minimal(id)});
             assert_eq!(&keys(codec, 4), members, "{id}");
-            assert_eq!(numcodecs_members(id), Some(*members));
+            assert_eq!(numcodecs_members(id), Some(members));
         }
         assert_eq!(numcodecs_members("json2"), None);
         assert_eq!(numcodecs_members("vlen-utf8"), None);

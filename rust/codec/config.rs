@@ -17,6 +17,149 @@ pub fn check_members(codec: &str, config: &Map<String, Value>, allowed: &[&str])
     Ok(())
 }
 
+/// What a configuration member holds, with its allowed values: the one
+/// statement of a member's rule, read by the codec's parser and published by
+/// the registry (`super::registry`) to the Python layer and the TensorStore
+/// options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberType {
+    /// An integer within `[min, max]`.
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Bool,
+    /// One of `choices`; `unsupported` are named by the specification but
+    /// not implemented (an `Unsupported` error rather than a `Metadata` one).
+    Choice {
+        choices: &'static [&'static str],
+        unsupported: &'static [&'static str],
+    },
+    /// A permutation of the dimensions (`transpose`'s `order`; `"C"`/`"F"` too).
+    Order,
+    /// A list of positive integers (a chunk shape).
+    Shape,
+    /// A codec chain (a list of codecs).
+    Chain,
+}
+
+/// One member of a codec's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member {
+    pub key: &'static str,
+    pub ty: MemberType,
+    /// Whether a configuration must give it.
+    pub required: bool,
+}
+
+impl Member {
+    pub const fn int(key: &'static str, min: i64, max: i64) -> Member {
+        Member {
+            key,
+            ty: MemberType::Int { min, max },
+            required: false,
+        }
+    }
+    pub const fn bool(key: &'static str) -> Member {
+        Member {
+            key,
+            ty: MemberType::Bool,
+            required: false,
+        }
+    }
+    pub const fn choice(key: &'static str, choices: &'static [&'static str]) -> Member {
+        Member {
+            key,
+            ty: MemberType::Choice {
+                choices,
+                unsupported: &[],
+            },
+            required: false,
+        }
+    }
+    pub const fn of(key: &'static str, ty: MemberType) -> Member {
+        Member {
+            key,
+            ty,
+            required: false,
+        }
+    }
+    pub const fn required(self) -> Member {
+        Member {
+            required: true,
+            ..self
+        }
+    }
+
+    /// This integer member of `config` (codec `codec`), checked against its range.
+    pub fn get_int(&self, codec: &str, config: &Map<String, Value>) -> Result<Option<i64>> {
+        let (min, max) = match self.ty {
+            MemberType::Int { min, max } => (min, max),
+            _ => (i64::MIN, i64::MAX),
+        };
+        int_member(codec, config, self.key, min, max)
+    }
+
+    /// This choice member of `config` as one of its `'static` choices: an
+    /// `Unsupported` error for a choice named but not implemented.
+    pub fn get_choice(
+        &self,
+        codec: &str,
+        config: &Map<String, Value>,
+    ) -> Result<Option<&'static str>> {
+        let MemberType::Choice {
+            choices,
+            unsupported,
+        } = self.ty
+        else {
+            return Ok(None);
+        };
+        if let Some(s) = config.get(self.key).and_then(Value::as_str) {
+            if unsupported.contains(&s) {
+                return Err(Error::unsupported(format!(
+                    "codec '{codec}': {} '{s}' is not supported",
+                    self.key
+                )));
+            }
+        }
+        let given = choice_member(codec, config, self.key, choices)?;
+        Ok(given.and_then(|c| choices.iter().find(|&&n| n == c).copied()))
+    }
+
+    /// The member's description, as JSON (what the Python layer reads).
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("key".into(), self.key.into());
+        out.insert("required".into(), self.required.into());
+        let ty = match self.ty {
+            MemberType::Int { min, max } => {
+                out.insert("min".into(), min.into());
+                out.insert("max".into(), max.into());
+                "int"
+            }
+            MemberType::Bool => "bool",
+            MemberType::Choice {
+                choices,
+                unsupported,
+            } => {
+                out.insert("choices".into(), choices.into());
+                out.insert("unsupported".into(), unsupported.into());
+                "choice"
+            }
+            MemberType::Order => "order",
+            MemberType::Shape => "shape",
+            MemberType::Chain => "chain",
+        };
+        out.insert("type".into(), ty.into());
+        Value::Object(out)
+    }
+}
+
+/// The keys of `members`, in their order.
+pub fn keys(members: &[Member]) -> Vec<&'static str> {
+    members.iter().map(|m| m.key).collect()
+}
+
 /// An optional integer member within `[min, max]`.
 pub fn int_member(
     codec: &str,

@@ -7,7 +7,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member, Members};
+use super::config::{check_members, keys, Member, Members};
 use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -22,13 +22,16 @@ pub struct GzipConfig {
     pub level: u32,
 }
 
+/// The configuration's members: `level`.
+pub const MEMBERS: &[Member] = &[Member::int("level", 0, 9)];
+
 impl GzipConfig {
     /// zarr-python's `GzipCodec(level=5)`.
     pub const DEFAULT_LEVEL: u32 = 5;
 
     pub fn parse(config: &Map<String, Value>) -> Result<Self> {
-        check_members("gzip", config, &["level"])?;
-        let level = int_member("gzip", config, "level", 0, 9)?;
+        check_members("gzip", config, &keys(MEMBERS))?;
+        let level = MEMBERS[0].get_int("gzip", config)?;
         Ok(GzipConfig {
             level: level.map_or(Self::DEFAULT_LEVEL, |l| l as u32),
         })

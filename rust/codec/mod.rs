@@ -13,6 +13,7 @@ pub mod crc32c;
 pub mod gzip;
 pub mod numcodecs;
 pub mod packbits;
+pub mod registry;
 pub mod reshape;
 pub mod scale_offset;
 pub mod sharding;
@@ -387,6 +388,16 @@ pub(crate) enum AnyCodec {
     BytesToBytes(Box<dyn BytesToBytesCodec>),
 }
 
+impl AnyCodec {
+    fn kind(&self) -> registry::Kind {
+        match self {
+            AnyCodec::ArrayToArray(_) => registry::Kind::ArrayToArray,
+            AnyCodec::ArrayToBytes(_) => registry::Kind::ArrayToBytes,
+            AnyCodec::BytesToBytes(_) => registry::Kind::BytesToBytes,
+        }
+    }
+}
+
 /// Split one codec's JSON (`{"name":..., "configuration":{...}}` or a bare name).
 pub(crate) fn name_and_config(codec: &Value) -> Result<(&str, Map<String, Value>)> {
     match codec {
@@ -420,51 +431,31 @@ pub(crate) fn name_and_config(codec: &Value) -> Result<(&str, Map<String, Value>
     }
 }
 
+/// Build one codec for chunks of `spec`, as its registry entry says.
 fn build_codec(codec: &Value, spec: &ChunkSpec) -> Result<AnyCodec> {
     let (name, config) = name_and_config(codec)?;
-    let built = match name {
-        "transpose" => AnyCodec::ArrayToArray(Box::new(transpose::TransposeCodec::from_config(
-            &config, spec,
-        )?)),
-        "bytes" => AnyCodec::ArrayToBytes(Box::new(bytes::BytesCodec::from_config(&config, spec)?)),
-        "packbits" => AnyCodec::ArrayToBytes(Box::new(packbits::PackbitsCodec::from_config(
-            &config, spec,
-        )?)),
-        "vlen-utf8" => AnyCodec::ArrayToBytes(Box::new(vlen::VlenCodec::from_config(
-            "vlen-utf8",
-            &config,
-            spec,
-        )?)),
-        "vlen-bytes" => AnyCodec::ArrayToBytes(Box::new(vlen::VlenCodec::from_config(
-            "vlen-bytes",
-            &config,
-            spec,
-        )?)),
-        "sharding_indexed" => AnyCodec::ArrayToBytes(Box::new(
-            sharding::ShardingCodec::from_config(&config, spec)?,
-        )),
-        "bitround" => AnyCodec::ArrayToArray(Box::new(bitround::BitroundCodec::from_config(
-            &config, spec,
-        )?)),
-        "cast_value" => AnyCodec::ArrayToArray(Box::new(cast_value::CastValueCodec::from_config(
-            &config, spec,
-        )?)),
-        "reshape" => {
-            AnyCodec::ArrayToArray(Box::new(reshape::ReshapeCodec::from_config(&config, spec)?))
+    registry::lookup(name)
+        .and_then(|entry| entry.build(&config, spec))
+        .unwrap_or_else(|| Err(Error::unsupported(format!("unknown codec '{name}'"))))
+}
+
+/// The error of a chain (`list`) whose codecs are out of order.
+fn order_error(problem: registry::OrderProblem, list: &[Value]) -> Error {
+    use registry::OrderProblem::*;
+    Error::metadata(match problem {
+        NoArrayToBytes => "codecs must contain exactly one array->bytes codec, found none".into(),
+        SeveralArrayToBytes => {
+            "codecs must contain exactly one array->bytes codec, found two".into()
         }
-        "scale_offset" => AnyCodec::ArrayToArray(Box::new(
-            scale_offset::ScaleOffsetCodec::from_config(&config, spec)?,
-        )),
-        "gzip" => AnyCodec::BytesToBytes(Box::new(gzip::GzipCodec::from_config(&config)?)),
-        "zstd" => AnyCodec::BytesToBytes(Box::new(zstd::ZstdCodec::from_config(&config)?)),
-        "blosc" => AnyCodec::BytesToBytes(Box::new(blosc::BloscCodec::from_config(&config, spec)?)),
-        "crc32c" => AnyCodec::BytesToBytes(Box::new(crc32c::Crc32cCodec::from_config(&config)?)),
-        other => match numcodecs::build(other, &config, spec) {
-            Some(built) => built?,
-            None => return Err(Error::unsupported(format!("unknown codec '{other}'"))),
-        },
-    };
-    Ok(built)
+        ArrayToArrayAfter(i) => format!(
+            "array->array codec {} must come before the array->bytes codec",
+            list[i]
+        ),
+        BytesToBytesBefore(i) => format!(
+            "bytes->bytes codec {} must come after the array->bytes codec",
+            list[i]
+        ),
+    })
 }
 
 impl CodecChain {
@@ -496,45 +487,34 @@ impl CodecChain {
         let list = codecs
             .as_array()
             .ok_or_else(|| Error::metadata("codecs must be a list"))?;
-        let mut array_to_array = Vec::new();
-        let mut array_to_bytes: Option<Box<dyn ArrayToBytesCodec>> = None;
-        let mut bytes_to_bytes = Vec::new();
+        let mut built = Vec::with_capacity(list.len());
         let mut current = spec.clone();
         // The decoded spec of each array->array codec, then the array->bytes codec's.
         let mut specs = vec![spec.clone()];
         for codec in list {
-            match build_codec(codec, &current)? {
-                AnyCodec::ArrayToArray(c) => {
-                    if array_to_bytes.is_some() {
-                        return Err(Error::metadata(format!(
-                            "array->array codec {codec} must come before the array->bytes codec"
-                        )));
-                    }
-                    current = c.encoded_spec().clone();
-                    specs.push(current.clone());
-                    array_to_array.push(c);
-                }
-                AnyCodec::ArrayToBytes(c) => {
-                    if array_to_bytes.is_some() {
-                        return Err(Error::metadata(
-                            "codecs must contain exactly one array->bytes codec, found two",
-                        ));
-                    }
-                    array_to_bytes = Some(c);
-                }
-                AnyCodec::BytesToBytes(c) => {
-                    if array_to_bytes.is_none() {
-                        return Err(Error::metadata(format!(
-                            "bytes->bytes codec {codec} must come after the array->bytes codec"
-                        )));
-                    }
-                    bytes_to_bytes.push(c);
-                }
+            let c = build_codec(codec, &current)?;
+            if let AnyCodec::ArrayToArray(c) = &c {
+                current = c.encoded_spec().clone();
+                specs.push(current.clone());
+            }
+            built.push(c);
+        }
+        let kinds: Vec<registry::Kind> = built.iter().map(AnyCodec::kind).collect();
+        if let Some(problem) = registry::check_order(&kinds) {
+            return Err(order_error(problem, list));
+        }
+        let mut array_to_array = Vec::new();
+        let mut array_to_bytes = None;
+        let mut bytes_to_bytes = Vec::new();
+        for c in built {
+            match c {
+                AnyCodec::ArrayToArray(c) => array_to_array.push(c),
+                AnyCodec::ArrayToBytes(c) => array_to_bytes = Some(c),
+                AnyCodec::BytesToBytes(c) => bytes_to_bytes.push(c),
             }
         }
-        let array_to_bytes = array_to_bytes.ok_or_else(|| {
-            Error::metadata("codecs must contain exactly one array->bytes codec, found none")
-        })?;
+        let array_to_bytes = array_to_bytes
+            .ok_or_else(|| order_error(registry::OrderProblem::NoArrayToBytes, list))?;
         let bounds = Bounds::new(&specs, array_to_bytes.as_ref(), &bytes_to_bytes);
         Ok(CodecChain {
             spec,

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member, Members};
+use super::config::{check_members, choice_member, keys, Member, MemberType, Members};
 use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -77,7 +77,21 @@ pub fn default_index_codecs() -> Value {
 
 /// The members of the document's configuration (the core also takes
 /// `subchunk_write_order`, which zarr-python keeps out of the metadata).
-const MEMBERS: [&str; 4] = ["chunk_shape", "codecs", "index_codecs", "index_location"];
+pub const MEMBERS: &[Member] = &[
+    Member::of("chunk_shape", MemberType::Shape).required(),
+    Member::of("codecs", MemberType::Chain),
+    Member::of("index_codecs", MemberType::Chain),
+    Member::choice("index_location", &INDEX_LOCATIONS),
+];
+
+/// The members as TensorStore's partial chains take them: the inner chunk
+/// shape may be left out (TensorStore then chooses it).
+pub const TENSORSTORE_MEMBERS: &[Member] = &[
+    Member::of("chunk_shape", MemberType::Shape),
+    MEMBERS[1],
+    MEMBERS[2],
+    MEMBERS[3],
+];
 
 /// The complete configuration of a `sharding_indexed` codec: members checked,
 /// the defaults of `codecs`, `index_codecs` and `index_location` filled in.
@@ -85,11 +99,12 @@ const MEMBERS: [&str; 4] = ["chunk_shape", "codecs", "index_codecs", "index_loca
 /// (they are checked against the chunks when a chain is built).
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
     const C: &str = "sharding_indexed";
-    check_members(C, config, &MEMBERS)?;
+    check_members(C, config, &keys(MEMBERS))?;
     let chunk_shape = config
         .get("chunk_shape")
         .ok_or_else(|| Error::metadata(format!("codec '{C}': 'chunk_shape' is required")))?;
-    let location = choice_member(C, config, "index_location", &INDEX_LOCATIONS)?
+    let location = MEMBERS[3]
+        .get_choice(C, config)?
         .unwrap_or(DEFAULT_INDEX_LOCATION);
     Ok(vec![
         ("chunk_shape", chunk_shape.clone()),
@@ -108,19 +123,29 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
     ])
 }
 
+/// The inner chunks a shard of `shard` holds along each dimension, or `None`
+/// unless the inner chunk shape `inner` has the shard's dimensions and
+/// divides it (the rule of `chunk_shape` against the chunks; the Python layer
+/// asks it too).
+pub fn chunks_per_shard<T>(shard: &[T], inner: &[T]) -> Option<Vec<T>>
+where
+    T: Copy + Default + PartialEq + std::ops::Rem<Output = T> + std::ops::Div<Output = T>,
+{
+    let zero = T::default();
+    if shard.len() != inner.len() || inner.contains(&zero) {
+        return None;
+    }
+    let divides = shard.iter().zip(inner).all(|(&s, &i)| s % i == zero);
+    divides.then(|| shard.iter().zip(inner).map(|(&s, &i)| s / i).collect())
+}
+
 impl ShardingCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         const C: &str = "sharding_indexed";
         check_members(
             C,
             config,
-            &[
-                "chunk_shape",
-                "codecs",
-                "index_codecs",
-                "index_location",
-                "subchunk_write_order",
-            ],
+            &[keys(MEMBERS), vec!["subchunk_write_order"]].concat(),
         )?;
         let inner_shape: Vec<usize> = match config.get("chunk_shape") {
             Some(Value::Array(v)) => v
@@ -142,23 +167,12 @@ impl ShardingCodec {
                 )))
             }
         };
-        if inner_shape.len() != spec.shape.len()
-            || inner_shape
-                .iter()
-                .zip(&spec.shape)
-                .any(|(&i, &s)| s % i != 0)
-        {
-            return Err(Error::metadata(format!(
+        let chunks_per_shard = chunks_per_shard(&spec.shape, &inner_shape).ok_or_else(|| {
+            Error::metadata(format!(
                 "codec '{C}': inner chunk shape {inner_shape:?} must divide the shard shape {:?}",
                 spec.shape
-            )));
-        }
-        let chunks_per_shard: Vec<usize> = spec
-            .shape
-            .iter()
-            .zip(&inner_shape)
-            .map(|(s, i)| s / i)
-            .collect();
+            ))
+        })?;
         let inner_spec = ChunkSpec {
             shape: inner_shape,
             ..spec.clone()
@@ -188,7 +202,8 @@ impl ShardingCodec {
                 "codec '{C}': the index codecs {index_codecs} do not have a fixed encoded size"
             ))
         })?;
-        let index_at_end = choice_member(C, config, "index_location", &INDEX_LOCATIONS)?
+        let index_at_end = MEMBERS[3]
+            .get_choice(C, config)?
             .unwrap_or(DEFAULT_INDEX_LOCATION)
             == "end";
         let inner_limit = inner.encoded_bound().limit() as u64;
@@ -547,6 +562,16 @@ mod tests {
     use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::json;
+
+    #[test]
+    fn inner_chunks_divide_the_shard() {
+        assert_eq!(chunks_per_shard(&[8, 6], &[2, 3]), Some(vec![4, 2]));
+        assert_eq!(chunks_per_shard(&[0], &[5]), Some(vec![0]));
+        assert_eq!(chunks_per_shard(&[8, 6], &[3, 3]), None);
+        assert_eq!(chunks_per_shard(&[8, 6], &[2]), None);
+        assert_eq!(chunks_per_shard(&[8], &[0]), None);
+        assert_eq!(chunks_per_shard(&[1u128 << 70], &[1 << 69]), Some(vec![2]));
+    }
 
     fn codec(location: &str, shard: &[usize], inner: &[usize]) -> ShardingCodec {
         let cfg = json!({

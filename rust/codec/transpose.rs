@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::config::check_members;
+use super::config::{check_members, keys, Member, MemberType, Members};
 use super::vlen::{build_frame, split_frame};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
@@ -23,12 +23,37 @@ pub struct TransposeCodec {
     encoded: ChunkSpec,
 }
 
+/// The configuration's members: `order`, a permutation of the dimensions.
+pub const MEMBERS: &[Member] = &[Member::of("order", MemberType::Order).required()];
+
+/// The complete configuration: `order` (required), as given (it is checked
+/// against the chunks when the codec is built).
+pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
+    check_members("transpose", config, &keys(MEMBERS))?;
+    let order = config
+        .get("order")
+        .ok_or_else(|| Error::metadata("codec 'transpose': 'order' is required"))?;
+    Ok(vec![("order", order.clone())])
+}
+
+/// Whether `order` is a permutation of `0..ndim` (the rule of `order`
+/// against the chunks; the Python layer asks it too).
+pub fn is_permutation(order: &[usize], ndim: usize) -> bool {
+    if order.len() != ndim {
+        return false;
+    }
+    let mut seen = vec![false; ndim];
+    order
+        .iter()
+        .all(|&d| d < ndim && !std::mem::replace(&mut seen[d], true))
+}
+
 impl TransposeCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        check_members("transpose", config, &["order"])?;
+        let given = complete_config(config)?;
         let ndim = spec.shape.len();
-        let order: Vec<usize> = match config.get("order") {
-            Some(Value::Array(items)) => items
+        let order: Vec<usize> = match given.first().map_or(&Value::Null, |(_, v)| v) {
+            Value::Array(items) => items
                 .iter()
                 .map(|v| {
                     v.as_u64().map(|n| n as usize).ok_or_else(|| {
@@ -39,21 +64,15 @@ impl TransposeCodec {
                 })
                 .collect::<Result<_>>()?,
             // Early drafts and zarr-python 2 wrote "C" / "F".
-            Some(Value::String(s)) if s == "C" => (0..ndim).collect(),
-            Some(Value::String(s)) if s == "F" => (0..ndim).rev().collect(),
-            Some(v) => {
+            Value::String(s) if s == "C" => (0..ndim).collect(),
+            Value::String(s) if s == "F" => (0..ndim).rev().collect(),
+            v => {
                 return Err(Error::metadata(format!(
                     "codec 'transpose': order must be a list, got {v}"
                 )))
             }
-            None => return Err(Error::metadata("codec 'transpose': 'order' is required")),
         };
-        let mut seen = vec![false; ndim];
-        if order.len() != ndim
-            || !order
-                .iter()
-                .all(|&d| d < ndim && !std::mem::replace(&mut seen[d], true))
-        {
+        if !is_permutation(&order, ndim) {
             return Err(Error::metadata(format!(
                 "codec 'transpose': order {order:?} is not a permutation of 0..{ndim}"
             )));
@@ -227,6 +246,21 @@ mod tests {
     use super::*;
     use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
+
+    #[test]
+    fn permutations() {
+        assert!(is_permutation(&[2, 0, 1], 3));
+        assert!(is_permutation(&[], 0));
+        assert!(!is_permutation(&[0, 0], 2));
+        assert!(!is_permutation(&[0, 1], 3));
+        assert!(!is_permutation(&[0, 3, 1], 3));
+        // the length first: a huge dimension count allocates nothing
+        assert!(!is_permutation(&[0], usize::MAX));
+        assert_eq!(
+            complete_config(&Map::new()).unwrap_err().message,
+            "codec 'transpose': 'order' is required"
+        );
+    }
 
     fn codec(order: Value, shape: &[usize]) -> Result<TransposeCodec> {
         TransposeCodec::from_config(

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
-use super::config::{bool_member, check_members, int_member, Members};
+use super::config::{check_members, keys, Member, Members};
 use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -91,6 +91,9 @@ pub struct ZstdConfig {
     pub checksum: bool,
 }
 
+/// The configuration's members: `level` (negative: zstd's fast levels) and `checksum`.
+pub const MEMBERS: &[Member] = &[Member::int("level", -131072, 22), Member::bool("checksum")];
+
 impl ZstdConfig {
     /// zarr-python's `ZstdCodec(level=0, checksum=False)` (level 0: zstd's own default, 3).
     pub const DEFAULT: ZstdConfig = ZstdConfig {
@@ -99,9 +102,9 @@ impl ZstdConfig {
     };
 
     pub fn parse(config: &Map<String, Value>) -> Result<Self> {
-        check_members("zstd", config, &["level", "checksum"])?;
-        let level = int_member("zstd", config, "level", -131072, 22)?;
-        let checksum = bool_member("zstd", config, "checksum")?;
+        check_members("zstd", config, &keys(MEMBERS))?;
+        let level = MEMBERS[0].get_int("zstd", config)?;
+        let checksum = super::config::bool_member("zstd", config, MEMBERS[1].key)?;
         Ok(ZstdConfig {
             level: level.map_or(Self::DEFAULT.level, |l| l as i32),
             checksum: checksum.unwrap_or(Self::DEFAULT.checksum),

@@ -35,6 +35,53 @@ fn numcodecs_members(id: &str) -> Option<Vec<&'static str>> {
     members_of(id).map(<[&str]>::to_vec)
 }
 
+/// The codec registry (JSON): per codec its name, kind, members (types,
+/// ranges), numcodecs members and v2 id, nullable members, whether its
+/// encoded size is fixed, how zarr-python writes it, TensorStore's members.
+#[pyfunction]
+fn codec_registry() -> String {
+    crate::codec::registry::registry_json().to_string()
+}
+
+/// What is wrong with the order of a chain of codecs of these kinds
+/// (`"array->array"`...): `(problem, index)` (index -1 for the whole chain),
+/// or None when the order is right.
+#[pyfunction]
+fn codec_order_problem(kinds: Vec<String>) -> PyResult<Option<(&'static str, i64)>> {
+    use crate::codec::registry::{check_order, Kind};
+    let kinds = kinds
+        .iter()
+        .map(|k| {
+            Kind::from_name(k).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!("unknown codec kind '{k}'"))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(check_order(&kinds).map(|p| p.parts()))
+}
+
+/// Python integers as `T`, or `None` where one is not (negative, too large).
+fn ints<T: for<'a, 'py> FromPyObject<'a, 'py>>(values: &[Bound<'_, PyAny>]) -> Option<Vec<T>> {
+    values.iter().map(|v| v.extract().ok()).collect()
+}
+
+/// Whether `order` is a permutation of `range(ndim)` (the transpose codec's rule).
+#[pyfunction]
+fn transpose_is_permutation(order: Vec<Bound<'_, PyAny>>, ndim: usize) -> bool {
+    ints::<usize>(&order).is_some_and(|o| crate::codec::transpose::is_permutation(&o, ndim))
+}
+
+/// The inner chunks per shard along each dimension, or None unless the inner
+/// chunk shape has the shard's dimensions and divides it (the sharding
+/// codec's rule).
+#[pyfunction]
+fn chunks_per_shard(
+    shard_shape: Vec<Bound<'_, PyAny>>,
+    inner_shape: Vec<Bound<'_, PyAny>>,
+) -> Option<Vec<u128>> {
+    crate::codec::sharding::chunks_per_shard(&ints(&shard_shape)?, &ints(&inner_shape)?)
+}
+
 /// The bits of the mantissa the `bitround` codec rounds in a float format
 /// (`"float32"`, `"bfloat16"`...), or `None` for a format it does not round.
 #[pyfunction]
@@ -67,7 +114,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
     m.add_function(wrap_pyfunction!(numcodecs_members, m)?)?;
     m.add_function(wrap_pyfunction!(bitround_mantissa_bits, m)?)?;
-    m.add("BLOSC_CNAMES", crate::codec::blosc::CNAMES.to_vec())?;
-    m.add("BLOSC_SHUFFLES", crate::codec::blosc::SHUFFLES.to_vec())?;
+    m.add_function(wrap_pyfunction!(codec_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(codec_order_problem, m)?)?;
+    m.add_function(wrap_pyfunction!(transpose_is_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_per_shard, m)?)?;
     Ok(())
 }

@@ -27,7 +27,6 @@ rules of the chain.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +54,7 @@ __all__ = [
     "BLOSC_CNAMES",
     "BLOSC_SHUFFLES",
     "CODEC_KINDS",
+    "CODEC_REGISTRY",
     "CodecForm",
     "CodecKind",
     "build_codecs",
@@ -66,80 +66,45 @@ __all__ = [
 CodecKind = Literal["array->array", "array->bytes", "bytes->bytes"]
 CodecForm = Literal["json", "normalized", "core"]
 
+#: The Rust core's codec registry (``rust/codec/registry.rs``), by codec name: per codec its
+#: kind, members (types, ranges), numcodecs members and v2 id, nullable members, whether its
+#: encoded size is fixed, how zarr-python writes it and the members TensorStore takes. The
+#: tables below are views of it.
+CODEC_REGISTRY: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {entry["name"]: MappingProxyType(entry) for entry in json.loads(_core.codec_registry())}
+)
+
 #: The codecs zarrox understands, by name, with the kind of each.
 CODEC_KINDS: Mapping[str, CodecKind] = MappingProxyType(
-    {
-        "transpose": "array->array",
-        "scale_offset": "array->array",
-        "cast_value": "array->array",
-        "bitround": "array->array",
-        "reshape": "array->array",
-        "bytes": "array->bytes",
-        "sharding_indexed": "array->bytes",
-        "vlen-utf8": "array->bytes",
-        "vlen-bytes": "array->bytes",
-        "packbits": "array->bytes",
-        "gzip": "bytes->bytes",
-        "zstd": "bytes->bytes",
-        "blosc": "bytes->bytes",
-        "crc32c": "bytes->bytes",
-    }
+    {n: c["kind"] for n, c in CODEC_REGISTRY.items() if not n.startswith("numcodecs.")}
 )
 
 #: numcodecs codecs zarrox implements, as zarr-python names them in v3 metadata
 #: (``numcodecs.<id>``, written through ``numcodecs.zarr3``); the core checks their
 #: configurations.
 NUMCODECS_KINDS: Mapping[str, CodecKind] = MappingProxyType(
-    {
-        **{
-            f"numcodecs.{i}": "array->array"
-            for i in ("delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround")
-        },
-        "numcodecs.pcodec": "array->bytes",
-        "numcodecs.zfpy": "array->bytes",
-        **{
-            f"numcodecs.{i}": "bytes->bytes"
-            for i in (
-                "zlib",
-                "gzip",
-                "bz2",
-                "lzma",
-                "zstd",
-                "lz4",
-                "blosc",
-                "shuffle",
-                "crc32",
-                "adler32",
-                "crc32c",
-                "fletcher32",
-                "jenkins_lookup3",
-            )
-        },
-    }
+    {n: c["kind"] for n, c in CODEC_REGISTRY.items() if n.startswith("numcodecs.") and c["decodes"]}
 )
 
+
+def _choices(codec: str, member: str) -> tuple[str, ...]:
+    """The values a choice member of a codec takes, from the registry."""
+    (m,) = (m for m in CODEC_REGISTRY[codec]["members"] if m["key"] == member)
+    return tuple(m["choices"])
+
+
 #: Blosc internal compressors zarrox supports (the spec also names "snappy": unsupported).
-BLOSC_CNAMES: tuple[str, ...] = tuple(_core.BLOSC_CNAMES)
-BLOSC_SHUFFLES: tuple[str, ...] = tuple(_core.BLOSC_SHUFFLES)
+BLOSC_CNAMES: tuple[str, ...] = _choices("blosc", "cname")
+BLOSC_SHUFFLES: tuple[str, ...] = _choices("blosc", "shuffle")
 
 _INDEX_DTYPE = np.dtype("uint64")
 #: codecs with a fixed encoded size, the ones zarr-python 3.4 allows in a shard's index_codecs
 FIXED_SIZE_CODECS: frozenset[str] = frozenset(
-    [
-        "bytes",
-        "transpose",
-        "crc32c",
-        "scale_offset",
-        "cast_value",
-        *(
-            f"numcodecs.{i}"
-            for i in ("crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3")
-        ),
-    ]
+    n for n, c in CODEC_REGISTRY.items() if c["fixed_size"]
 )
 _CODEC_MEMBERS = frozenset({"name", "configuration", "must_understand"})
 #: codecs zarr-python writes with ``"configuration": {}``
-_ALWAYS_CONFIGURED = frozenset({"vlen-utf8", "vlen-bytes"})
+_ALWAYS_CONFIGURED = frozenset(n for n, c in CODEC_REGISTRY.items() if c["always_configured"])
 
 
 def _always_configured(name: str) -> bool:
@@ -328,7 +293,7 @@ def _cfg_transpose(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]
         raise ctx.err(f"{label}.configuration.order: must be an array of integers, got {order!r}")
     order_list = [int(i) for i in order]
     n = ctx.ndim if ctx.ndim is not None else len(order_list)
-    if len(order_list) != n or sorted(order_list) != list(range(n)):
+    if not _core.transpose_is_permutation(order_list, n):
         raise ctx.err(
             f"{label}.configuration.order: {order_list} is not a permutation of "
             f"{list(range(n))} (the chunks have {n} dimension(s))"
@@ -341,9 +306,15 @@ def _cfg_gzip(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     return complete if ctx.fill or "level" in cfg else cfg
 
 
-def _cfg_zstd(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    complete = _complete_config("zstd", cfg, ctx, label)
-    return complete if ctx.fill else cfg
+def _cfg_complete(name: str) -> Callable[[dict[str, Any], _Ctx, str], dict[str, Any]]:
+    """The checker of a codec whose rules are all the core's: its configuration completed
+    (creating) or checked and kept as given (reading)."""
+
+    def check(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
+        complete = _complete_config(name, cfg, ctx, label)
+        return complete if ctx.fill else cfg
+
+    return check
 
 
 def _cfg_blosc(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
@@ -351,10 +322,6 @@ def _cfg_blosc(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
     item_size = 1 if ctx.info.is_variable_length else ctx.dtype.itemsize
     complete = _complete_config("blosc", cfg, ctx, label, item_size)
     return complete if ctx.fill else cfg
-
-
-def _cfg_crc32c(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
-    return _complete_config("crc32c", cfg, ctx, label)
 
 
 def _positive_int_list(value: object, ctx: _Ctx, label: str) -> list[int]:
@@ -378,14 +345,15 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
         raise ctx.err(
             f"{clabel}.chunk_shape: has {len(inner)} dimension(s), the array has {ctx.ndim}"
         )
+    per_shard: tuple[int, ...] | None = None
     if ctx.chunk_shape is not None:
-        if len(ctx.chunk_shape) != len(inner) or any(
-            s % c for s, c in zip(ctx.chunk_shape, inner, strict=True)
-        ):
+        divisions = _core.chunks_per_shard(list(ctx.chunk_shape), inner)
+        if divisions is None:
             raise ctx.err(
                 f"{clabel}.chunk_shape: inner chunk shape {inner} must evenly divide the "
                 f"shard shape {list(ctx.chunk_shape)}"
             )
+        per_shard = (*divisions, 2)
     for key in ("codecs", "index_codecs"):
         if key not in cfg and not ctx.fill:
             raise ctx.err(f"{clabel}: sharding_indexed requires member {key!r}")
@@ -396,12 +364,6 @@ def _cfg_sharding(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
         ctx, chunk_shape=tuple(inner), ndim=len(inner), label=f"{clabel}.codecs", index=False
     )
     inner_out = _process_chain(inner_codecs, inner_ctx)
-    if ctx.chunk_shape is not None:
-        per_shard: tuple[int, ...] | None = tuple(
-            s // c for s, c in zip(ctx.chunk_shape, inner, strict=True)
-        ) + (2,)
-    else:
-        per_shard = None
     index_ctx = replace(
         ctx,
         dtype=_INDEX_DTYPE,
@@ -438,10 +400,9 @@ def _numeric_info(name: str, ctx: _Ctx, label: str) -> None:
     )
 
 
-@functools.cache
 def _defaults(name: str) -> dict[str, Any]:
     """The configuration codec ``name`` completes to when given no members."""
-    return json.loads(_core.codec_configuration(json.dumps(name), 1))  # type: ignore[no-any-return]
+    return dict(CODEC_REGISTRY[name]["defaults"])
 
 
 def _cfg_scale_offset(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
@@ -640,13 +601,13 @@ def _reshape_output(spec: object, ctx: _Ctx, label: str) -> tuple[int, ...] | No
     return out
 
 
+#: the codecs with rules that need numpy or the array's data type model (the others are
+#: checked by the core alone: ``_cfg_complete``)
 _CONFIG_CHECKERS = {
     "bytes": _cfg_bytes,
     "transpose": _cfg_transpose,
     "gzip": _cfg_gzip,
-    "zstd": _cfg_zstd,
     "blosc": _cfg_blosc,
-    "crc32c": _cfg_crc32c,
     "sharding_indexed": _cfg_sharding,
     "vlen-utf8": _cfg_vlen("vlen-utf8", "string"),
     "vlen-bytes": _cfg_vlen("vlen-bytes", "bytes"),
@@ -684,7 +645,10 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
     for i, codec in enumerate(codecs):
         item_label = f"{label}[{i}]"
         name, cfg, must_understand, _ = _split_codec(codec, ctx, item_label)
-        checker = _CONFIG_CHECKERS.get(name)
+        # a codec of the registry with no array-dependent rules of numpy's is the core's alone
+        checker = _CONFIG_CHECKERS.get(name) or (
+            _cfg_complete(name) if name in CODEC_KINDS else None
+        )
         if ctx.index and name not in FIXED_SIZE_CODECS and (checker or name in NUMCODECS_KINDS):
             raise ctx.err(
                 f"{item_label}: codec {name!r} cannot be used in index_codecs (the shard index "
@@ -724,32 +688,31 @@ def _process_chain(codecs: object, ctx: _Ctx) -> list[dict[str, Any]]:
     return out
 
 
+#: the array->bytes codecs, as the message of a chain without one lists them
+_SERIALIZERS = [n for n, k in {**CODEC_KINDS, **NUMCODECS_KINDS}.items() if k == "array->bytes"]
+
+
 def _check_order(kinds: list[tuple[CodecKind, str, str]], ctx: _Ctx) -> None:
-    serializers = [(name, lab) for kind, name, lab in kinds if kind == "array->bytes"]
-    if not serializers:
+    """The order of a chain, as the core's registry rules it."""
+    problem = _core.codec_order_problem([kind for kind, _, _ in kinds])
+    if problem is None:
+        return
+    what, i = problem
+    if what == "no array->bytes":
         raise ctx.err(
-            f"{ctx.label}: must contain exactly one array->bytes codec (bytes, "
-            f"sharding_indexed, vlen-utf8, vlen-bytes, packbits, numcodecs.pcodec or "
-            f"numcodecs.zfpy), found none in "
+            f"{ctx.label}: must contain exactly one array->bytes codec "
+            f"({', '.join(_SERIALIZERS[:-1])} or {_SERIALIZERS[-1]}), found none in "
             f"{[n for _, n, _ in kinds]}"
         )
-    if len(serializers) > 1:
+    if what == "several array->bytes":
         raise ctx.err(
             f"{ctx.label}: must contain exactly one array->bytes codec, found "
-            f"{[n for n, _ in serializers]}"
+            f"{[name for kind, name, _ in kinds if kind == 'array->bytes']}"
         )
-    stage = 0  # 0: array->array, 1: after array->bytes
-    for kind, name, lab in kinds:
-        if kind == "array->bytes":
-            stage = 1
-        elif kind == "array->array" and stage == 1:
-            raise ctx.err(
-                f"{lab}: array->array codec {name!r} must come before the array->bytes codec"
-            )
-        elif kind == "bytes->bytes" and stage == 0:
-            raise ctx.err(
-                f"{lab}: bytes->bytes codec {name!r} must come after the array->bytes codec"
-            )
+    _, name, lab = kinds[i]
+    if what == "array->array after":
+        raise ctx.err(f"{lab}: array->array codec {name!r} must come before the array->bytes codec")
+    raise ctx.err(f"{lab}: bytes->bytes codec {name!r} must come after the array->bytes codec")
 
 
 def _resolve_info(dtype: object, data_type: object, path: str | None) -> DataType:

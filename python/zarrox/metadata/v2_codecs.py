@@ -11,7 +11,6 @@ the values through value filters.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
@@ -23,6 +22,7 @@ import numpy as np
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, document_where, is_text, json_scalar
+from zarrox.metadata.codecs import CODEC_REGISTRY
 
 #: the error prefix of a .zarray read without a path
 _ZARRAY = document_where(".zarray", "")
@@ -92,7 +92,9 @@ def filter_byte_order(codec: Mapping[str, Any], values_order: str, i: int) -> st
 
 #: numcodecs filters that transform values (array -> array); the others work on bytes
 ARRAY_FILTER_IDS = frozenset(
-    {"delta", "astype", "fixedscaleoffset", "quantize", "packbits", "bitround"}
+    c["v2_id"]
+    for c in CODEC_REGISTRY.values()
+    if c["v2_id"] is not None and c["decodes"] and c["kind"] == "array->array"
 )
 
 #: numcodecs members that hold a numpy dtype, which numcodecs writes as ``dtype.str``
@@ -100,12 +102,19 @@ ARRAY_FILTER_IDS = frozenset(
 _DTYPE_MEMBERS = frozenset({"dtype", "astype", "encode_dtype", "decode_dtype"})
 
 
-@functools.cache
+#: The members of numcodecs' ``get_config()`` of each codec whose configuration the Rust core
+#: completes, in its order, by numcodecs id (the core's registry, ``rust/codec/registry.rs``).
+_NUMCODECS_MEMBERS: dict[str, tuple[str, ...]] = {
+    c["v2_id"]: tuple(c["numcodecs_members"])
+    for c in CODEC_REGISTRY.values()
+    if c["v2_id"] is not None
+}
+
+
 def _core_members(codec_id: str) -> tuple[str, ...] | None:
     """The members of numcodecs' ``get_config()`` of a codec, in its order, if the Rust core
-    completes its configuration (``rust/codec/complete.rs``), else None."""
-    members = _core.numcodecs_members(codec_id)
-    return None if members is None else tuple(members)
+    completes its configuration, else None."""
+    return _NUMCODECS_MEMBERS.get(codec_id)
 
 
 _CORE_MESSAGE = re.compile(r"codec '[^']*': '([^']*)' (.*)", re.DOTALL)

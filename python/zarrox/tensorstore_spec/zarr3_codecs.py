@@ -23,7 +23,7 @@ import numpy as np
 
 from zarrox import _core
 from zarrox.errors import SpecMismatchError
-from zarrox.metadata.codecs import BLOSC_SHUFFLES, CODEC_KINDS, NUMCODECS_KINDS
+from zarrox.metadata.codecs import CODEC_KINDS, CODEC_REGISTRY, NUMCODECS_KINDS
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_bool,
@@ -39,8 +39,6 @@ from zarrox.tensorstore_spec._json import (
 A2A, A2B, B2B = "array -> array", "array -> bytes", "bytes -> bytes"
 _KIND = {"array->array": A2A, "array->bytes": A2B, "bytes->bytes": B2B}
 
-#: the cnames TensorStore's blosc takes (``snappy`` too, which zarrox's blosc does not have)
-BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 _SHARDING_DEFAULTS = json.loads(
     _core.codec_configuration(
         '{"name": "sharding_indexed", "configuration": {"chunk_shape": [1]}}', 1
@@ -120,7 +118,7 @@ def _order(value: object, where: str) -> list[int] | str:
     if value in ("C", "F"):
         return str(value)
     order = expect_int_list(value, where, lo=0)
-    if sorted(order) != list(range(len(order))):
+    if not _core.transpose_is_permutation(order, len(order)):
         raise fail(where, f'expected a permutation, "C" or "F", got {value!r}')
     return order
 
@@ -137,29 +135,51 @@ def _chunk_shape(value: object, where: str) -> list[int]:
     return expect_int_list(value, where, lo=1)
 
 
-#: option parsers of the codecs TensorStore defines
+_I64 = 2**63
+
+
+def _option(member: dict[str, Any]) -> Callable[[object, str], Any]:
+    """The parser of one member of the core's registry (its ``tensorstore`` members)."""
+    kind = member["type"]
+    if kind == "int":
+        lo, hi = member["min"], member["max"]
+        return _int(None if lo <= -_I64 else lo, None if hi >= _I64 - 1 else hi)
+    if kind == "bool":
+        return expect_bool
+    if kind == "choice":
+        # with the choices the specification names and zarrox lacks, in TensorStore's order
+        unsupported = member["unsupported"]
+        choices = member["choices"]
+        return _enum(sorted([*choices, *unsupported]) if unsupported else choices)
+    if kind == "order":
+        return _order
+    if kind == "shape":
+        return _chunk_shape
+    assert kind == "chain", kind
+    return lambda v, w: parse_chain(v, w)
+
+
+#: option parsers of the codecs TensorStore defines, from the core's registry
 _OPTIONS: dict[str, dict[str, Callable[[object, str], Any]]] = {
-    "transpose": {"order": _order},
-    "bytes": {"endian": _enum(("little", "big"))},
-    "sharding_indexed": {
-        "chunk_shape": _chunk_shape,
-        "codecs": lambda v, w: parse_chain(v, w),
-        "index_codecs": lambda v, w: parse_chain(v, w),
-        "index_location": _enum(("start", "end")),
-    },
-    "gzip": {"level": _int(0, 9)},
-    "zstd": {"level": _int(-131072, 22), "checksum": expect_bool},
-    "blosc": {
-        "cname": _enum(BLOSC_CNAMES),
-        "clevel": _int(0, 9),
-        "shuffle": _enum(BLOSC_SHUFFLES),
-        "typesize": _int(1, 255),
-        "blocksize": _int(0, None),
-    },
-    "crc32c": {},
+    name: {m["key"]: _option(m) for m in entry["tensorstore"]}
+    for name, entry in CODEC_REGISTRY.items()
+    if entry["tensorstore"] is not None
 }
+#: the cnames TensorStore's blosc takes (``snappy`` too, which zarrox's blosc does not have)
+BLOSC_CNAMES = tuple(
+    sorted(
+        c
+        for m in CODEC_REGISTRY["blosc"]["tensorstore"]
+        if m["key"] == "cname"
+        for c in [*m["choices"], *m["unsupported"]]
+    )
+)
 #: options a codec needs even in a partial chain (as TensorStore requires)
-_REQUIRED = {"transpose": ("order",)}
+_REQUIRED = {
+    name: tuple(m["key"] for m in entry["tensorstore"] if m["required"])
+    for name, entry in CODEC_REGISTRY.items()
+    if entry["tensorstore"] is not None
+}
 
 
 def parse_codec(value: object, where: str) -> Codec:
@@ -514,7 +534,7 @@ def _resolve_sharding(
             member(where, "configuration.chunk_shape"),
             f"{inner} has {len(inner)} dimensions, the array has {len(shard_shape)}",
         )
-    if any(s % c for s, c in zip(shard_shape, inner, strict=True)):
+    if _core.chunks_per_shard(shard_shape, list(inner)) is None:
         raise fail(
             member(where, "configuration.chunk_shape"),
             f"the inner chunk shape {inner} does not divide the shard shape {shard_shape}",

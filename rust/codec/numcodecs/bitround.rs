@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use crate::codec::bitround::{mantissa_bits, round_words, Carry};
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
@@ -27,10 +27,9 @@ const NAME: &str = "numcodecs.bitround";
 pub const MEMBERS: &[&str] = &["keepbits"];
 
 /// `keepbits`, which numcodecs requires.
-fn keepbits(config: &Map<String, Value>) -> Result<i64> {
+fn keepbits(config: &Map<String, Value>) -> Result<u32> {
     check_config("bitround", config, MEMBERS)?;
-    int_member(NAME, config, "keepbits", 0, i64::from(u32::MAX))?
-        .ok_or_else(|| Error::metadata(format!("codec '{NAME}': 'keepbits' is required")))
+    crate::codec::bitround::keepbits(NAME, config)
 }
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
@@ -40,7 +39,7 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
 
 impl BitRoundCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        let keepbits = keepbits(config)? as u32;
+        let keepbits = keepbits(config)?;
         let format = match (spec.dtype.kind, spec.dtype.size) {
             (DataKind::Float, 2) => "float16",
             (DataKind::Float, 4) => "float32",

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::check_config;
 use crate::codec::blosc::{BloscCodec, CNAMES};
 use crate::codec::blosc_sys;
-use crate::codec::config::{choice_member, int_member, Members};
+use crate::codec::config::{keys, Member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;
 
@@ -36,20 +36,29 @@ struct Parsed<'a> {
 /// numcodecs' `get_config()` members of `Blosc`, in its order.
 pub const MEMBERS: &[&str] = &["cname", "clevel", "shuffle", "blocksize"];
 
+/// The members with their ranges: `cname` (c-blosc's compressors), `clevel`
+/// 0 to 9, `shuffle` -1 (auto) to 2 (bit), `blocksize`, and `typesize`, which
+/// numcodecs takes from the data but zarr-python's v3 wrapper writes.
+pub const TYPED_MEMBERS: &[Member] = &[
+    Member::choice("cname", &CNAMES),
+    Member::int("clevel", 0, 9),
+    Member::int("shuffle", -1, 2),
+    Member::int("blocksize", 0, i32::MAX as i64),
+    Member::int("typesize", 1, i32::MAX as i64),
+];
+
 fn parse(config: &Map<String, Value>) -> Result<Parsed<'_>> {
-    check_config(
-        "blosc",
-        config,
-        &["cname", "clevel", "shuffle", "blocksize", "typesize"],
-    )?;
+    check_config("blosc", config, &keys(TYPED_MEMBERS))?;
+    let int = |i: usize| TYPED_MEMBERS[i].get_int(NAME, config);
     // `typesize` is zarrox's: the item size numcodecs takes from the data.
     Ok(Parsed {
-        cname: choice_member(NAME, config, "cname", &CNAMES)?.unwrap_or(DEFAULT_CNAME),
-        clevel: int_member(NAME, config, "clevel", 0, 9)?.unwrap_or(DEFAULT_CLEVEL),
-        shuffle: int_member(NAME, config, "shuffle", -1, 2)?.unwrap_or(DEFAULT_SHUFFLE),
-        blocksize: int_member(NAME, config, "blocksize", 0, i64::from(i32::MAX))?
-            .unwrap_or(DEFAULT_BLOCKSIZE),
-        typesize: int_member(NAME, config, "typesize", 1, i64::from(i32::MAX))?,
+        cname: TYPED_MEMBERS[0]
+            .get_choice(NAME, config)?
+            .unwrap_or(DEFAULT_CNAME),
+        clevel: int(1)?.unwrap_or(DEFAULT_CLEVEL),
+        shuffle: int(2)?.unwrap_or(DEFAULT_SHUFFLE),
+        blocksize: int(3)?.unwrap_or(DEFAULT_BLOCKSIZE),
+        typesize: int(4)?,
     })
 }
 

@@ -9,7 +9,7 @@ use bzip2::{Compression, Decompress, Status};
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::{make_room, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -23,11 +23,16 @@ pub const DEFAULT_LEVEL: i64 = 1;
 
 fn level(config: &Map<String, Value>) -> Result<i64> {
     check_config("bz2", config, MEMBERS)?;
-    Ok(int_member("numcodecs.bz2", config, "level", 1, 9)?.unwrap_or(DEFAULT_LEVEL))
+    Ok(TYPED_MEMBERS[0]
+        .get_int("numcodecs.bz2", config)?
+        .unwrap_or(DEFAULT_LEVEL))
 }
 
 /// numcodecs' members of this codec, in its `get_config()` order.
 pub const MEMBERS: &[&str] = &["level"];
+
+/// The members with their ranges: `level` 1 to 9.
+pub const TYPED_MEMBERS: &[Member] = &[Member::int("level", 1, 9)];
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {

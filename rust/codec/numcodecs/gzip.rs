@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use super::zlib::Deflater;
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::gzip::GzipCodec as CoreGzip;
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
@@ -28,11 +28,16 @@ pub const DEFAULT_LEVEL: i64 = 1;
 
 fn level(config: &Map<String, Value>) -> Result<i64> {
     check_config("gzip", config, MEMBERS)?;
-    Ok(int_member("numcodecs.gzip", config, "level", -1, 9)?.unwrap_or(DEFAULT_LEVEL))
+    Ok(TYPED_MEMBERS[0]
+        .get_int("numcodecs.gzip", config)?
+        .unwrap_or(DEFAULT_LEVEL))
 }
 
 /// numcodecs' members of this codec, in its `get_config()` order.
 pub const MEMBERS: &[&str] = &["level"];
+
+/// The members with their ranges: `level` -1 (zlib's default) to 9.
+pub const TYPED_MEMBERS: &[Member] = &[Member::int("level", -1, 9)];
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.
 pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -18,6 +18,9 @@ pub struct JenkinsLookup3Codec {
 
 /// numcodecs' `JenkinsLookup3(initval=0, prefix=None)` members, in its order.
 pub const MEMBERS: &[&str] = &["initval", "prefix"];
+
+/// The members with their ranges: `initval` a 32-bit unsigned integer.
+pub const TYPED_MEMBERS: &[Member] = &[Member::int("initval", 0, u32::MAX as i64)];
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`
 /// (`prefix` as given).
@@ -31,7 +34,7 @@ impl JenkinsLookup3Codec {
     pub fn from_config(config: &Map<String, Value>) -> Result<Self> {
         check_config("jenkins_lookup3", config, MEMBERS)?;
         let name = "numcodecs.jenkins_lookup3";
-        let initval = int_member(name, config, "initval", 0, i64::from(u32::MAX))?.unwrap_or(0);
+        let initval = TYPED_MEMBERS[0].get_int(name, config)?.unwrap_or(0);
         let prefix = match config.get("prefix") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items

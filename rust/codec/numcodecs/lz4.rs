@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_int};
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::{check_len, with_slack, BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -22,15 +22,16 @@ pub struct Lz4Codec {
 /// numcodecs' `LZ4(acceleration=1)` members, in its `get_config()` order.
 pub const MEMBERS: &[&str] = &["acceleration"];
 
+/// The members with their ranges: `acceleration` any C int.
+pub const TYPED_MEMBERS: &[Member] = &[Member::int(
+    "acceleration",
+    i32::MIN as i64,
+    i32::MAX as i64,
+)];
+
 fn acceleration(config: &Map<String, Value>) -> Result<i64> {
     check_config("lz4", config, MEMBERS)?;
-    let acceleration = int_member(
-        "numcodecs.lz4",
-        config,
-        "acceleration",
-        i64::from(i32::MIN),
-        i64::from(i32::MAX),
-    )?;
+    let acceleration = TYPED_MEMBERS[0].get_int("numcodecs.lz4", config)?;
     Ok(acceleration.unwrap_or(1))
 }
 

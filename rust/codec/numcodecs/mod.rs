@@ -18,6 +18,7 @@ pub mod fixedscaleoffset;
 pub mod fletcher32;
 pub mod gzip;
 pub mod jenkins;
+pub mod known;
 pub mod lz4;
 pub mod lzma;
 pub(crate) mod numeric;
@@ -32,48 +33,10 @@ pub mod zstd;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, Members};
-use super::{AnyCodec, ChunkSpec};
+use super::ChunkSpec;
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use numeric::{Num, PyScalar};
-
-/// The codec `name` if it is a numcodecs codec, else `None`.
-pub(crate) fn build(
-    name: &str,
-    config: &Map<String, Value>,
-    spec: &ChunkSpec,
-) -> Option<Result<AnyCodec>> {
-    let id = name.strip_prefix("numcodecs.")?;
-    use AnyCodec::{ArrayToArray as A, ArrayToBytes as S, BytesToBytes as B};
-    let built = match id {
-        "zlib" => zlib::ZlibCodec::from_config(config).map(|c| B(Box::new(c))),
-        "gzip" => gzip::GzipCodec::from_config(config).map(|c| B(Box::new(c))),
-        "bz2" => bz2::Bz2Codec::from_config(config).map(|c| B(Box::new(c))),
-        "lzma" => lzma::LzmaCodec::from_config(config).map(|c| B(Box::new(c))),
-        "zstd" => zstd::ZstdCodec::from_config(config).map(|c| B(Box::new(c))),
-        "lz4" => lz4::Lz4Codec::from_config(config).map(|c| B(Box::new(c))),
-        "blosc" => blosc::from_config(config, spec).map(|c| B(Box::new(c))),
-        "shuffle" => shuffle::ShuffleCodec::from_config(config, spec).map(|c| B(Box::new(c))),
-        "crc32" | "adler32" | "crc32c" => {
-            checksum32::Checksum32Codec::from_config(id, config).map(|c| B(Box::new(c)))
-        }
-        "fletcher32" => fletcher32::Fletcher32Codec::from_config(config).map(|c| B(Box::new(c))),
-        "jenkins_lookup3" => {
-            jenkins::JenkinsLookup3Codec::from_config(config).map(|c| B(Box::new(c)))
-        }
-        "delta" => delta::DeltaCodec::from_config(config, spec).map(|c| A(Box::new(c))),
-        "astype" => astype::AsTypeCodec::from_config(config, spec).map(|c| A(Box::new(c))),
-        "fixedscaleoffset" => fixedscaleoffset::FixedScaleOffsetCodec::from_config(config, spec)
-            .map(|c| A(Box::new(c))),
-        "quantize" => quantize::QuantizeCodec::from_config(config, spec).map(|c| A(Box::new(c))),
-        "packbits" => packbits::PackBitsCodec::from_config(config, spec).map(|c| A(Box::new(c))),
-        "bitround" => bitround::BitRoundCodec::from_config(config, spec).map(|c| A(Box::new(c))),
-        "pcodec" => pcodec::PcodecCodec::from_config(config, spec).map(|c| S(Box::new(c))),
-        "zfpy" => zfpy::ZfpyCodec::from_config(config, spec).map(|c| S(Box::new(c))),
-        _ => return None,
-    };
-    Some(built)
-}
 
 /// `check_members` for a numcodecs codec, which may also repeat its `"id"`.
 pub(crate) fn check_config(id: &str, config: &Map<String, Value>, allowed: &[&str]) -> Result<()> {
@@ -276,7 +239,7 @@ pub(crate) fn retyped_spec(
 pub(crate) mod tests {
     use super::*;
     use crate::codec::SizeBound::Unbounded;
-    use crate::codec::{tests::spec, ArrayToArrayCodec, BytesToBytesCodec, CodecChain};
+    use crate::codec::{tests::spec, AnyCodec, ArrayToArrayCodec, BytesToBytesCodec, CodecChain};
     use crate::error::ErrorKind;
     use serde_json::json;
 
@@ -298,12 +261,9 @@ pub(crate) mod tests {
 
     /// Build a numcodecs codec through the factory.
     pub fn build_any(id: &str, config: Value, spec: &ChunkSpec) -> Result<AnyCodec> {
-        build(
-            &format!("numcodecs.{id}"),
-            config.as_object().expect("config object"),
-            spec,
-        )
-        .expect("a numcodecs codec")
+        crate::codec::registry::lookup(&format!("numcodecs.{id}"))
+            .and_then(|c| c.build(config.as_object().expect("config object"), spec))
+            .expect("a numcodecs codec")
     }
 
     /// Build an array->array numcodecs codec for 1-d chunks of `n` `dtype` elements.
@@ -374,8 +334,13 @@ pub(crate) mod tests {
     #[test]
     fn unknown_ids_are_not_numcodecs() {
         let s = spec(&[4], "uint8");
-        assert!(build("numcodecs.nope", &Map::new(), &s).is_none());
-        assert!(build("zlib", &Map::new(), &s).is_none());
+        use crate::codec::registry::lookup;
+        assert!(lookup("numcodecs.nope").is_none());
+        assert!(lookup("zlib").is_none());
+        assert!(lookup("numcodecs.pickle")
+            .unwrap()
+            .build(&Map::new(), &s)
+            .is_none());
         let err =
             CodecChain::from_json(&json!(["bytes", {"name": "numcodecs.nope"}]), s).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Unsupported);

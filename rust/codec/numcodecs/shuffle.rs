@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::config::{int_member, Members};
+use crate::codec::config::{Member, Members};
 use crate::codec::{BytesToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
@@ -17,6 +17,10 @@ pub struct ShuffleCodec {
 /// numcodecs' `Shuffle(elementsize=4)` members, in its `get_config()` order.
 pub const MEMBERS: &[&str] = &["elementsize"];
 
+/// The members with their ranges: `elementsize` any C int.
+pub const TYPED_MEMBERS: &[Member] =
+    &[Member::int("elementsize", i32::MIN as i64, i32::MAX as i64)];
+
 /// numcodecs' default element size. A v3 `numcodecs.shuffle` without one
 /// shuffles the chunk's elements (zarr-python's `numcodecs.zarr3` fills in
 /// the item size), a v2 filter without one numcodecs' 4.
@@ -24,13 +28,7 @@ pub const DEFAULT_ELEMENTSIZE: i64 = 4;
 
 fn elementsize(config: &Map<String, Value>) -> Result<Option<i64>> {
     check_config("shuffle", config, MEMBERS)?;
-    int_member(
-        "numcodecs.shuffle",
-        config,
-        "elementsize",
-        i64::from(i32::MIN),
-        i64::from(i32::MAX),
-    )
+    TYPED_MEMBERS[0].get_int("numcodecs.shuffle", config)
 }
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::check_config;
-use crate::codec::config::{bool_member, int_member, Members};
+use crate::codec::config::{bool_member, Member, Members};
 use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
@@ -26,17 +26,18 @@ pub const DEFAULT_CHECKSUM: bool = false;
 /// numcodecs' members of this codec, in its `get_config()` order.
 pub const MEMBERS: &[&str] = &["level", "checksum"];
 
+/// The members with their ranges: `level` any C int (numcodecs keeps it), `checksum`.
+pub const TYPED_MEMBERS: &[Member] = &[
+    Member::int("level", i32::MIN as i64, i32::MAX as i64),
+    Member::bool("checksum"),
+];
+
 /// `level` (as given: numcodecs keeps it) and `checksum`.
 fn parse(config: &Map<String, Value>) -> Result<(i64, bool)> {
     check_config("zstd", config, MEMBERS)?;
-    let level = int_member(
-        "numcodecs.zstd",
-        config,
-        "level",
-        i64::from(i32::MIN),
-        i64::from(i32::MAX),
-    )?
-    .unwrap_or(DEFAULT_LEVEL);
+    let level = TYPED_MEMBERS[0]
+        .get_int("numcodecs.zstd", config)?
+        .unwrap_or(DEFAULT_LEVEL);
     let checksum = bool_member("numcodecs.zstd", config, "checksum")?.unwrap_or(DEFAULT_CHECKSUM);
     Ok((level, checksum))
 }
