@@ -266,10 +266,10 @@ def _make_kind(
     codec = _core.ChunkCodec(
         json.dumps(core["codecs"]), list(core["chunk_shape"]), json.dumps(data_type), fill
     )
-    if var is None and dtype.itemsize != _itemsize(data_type):
+    size = _core.data_type_size(json.dumps(data_type))
+    if var is None and dtype.itemsize != size:
         raise UnsupportedError(
-            f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has "
-            f"{_itemsize(data_type)}"
+            f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has {size}"
         )
     kind = _ChunkKind(codec, np.dtype(dtype), var, pickle)
     if var is None and pickle is None:
@@ -277,32 +277,6 @@ def _make_kind(
         if reversed_codec is not None:
             kind.fortran = _ChunkKind(reversed_codec, kind.dtype, None)
     return kind
-
-
-_CORE_SIZES = {
-    "bool": 1,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "float16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-    "complex64": 8,
-    "complex128": 16,
-}
-
-
-def _itemsize(data_type: Any) -> int:
-    if isinstance(data_type, dict):
-        return int(data_type["size"])
-    if data_type in _CORE_SIZES:
-        return _CORE_SIZES[data_type]
-    return int(str(data_type)[1:]) // 8  # r<N>
 
 
 # --------------------------------------------------------------------------------------------
