@@ -58,7 +58,13 @@ from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
-from zarrox.storage import ObjectStore, ObstoreStore, PythonStore, Store, from_zarr_store
+from zarrox.storage import (
+    PythonZarrStore,
+    RustObjectStore,
+    RustObstoreStore,
+    Store,
+    from_zarr_store,
+)
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
 if TYPE_CHECKING:
@@ -372,7 +378,7 @@ def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
         if getattr(item[0], "store", None) is not store:
             return None
     adapted = from_zarr_store(store)
-    if isinstance(adapted, PythonStore) or adapted._in_python:
+    if isinstance(adapted, PythonZarrStore) or adapted._in_python:
         # (a zarrox store served from Python, handed to zarr-python: its as_zarr_store() view)
         return None
     return store, adapted
@@ -386,7 +392,7 @@ def _as_its_errors(store: Store) -> Iterator[None]:
     try:
         yield
     except StoreError as e:
-        if not isinstance(store, ObstoreStore):
+        if not isinstance(store, RustObstoreStore):
             raise
         raise _obstore_flavoured(e) from e
 
@@ -633,7 +639,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
-            if isinstance(store, (ObstoreStore, ObjectStore)):
+            if isinstance(store, (RustObstoreStore, RustObjectStore)):
                 nbytes = None  # network I/O: on a thread, so that batches overlap
             with _as_its_errors(store):
                 if kind.var is not None:
@@ -797,7 +803,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             with _as_its_errors(store):
                 await _run_blocking(
                     None
-                    if isinstance(store, (ObstoreStore, ObjectStore))
+                    if isinstance(store, (RustObstoreStore, RustObjectStore))
                     else len(items) * kind.nbytes,
                     kind.codec.write,
                     store.handle,
