@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
+from zarrox.async_node import AsyncIndex, AsyncNode, run
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -60,21 +62,7 @@ from zarrox.storage import Store
 from zarrox.transfer import copy_values
 
 if TYPE_CHECKING:
-    from zarrox.asynchronous import AsyncArray
-    from zarrox.tensorstore_spec import Spec
-
-#: What an array becomes in the APIs that other modules own, by name: ``"spec"``
-#: (TensorStore's spec, zarrox.tensorstore_spec), ``"async"`` (zarrox.AsyncArray,
-#: zarrox.asynchronous), ``"dask"`` (zarrox.dask). Those modules import Array and register
-#: their builder when they load (the zarrox package loads all three), so that this module
-#: imports none of them and no import runs back to it.
-_VIEWS: dict[str, Callable[..., Any]] = {}
-
-
-def register_view(name: str, build: Callable[..., Any]) -> None:
-    """Have ``Array.spec()`` (``"spec"``), ``Array.async_array`` (``"async"``) or
-    ``Array.to_dask()`` (``"dask"``) call ``build(array, ...)``."""
-    _VIEWS[name] = build
+    from zarrox.tensorstore_spec.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -584,8 +572,9 @@ class Array(Node):
     def spec(self, *, minimal_spec: bool = False) -> Spec:
         """The TensorStore spec (driver ``zarr3`` or ``zarr``) that reopens this array with
         ``zarrox.open`` (or TensorStore: ``spec.to_json()``)."""
-        spec: Spec = _VIEWS["spec"](self, minimal_spec=minimal_spec)
-        return spec
+        from zarrox.tensorstore_spec.of_array import array_spec
+
+        return array_spec(self, minimal_spec=minimal_spec)
 
     def info_complete(self) -> ArrayInfo:
         """:attr:`info` (zarr-python's name for the summary that counts stored bytes)."""
@@ -594,12 +583,13 @@ class Array(Node):
     @property
     def async_array(self) -> AsyncArray:
         """This array with awaitable methods (:class:`zarrox.AsyncArray`)."""
-        awaitable: AsyncArray = _VIEWS["async"](self)
-        return awaitable
+        return AsyncArray(self)
 
     def to_dask(self, chunks: Any = None, **kwargs: Any) -> Any:
         """A dask array reading this array lazily (see :func:`zarrox.dask.from_zarr`)."""
-        return _VIEWS["dask"](self, chunks=chunks, **kwargs)
+        from zarrox.array_dask import dask_array
+
+        return dask_array(self, chunks=chunks, **kwargs)
 
     def __dask_tokenize__(self) -> tuple[Any, ...]:
         # The same array opened twice has the same token; a metadata change (shape,
@@ -1062,3 +1052,102 @@ def _restore_array(
 ) -> Array:
     """An unpickled array (see ``Array.__reduce__``)."""
     return Array(store, path, metadata, read_only=read_only, config=config)
+
+
+def _open_array(*args: Any, **kwargs: Any) -> Array:
+    """``zarrox.open_array``: the array opened (see :func:`zarrox.nodes.create.array_to_open`)."""
+    return Array._make(creation.array_to_open(*args, **kwargs))
+
+
+def _create_array(*args: Any, **kwargs: Any) -> Array:
+    """``zarrox.create_array``: the array created (see :func:`zarrox.nodes.create.create_array`)."""
+    return Array._make(creation.create_array(*args, **kwargs))
+
+
+class AsyncArray(AsyncNode):
+    """An array whose reads, writes and metadata changes are awaited (zarr-python's
+    ``AsyncArray``). Wraps a :class:`zarrox.Array` (``AsyncArray(array)``); the properties
+    describing the array are the same."""
+
+    _kind = Array
+    _sync: Array
+
+    # -- opening and creating ------------------------------------------------------------
+    @classmethod
+    async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(_open_array, store, zarr_format=zarr_format, **kwargs))
+
+    @classmethod
+    async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(_create_array, store, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"
+
+    @property
+    def oindex(self) -> AsyncIndex:
+        return AsyncIndex(self._sync.oindex)
+
+    @property
+    def vindex(self) -> AsyncIndex:
+        return AsyncIndex(self._sync.vindex)
+
+    # -- reading and writing -------------------------------------------------------------
+    async def getitem(self, selection: Any) -> Any:
+        return await asyncio.to_thread(self._sync.__getitem__, selection)
+
+    async def setitem(self, selection: Any, value: Any) -> None:
+        await asyncio.to_thread(self._sync.__setitem__, selection, value)
+
+    async def get_basic_selection(self, selection: Any = Ellipsis, **kwargs: Any) -> Any:
+        return await run(self._sync.get_basic_selection, selection, **kwargs)
+
+    async def get_orthogonal_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_orthogonal_selection, selection, **kwargs)
+
+    async def get_coordinate_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_coordinate_selection, selection, **kwargs)
+
+    async def get_mask_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_mask_selection, selection, **kwargs)
+
+    async def get_block_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_block_selection, selection, **kwargs)
+
+    async def set_basic_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_basic_selection, selection, value)
+
+    async def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_orthogonal_selection, selection, value)
+
+    async def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_coordinate_selection, selection, value)
+
+    async def set_mask_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_mask_selection, selection, value)
+
+    async def set_block_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_block_selection, selection, value)
+
+    # -- changing and inspecting ---------------------------------------------------------
+    async def resize(self, new_shape: Any) -> None:
+        await run(self._sync.resize, new_shape)
+
+    async def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        return await run(self._sync.append, data, axis=axis)
+
+    async def update_attributes(self, new_attributes: dict[str, Any]) -> AsyncArray:
+        await run(self._sync.update_attributes, new_attributes)
+        return self
+
+    async def nchunks_initialized(self) -> int:
+        return await asyncio.to_thread(lambda: self._sync.nchunks_initialized)
+
+    async def nshards_initialized(self) -> int:
+        return await asyncio.to_thread(lambda: self._sync.nshards_initialized)
+
+    async def nbytes_stored(self) -> int:
+        return await run(self._sync.nbytes_stored)
+
+    async def info_complete(self) -> Any:
+        return await run(self._sync.info_complete)
