@@ -60,15 +60,24 @@ def import_graph(*, type_checking: bool = True) -> dict[str, set[str]]:
     return {_module_name(p): _imports(p, modules, type_checking=type_checking) for p in files}
 
 
-CORE, STORAGE_METADATA, NODES, USER_API, INTEGRATIONS, PACKAGE_FRONT = range(6)
-LAYER_NAMES = ("core", "storage and metadata", "nodes", "user API", "integrations", "package")
+CORE, STORAGE_METADATA, NODES, USER_OBJECTS, USER_FRONT, INTEGRATIONS, PACKAGE_FRONT = range(7)
+LAYER_NAMES = (
+    "core",
+    "storage and metadata",
+    "nodes",
+    "user API: arrays and groups",
+    "user API: front doors",
+    "integrations",
+    "package",
+)
 
 #: Every module of the package and its layer. A module imports modules of its own layer or
 #: of layers below. A new module must be placed here (test_every_module_has_a_layer).
-#: The TensorStore spec documents (parsing specs, schemas, chunk layouts, index transforms,
-#: the drivers' metadata) describe a node as the metadata modules do, so they sit with the
-#: nodes; the views (``ArrayView``, opening a spec) are what ``zarrox.open(spec)`` answers,
-#: so they are user API.
+#: The user API is two layers: arrays and groups (with their awaitable and dask forms), and
+#: the front doors over them (zarrox.api's functions, their awaitable forms, and the
+#: TensorStore views, which ``zarrox.open(spec)`` answers). The TensorStore spec documents
+#: (parsing specs, schemas, chunk layouts, index transforms, the drivers' metadata, the spec
+#: of an array) describe a node as the metadata modules do, so they sit with the nodes.
 LAYERS: dict[str, int] = {
     # core: the Rust extension's companions, importing nothing above them
     "zarrox.errors": CORE,
@@ -124,20 +133,21 @@ LAYERS: dict[str, int] = {
     "zarrox.tensorstore_spec.zarr2": NODES,
     "zarrox.tensorstore_spec.zarr3": NODES,
     "zarrox.tensorstore_spec.zarr3_codecs": NODES,
-    # user API: arrays, groups, their awaitable and dask forms, TensorStore views, the front
-    "zarrox.async_node": USER_API,
-    "zarrox.array_dask": USER_API,
-    "zarrox.array": USER_API,
-    "zarrox.group": USER_API,
-    "zarrox.hierarchy": USER_API,
-    "zarrox.tensorstore_spec": USER_API,
-    "zarrox.tensorstore_spec.driver": USER_API,
-    "zarrox.tensorstore_spec.store_io": USER_API,
-    "zarrox.tensorstore_spec.view": USER_API,
-    "zarrox.api": USER_API,
-    "zarrox.api.asynchronous": USER_API,
-    "zarrox.api.synchronous": USER_API,
-    "zarrox.asynchronous": USER_API,
+    # user API: arrays and groups, their awaitable and dask forms, copying hierarchies
+    "zarrox.async_node": USER_OBJECTS,
+    "zarrox.array_dask": USER_OBJECTS,
+    "zarrox.array": USER_OBJECTS,
+    "zarrox.group": USER_OBJECTS,
+    "zarrox.hierarchy": USER_OBJECTS,
+    # user API: the front doors (opening and creating by store, path, URL or spec)
+    "zarrox.tensorstore_spec": USER_FRONT,
+    "zarrox.tensorstore_spec.driver": USER_FRONT,
+    "zarrox.tensorstore_spec.store_io": USER_FRONT,
+    "zarrox.tensorstore_spec.view": USER_FRONT,
+    "zarrox.api": USER_FRONT,
+    "zarrox.api.asynchronous": USER_FRONT,
+    "zarrox.api.synchronous": USER_FRONT,
+    "zarrox.asynchronous": USER_FRONT,
     # integrations: other libraries and tools over the user API
     "zarrox.pipeline": INTEGRATIONS,
     "zarrox.dask": INTEGRATIONS,
@@ -223,9 +233,11 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_upward_imports_are_found() -> None:
-    layers = {"low": CORE, "mid": NODES, "high": USER_API}
+    layers = {"low": CORE, "mid": NODES, "high": USER_FRONT}
     graph = {"low": {"high"}, "mid": {"low", "mid2"}, "mid2": set(), "high": {"mid"}}
-    assert upward_imports(graph, {**layers, "mid2": NODES}) == ["low [core] -> high [user API]"]
+    assert upward_imports(graph, {**layers, "mid2": NODES}) == [
+        "low [core] -> high [user API: front doors]"
+    ]
     assert upward_imports({"high": {"mid"}, "mid": {"low"}}, layers) == []
 
 
