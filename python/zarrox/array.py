@@ -43,7 +43,7 @@ from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.nodes import create as creation
-from zarrox.nodes.create import ArrayPlan, array_to_open
+from zarrox.nodes.create import array_to_open
 from zarrox.nodes.node import (
     NODE_KEYS,
     V2_ATTRS_KEY,
@@ -57,6 +57,7 @@ from zarrox.nodes.node import (
     update_node,
     write_node,
 )
+from zarrox.nodes.plans import ArrayPlan
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 from zarrox.transfer import copy_values

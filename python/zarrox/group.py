@@ -22,15 +22,9 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
 )
 from zarrox.nodes import create as creation
-from zarrox.nodes.create import (
-    GroupPlan,
-    array_to_save,
-    group_to_open,
-    like_arguments,
-    new_group,
-    write_hierarchy,
-)
+from zarrox.nodes.create import array_to_save, group_to_open, new_group
 from zarrox.nodes.discover import child_names, node_exists, read_node
+from zarrox.nodes.like import like_arguments
 from zarrox.nodes.node import (
     GroupMetadata,
     Node,
@@ -44,6 +38,8 @@ from zarrox.nodes.node import (
     write_node,
 )
 from zarrox.nodes.node import zarr_format as format_of
+from zarrox.nodes.plans import GroupPlan
+from zarrox.nodes.write_hierarchy import write_hierarchy
 from zarrox.storage import Store, resolve_store
 
 #: node metadata of a group's descendants by path relative to it, from consolidated metadata
