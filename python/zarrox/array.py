@@ -23,6 +23,9 @@ from zarrox.errors import (
     StoreError,
     UnknownCodecError,
     UnsupportedError,
+    in_node,
+    names_node,
+    naming_node,
 )
 from zarrox.indexing import (
     Selection,
@@ -178,19 +181,20 @@ class Array(Node):
         except (MetadataError, UnsupportedError) as e:
             # The Rust core names the path chunks are under (another one in the draft v3
             # layout); the node is what the user opened.
-            if f"'{self._path}'" in str(e):
+            if names_node(e, self._path):
                 raise
-            raise type(e)(f"array '{self._path}': {e}") from None
+            raise in_node(e, "array", self._path) from None
 
     def _make_handle(self) -> None:
         m = self._metadata
         core = m.to_core_json()
         for codec in core["codecs"]:
             if codec["name"] not in CODEC_KINDS and codec["name"] not in NUMCODECS_KINDS:
-                raise UnknownCodecError(
+                error = UnknownCodecError(
                     f"array '{self._path}': unknown codec {codec['name']!r} (zarrox supports "
                     f"{sorted(CODEC_KINDS)} and {sorted(NUMCODECS_KINDS)})"
                 )
+                raise naming_node(error, self._path)
         #: elements of variable length (strings, bytes) go through read_var/write_var
         self._var_len = core["data_type"] in ("string", "bytes")
         fill = (
@@ -209,14 +213,16 @@ class Array(Node):
             if stage is None
             else PickledChunks(self._store, stage, self._store.location(self._path))
         )
-        self._handle = _core.ArrayHandle(
-            self._chunk_io.handle,
-            # the draft v3 layout keeps chunks apart from the node's path
-            getattr(m, "data_path", self._path),
-            json.dumps(core),
-            fill,
-            self.write_empty_chunks,
-        )
+        # the draft v3 layout keeps chunks apart from the node's path
+        chunk_path = getattr(m, "data_path", self._path)
+        try:
+            self._handle = _core.ArrayHandle(
+                self._chunk_io.handle, chunk_path, json.dumps(core), fill, self.write_empty_chunks
+            )
+        except (MetadataError, UnsupportedError) as e:
+            # the core's errors name the array by the path it was given (``array 'a/b': ``)
+            naming_node(e, chunk_path.strip("/"))
+            raise
 
     # -- chunk I/O: Rust's own stores, or a store served from Python ---------
     def _fortran_io(self, dims: Any) -> bool:

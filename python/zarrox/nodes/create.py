@@ -33,6 +33,8 @@ from zarrox.errors import (
     GroupNotFoundError,
     MetadataError,
     UnsupportedError,
+    in_node,
+    names_node,
 )
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import DEFAULT_FILL
@@ -201,9 +203,9 @@ def create_array(
                 shape_t,
             )
         except ValueError as e:
-            if f"'{path}'" in str(e):
+            if names_node(e, path):
                 raise
-            raise type(e)(f"array '{path}': {e}") from None
+            raise in_node(e, "array", path) from None
         filters, serializer, compressors = None, "auto", "auto"
     else:
         grid_shape = chunk_shape
