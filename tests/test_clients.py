@@ -23,7 +23,7 @@ import zarrox
 import zarrox.storage
 from conftest import assert_identical, make_data
 from zarrox.errors import ReadOnlyError
-from zarrox.storage import ObjectStore, ZipStore
+from zarrox.storage import RustObjectStore, ZipStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -204,7 +204,9 @@ def test_raw_obstore_s3(s3_bucket: servers.S3Bucket) -> None:
         dtype="i4",
     )
     a[...] = want
-    assert type(zarrox.storage.resolve_store(s3_bucket.obstore(prefix))).__name__ == "ObstoreStore"
+    assert (
+        type(zarrox.storage.resolve_store(s3_bucket.obstore(prefix))).__name__ == "RustObstoreStore"
+    )
     got = zarrox.open_array(s3_bucket.obstore(prefix), path="x", mode="r")
     assert_identical(got[...], want, "raw S3Store")
     assert f"{prefix}/x/c/2/0" in s3_bucket.keys(prefix)
@@ -307,7 +309,7 @@ def zarrox_stores(
         return ZipStore(archive, mode="w"), lambda: ZipStore(archive, mode="a")
     bucket: servers.S3Bucket = request.getfixturevalue("s3_bucket")
     url, options = bucket.url("d.zarr"), bucket.object_store_options()
-    return ObjectStore(url, options), lambda: ObjectStore(url, options)
+    return RustObjectStore(url, options), lambda: RustObjectStore(url, options)
 
 
 def test_zarr_python_writes_through_zarrox_stores(

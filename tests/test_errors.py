@@ -921,3 +921,26 @@ def test_fuzz_metadata_only_zarrox_errors() -> None:
             key = type(e).__name__
         outcomes[key] = outcomes.get(key, 0) + 1
     assert outcomes.get("MetadataError", 0) > 500
+
+
+def test_error_context_is_attached_where_the_error_is_raised(tmp_path: Path) -> None:
+    """Whether an error names its node already is recorded by the code raising it (a parser
+    given the node's path, the Rust core naming the array it opened), not looked for in its
+    message: callers further out add the node only to errors that do not name it, and a
+    message that merely quotes the path does not count."""
+    from zarrox.errors import in_node, names_node, naming_node
+
+    plain = MetadataError("codec 'a': bad")  # mentions 'a', but not as its node
+    assert not names_node(plain, "a")
+    wrapped = in_node(plain, "array", "a")
+    assert type(wrapped) is MetadataError and str(wrapped) == "array 'a': codec 'a': bad"
+    assert names_node(wrapped, "a") and not names_node(wrapped, "b")
+    assert names_node(naming_node(MetadataError("x"), "p"), "p")
+
+    # a v3 document the parser rejects: its error names the node once
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "x"}))
+    with pytest.raises(MetadataError) as info:
+        zarrox.open(tmp_path, path="a")
+    assert names_node(info.value, "a")
+    assert str(info.value).count("'a'") == 1, str(info.value)

@@ -1,6 +1,7 @@
-"""The import graph of the zarrox package: no module imports one that imports it back
-(directly or through others, counting imports inside functions), and the metadata modules,
-which parse documents, never import the store layer."""
+"""The import graph of the zarrox package: imports point one way, down the layers of
+:data:`LAYERS` (integrations -> user API -> nodes -> storage and metadata -> core), and no
+module imports one that imports it back (directly or through others, counting imports inside
+functions and those made only for type checkers)."""
 
 from __future__ import annotations
 
@@ -22,15 +23,15 @@ def _type_checking_only(node: ast.If) -> bool:
     )
 
 
-def _imports(path: Path, modules: set[str]) -> set[str]:
-    """The zarrox modules ``path`` imports when it runs: at module level or inside functions,
-    leaving out imports made only for type checkers."""
+def _imports(path: Path, modules: set[str], *, type_checking: bool = True) -> set[str]:
+    """The zarrox modules ``path`` imports: at module level, inside functions and (unless
+    ``type_checking`` is False) under ``if TYPE_CHECKING:``."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
+        if isinstance(node, ast.If) and _type_checking_only(node) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -52,10 +53,130 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return {m for m in found if m in modules and m != name and not name.startswith(m + ".")}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(*, type_checking: bool = True) -> dict[str, set[str]]:
+    """Module -> the zarrox modules it imports (see :func:`_imports`)."""
     files = [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
     modules = {_module_name(p) for p in files}
-    return {_module_name(p): _imports(p, modules) for p in files}
+    return {_module_name(p): _imports(p, modules, type_checking=type_checking) for p in files}
+
+
+CORE, STORAGE_METADATA, NODES, USER_OBJECTS, USER_FRONT, INTEGRATIONS, PACKAGE_FRONT = range(7)
+LAYER_NAMES = (
+    "core",
+    "storage and metadata",
+    "nodes",
+    "user API: arrays and groups",
+    "user API: front doors",
+    "integrations",
+    "package",
+)
+
+#: Every module of the package and its layer. A module imports modules of its own layer or
+#: of layers below. A new module must be placed here (test_every_module_has_a_layer).
+#: The user API is two layers: arrays and groups (with their awaitable and dask forms), and
+#: the front doors over them (zarrox.api's functions, their awaitable forms, and the
+#: TensorStore views, which ``zarrox.open(spec)`` answers). The TensorStore spec documents
+#: (parsing specs, schemas, chunk layouts, index transforms, the drivers' metadata, the spec
+#: of an array) describe a node as the metadata modules do, so they sit with the nodes.
+LAYERS: dict[str, int] = {
+    # core: the Rust extension's companions, importing nothing above them
+    "zarrox.errors": CORE,
+    "zarrox.config": CORE,
+    "zarrox._progress": CORE,
+    # storage and metadata
+    "zarrox.storage": STORAGE_METADATA,
+    "zarrox.storage.bridge": STORAGE_METADATA,
+    "zarrox.storage.options": STORAGE_METADATA,
+    "zarrox.storage.zarr_adapter": STORAGE_METADATA,
+    "zarrox.metadata": STORAGE_METADATA,
+    "zarrox.metadata._checks": STORAGE_METADATA,
+    "zarrox.metadata.chunk_grid": STORAGE_METADATA,
+    "zarrox.metadata.codec_scalars": STORAGE_METADATA,
+    "zarrox.metadata.codecs": STORAGE_METADATA,
+    "zarrox.metadata.consolidated": STORAGE_METADATA,
+    "zarrox.metadata.draft_v3": STORAGE_METADATA,
+    "zarrox.metadata.dtypes": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.base": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.fixed": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.floats": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.numeric": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.registry": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.struct": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.time": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.typestr": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.v2_json": STORAGE_METADATA,
+    "zarrox.metadata.dtypes.variable": STORAGE_METADATA,
+    "zarrox.metadata.v1": STORAGE_METADATA,
+    "zarrox.metadata.v2": STORAGE_METADATA,
+    "zarrox.metadata.v2_codecs": STORAGE_METADATA,
+    "zarrox.metadata.v3": STORAGE_METADATA,
+    "zarrox.codecs": STORAGE_METADATA,
+    "zarrox.codecs.numcodecs": STORAGE_METADATA,
+    "zarrox.pickle_codec": STORAGE_METADATA,
+    "zarrox.indexing": STORAGE_METADATA,
+    "zarrox.memory_order": STORAGE_METADATA,
+    "zarrox.transfer": STORAGE_METADATA,
+    "zarrox.attributes": STORAGE_METADATA,
+    # nodes: reading, creating and writing nodes' metadata; TensorStore spec documents
+    "zarrox.nodes": NODES,
+    "zarrox.nodes.chunks": NODES,
+    "zarrox.nodes.create": NODES,
+    "zarrox.nodes.like": NODES,
+    "zarrox.nodes.modes": NODES,
+    "zarrox.nodes.place": NODES,
+    "zarrox.nodes.plans": NODES,
+    "zarrox.nodes.rectilinear": NODES,
+    "zarrox.nodes.sharding": NODES,
+    "zarrox.nodes.v2_create": NODES,
+    "zarrox.nodes.write_hierarchy": NODES,
+    "zarrox.nodes.discover": NODES,
+    "zarrox.nodes.node": NODES,
+    "zarrox.tensorstore_spec._json": NODES,
+    "zarrox.tensorstore_spec.chunk_layout": NODES,
+    "zarrox.tensorstore_spec.index_space": NODES,
+    "zarrox.tensorstore_spec.kvstore": NODES,
+    "zarrox.tensorstore_spec.of_array": NODES,
+    "zarrox.tensorstore_spec.schema": NODES,
+    "zarrox.tensorstore_spec.spec": NODES,
+    "zarrox.tensorstore_spec.units": NODES,
+    "zarrox.tensorstore_spec.zarr2": NODES,
+    "zarrox.tensorstore_spec.zarr3": NODES,
+    "zarrox.tensorstore_spec.zarr3_codecs": NODES,
+    # user API: arrays and groups, their awaitable and dask forms, copying hierarchies
+    "zarrox.async_node": USER_OBJECTS,
+    "zarrox.array_dask": USER_OBJECTS,
+    "zarrox.array": USER_OBJECTS,
+    "zarrox.group": USER_OBJECTS,
+    "zarrox.hierarchy": USER_OBJECTS,
+    # user API: the front doors (opening and creating by store, path, URL or spec)
+    "zarrox.tensorstore_spec": USER_FRONT,
+    "zarrox.tensorstore_spec.driver": USER_FRONT,
+    "zarrox.tensorstore_spec.store_io": USER_FRONT,
+    "zarrox.tensorstore_spec.view": USER_FRONT,
+    "zarrox.api": USER_FRONT,
+    "zarrox.api.asynchronous": USER_FRONT,
+    "zarrox.api.synchronous": USER_FRONT,
+    "zarrox.asynchronous": USER_FRONT,
+    # integrations: other libraries and tools over the user API
+    "zarrox.pipeline": INTEGRATIONS,
+    "zarrox.dask": INTEGRATIONS,
+    "zarrox.xarray": INTEGRATIONS,
+    "zarrox.cli": INTEGRATIONS,
+    "zarrox.convert": INTEGRATIONS,
+    "zarrox.verify": INTEGRATIONS,
+    # the package: the public names
+    "zarrox": PACKAGE_FRONT,
+}
+
+
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    """The imports of ``graph`` that point to a higher layer, as ``"a [layer] -> b [layer]"``."""
+    return sorted(
+        f"{a} [{LAYER_NAMES[layers[a]]}] -> {b} [{LAYER_NAMES[layers[b]]}]"
+        for a, imported in graph.items()
+        for b in imported
+        if layers[b] > layers[a]
+    )
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -93,11 +214,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def test_the_graph_sees_imports_inside_functions() -> None:
+def test_the_graph_sees_imports_inside_functions_and_for_type_checkers() -> None:
     graph = import_graph()
     # cli imports the verifier inside its `verify` command
     assert "zarrox.verify" in graph["zarrox.cli"]
     assert "zarrox.nodes.discover" in graph["zarrox.api"]
+    # array.py imports Spec (the return type of Array.spec) only for type checkers
+    assert "zarrox.tensorstore_spec.spec" in graph["zarrox.array"]
+    assert "zarrox.tensorstore_spec.spec" not in import_graph(type_checking=False)["zarrox.array"]
 
 
 def test_cycles_are_found() -> None:
@@ -107,18 +231,42 @@ def test_cycles_are_found() -> None:
 
 
 def test_no_import_cycle_among_zarrox_modules() -> None:
+    """Counting imports inside functions and those made only for type checkers."""
     assert cycles(import_graph()) == []
 
 
-def test_array_reaches_its_views_without_importing_them() -> None:
-    """Array.spec / async_array / to_dask call builders that their modules register, and
-    those modules import Array, not the other way round."""
+def test_every_module_has_a_layer() -> None:
+    modules = set(import_graph())
+    assert sorted(modules - set(LAYERS)) == []
+    assert sorted(set(LAYERS) - modules) == []  # no stale entries
+
+
+def test_upward_imports_are_found() -> None:
+    layers = {"low": CORE, "mid": NODES, "high": USER_FRONT}
+    graph = {"low": {"high"}, "mid": {"low", "mid2"}, "mid2": set(), "high": {"mid"}}
+    assert upward_imports(graph, {**layers, "mid2": NODES}) == [
+        "low [core] -> high [user API: front doors]"
+    ]
+    assert upward_imports({"high": {"mid"}, "mid": {"low"}}, layers) == []
+
+
+def test_imports_point_down_the_layers() -> None:
+    """Every import (module level, in a function, for type checkers) goes to the importer's
+    own layer or one below it."""
+    assert upward_imports(import_graph(), LAYERS) == []
+
+
+def test_array_reaches_its_views_without_a_registry() -> None:
+    """Array.async_array, .spec() and .to_dask() construct what they return from modules at
+    or below Array's layer; the modules that wrap arrays import array.py, not the reverse."""
     graph = import_graph()
-    for owner in ("zarrox.asynchronous", "zarrox.dask", "zarrox.tensorstore_spec"):
-        assert owner not in graph["zarrox.array"], owner
-    assert "zarrox.array" in graph["zarrox.asynchronous"]
-    assert "zarrox.array" in graph["zarrox.dask"]
-    assert "zarrox.array" in graph["zarrox.tensorstore_spec.driver"]
+    for higher in ("zarrox.asynchronous", "zarrox.dask", "zarrox.tensorstore_spec.view"):
+        assert higher not in graph["zarrox.array"], higher
+        assert "zarrox.array" in graph[higher], higher
+    assert {"zarrox.async_node", "zarrox.array_dask"} <= graph["zarrox.array"]
+    assert "zarrox.tensorstore_spec.of_array" in graph["zarrox.array"]
+    source = (PACKAGE / "array.py").read_text()
+    assert "register_view" not in source and "_VIEWS" not in source
 
 
 def test_metadata_never_imports_the_store_layer() -> None:
@@ -140,5 +288,8 @@ def test_nodes_and_objects_do_not_import_the_public_front() -> None:
 
 
 if __name__ == "__main__":
-    for cycle in cycles(import_graph()):
-        print(" <-> ".join(cycle))
+    graph = import_graph()
+    for cycle in cycles(graph):
+        print("cycle:", " <-> ".join(cycle))
+    for line in upward_imports(graph, {**LAYERS, **dict.fromkeys(set(graph) - set(LAYERS), 0)}):
+        print("upward:", line)

@@ -393,9 +393,9 @@ def test_stores_python_reads_and_writes_chunk_by_chunk() -> None:
     """A store the engine asks in request rounds (a zarr-python store): each chunk of a
     rectilinear grid still decodes and encodes with its own shape."""
     zarr = pytest.importorskip("zarr")
-    from zarrox.storage import PythonStore
+    from zarrox.storage import PythonZarrStore
 
-    store = PythonStore(zarr.storage.MemoryStore())
+    store = PythonZarrStore(zarr.storage.MemoryStore())
     a = zarrox.create_array(
         store, name="a", shape=(17, 9), chunks=[[2, 2, 2, 2, 4, 5], 4], dtype="f8", fill_value=-1
     )

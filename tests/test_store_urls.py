@@ -256,9 +256,9 @@ def test_s3_store_object_url_and_reopen(s3_api: None, s3_bucket: servers.S3Bucke
     opts = s3_bucket.object_store_options()
     url = s3_bucket.url("x.zarr")
     store = zarrox.storage.resolve_store(url, storage_options=opts)
-    assert isinstance(store, zarrox.storage.ObjectStore)
+    assert isinstance(store, zarrox.storage.RustObjectStore)
     assert store.url == url
-    direct = zarrox.storage.ObjectStore(url, storage_options=opts)
+    direct = zarrox.storage.RustObjectStore(url, storage_options=opts)
     assert direct.url == url
     new_array(store)
     again = zarrox.storage.resolve_store(store.url, storage_options=opts)

@@ -18,8 +18,8 @@ from zarrox.errors import StorageOptionsError, StoreError
 from zarrox.storage import (
     LocalStore,
     MemoryStore,
-    ObjectStore,
-    PythonStore,
+    PythonZarrStore,
+    RustObjectStore,
     ZipStore,
     resolve_store,
 )
@@ -125,7 +125,7 @@ def _zarr_stores(tmp_path):
 def test_zarr_python_store_objects_both_ways(tmp_path, kind, layout):
     zs = _zarr_stores(tmp_path)[kind]
     adapted = resolve_store(zs)
-    assert isinstance(adapted, LocalStore if kind == "LocalStore" else PythonStore)
+    assert isinstance(adapted, LocalStore if kind == "LocalStore" else PythonZarrStore)
     a = zarrox.create_array(zs, name="x", shape=(16, 16), dtype="int32", **layout)
     a[:] = _data()
     a[1:3, 2:14] = 7
@@ -182,14 +182,14 @@ def test_urls_resolve_to_stores(tmp_path):
     assert isinstance(resolve_store("memory://"), MemoryStore)
     assert isinstance(resolve_store(str(tmp_path / "x.zip")), ZipStore)
     s3 = resolve_store("s3://bucket/x.zarr", storage_options={"anon": True, "region": "eu-west-1"})
-    assert isinstance(s3, ObjectStore) and s3.url == "s3://bucket/x.zarr"
+    assert isinstance(s3, RustObjectStore) and s3.url == "s3://bucket/x.zarr"
     for url, options in (
         ("gs://bucket/x", {"anon": True}),
         ("az://container/x", {"account_name": "acct", "anon": True}),
         ("https://example.com/x.zarr", {}),
     ):
         options = {**options, "timeout": 5}
-        assert isinstance(resolve_store(url, storage_options=options), ObjectStore)
+        assert isinstance(resolve_store(url, storage_options=options), RustObjectStore)
     with pytest.raises(ValueError, match="unsupported store URL"):
         resolve_store("ftp://host/x")
     with pytest.raises(TypeError, match="storage_options"):
@@ -258,7 +258,7 @@ def test_arrays_groups_and_stores_pickle(tmp_path, kind):
 def test_pickled_object_stores_keep_given_options_only(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "from-the-environment")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "env-key")
-    s = ObjectStore("s3://bucket/x", {"region": "us-east-1"})
+    s = RustObjectStore("s3://bucket/x", {"region": "us-east-1"})
     data = pickle.dumps(s)
     assert b"from-the-environment" not in data and b"env-key" not in data
     assert pickle.loads(data).storage_options == {"region": "us-east-1"}
@@ -401,9 +401,30 @@ def test_object_store_takes_obstore_objects_rust_cannot_reach(tmp_path):
             zarrox.open_array(ro, mode="r+")[0, 0] = 1
     # stores whose configuration Rust takes over are read and written by Rust
     s3 = zarrox.storage.ObjectStore(obstore_store.S3Store("bkt", region="us-east-1"))
-    assert type(s3).__name__ == "ObstoreStore" and s3.handle.in_rust
+    assert type(s3).__name__ == "RustObstoreStore" and s3.handle.in_rust
     with pytest.raises(StorageOptionsError):
         zarrox.storage.ObjectStore(obstore_store.MemoryStore(), {"anon": True})
+
+
+def test_store_names_say_who_does_the_io_and_the_old_names_still_work(tmp_path):
+    storage = zarrox.storage
+    old_to_new = {
+        "ObjectStore": "RustObjectStore",
+        "ObstoreStore": "RustObstoreStore",
+        "ObstorePythonStore": "PythonObstoreStore",
+        "PythonStore": "PythonZarrStore",
+        "ServedStore": "PythonServedStore",
+    }
+    for old, new in old_to_new.items():
+        assert getattr(storage, old) is getattr(storage, new), old
+        assert getattr(storage, new).__name__ == new
+    assert issubclass(storage.PythonZarrStore, storage.PythonServedStore)
+    assert issubclass(storage.PythonObstoreStore, storage.PythonServedStore)
+    served = storage.PythonZarrStore(zarr.storage.MemoryStore())
+    assert not served.handle.in_rust and repr(served).startswith("PythonZarrStore(")
+    s3 = storage.RustObjectStore("s3://bucket/x", {"region": "us-east-1"})
+    assert s3.handle.in_rust and repr(s3) == "RustObjectStore('s3://bucket/x')"
+    assert pickle.loads(pickle.dumps(s3)) == s3
 
 
 def test_nodes_equal_when_at_the_same_place_with_the_same_metadata(tmp_path):

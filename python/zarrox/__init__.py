@@ -2,9 +2,13 @@
 
 import sys as _sys
 
-from zarrox import api, codecs, errors
+from zarrox import (
+    api,
+    codecs,
+    dask,  # noqa: F401 - zarrox.dask without importing it by name, as before
+    errors,
+)
 from zarrox import asynchronous as _asynchronous
-from zarrox import dask as _dask  # noqa: F401 - registers Array.to_dask
 from zarrox._core import __version__, get_num_threads, set_num_threads
 from zarrox.api import (
     array,

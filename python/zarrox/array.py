@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
+from zarrox.async_node import AsyncIndex, AsyncNode, run
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -21,6 +23,9 @@ from zarrox.errors import (
     StoreError,
     UnknownCodecError,
     UnsupportedError,
+    in_node,
+    names_node,
+    naming_node,
 )
 from zarrox.indexing import (
     Selection,
@@ -41,7 +46,7 @@ from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.nodes import create as creation
-from zarrox.nodes.create import ArrayPlan, array_to_open
+from zarrox.nodes.create import array_to_open
 from zarrox.nodes.node import (
     NODE_KEYS,
     V2_ATTRS_KEY,
@@ -55,26 +60,13 @@ from zarrox.nodes.node import (
     update_node,
     write_node,
 )
+from zarrox.nodes.plans import ArrayPlan
 from zarrox.pickle_codec import PickledChunks
 from zarrox.storage import Store
 from zarrox.transfer import copy_values
 
 if TYPE_CHECKING:
-    from zarrox.asynchronous import AsyncArray
-    from zarrox.tensorstore_spec import Spec
-
-#: What an array becomes in the APIs that other modules own, by name: ``"spec"``
-#: (TensorStore's spec, zarrox.tensorstore_spec), ``"async"`` (zarrox.AsyncArray,
-#: zarrox.asynchronous), ``"dask"`` (zarrox.dask). Those modules import Array and register
-#: their builder when they load (the zarrox package loads all three), so that this module
-#: imports none of them and no import runs back to it.
-_VIEWS: dict[str, Callable[..., Any]] = {}
-
-
-def register_view(name: str, build: Callable[..., Any]) -> None:
-    """Have ``Array.spec()`` (``"spec"``), ``Array.async_array`` (``"async"``) or
-    ``Array.to_dask()`` (``"dask"``) call ``build(array, ...)``."""
-    _VIEWS[name] = build
+    from zarrox.tensorstore_spec.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -192,19 +184,20 @@ class Array(Node):
         except (MetadataError, UnsupportedError) as e:
             # The Rust core names the path chunks are under (another one in the draft v3
             # layout); the node is what the user opened.
-            if f"'{self._path}'" in str(e):
+            if names_node(e, self._path):
                 raise
-            raise type(e)(f"array '{self._path}': {e}") from None
+            raise in_node(e, "array", self._path) from None
 
     def _make_handle(self) -> None:
         m = self._metadata
         core = m.to_core_json()
         for codec in core["codecs"]:
             if codec["name"] not in CODEC_KINDS and codec["name"] not in NUMCODECS_KINDS:
-                raise UnknownCodecError(
+                error = UnknownCodecError(
                     f"array '{self._path}': unknown codec {codec['name']!r} (zarrox supports "
                     f"{sorted(CODEC_KINDS)} and {sorted(NUMCODECS_KINDS)})"
                 )
+                raise naming_node(error, self._path)
         #: elements of variable length (strings, bytes) go through read_var/write_var
         self._var_len = core["data_type"] in ("string", "bytes")
         fill = (
@@ -223,15 +216,21 @@ class Array(Node):
             if stage is None
             else PickledChunks(self._store, stage, self._store.location(self._path))
         )
-        self._handle = _core.ArrayHandle(
-            self._chunk_io.handle,
-            # the draft v3 layout keeps chunks apart from the node's path
-            getattr(m, "data_path", self._path),
-            json.dumps(core),
-            fill,
-            self.write_empty_chunks,
-            cache=self._cache_pool,
-        )
+        # the draft v3 layout keeps chunks apart from the node's path
+        chunk_path = getattr(m, "data_path", self._path)
+        try:
+            self._handle = _core.ArrayHandle(
+                self._chunk_io.handle,
+                chunk_path,
+                json.dumps(core),
+                fill,
+                self.write_empty_chunks,
+                cache=self._cache_pool,
+            )
+        except (MetadataError, UnsupportedError) as e:
+            # the core's errors name the array by the path it was given (``array 'a/b': ``)
+            naming_node(e, chunk_path.strip("/"))
+            raise
 
     def _use_cache_pool(self, pool: _core.CachePool | None) -> None:
         """Read and write through ``pool`` from now on (``None``: the process's cache)."""
@@ -593,8 +592,9 @@ class Array(Node):
     def spec(self, *, minimal_spec: bool = False) -> Spec:
         """The TensorStore spec (driver ``zarr3`` or ``zarr``) that reopens this array with
         ``zarrox.open`` (or TensorStore: ``spec.to_json()``)."""
-        spec: Spec = _VIEWS["spec"](self, minimal_spec=minimal_spec)
-        return spec
+        from zarrox.tensorstore_spec.of_array import array_spec
+
+        return array_spec(self, minimal_spec=minimal_spec)
 
     def info_complete(self) -> ArrayInfo:
         """:attr:`info` (zarr-python's name for the summary that counts stored bytes)."""
@@ -603,12 +603,13 @@ class Array(Node):
     @property
     def async_array(self) -> AsyncArray:
         """This array with awaitable methods (:class:`zarrox.AsyncArray`)."""
-        awaitable: AsyncArray = _VIEWS["async"](self)
-        return awaitable
+        return AsyncArray(self)
 
     def to_dask(self, chunks: Any = None, **kwargs: Any) -> Any:
         """A dask array reading this array lazily (see :func:`zarrox.dask.from_zarr`)."""
-        return _VIEWS["dask"](self, chunks=chunks, **kwargs)
+        from zarrox.array_dask import dask_array
+
+        return dask_array(self, chunks=chunks, **kwargs)
 
     def __dask_tokenize__(self) -> tuple[Any, ...]:
         # The same array opened twice has the same token; a metadata change (shape,
@@ -1079,3 +1080,102 @@ def _restore_array(
 ) -> Array:
     """An unpickled array (see ``Array.__reduce__``)."""
     return Array(store, path, metadata, read_only=read_only, config=config)
+
+
+def _open_array(*args: Any, **kwargs: Any) -> Array:
+    """``zarrox.open_array``: the array opened (see :func:`zarrox.nodes.create.array_to_open`)."""
+    return Array._make(creation.array_to_open(*args, **kwargs))
+
+
+def _create_array(*args: Any, **kwargs: Any) -> Array:
+    """``zarrox.create_array``: the array created (see :func:`zarrox.nodes.create.create_array`)."""
+    return Array._make(creation.create_array(*args, **kwargs))
+
+
+class AsyncArray(AsyncNode):
+    """An array whose reads, writes and metadata changes are awaited (zarr-python's
+    ``AsyncArray``). Wraps a :class:`zarrox.Array` (``AsyncArray(array)``); the properties
+    describing the array are the same."""
+
+    _kind = Array
+    _sync: Array
+
+    # -- opening and creating ------------------------------------------------------------
+    @classmethod
+    async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(_open_array, store, zarr_format=zarr_format, **kwargs))
+
+    @classmethod
+    async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(_create_array, store, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"
+
+    @property
+    def oindex(self) -> AsyncIndex:
+        return AsyncIndex(self._sync.oindex)
+
+    @property
+    def vindex(self) -> AsyncIndex:
+        return AsyncIndex(self._sync.vindex)
+
+    # -- reading and writing -------------------------------------------------------------
+    async def getitem(self, selection: Any) -> Any:
+        return await asyncio.to_thread(self._sync.__getitem__, selection)
+
+    async def setitem(self, selection: Any, value: Any) -> None:
+        await asyncio.to_thread(self._sync.__setitem__, selection, value)
+
+    async def get_basic_selection(self, selection: Any = Ellipsis, **kwargs: Any) -> Any:
+        return await run(self._sync.get_basic_selection, selection, **kwargs)
+
+    async def get_orthogonal_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_orthogonal_selection, selection, **kwargs)
+
+    async def get_coordinate_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_coordinate_selection, selection, **kwargs)
+
+    async def get_mask_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_mask_selection, selection, **kwargs)
+
+    async def get_block_selection(self, selection: Any, **kwargs: Any) -> Any:
+        return await run(self._sync.get_block_selection, selection, **kwargs)
+
+    async def set_basic_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_basic_selection, selection, value)
+
+    async def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_orthogonal_selection, selection, value)
+
+    async def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_coordinate_selection, selection, value)
+
+    async def set_mask_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_mask_selection, selection, value)
+
+    async def set_block_selection(self, selection: Any, value: Any) -> None:
+        await run(self._sync.set_block_selection, selection, value)
+
+    # -- changing and inspecting ---------------------------------------------------------
+    async def resize(self, new_shape: Any) -> None:
+        await run(self._sync.resize, new_shape)
+
+    async def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        return await run(self._sync.append, data, axis=axis)
+
+    async def update_attributes(self, new_attributes: dict[str, Any]) -> AsyncArray:
+        await run(self._sync.update_attributes, new_attributes)
+        return self
+
+    async def nchunks_initialized(self) -> int:
+        return await asyncio.to_thread(lambda: self._sync.nchunks_initialized)
+
+    async def nshards_initialized(self) -> int:
+        return await asyncio.to_thread(lambda: self._sync.nshards_initialized)
+
+    async def nbytes_stored(self) -> int:
+        return await run(self._sync.nbytes_stored)
+
+    async def info_complete(self) -> Any:
+        return await run(self._sync.info_complete)

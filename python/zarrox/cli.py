@@ -434,9 +434,9 @@ def verify(args: argparse.Namespace) -> int:
 
 def copy(args: argparse.Namespace) -> int:
     from zarrox.hierarchy import copy_node, copy_store
-    from zarrox.nodes.create import ensure_parents
     from zarrox.nodes.discover import node_exists
     from zarrox.nodes.node import normalize_path
+    from zarrox.nodes.place import ensure_parents
 
     src_store = _store(args.source, args.storage_option)
     dst_store = _store(args.dest, args.dest_storage_option)

@@ -33,7 +33,6 @@ from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
 from zarrox.metadata.v1 import V1_ATTRS_KEY, V1_META_KEY, ArrayMetadataV1
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.metadata.v2_codecs import complete_codec
-from zarrox.nodes.create import prepare_node_path, sharding_codecs
 from zarrox.nodes.discover import node_exists
 from zarrox.nodes.node import (
     V2_ARRAY_KEY,
@@ -44,6 +43,8 @@ from zarrox.nodes.node import (
     normalize_path,
     write_node,
 )
+from zarrox.nodes.place import prepare_node_path
+from zarrox.nodes.sharding import sharding_codecs
 from zarrox.storage import Store, resolve_store
 from zarrox.transfer import copy_values
 

@@ -16,20 +16,11 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from zarrox.array import Array, register_view
+from zarrox.array import Array
+from zarrox.array_dask import dask_array, dask_array_module, dask_tokenize
 from zarrox.transfer import write_grid
 
 __all__ = ["from_zarr", "to_zarr"]
-
-
-def _dask_array() -> Any:
-    try:
-        import dask.array as da
-    except ImportError:
-        raise ImportError("zarrox.dask needs dask: pip install 'dask[array]'") from None
-    return da
 
 
 def from_zarr(
@@ -46,11 +37,10 @@ def from_zarr(
     ``kwargs`` go to :func:`zarrox.open_array`. The name is a token of the array (store,
     path, metadata) and the arguments, so opening the same array twice gives the same
     graph keys, and a metadata change new ones."""
-    from dask.base import tokenize
-
+    dask_tokenize()  # dask must be installed before anything is opened
+    dask_array_module()
     from zarrox.api import open_array
 
-    da = _dask_array()
     if isinstance(url, Array):
         z = url
     else:
@@ -59,35 +49,15 @@ def from_zarr(
         if storage_options:
             open_kwargs["storage_options"] = storage_options
         z = open_array(url, path=component, **open_kwargs)
-    source: Any = z
-    if getattr(z, "_rectilinear", None) is not None and z._sharding_config() is None:
-        # A rectilinear grid has no chunk shape (``chunks`` raises, as in zarr-python 3.4):
-        # dask is given its chunks per dimension, as dask itself writes them.
-        source = _PerDimensionChunks(z)
-        chunks = z.read_chunk_sizes if chunks is None else chunks
-    elif chunks is None:
-        chunks = z.chunks
-    if name is None:
-        name = "from-zarrox-" + tokenize(z, component, storage_options, chunks, **kwargs)
-    meta = np.empty((0,) * z.ndim, dtype=z.dtype)
-    return da.from_array(
-        source, chunks, name=name, inline_array=inline_array, meta=meta, lock=False
+    return dask_array(
+        z,
+        component,
+        storage_options,
+        chunks=chunks,
+        name=name,
+        inline_array=inline_array,
+        **kwargs,
     )
-
-
-class _PerDimensionChunks:
-    """An array whose ``chunks`` are per-dimension chunk sizes (dask's form), reading
-    through the zarrox array it wraps."""
-
-    def __init__(self, array: Any) -> None:
-        self.array = array
-        self.shape = array.shape
-        self.dtype = array.dtype
-        self.ndim = array.ndim
-        self.chunks = array.read_chunk_sizes
-
-    def __getitem__(self, selection: Any) -> Any:
-        return self.array[selection]
 
 
 def _aligned(chunks: Sequence[Sequence[int]], grid: Sequence[int], shape: Sequence[int]) -> bool:
@@ -115,9 +85,6 @@ def _regular_chunks(chunks: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-register_view("dask", from_zarr)
-
-
 def to_zarr(
     arr: Any,
     url: Any,
@@ -140,7 +107,7 @@ def to_zarr(
     """
     from zarrox.api import create_array, open_array
 
-    da = _dask_array()
+    da = dask_array_module()
     if not isinstance(arr, da.Array):
         arr = da.asarray(arr)
     if any(math.isnan(s) for s in arr.shape):

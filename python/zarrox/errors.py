@@ -16,7 +16,9 @@ import gzip
 import lzma
 import re
 import zlib
-from typing import Any
+from typing import Any, TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 def _zarr_errors() -> Any:
@@ -253,6 +255,33 @@ class WriteConflictError(StoreError):
 class ReadOnlyError(ZarroxError, PermissionError, ValueError):
     """A write was attempted on a node opened read-only. Also a ValueError, which is
     what zarr-python raises then."""
+
+
+# --------------------------------------------------------------------------------------------
+# which node an error names: attached where it is raised, never read back from its message
+# --------------------------------------------------------------------------------------------
+
+
+def naming_node(error: E, path: str) -> E:
+    """``error``, recorded as one whose message already names the node at ``path``: the code
+    raising it put the node there (a parser given the node's path, the Rust core naming the
+    array it opened), so callers further out do not name it again (:func:`in_node`). The
+    innermost record stands: code further out that passes the error on does not change it."""
+    if not hasattr(error, "zarrox_node"):
+        error.zarrox_node = path  # type: ignore[attr-defined]
+    return error
+
+
+def names_node(error: BaseException, path: str) -> bool:
+    """Whether ``error`` was recorded (:func:`naming_node`) as naming the node at ``path``."""
+    return getattr(error, "zarrox_node", None) == path
+
+
+def in_node(error: E, kind: str, path: str) -> E:
+    """An error of ``error``'s type whose message begins with the node it happened at
+    (``kind 'path': ``), recorded as naming it; for an error that does not name it already
+    (:func:`names_node`)."""
+    return naming_node(type(error)(f"{kind} '{path}': {error}"), path)
 
 
 __all__ = [

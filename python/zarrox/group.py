@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from zarrox.array import Array
+from zarrox.array import Array, AsyncArray
+from zarrox.async_node import AsyncNode, run
 from zarrox.attributes import Attributes
 from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from zarrox.metadata import GroupMetadataV3
@@ -20,15 +22,9 @@ from zarrox.metadata.consolidated import (
     zmetadata_entries,
 )
 from zarrox.nodes import create as creation
-from zarrox.nodes.create import (
-    GroupPlan,
-    array_to_save,
-    group_to_open,
-    like_arguments,
-    new_group,
-    write_hierarchy,
-)
+from zarrox.nodes.create import array_to_save, group_to_open, new_group
 from zarrox.nodes.discover import child_names, node_exists, read_node
+from zarrox.nodes.like import like_arguments
 from zarrox.nodes.node import (
     GroupMetadata,
     Node,
@@ -42,6 +38,8 @@ from zarrox.nodes.node import (
     write_node,
 )
 from zarrox.nodes.node import zarr_format as format_of
+from zarrox.nodes.plans import GroupPlan
+from zarrox.nodes.write_hierarchy import write_hierarchy
 from zarrox.storage import Store, resolve_store
 
 #: node metadata of a group's descendants by path relative to it, from consolidated metadata
@@ -546,3 +544,178 @@ def consolidate_metadata(
         entries = zmetadata_entries({"": meta, **nodes})  # type: ignore[dict-item]
         store.set(join(path, ZMETADATA_KEY), dumps_zmetadata(build_zmetadata(entries, path=path)))
     return Group._make(group_to_open(store, path=path, mode="r+", use_consolidated=True))
+
+
+def wrap(value: Any) -> Any:
+    """Arrays and groups as their asynchronous counterparts; anything else as it is."""
+    if isinstance(value, Array):
+        return AsyncArray(value)
+    if isinstance(value, Group):
+        return AsyncGroup(value)
+    return value
+
+
+def _open_group(*args: Any, **kwargs: Any) -> Group:
+    """``zarrox.open_group``: the group opened (see :func:`zarrox.nodes.create.group_to_open`)."""
+    return Group._make(creation.group_to_open(*args, **kwargs))
+
+
+def _create_group(*args: Any, **kwargs: Any) -> Group:
+    """``zarrox.create_group``: the group created (see :func:`zarrox.nodes.create.new_group`)."""
+    return Group._make(creation.new_group(*args, **kwargs))
+
+
+class AsyncGroup(AsyncNode):
+    """A group whose member lookups and changes are awaited (zarr-python's ``AsyncGroup``);
+    members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`."""
+
+    _kind = Group
+    _sync: Group
+
+    @classmethod
+    async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncGroup:
+        return AsyncGroup(await run(_open_group, store, zarr_format=zarr_format, **kwargs))
+
+    @classmethod
+    async def from_store(
+        cls,
+        store: Any,
+        *,
+        attributes: dict[str, Any] | None = None,
+        zarr_format: int = 3,
+        overwrite: bool = False,
+    ) -> AsyncGroup:
+        return AsyncGroup(
+            await run(
+                _create_group,
+                store,
+                attributes=attributes,
+                zarr_format=zarr_format,
+                overwrite=overwrite,
+            )
+        )
+
+    def __repr__(self) -> str:
+        return f"<zarrox.AsyncGroup {self._sync.store_path}>"
+
+    # -- members -------------------------------------------------------------------------
+    async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
+        return wrap(await asyncio.to_thread(self._sync.__getitem__, key))  # type: ignore[no-any-return]
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return await self.getitem(key)
+        except KeyError:
+            return default
+
+    async def setitem(self, key: str, value: Any) -> None:
+        await asyncio.to_thread(self._sync.__setitem__, key, value)
+
+    async def delitem(self, key: str) -> None:
+        await asyncio.to_thread(self._sync.__delitem__, key)
+
+    async def contains(self, key: str) -> bool:
+        return await asyncio.to_thread(self._sync.__contains__, key)
+
+    async def nmembers(self, max_depth: int | None = 0) -> int:
+        return await run(self._sync.nmembers, max_depth)
+
+    async def members(
+        self, max_depth: int | None = 0
+    ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        for name, node in await run(self._sync.members, max_depth):
+            yield name, wrap(node)
+
+    async def keys(self) -> AsyncIterator[str]:
+        for name in await run(self._sync.keys):
+            yield name
+
+    async def array_keys(self) -> AsyncIterator[str]:
+        for name in await run(self._sync.array_keys):
+            yield name
+
+    async def group_keys(self) -> AsyncIterator[str]:
+        for name in await run(self._sync.group_keys):
+            yield name
+
+    async def arrays(self) -> AsyncIterator[tuple[str, AsyncArray]]:
+        for name, node in await run(self._sync.arrays):
+            yield name, AsyncArray(node)
+
+    async def groups(self) -> AsyncIterator[tuple[str, AsyncGroup]]:
+        for name, node in await run(self._sync.groups):
+            yield name, AsyncGroup(node)
+
+    async def array_values(self) -> AsyncIterator[AsyncArray]:
+        async for _, node in self.arrays():
+            yield node
+
+    async def group_values(self) -> AsyncIterator[AsyncGroup]:
+        async for _, node in self.groups():
+            yield node
+
+    # -- creating ------------------------------------------------------------------------
+    async def create_array(self, name: str, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.create_array, name, **kwargs))
+
+    async def create_dataset(self, name: str, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.create_dataset, name, **kwargs))
+
+    async def require_array(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.require_array, name, shape=shape, **kwargs))
+
+    async def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
+        return await self.require_array(name, shape=shape, **kwargs)
+
+    async def create_group(self, name: str, **kwargs: Any) -> AsyncGroup:
+        return AsyncGroup(await run(self._sync.create_group, name, **kwargs))
+
+    async def require_group(self, name: str, **kwargs: Any) -> AsyncGroup:
+        return AsyncGroup(await run(self._sync.require_group, name, **kwargs))
+
+    async def require_groups(self, *names: str) -> tuple[AsyncGroup, ...]:
+        return tuple(await asyncio.gather(*(self.require_group(n) for n in names)))
+
+    async def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.zeros, name=name, shape=shape, **kwargs))
+
+    async def ones(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.ones, name=name, shape=shape, **kwargs))
+
+    async def empty(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.empty, name=name, shape=shape, **kwargs))
+
+    async def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(
+            await run(self._sync.full, name=name, shape=shape, fill_value=fill_value, **kwargs)
+        )
+
+    async def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.zeros_like, name=name, data=data, **kwargs))
+
+    async def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.ones_like, name=name, data=data, **kwargs))
+
+    async def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.empty_like, name=name, data=data, **kwargs))
+
+    async def full_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
+        return AsyncArray(await run(self._sync.full_like, name=name, data=data, **kwargs))
+
+    async def create_hierarchy(
+        self, nodes: Mapping[str, Any], *, overwrite: bool = False
+    ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        created = await run(lambda: list(self._sync.create_hierarchy(nodes, overwrite=overwrite)))
+        for path, node in created:
+            yield path, wrap(node)
+
+    # -- changing and inspecting ---------------------------------------------------------
+    async def update_attributes(self, new_attributes: dict[str, Any]) -> AsyncGroup:
+        await run(self._sync.update_attributes, new_attributes)
+        return self
+
+    async def info_complete(self) -> Any:
+        return await run(self._sync.info_complete)
+
+    async def tree(self, expand: bool | None = None, level: int | None = None) -> Any:
+        return await run(self._sync.tree, expand=expand, level=level)

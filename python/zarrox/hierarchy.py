@@ -17,9 +17,11 @@ from zarrox.errors import CopyError
 from zarrox.group import Group, make_node
 from zarrox.metadata import GroupMetadataV3
 from zarrox.metadata.v2 import GroupMetadataV2
-from zarrox.nodes.create import array_from, new_group, prepare_node_path, write_hierarchy
+from zarrox.nodes.create import array_from, new_group
 from zarrox.nodes.discover import read_node
 from zarrox.nodes.node import NodeMetadata, join, normalize_path
+from zarrox.nodes.place import prepare_node_path
+from zarrox.nodes.write_hierarchy import write_hierarchy
 from zarrox.storage import resolve_store
 from zarrox.transfer import copy_values
 

@@ -58,7 +58,13 @@ from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
-from zarrox.storage import ObjectStore, ObstoreStore, PythonStore, Store, from_zarr_store
+from zarrox.storage import (
+    PythonZarrStore,
+    RustObjectStore,
+    RustObstoreStore,
+    Store,
+    from_zarr_store,
+)
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
 
 if TYPE_CHECKING:
@@ -266,10 +272,10 @@ def _make_kind(
     codec = _core.ChunkCodec(
         json.dumps(core["codecs"]), list(core["chunk_shape"]), json.dumps(data_type), fill
     )
-    if var is None and dtype.itemsize != _itemsize(data_type):
+    size = _core.data_type_size(json.dumps(data_type))
+    if var is None and dtype.itemsize != size:
         raise UnsupportedError(
-            f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has "
-            f"{_itemsize(data_type)}"
+            f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has {size}"
         )
     kind = _ChunkKind(codec, np.dtype(dtype), var, pickle)
     if var is None and pickle is None:
@@ -277,32 +283,6 @@ def _make_kind(
         if reversed_codec is not None:
             kind.fortran = _ChunkKind(reversed_codec, kind.dtype, None)
     return kind
-
-
-_CORE_SIZES = {
-    "bool": 1,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "float16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-    "complex64": 8,
-    "complex128": 16,
-}
-
-
-def _itemsize(data_type: Any) -> int:
-    if isinstance(data_type, dict):
-        return int(data_type["size"])
-    if data_type in _CORE_SIZES:
-        return _CORE_SIZES[data_type]
-    return int(str(data_type)[1:]) // 8  # r<N>
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,7 +378,7 @@ def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
         if getattr(item[0], "store", None) is not store:
             return None
     adapted = from_zarr_store(store)
-    if isinstance(adapted, PythonStore) or adapted._in_python:
+    if isinstance(adapted, PythonZarrStore) or adapted._in_python:
         # (a zarrox store served from Python, handed to zarr-python: its as_zarr_store() view)
         return None
     return store, adapted
@@ -412,7 +392,7 @@ def _as_its_errors(store: Store) -> Iterator[None]:
     try:
         yield
     except StoreError as e:
-        if not isinstance(store, ObstoreStore):
+        if not isinstance(store, RustObstoreStore):
             raise
         raise _obstore_flavoured(e) from e
 
@@ -659,7 +639,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
-            if isinstance(store, (ObstoreStore, ObjectStore)):
+            if isinstance(store, (RustObstoreStore, RustObjectStore)):
                 nbytes = None  # network I/O: on a thread, so that batches overlap
             with _as_its_errors(store):
                 if kind.var is not None:
@@ -823,7 +803,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             with _as_its_errors(store):
                 await _run_blocking(
                     None
-                    if isinstance(store, (ObstoreStore, ObjectStore))
+                    if isinstance(store, (RustObstoreStore, RustObjectStore))
                     else len(items) * kind.nbytes,
                     kind.codec.write,
                     store.handle,

@@ -16,19 +16,13 @@ from zarrox.array import Array
 from zarrox.errors import ArrayNotFoundError, NodeNotFoundError, SpecError
 from zarrox.group import Group, consolidate_metadata
 from zarrox.nodes import create as creation
-from zarrox.nodes.create import (
-    Mode,
-    apply_mode,
-    check_mode,
-    guess_chunks,
-    is_ndarray_like,
-    like_arguments,
-    normalize_chunks,
-    shape_and_chunks,
-    zarr_format_arg,
-)
+from zarrox.nodes.chunks import guess_chunks, normalize_chunks
+from zarrox.nodes.create import is_ndarray_like
 from zarrox.nodes.discover import read_node
+from zarrox.nodes.like import like_arguments, shape_and_chunks
+from zarrox.nodes.modes import Mode, apply_mode, check_mode, zarr_format_arg
 from zarrox.nodes.node import is_array, join, normalize_path
+from zarrox.nodes.plans import ArrayPlan
 from zarrox.storage import resolve_store
 from zarrox.tensorstore_spec import ArrayView, Spec, is_spec, open_spec
 
@@ -88,7 +82,7 @@ def _front(name: str, build: Callable[P, Plan], make: Callable[[Plan], Node]) ->
     return front
 
 
-def _saved(plan: creation.ArrayPlan) -> None:
+def _saved(plan: ArrayPlan) -> None:
     """save_array answers nothing: the array is made (written) and dropped."""
     Array._make(plan)
 

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, UnsupportedError, naming_node
 from zarrox.metadata._checks import copy_json, document_where, stored_chunk_sizes
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
@@ -404,9 +404,12 @@ class ArrayMetadataV2:
             codec = core_codec(f, where, f"filters[{i}]")
             if f.get("id") in ARRAY_FILTER_IDS:
                 if after_bytes:
-                    raise UnsupportedError(
-                        f"{_ZARRAY}filter {f.get('id')!r} works on values but "
-                        f"follows a filter that works on bytes"
+                    raise naming_node(
+                        UnsupportedError(
+                            f"{_ZARRAY}filter {f.get('id')!r} works on values but "
+                            f"follows a filter that works on bytes"
+                        ),
+                        "",  # the message names the node as '' (_ZARRAY)
                     )
                 values_order = filter_byte_order(codec, values_order, i)
                 codecs.append(codec)
@@ -443,10 +446,13 @@ class ArrayMetadataV2:
         elif self.compressor is None and filters[-1].get("id") == "pickle":
             codec, before = filters[-1], filters[:-1]
         else:
-            raise UnsupportedError(
-                f"{_ZARRAY}the pickle codec is supported as the compressor or "
-                f"the last filter, not before {[f.get('id') for f in filters]!r} and "
-                f"compressor {self.compressor!r}"
+            raise naming_node(
+                UnsupportedError(
+                    f"{_ZARRAY}the pickle codec is supported as the compressor or "
+                    f"the last filter, not before {[f.get('id') for f in filters]!r} and "
+                    f"compressor {self.compressor!r}"
+                ),
+                "",  # the message names the node as '' (_ZARRAY)
             )
         before_ids = [f.get("id") for f in before]
         if not self.dtype.hasobject and not before_ids:
@@ -454,10 +460,13 @@ class ArrayMetadataV2:
         elif self.dtype.hasobject and before_ids in (["vlen-utf8"], ["vlen-bytes"]):
             pickles = "bytearray"
         else:
-            raise UnsupportedError(
-                f"{_ZARRAY}the pickle codec is supported after no filter, or "
-                f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
-                f"{self.dtype} array has filters {before_ids!r} before it"
+            raise naming_node(
+                UnsupportedError(
+                    f"{_ZARRAY}the pickle codec is supported after no filter, or "
+                    f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
+                    f"{self.dtype} array has filters {before_ids!r} before it"
+                ),
+                "",  # the message names the node as '' (_ZARRAY)
             )
         protocol = codec.get("protocol", pickle.HIGHEST_PROTOCOL)
         return PickleStage(int(protocol), pickles, self.dtype, self.chunks, self.order)
@@ -475,9 +484,12 @@ class ArrayMetadataV2:
             if f.get("id") in kinds:
                 return i, kinds[str(f["id"])]
         ids = [f.get("id") for f in self.filters or []]
-        raise UnsupportedError(
-            f"{_ZARRAY}object arrays are supported with the vlen-utf8 or "
-            f"vlen-bytes codec, this one has filters {ids}"
+        raise naming_node(
+            UnsupportedError(
+                f"{_ZARRAY}object arrays are supported with the vlen-utf8 or "
+                f"vlen-bytes codec, this one has filters {ids}"
+            ),
+            "",  # the message names the node as '' (_ZARRAY)
         )
 
     def _object_core_json(self) -> dict[str, Any]:
@@ -486,9 +498,12 @@ class ArrayMetadataV2:
         pos, data_type = self._vlen_filter()
         filters = self.filters or []
         if pos > 0:
-            raise UnsupportedError(
-                f"{_ZARRAY}filters before {filters[pos]['id']!r} in an object "
-                "array are not supported"
+            raise naming_node(
+                UnsupportedError(
+                    f"{_ZARRAY}filters before {filters[pos]['id']!r} in an object "
+                    "array are not supported"
+                ),
+                "",  # the message names the node as '' (_ZARRAY)
             )
         codecs: list[dict[str, Any]] = []
         if self.order == "F" and self.ndim > 1:

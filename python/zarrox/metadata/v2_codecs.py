@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from zarrox import _core
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import MetadataError, UnsupportedError, naming_node
 from zarrox.metadata._checks import copy_json, document_where, is_text, json_scalar
 from zarrox.metadata.codecs import CODEC_REGISTRY
 
@@ -82,10 +82,13 @@ def filter_byte_order(codec: Mapping[str, Any], values_order: str, i: int) -> st
     in_order = byte_order(np.dtype(config[members[0]]))
     if "|" not in (in_order, values_order) and in_order != values_order:
         got = "big" if values_order == ">" else "little"
-        raise UnsupportedError(
-            f"{_ZARRAY}filters[{i}]: {members[0]} {config[members[0]]!r} has "
-            f"the other byte order than the values it gets ({got}-endian); numcodecs would "
-            "reinterpret their bytes: give the filter the array's byte order"
+        raise naming_node(
+            UnsupportedError(
+                f"{_ZARRAY}filters[{i}]: {members[0]} {config[members[0]]!r} has "
+                f"the other byte order than the values it gets ({got}-endian); numcodecs would "
+                "reinterpret their bytes: give the filter the array's byte order"
+            ),
+            "",  # the message names the node as '' (_ZARRAY)
         )
     return byte_order(np.dtype(config[members[1]]))
 

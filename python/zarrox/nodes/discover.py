@@ -15,7 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from zarrox.errors import MetadataError, UnsupportedError
+from zarrox.errors import (
+    MetadataError,
+    UnsupportedError,
+    in_node,
+    names_node,
+    naming_node,
+)
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, draft_v3, parse_node
 from zarrox.metadata._checks import parse_json
 from zarrox.metadata.consolidated import (
@@ -70,7 +76,18 @@ class Found:
     rel: str = ""
 
     def parse(self) -> NodeMetadata:
-        """The node's metadata, made by its format's parser."""
+        """The node's metadata, made by its format's parser. The parsers of v3, v2 and v1
+        documents are given the node's path and name it in their errors (a draft node's
+        errors name the hierarchy's documents)."""
+        if self.format == "draft":
+            return self._parse_draft()
+        try:
+            return self._parse_at_path()
+        except (MetadataError, UnsupportedError) as e:
+            naming_node(e, self.path)
+            raise
+
+    def _parse_at_path(self) -> NodeMetadata:
         path = self.path
         if self.format == "v3":
             return parse_node(self.document, path=path)
@@ -92,6 +109,9 @@ class Found:
                 else loads_v1(self.attributes, key=V1_ATTRS_KEY, path=path),
                 path=path,
             )
+        raise AssertionError(self.format)
+
+    def _parse_draft(self) -> NodeMetadata:
         assert self.hierarchy is not None
         if self.document is None:
             return draft_v3.implicit_group(self.hierarchy, self.rel)
@@ -105,9 +125,13 @@ def read_document(store: Store, path: str) -> dict[str, Any] | None:
     raw = store.get(node_key(path, METADATA_KEY))
     if raw is None:
         return None
-    doc = parse_json(raw, f"zarr.json at '{path}': ")
+    try:
+        doc = parse_json(raw, f"zarr.json at '{path}': ")
+    except MetadataError as e:
+        naming_node(e, path)  # its message begins with where it was given
+        raise
     if not isinstance(doc, dict):
-        raise MetadataError(f"zarr.json at '{path}': must be a JSON object")
+        raise naming_node(MetadataError(f"zarr.json at '{path}': must be a JSON object"), path)
     return doc
 
 
@@ -146,9 +170,9 @@ def read_node(store: Store, path: str, zarr_format: int | None = None) -> NodeMe
         found = discover(store, path, zarr_format)
         return None if found is None else found.parse()
     except (MetadataError, UnsupportedError) as e:
-        if f"'{path}'" in str(e):
+        if names_node(e, path):
             raise
-        raise type(e)(f"node '{path}': {e}") from None
+        raise in_node(e, "node", path) from None
 
 
 def node_exists(store: Store, path: str) -> bool:

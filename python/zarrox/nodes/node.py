@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from zarrox._core import get_conditional_writes
-from zarrox.errors import MetadataError, UnsupportedError, WriteConflictError
+from zarrox.errors import (
+    MetadataError,
+    UnsupportedError,
+    WriteConflictError,
+    names_node,
+    naming_node,
+)
 from zarrox.metadata import ArrayMetadataV3, GroupMetadataV3, dumps
 from zarrox.metadata._checks import parse_json
 from zarrox.metadata.draft_v3 import DraftArrayMetadata, DraftGroupMetadata
@@ -103,9 +109,9 @@ def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     try:
         _write_node(store, path, meta)
     except MetadataError as e:
-        if f"'{path}'" in str(e):
+        if names_node(e, path):
             raise
-        raise MetadataError(f"node '{path}': {e}") from None
+        raise naming_node(MetadataError(f"node '{path}': {e}"), path) from None
 
 
 def update_node(
@@ -139,9 +145,9 @@ def update_node(
         try:
             documents = _documents(fresh)
         except MetadataError as e:
-            if f"'{path}'" in str(e):
+            if names_node(e, path):
                 raise
-            raise MetadataError(f"node '{path}': {e}") from None
+            raise naming_node(MetadataError(f"node '{path}': {e}"), path) from None
         committed = True
         for key, (raw, generation), new in zip(keys, read, documents, strict=True):
             if raw == new:

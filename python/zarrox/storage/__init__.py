@@ -6,6 +6,15 @@ on object stores. A zarr-python store object that has no Rust equivalent (its
 ``ZipStore``, ``FsspecStore``, ``MemoryStore``, wrappers) is served from Python: the engine
 hands out its requests in rounds (:mod:`zarrox.storage.bridge`).
 
+A store's name says who does its I/O: ``Rust...`` stores are read and written by the engine
+(:class:`RustObjectStore` over a URL, :class:`RustObstoreStore` over an obstore S3, GCS,
+Azure or HTTP store object), ``Python...`` stores by Python serving the engine's requests
+(:class:`PythonServedStore`, the base of :class:`PythonObstoreStore` over an obstore store
+only its own extension reaches and :class:`PythonZarrStore` over a zarr-python store).
+The older names stay importable: ``ObjectStore`` (``RustObjectStore``; given an obstore store
+object it answers a ``RustObstoreStore`` or ``PythonObstoreStore``), ``ObstoreStore``,
+``ObstorePythonStore``, ``PythonStore`` and ``ServedStore``.
+
 :func:`resolve_store` turns what a user passes (a path, a URL, a store object) into a store.
 Every store pickles: a URL and the options given (never credentials read from the
 environment), a memory store's contents, a zarr-python store object itself.
@@ -346,7 +355,7 @@ def _byte_range(value: Any, arg: Any) -> Any:
     return value[start:] if length is None else value[start : start + int(length)]
 
 
-class ServedStore(Store):
+class PythonServedStore(Store):
     """A store whose keys Python reads and writes (``_answer``), serving the engine's
     requests: the base of stores over a Python mapping or an obstore object that Rust
     cannot reach."""
@@ -395,7 +404,7 @@ class ServedStore(Store):
         return _split_listing(prefix, self.list_prefix(prefix))
 
 
-class DictMemoryStore(ServedStore, MemoryStore):
+class DictMemoryStore(PythonServedStore, MemoryStore):
     """A memory store whose values live in a mapping the user holds (see
     :class:`MemoryStore`)."""
 
@@ -435,7 +444,7 @@ class DictMemoryStore(ServedStore, MemoryStore):
         return sorted(k for k in self.store_dict if k.startswith(prefix))
 
 
-class ObstorePythonStore(ServedStore):
+class PythonObstoreStore(PythonServedStore):
     """An obstore store whose state Rust cannot reach (``obstore.store.MemoryStore``,
     ``LocalStore``: they live in obstore's own extension), read and written through
     obstore's Python functions. It pickles as the obstore object does."""
@@ -446,10 +455,10 @@ class ObstorePythonStore(ServedStore):
         self.handle = StoreHandle.caller(_obstore_url(store))
 
     def __repr__(self) -> str:
-        return f"ObjectStore({self.obstore!r})"
+        return f"PythonObstoreStore({self.obstore!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ObstorePythonStore, (self.obstore,), {"read_only": self.read_only})
+        return (PythonObstoreStore, (self.obstore,), {"read_only": self.read_only})
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.read_only = state["read_only"]
@@ -534,7 +543,7 @@ class ZipStore(Store):
         return (ZipStore, (os.fspath(self.path), "r" if self.read_only else "a"))
 
 
-class ObjectStore(Store):
+class RustObjectStore(Store):
     """An object store: S3 or an S3-compatible endpoint (``s3://bucket/prefix``), Google
     Cloud Storage (``gs://``), Azure Blob Storage (``az://``, ``abfs://``) or a web server
     (``http(s)://``, read only), read and written by Rust with many requests in flight.
@@ -559,8 +568,8 @@ class ObjectStore(Store):
                 "carries its own configuration"
             )
         if type(store).__name__ in _RUST_OBSTORES:
-            return ObstoreStore(store, read_only=read_only)
-        return ObstorePythonStore(store, read_only=read_only)
+            return RustObstoreStore(store, read_only=read_only)
+        return PythonObstoreStore(store, read_only=read_only)
 
     def __init__(
         self,
@@ -583,7 +592,7 @@ class ObjectStore(Store):
         )
 
     def __repr__(self) -> str:
-        return f"ObjectStore({self._url!r})"
+        return f"RustObjectStore({self._url!r})"
 
     @property
     def url(self) -> str:
@@ -591,7 +600,7 @@ class ObjectStore(Store):
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, ObjectStore)
+            isinstance(other, RustObjectStore)
             and other._url == self._url
             and other.storage_options == self.storage_options
         )
@@ -603,8 +612,8 @@ class ObjectStore(Store):
         return (_object_store, (self._url, self.storage_options, self.read_only))
 
 
-def _object_store(url: str, storage_options: dict[str, Any], read_only: bool) -> ObjectStore:
-    return ObjectStore(url, storage_options, read_only=read_only)
+def _object_store(url: str, storage_options: dict[str, Any], read_only: bool) -> RustObjectStore:
+    return RustObjectStore(url, storage_options, read_only=read_only)
 
 
 #: obstore store classes whose configuration Rust takes over (pyo3-object_store); the
@@ -612,7 +621,7 @@ def _object_store(url: str, storage_options: dict[str, Any], read_only: bool) ->
 _RUST_OBSTORES = ("S3Store", "GCSStore", "AzureStore", "HTTPStore")
 
 
-class ObstoreStore(Store):
+class RustObstoreStore(Store):
     """An obstore store object (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``,
     ``HTTPStore``, as zarr-python's ``ObjectStore`` wraps them), read and written by Rust.
     It pickles as the obstore object does."""
@@ -623,10 +632,10 @@ class ObstoreStore(Store):
         self.handle = StoreHandle.obstore(store, _obstore_url(store))
 
     def __repr__(self) -> str:
-        return f"ObstoreStore({self.obstore!r})"
+        return f"RustObstoreStore({self.obstore!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ObstoreStore, (self.obstore,), {"read_only": self.read_only})
+        return (RustObstoreStore, (self.obstore,), {"read_only": self.read_only})
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.read_only = state["read_only"]
@@ -651,7 +660,7 @@ def _obstore_url(store: Any) -> str:
     return f"{base}/{prefix}" if prefix else base
 
 
-class PythonStore(ServedStore):
+class PythonZarrStore(PythonServedStore):
     """A zarr-python store object with no Rust equivalent (``ZipStore``, ``FsspecStore``,
     ``MemoryStore``, wrappers): metadata is read and written through its async methods,
     chunks through the engine's request rounds. It pickles as the wrapped store does."""
@@ -665,13 +674,13 @@ class PythonStore(ServedStore):
         self.answerer = Answerer(store, self.location)
 
     def __repr__(self) -> str:
-        return f"PythonStore({self.zarr_store!r})"
+        return f"PythonZarrStore({self.zarr_store!r})"
 
     def location(self, key: str = "") -> str:
         return f"{self.zarr_store!r}/{key}" if key else repr(self.zarr_store)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (PythonStore, (self.zarr_store,))
+        return (PythonZarrStore, (self.zarr_store,))
 
     def run(self, coro: Any) -> Any:
         """Run a coroutine of the wrapped store (on zarr-python's event loop), the store
@@ -798,10 +807,10 @@ def _adapt(store: Any) -> Store:
     if module == "zarr" and name == "ObjectStore":
         inner = store.store
         if type(inner).__name__ in _RUST_OBSTORES:
-            return ObstoreStore(inner, read_only=read_only)
+            return RustObstoreStore(inner, read_only=read_only)
         if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
             return LocalStore(inner.prefix, read_only=read_only)
-    return PythonStore(store)
+    return PythonZarrStore(store)
 
 
 def _read_only_twin(store: Store) -> Store:
@@ -828,7 +837,7 @@ def from_obstore(store: Any) -> Store:
     through obstore's functions."""
     if type(store).__name__ == "LocalStore":
         return LocalStore(store.prefix)
-    return ObjectStore(store)  # type: ignore[no-any-return]
+    return RustObjectStore(store)  # type: ignore[no-any-return]
 
 
 def _is_zarr_store(store: Any) -> bool:
@@ -896,7 +905,7 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
         text = text[len("file://") :]
     elif "://" in text:
         if _remote(text):
-            return ObjectStore(text, storage_options)
+            return RustObjectStore(text, storage_options)
         raise ValueError(
             f"unsupported store URL {text!r}: use a local path, file://, memory://, zip://, "
             "s3://, gs://, az://, abfs:// or http(s)://"
@@ -940,12 +949,27 @@ def _zarr_takes_zarrox_stores() -> None:
 
 _zarr_takes_zarrox_stores()
 
+#: The names these stores had before their names said who does the I/O (Rust, or Python
+#: serving the engine's requests); kept so that code written against them keeps working.
+ObjectStore = RustObjectStore
+ObstoreStore = RustObstoreStore
+ObstorePythonStore = PythonObstoreStore
+PythonStore = PythonZarrStore
+ServedStore = PythonServedStore
+
 __all__ = [
     "LocalStore",
     "MemoryStore",
     "ObjectStore",
+    "ObstorePythonStore",
     "ObstoreStore",
+    "PythonObstoreStore",
+    "PythonServedStore",
     "PythonStore",
+    "PythonZarrStore",
+    "RustObjectStore",
+    "RustObstoreStore",
+    "ServedStore",
     "Store",
     "ZipStore",
     "from_zarr_store",

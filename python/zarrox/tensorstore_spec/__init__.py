@@ -6,17 +6,19 @@ an index transform); ``Array.spec()`` gives the spec that reopens an array.
 Modules: :mod:`spec` (parsing a spec and the open options), :mod:`kvstore` (kvstores onto
 zarrox stores), :mod:`schema` and :mod:`chunk_layout` (schema constraints, chunk shape
 choice), :mod:`zarr3`/:mod:`zarr3_codecs`/:mod:`zarr2` (the drivers' metadata),
-:mod:`index_space` (domains, transforms, indexing), :mod:`view` (reading and writing through
-a transform, resizing), :mod:`driver` (open modes and context resources).
+:mod:`index_space` (domains, transforms, indexing), :mod:`of_array` (the spec of an array,
+``Array.spec()``), :mod:`view` (reading and writing through a transform, resizing),
+:mod:`driver` (open modes and context resources).
 """
 
-from zarrox.tensorstore_spec.driver import array_spec, is_spec, open_spec
+from zarrox.tensorstore_spec.driver import is_spec, open_spec
 from zarrox.tensorstore_spec.index_space import (
     DimExpression,
     IndexDomain,
     IndexTransform,
     d,
 )
+from zarrox.tensorstore_spec.of_array import array_spec
 from zarrox.tensorstore_spec.spec import Spec
 from zarrox.tensorstore_spec.units import Unit
 from zarrox.tensorstore_spec.view import ArrayView

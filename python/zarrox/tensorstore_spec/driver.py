@@ -32,14 +32,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from zarrox.array import Array, register_view
-from zarrox.errors import ArrayNotFoundError, ContainsArrayError, UnsupportedError
+from zarrox.errors import ArrayNotFoundError, ContainsArrayError
 from zarrox.tensorstore_spec import store_io, zarr2, zarr3
 from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
 from zarrox.tensorstore_spec.index_space import IndexTransform
-from zarrox.tensorstore_spec.kvstore import kvstore_of, open_kvstore
+from zarrox.tensorstore_spec.kvstore import open_kvstore
+from zarrox.tensorstore_spec.of_array import Settings, base_domain, parse_stored
 from zarrox.tensorstore_spec.spec import ParsedSpec, Spec, apply_options, parse_spec
-from zarrox.tensorstore_spec.view import ArrayView, Settings, _base_domain, cache_pool_of
+from zarrox.tensorstore_spec.view import ArrayView, cache_pool_of
 
 
 def _resolve_resource(parsed: ParsedSpec, key: str) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
                     f"cannot create the array: {store_io.metadata_key(path, driver)} already "
                     f"exists in {store!r}"
                 )
-            meta = store_io.parse_stored(driver, stored, path)
+            meta = parse_stored(driver, stored, path)
             if isinstance(meta, zarr3.Zarr3Metadata):
                 assert isinstance(constraints, zarr3.Zarr3Metadata)
                 zarr3.validate_metadata(meta, constraints)
@@ -171,25 +171,10 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         )
     return ArrayView(
         array,
-        transform or IndexTransform.identity(_base_domain(array)),
+        transform or IndexTransform.identity(base_domain(array)),
         settings=settings,
         document=doc,
     )
-
-
-def array_spec(array: Array, *, minimal_spec: bool = False) -> Spec:
-    """``Array.spec()``: a spec that reopens ``array`` (driver ``zarr3`` or ``zarr``)."""
-    if getattr(array.metadata, "rectilinear", None) is not None:
-        raise UnsupportedError(
-            f"the array at '{array.path}' has a rectilinear chunk grid, which TensorStore's "
-            "zarr3 driver does not describe"
-        )
-    driver, _ = store_io.document_of(array)
-    view = ArrayView(array, settings=Settings(driver, kvstore_of(array.store, array.path)))
-    return view.spec(minimal_spec=minimal_spec)
-
-
-register_view("spec", array_spec)
 
 
 def is_spec(value: object) -> bool:

@@ -9,17 +9,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrox.array import Array
-from zarrox.errors import ArrayNotFoundError, MetadataError
+from zarrox.errors import ArrayNotFoundError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import ArrayMetadataV2, loads_v2
 from zarrox.nodes import node as nodes
 from zarrox.nodes.node import V2_ATTRS_KEY, join
 from zarrox.storage import Store
 from zarrox.tensorstore_spec import zarr2, zarr3
-
-METADATA_KEYS = {"zarr3": "zarr.json", "zarr": ".zarray"}
-
-StoredMetadata = zarr3.Zarr3Metadata | zarr2.Zarr2Metadata
+from zarrox.tensorstore_spec.of_array import (
+    METADATA_KEYS,
+)
 
 
 def metadata_key(path: str, driver: str) -> str:
@@ -37,13 +36,6 @@ def read_document(store: Store, path: str, driver: str) -> dict[str, Any] | None
             f"{metadata_key(path, driver)}: the node is a {doc.get('node_type')!r}, not an array"
         )
     return doc
-
-
-def parse_stored(driver: str, doc: Mapping[str, Any], path: str) -> StoredMetadata:
-    where = METADATA_KEYS[driver] + (f" at {path!r}" if path else "")
-    if driver == "zarr3":
-        return zarr3.stored_metadata(doc, where)
-    return zarr2.stored_metadata(doc, where)
 
 
 def dumps(driver: str, doc: Mapping[str, Any]) -> bytes:
@@ -73,19 +65,6 @@ def make_array(
         meta = ArrayMetadataV2.from_json(doc, attrs, path=path)
     return Array(
         store, path, meta, read_only=read_only, config={"write_empty_chunks": write_empty_chunks}
-    )
-
-
-def document_of(array: Array) -> tuple[str, dict[str, Any]]:
-    """(driver, metadata document) of a zarrox array, as a spec's ``metadata``."""
-    meta = array.metadata
-    if isinstance(meta, ArrayMetadataV3):
-        return "zarr3", zarr3.spec_metadata_json(meta.to_json())
-    if isinstance(meta, ArrayMetadataV2):
-        return "zarr", meta.to_json()
-    raise MetadataError(
-        f"array '{array.path}' is stored in a legacy format: it has no TensorStore spec "
-        "(convert it with zarrox.convert)"
     )
 
 

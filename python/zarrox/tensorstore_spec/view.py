@@ -19,7 +19,7 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,27 +34,18 @@ from zarrox.errors import (
     ReadOnlyError,
     SpecMismatchError,
 )
-from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.tensorstore_spec import index_space, store_io, zarr2, zarr3
 from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform
-from zarrox.tensorstore_spec.kvstore import KvStore, kvstore_of
-from zarrox.tensorstore_spec.spec import ParsedSpec, Spec
-
-
-@dataclass
-class Settings:
-    """What a view keeps from the spec it was opened with."""
-
-    driver: str
-    kvstore: KvStore
-    recheck_cached_metadata: bool | str | float = "open"
-    recheck_cached_data: bool | str | float = True
-    threads: int | None = None
-    fill_missing_data_reads: bool = True
-    store_data_equal_to_fill_value: bool = False
-    assume_metadata: bool = False
-    resources: dict[str, Any] = field(default_factory=dict)
-    context: dict[str, Any] = field(default_factory=dict)
+from zarrox.tensorstore_spec.kvstore import kvstore_of
+from zarrox.tensorstore_spec.of_array import (
+    Settings,
+    StoredMetadata,
+    base_domain,
+    document_of,
+    parse_stored,
+    spec_of,
+)
+from zarrox.tensorstore_spec.spec import Spec
 
 
 def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int | None:
@@ -143,12 +134,12 @@ class ArrayView(index_space.TransformOps):
         _state: _State | None = None,
     ) -> None:
         if _state is None:
-            driver, doc = store_io.document_of(array)
+            driver, doc = document_of(array)
             settings = settings or Settings(driver, kvstore_of(array.store, array.path))
             _state = _State(array, document if document is not None else doc, settings)
         self._state = _state
         if transform is None:
-            transform = IndexTransform.identity(_base_domain(array))
+            transform = IndexTransform.identity(base_domain(array))
         if transform.output_rank != array.ndim:
             raise SpecMismatchError(
                 f"transform: has output rank {transform.output_rank}, the array has rank "
@@ -216,8 +207,8 @@ class ArrayView(index_space.TransformOps):
     def kvstore(self) -> dict[str, Any]:
         return self._state.settings.kvstore.to_json()
 
-    def _stored(self) -> store_io.StoredMetadata:
-        return store_io.parse_stored(self._state.settings.driver, self._state.doc, self.array.path)
+    def _stored(self) -> StoredMetadata:
+        return parse_stored(self._state.settings.driver, self._state.doc, self.array.path)
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -263,30 +254,13 @@ class ArrayView(index_space.TransformOps):
         """A spec that reopens this view: driver, kvstore, data type, the stored metadata
         (left out with ``minimal_spec``) and the transform. A memory store is kept (not
         written to the JSON), so that ``zarrox.open(view.spec())`` opens the same one."""
-        s = self._state.settings
-        parsed = ParsedSpec(driver=s.driver, kvstore=s.kvstore)
-        stored = self._stored()
-        name = (
-            zarr3.ts_dtype_name(stored)
-            if isinstance(stored, zarr3.Zarr3Metadata)
-            else zarr2.ts_dtype_name(stored)
+        return spec_of(
+            self._state.settings,
+            self._state.doc,
+            self._stored(),
+            self._transform,
+            minimal_spec=minimal_spec,
         )
-        parsed.schema.set_dtype(name, "")
-        if not minimal_spec:
-            doc = self._state.doc
-            parsed.metadata = (
-                zarr3.parse_metadata(zarr3.spec_metadata_json(doc))
-                if s.driver == "zarr3"
-                else zarr2.parse_metadata(doc)
-            )
-        parsed.transform = self._transform
-        parsed.recheck_cached_metadata = s.recheck_cached_metadata
-        parsed.recheck_cached_data = s.recheck_cached_data
-        parsed.fill_missing_data_reads = s.fill_missing_data_reads
-        parsed.store_data_equal_to_fill_value = s.store_data_equal_to_fill_value
-        parsed.resources = dict(s.resources)
-        parsed.context = dict(s.context)
-        return Spec._from_parsed(parsed)
 
     def __repr__(self) -> str:
         return (
@@ -445,15 +419,6 @@ class ArrayView(index_space.TransformOps):
             if hi is not None:
                 dims[k] = replace(dims[k], inclusive_max=int(hi) - 1)
         return self._with(IndexTransform(IndexDomain(dims), self._transform.output))
-
-
-def _base_domain(array: Array) -> IndexDomain:
-    if isinstance(array.metadata, ArrayMetadataV2):
-        return IndexDomain.from_shape(array.shape, implicit_upper=True)
-    names = [n or "" for n in (array.dimension_names or [None] * array.ndim)]
-    used = [n for n in names if n]
-    labels = names if len(set(used)) == len(used) else []
-    return IndexDomain.from_shape(array.shape, implicit_upper=True, labels=labels)
 
 
 # --------------------------------------------------------------------------------------------

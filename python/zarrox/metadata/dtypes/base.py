@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata.dtypes.v2_json import TypeStr, not_a_typestr
+from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = [
     "Category",

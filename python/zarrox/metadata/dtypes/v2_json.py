@@ -1,59 +1,19 @@
-"""v2 ``dtype`` JSON: the type-string grammar every data type's v2 parser shares (numpy's
-``dtype.str`` with an explicit byte order: ``"<f8"``, ``"|S12"``, ``"<M8[10s]"``, ``"|O"``),
-and the table of data type classes, each registered by :func:`v2_type`, that
-:func:`parse_v2_dtype` asks in turn. Which kinds, sizes and layouts are valid is each class's
-own rule (``DataType.check_v2_json`` / ``DataType.parse_v2_json``)."""
+"""v2 ``dtype`` JSON: the type-string grammar every data type's v2 parser shares
+(:mod:`typestr`, re-exported here), and the table of data type classes, each registered by
+:func:`v2_type`, that :func:`parse_v2_dtype` asks in turn. Which kinds, sizes and layouts
+are valid is each class's own rule (``DataType.check_v2_json`` / ``DataType.parse_v2_json``)."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from zarrox.errors import MetadataError
-
-if TYPE_CHECKING:
-    from zarrox.metadata.dtypes.base import DataType
+from zarrox.metadata.dtypes.base import DataType
+from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = ["TypeStr", "not_a_typestr", "parse_v2_dtype", "v2_json_class", "v2_type", "v2_types"]
-
-_TYPESTR_RE = re.compile(r"([<>|])([biufcmMSUVO])([0-9]*)(?:\[([0-9]*)([A-Za-zμ]+)\])?")
-
-
-@dataclass(frozen=True)
-class TypeStr:
-    """A type string's parts: ``order`` ``"<"``, ``">"`` or ``"|"``; ``kind`` numpy's kind
-    letter; ``size`` in bytes (None when absent); a time unit's ``scale`` digits and
-    ``unit`` (None when there is no ``[...]``)."""
-
-    text: str
-    order: str
-    kind: str
-    size: int | None
-    scale: str | None
-    unit: str | None
-
-    @classmethod
-    def match(cls, value: object) -> TypeStr | None:
-        """The parts of ``value``, or None if it is not a type string."""
-        if not isinstance(value, str):
-            return None
-        m = _TYPESTR_RE.fullmatch(value)
-        if m is None:
-            return None
-        order, kind, size, scale, unit = m.groups()
-        return cls(value, order, kind, int(size) if size else None, scale, unit)
-
-
-def not_a_typestr(value: str, where: str, label: str) -> MetadataError:
-    """The error for a string that is no type string."""
-    return MetadataError(
-        f"{where}{label}: {value!r} is not a numpy type string with an explicit byte order "
-        '(e.g. "<f8", ">i4", "|b1", "|S12", "<M8[ns]") or a list of fields'
-    )
-
 
 # --------------------------------------------------------------------------------------------
 # the classes with v2 forms

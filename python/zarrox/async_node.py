@@ -1,0 +1,76 @@
+"""What the awaitable forms of arrays and groups share (``AsyncArray`` in array.py,
+``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`): a synchronous call
+run in a worker thread (:func:`asyncio.to_thread`), so the event loop stays free while the
+Rust core reads, decodes, encodes and writes (it releases the GIL for the whole batch)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def unwrap(value: Any) -> Any:
+    """An awaitable node as its synchronous node; anything else as it is."""
+    if isinstance(value, AsyncNode):
+        return value._sync
+    return value
+
+
+async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``func(*args, **kwargs)`` in a worker thread, awaitable nodes among the arguments
+    passed as their synchronous nodes."""
+    args = tuple(unwrap(a) for a in args)
+    kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+    return await asyncio.to_thread(func, *args, **kwargs)
+
+
+class AsyncIndex:
+    """``async_array.oindex`` / ``.vindex``: awaitable ``getitem`` and ``setitem``."""
+
+    def __init__(self, index: Any) -> None:
+        self._index = index
+
+    async def getitem(self, selection: Any) -> Any:
+        return await asyncio.to_thread(self._index.__getitem__, selection)
+
+    async def setitem(self, selection: Any, value: Any) -> None:
+        await asyncio.to_thread(self._index.__setitem__, selection, value)
+
+
+class AsyncNode:
+    """An asynchronous view of a node: the properties that describe it are the synchronous
+    node's (no I/O); the methods that do I/O are the subclass's coroutines."""
+
+    _kind: type
+
+    def __init__(self, node: Any) -> None:
+        if not isinstance(node, self._kind):
+            raise TypeError(
+                f"{type(self).__name__} wraps a zarrox.{self._kind.__name__}, "
+                f"got {type(node).__name__}"
+            )
+        self._sync = node
+
+    @property
+    def sync(self) -> Any:
+        """The synchronous :class:`zarrox.Array` / :class:`zarrox.Group` of the same node."""
+        return self._sync
+
+    def __getattr__(self, name: str) -> Any:
+        # shape, dtype, chunks, attrs, metadata, path, name, store, store_path, read_only,
+        # compressors, info, ...: whatever describes the node
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = getattr(self._sync, name)
+        if callable(value):
+            raise AttributeError(
+                f"{type(self).__name__!r} has no method {name!r}; use its awaitable methods "
+                f"or the synchronous zarrox.{self._kind.__name__} (.sync)"
+            )
+        return value
+
+
+__all__ = ["AsyncIndex", "AsyncNode", "run", "unwrap"]
