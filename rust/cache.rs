@@ -327,6 +327,41 @@ pub fn chunk_recheck() -> Recheck {
     *crate::fork::lock(&RECHECK)
 }
 
+/// The most inner chunks a read of a shard reads ahead.
+pub const MAX_READ_AHEAD: usize = 64;
+
+/// Shards entries of the read-ahead history are kept for, at most.
+const READ_AHEAD_SHARDS: usize = 4096;
+
+/// Per shard, the last inner chunk a read reached (read ahead included) and
+/// the window it read ahead.
+static READ_AHEAD: Mutex<Option<(u32, HashMap<String, (usize, usize)>)>> = Mutex::new(None);
+
+/// How many inner chunks to read ahead after a read of inner chunks
+/// `first..=last` of the shard at `shard`: none, unless this read continues
+/// where the previous read of the shard ended; then one, and twice as many
+/// each time the scan goes on (at most [`MAX_READ_AHEAD`]). The read is
+/// noted as reaching `last` plus the window.
+pub fn read_ahead_window(shard: &str, first: usize, last: usize) -> usize {
+    let pid = std::process::id();
+    let mut state = crate::fork::lock(&READ_AHEAD);
+    let map = match &mut *state {
+        Some((p, map)) if *p == pid => map,
+        _ => &mut state.insert((pid, HashMap::new())).1,
+    };
+    let window = match map.get(shard) {
+        Some(&(end, previous)) if end.checked_add(1) == Some(first) => {
+            (previous * 2).clamp(1, MAX_READ_AHEAD)
+        }
+        _ => 0,
+    };
+    if map.len() >= READ_AHEAD_SHARDS && !map.contains_key(shard) {
+        map.clear();
+    }
+    map.insert(shard.to_string(), (last.saturating_add(window), window));
+    window
+}
+
 /// The data cache an array reads and writes through: a pool (the
 /// process's, or one of its own, as a TensorStore spec's `cache_pool` gives
 /// it) and when its chunks are checked (`None`: `cache.recheck`).
@@ -434,6 +469,11 @@ impl DataCache {
         });
     }
 
+    /// Whether the pool holds a chunk under `key` (neither used nor counted).
+    pub fn holds(&self, key: &str) -> bool {
+        self.pool.with(|c| c.peek(key).is_some())
+    }
+
     /// Forget the chunk at `key`.
     pub fn forget(&self, key: &str) {
         self.pool.with(|c| c.remove(key));
@@ -486,6 +526,32 @@ mod tests {
                 ..Stats::default()
             }
         );
+    }
+
+    #[test]
+    fn read_ahead_grows_along_a_scan_and_stops_when_it_jumps() {
+        let shard = "test://read-ahead";
+        assert_eq!(read_ahead_window(shard, 0, 0), 0, "a first read");
+        assert_eq!(read_ahead_window(shard, 1, 1), 1, "it goes on: one ahead");
+        assert_eq!(
+            read_ahead_window(shard, 3, 3),
+            2,
+            "after 1 and 2: two ahead"
+        );
+        assert_eq!(read_ahead_window(shard, 6, 6), 4);
+        assert_eq!(
+            read_ahead_window(shard, 40, 40),
+            0,
+            "a jump reads nothing ahead"
+        );
+        assert_eq!(read_ahead_window(shard, 41, 41), 1);
+        let mut window = 1;
+        let mut next = 43;
+        for _ in 0..10 {
+            window = read_ahead_window(shard, next, next);
+            next += window + 1;
+        }
+        assert_eq!(window, MAX_READ_AHEAD, "bounded");
     }
 
     #[test]

@@ -818,3 +818,39 @@ def test_a_shrinking_resize_leaves_nothing_of_its_chunks_in_the_cache(
         a.resize((64,))
         want = np.concatenate([data[:16], np.full(48, -1, "int32")])
         assert_identical(a[:], want, "grown back after a shrink")
+
+
+def test_s3_a_scan_reads_ahead_and_jumps_do_not(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy
+) -> None:
+    """With the cache on, a read that continues where the previous read of a shard ended
+    brings the inner chunks after it in the same request (one more, then twice as many
+    each time): a chunk-by-chunk scan makes a few requests per shard. Reads in the other
+    order never continue one another: one request per inner chunk plus one per shard, no
+    byte read ahead."""
+    opts = proxied_bucket.object_store_options()
+    url = proxied_bucket.url("ahead.zarr")
+    data = make_data("int32", SHAPE, seed=35)
+    create(url, data, storage_options=opts)
+    with cached("open"):
+        a = zarrox.open_array(url, path="a", mode="r", storage_options=opts)
+        s3_proxy.log(reset=True)
+        read_chunk_by_chunk(a, data, "a scan")
+        scan = chunk_requests(s3_proxy)
+        assert len(scan) <= 8 * N_SHARDS, f"{len(scan)} requests for {N_INNER} inner chunks"
+        s3_proxy.log(reset=True)
+        read_chunk_by_chunk(a, data, "the scan again: all cached")
+        assert chunk_requests(s3_proxy) == []
+    other = proxied_bucket.url("backwards.zarr")  # no index of it cached yet
+    create(other, data, storage_options=opts)
+    with cached("open"):
+        b = zarrox.open_array(other, path="a", mode="r", storage_options=opts)
+        s3_proxy.log(reset=True)
+        for region in reversed(list(inner_chunks())):
+            assert_identical(b[region], data[region], f"backwards: {region}")
+        jumps = chunk_requests(s3_proxy)
+        assert len(jumps) == N_INNER + N_SHARDS, len(jumps)
+        inner_bytes = 4 * CHUNKS[0] * CHUNKS[1]
+        ranges = [e for e in jumps if not str(e["range"]).startswith("bytes=-")]  # no index
+        assert len(ranges) == N_INNER
+        assert all(e["bytes"] == inner_bytes for e in ranges), [e["bytes"] for e in ranges][:8]

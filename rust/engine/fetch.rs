@@ -456,16 +456,25 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         if !empty.is_empty() {
             sink.emit(empty).await?;
         }
+        // Inner chunks read ahead into the cache, in the same requests.
+        let ahead = match (&caching, generation, fetching.batch) {
+            (Some((rc, shard)), Some(_), None) => read_ahead(rc, shard, &index, &direct),
+            _ => Vec::new(),
+        };
+        let ahead_at: std::collections::HashSet<usize> = ahead.iter().map(|(p, _)| *p).collect();
+        direct.extend(ahead.into_iter().map(|(p, rg)| (p, ChunkRegion::Empty, rg)));
         direct.sort_by_key(|(_, _, rg)| rg.start);
         let groups = coalesce(&direct, fetching.gap, fetching.batch);
         let batches = batches(&groups, fetching.batch);
         let direct = &direct;
+        let (ahead_at, caching) = (&ahead_at, &caching);
         // The inner chunks of `batch` as the fill value.
         let fill = |batch: &[Group]| {
             missing(
                 batch
                     .iter()
                     .flat_map(|g| &g.members)
+                    .filter(|&&k| !ahead_at.contains(&direct[k].0))
                     .map(|&k| (direct[k].0, direct[k].1.clone()))
                     .collect(),
                 None,
@@ -494,6 +503,19 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                             "shard truncated: inner chunk {pos} bytes {}..{} are missing",
                             rg.start, rg.end
                         )));
+                    }
+                    if ahead_at.contains(&pos) {
+                        // Kept encoded (a copy: a slice would keep the whole
+                        // buffer), decoded when it is read.
+                        if let (Some((rc, shard)), Some(g)) = (caching, generation) {
+                            let chunk = CachedChunk {
+                                data: ChunkData::Encoded(Bytes::copy_from_slice(&buffer[at..end])),
+                                checked: now,
+                                layout: 0,
+                            };
+                            rc.cache.remember(&inner_key(shard, pos), g.clone(), chunk);
+                        }
+                        continue;
                     }
                     let bytes = Some(buffer.slice(at..end));
                     pieces.push(piece(pos, r.clone(), bytes, note(pos, generation)));
@@ -541,6 +563,48 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         futures::future::try_join_all(reads).await?;
         Ok(true)
     })
+}
+
+/// Read-ahead stops at this many bytes of inner chunks per request.
+const READ_AHEAD_BYTES: u64 = 4 << 20;
+
+/// The inner chunks to read ahead, with the `needed` ones (sorted by
+/// nothing in particular), from a shard of an object store read through the
+/// cache: where this read continues the previous read of the shard in its
+/// index order, the inner chunks that follow it, twice as many as last time
+/// (up to [`crate::cache::MAX_READ_AHEAD`] and [`READ_AHEAD_BYTES`], and an
+/// eighth of the cache's budget), that are stored and not cached yet. A scan
+/// inner chunk after inner chunk then takes a few requests per shard instead
+/// of one per inner chunk; reads that jump about read nothing ahead.
+fn read_ahead(
+    rc: &ReadCache,
+    shard: &str,
+    index: &ShardIndex,
+    needed: &[(usize, ChunkRegion, Range<u64>)],
+) -> Vec<(usize, Range<u64>)> {
+    let (Some(first), Some(last)) = (
+        needed.iter().map(|n| n.0).min(),
+        needed.iter().map(|n| n.0).max(),
+    ) else {
+        return Vec::new();
+    };
+    let window = crate::cache::read_ahead_window(shard, first, last);
+    let limit = READ_AHEAD_BYTES.min(rc.cache.budget() as u64 / 8);
+    let mut bytes = 0u64;
+    let mut ahead = Vec::new();
+    for pos in last + 1..(last + 1 + window).min(index.len()) {
+        let Some(Some(rg)) = index.get(pos) else {
+            continue;
+        };
+        bytes += rg.end - rg.start;
+        if bytes > limit {
+            break;
+        }
+        if !rc.cache.holds(&inner_key(shard, pos)) {
+            ahead.push((pos, rg.clone()));
+        }
+    }
+    ahead
 }
 
 /// A cached inner chunk served: its data, the generation it is of, and
