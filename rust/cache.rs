@@ -335,7 +335,10 @@ const READ_AHEAD_SHARDS: usize = 4096;
 
 /// Per shard, the last inner chunk a read reached (read ahead included) and
 /// the window it read ahead.
-static READ_AHEAD: Mutex<Option<(u32, HashMap<String, (usize, usize)>)>> = Mutex::new(None);
+type ReadAheadHistory = HashMap<String, (usize, usize)>;
+
+/// The read-ahead history of this process (a forked child starts anew).
+static READ_AHEAD: Mutex<Option<(u32, ReadAheadHistory)>> = Mutex::new(None);
 
 /// How many inner chunks to read ahead after a read of inner chunks
 /// `first..=last` of the shard at `shard`: none, unless this read continues
