@@ -172,13 +172,16 @@ pub struct Written {
 /// Merge into the value under `key` and store the result: `merge` turns the
 /// old encoded value (`None`: missing) into the new one (`None`: all fill
 /// value, to delete). Conditional where [`conditional`] says, re-reading and
-/// merging again on conflict; `sleep` waits between attempts.
+/// merging again on conflict; `sleep` waits between attempts. `versioned`:
+/// an unconditional write asks the store for the generation it wrote (see
+/// [`store_chunk`]).
 pub async fn read_modify_write<M, MF, S, SF>(
     chain: &CodecChain,
     store: &dyn Store,
     key: &str,
     merge: M,
     sleep: S,
+    versioned: bool,
 ) -> Result<Written>
 where
     M: Fn(Option<Bytes>) -> MF,
@@ -189,7 +192,7 @@ where
     if !conditional(store, key).await? {
         let old = store.get(key).await?;
         let new = merge(old).await?;
-        return store_chunk(chain, store, key, new).await;
+        return store_chunk(chain, store, key, new, versioned).await;
     }
     let mut backoff = Backoff::new(key);
     loop {
@@ -245,18 +248,25 @@ async fn commit(
 
 /// Store a chunk's new bytes unconditionally; `None`: the chunk is all fill
 /// value and is deleted (or, where the store cannot delete, written as such
-/// if it exists).
+/// if it exists). With `versioned`, the generation written is asked for (a
+/// data cache keeps the chunk under it); without, it is not (a local file's
+/// `fstat` costs a tenth of a small chunk's write) and is unknown.
 pub async fn store_chunk(
     chain: &CodecChain,
     store: &dyn Store,
     key: &str,
     new: Option<Bytes>,
+    versioned: bool,
 ) -> Result<Written> {
     let generation = match &new {
-        Some(bytes) => {
+        Some(bytes) if versioned => {
             store
                 .set_if(key, bytes.clone(), &Generation::Unknown)
                 .await?
+        }
+        Some(bytes) => {
+            store.set(key, bytes.clone()).await?;
+            Some(Generation::Unknown)
         }
         None if store.supports_deletes() => {
             store.delete(key).await?;

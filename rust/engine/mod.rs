@@ -421,6 +421,8 @@ pub fn write_cached(
     cache: &DataCache,
 ) -> Result<()> {
     let memo = ScalarMemo::default();
+    // Writes ask for the generations they produce only for a cache to keep.
+    let versioned = cache.budget() > 0;
     // The data cache holds what each task wrote, or forgets the chunk when
     // the write failed.
     let settle = |chain: &CodecChain, task: &ChunkTask, written: Result<commit::Written>| {
@@ -448,11 +450,13 @@ pub fn write_cached(
                         &task.key,
                         merge,
                         commit::sleep_here,
+                        versioned,
                     ))
                     .and_then(|w| w)
                 } else {
                     encode_region(chain, region, None, value, write_empty, &memo).and_then(|new| {
-                        crate::store::now(store_chunk(chain, store, &task.key, new)).and_then(|w| w)
+                        crate::store::now(store_chunk(chain, store, &task.key, new, versioned))
+                            .and_then(|w| w)
                     })
                 };
                 settle(chain, task, written)
@@ -482,11 +486,12 @@ pub fn write_cached(
                             &task.key,
                             merge,
                             tokio::time::sleep,
+                            versioned,
                         )
                         .await
                     } else {
                         match merge(None).await {
-                            Ok(new) => store_chunk(chain, store, &task.key, new).await,
+                            Ok(new) => store_chunk(chain, store, &task.key, new, versioned).await,
                             Err(e) => Err(e),
                         }
                     };

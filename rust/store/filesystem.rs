@@ -187,19 +187,21 @@ impl FilesystemStore {
     }
 
     fn set_sync(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.write_sync(key, value, None).map(|_| ())
+        self.write_sync(key, value, None, false).map(|_| ())
     }
 
     /// Write `value` under `key` through a temporary file renamed over it;
     /// with `expected`, only if the key's generation is still that (checked
     /// and renamed under the directory's lock): the generation of the file
-    /// written (its identity: a rename keeps it), `None` when the condition
+    /// written (its identity: a rename keeps it; [`Generation::Unknown`]
+    /// unless `identify`, which costs an `fstat`), `None` when the condition
     /// failed.
     fn write_sync(
         &self,
         key: &str,
         value: &[u8],
         expected: Option<&Generation>,
+        identify: bool,
     ) -> Result<Option<Generation>> {
         let path = self.path(key)?;
         let dir = path.parent().unwrap_or(&self.root);
@@ -229,7 +231,11 @@ impl FilesystemStore {
             if self.fsync {
                 f.sync_all()?;
             }
-            f.metadata()
+            if identify {
+                f.metadata().map(|m| identity(&m))
+            } else {
+                Ok(Generation::Unknown)
+            }
         });
         let discard = |e: Error| {
             let _ = fs::remove_file(&tmp);
@@ -257,7 +263,7 @@ impl FilesystemStore {
                 .and_then(|d| d.sync_all())
                 .map_err(|e| io_error(e, "cannot sync directory", dir))?;
         }
-        Ok(Some(identity(&written)))
+        Ok(Some(written))
     }
 
     /// The value under `key` and its generation, from one opened file (the
@@ -694,7 +700,7 @@ impl Store for FilesystemStore {
         expected: &Generation,
     ) -> Result<Option<Generation>> {
         let condition = (*expected != Generation::Unknown).then_some(expected);
-        self.write_sync(key, &value, condition)
+        self.write_sync(key, &value, condition, true)
     }
 
     async fn generation(&self, key: &str) -> Result<Generation> {
