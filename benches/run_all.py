@@ -10,11 +10,11 @@ once, writes the reference copy with zarrox, then runs, each case in fresh worke
 * ``bench_indexing.py``'s chunk, element, strided and vindex reads (on the ``zstd`` and
   ``sharded`` datasets only);
 * the decode floor: zarrox's time to fetch and decode every stored chunk on all cores,
-  with nothing placed in an output (``a._handle.decode_stored_chunks()``), timed in the same
+  with nothing placed in an output (``_core.decode_stored_chunks(a._handle)``), timed in the same
   worker as a zarrox read-all, interleaved, like ``zarrox bench``;
 * the compression floor: zarrox's time to encode every chunk (inner chunk of a shard) again
   with its codecs on all cores, in a tight loop with nothing gathered, assembled or stored
-  (``a._handle.encode_floor(1)``), timed in the same worker as a zarrox write-all,
+  (``_core.encode_floor(a._handle, 1)``), timed in the same worker as a zarrox write-all,
   interleaved.
 
 Implementations: zarrox (its own API), zarr-python on zarrox's codec pipeline, zarr-python,
@@ -82,11 +82,12 @@ def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
     """zarrox read-all and the decode floor, interleaved, on one opened array; then zarrox
     write-all and the compression floor, interleaved."""
     import zarrox
+    from zarrox import _core
 
     src = np.load(args.src)
     a = zarrox.open_array(args.dataset, mode="r")
     brw.check_equal(a[...], src, "zarrox warm-up read")  # warms the page cache and zarrox
-    a._handle.decode_stored_chunks()
+    _core.decode_stored_chunks(a._handle)
     baseline = brw.reset_peak_rss()
     reads: list[float] = []
     floors: list[float] = []
@@ -98,7 +99,7 @@ def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
         brw.check_equal(out, src, f"zarrox read #{rep}")
         del out
         t0 = time.perf_counter()
-        n_chunks, decoded = a._handle.decode_stored_chunks()
+        n_chunks, decoded = _core.decode_stored_chunks(a._handle)
         floors.append(time.perf_counter() - t0)
     rss = brw.peak_rss_bytes() - baseline
     write = brw.make_impl("zarrox", brw.layout_from_args(args)).write
@@ -112,7 +113,7 @@ def run_floor_worker(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         write(out, src)
         took = time.perf_counter() - t0
-        _, encoded, seconds = a._handle.encode_floor(1)
+        _, encoded, seconds = _core.encode_floor(a._handle, 1)
         if rep:
             writes.append(took)
             encodes.extend(seconds)

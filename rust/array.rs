@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -18,7 +17,6 @@ use crate::engine::{self, ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, Result};
 use crate::grid::{ChunkGrid, ChunkKeyEncoding};
 use crate::indexing::{Plan, PlanKind, Selection};
-use crate::pool::{self, pool};
 use crate::store::{self, Store};
 
 /// The normalized array description the Python layer hands over.
@@ -276,7 +274,7 @@ impl ArrayCore {
     }
 
     /// The chain of the chunk at `coords`.
-    fn chain_of(&self, coords: &[u64]) -> Result<Arc<CodecChain>> {
+    pub(crate) fn chain_of(&self, coords: &[u64]) -> Result<Arc<CodecChain>> {
         Ok(self
             .own_chain(coords)?
             .unwrap_or_else(|| Arc::clone(&self.chain)))
@@ -290,7 +288,7 @@ impl ArrayCore {
         Ok(task)
     }
 
-    fn rust_store(&self) -> Result<&dyn Store> {
+    pub(crate) fn rust_store(&self) -> Result<&dyn Store> {
         match &self.store {
             StoreRef::Rust(s) => Ok(s.as_ref()),
             StoreRef::Caller(_) => Err(self.at()(Error::value(
@@ -505,81 +503,6 @@ impl ArrayCore {
     ) -> Result<Vec<Option<Bytes>>> {
         self.check_value(&value, out_shape)?;
         engine::encode(&self.chain, tasks, old, value, self.write_empty_chunks).map_err(self.at())
-    }
-
-    /// Fetch and decode every stored chunk on the pool (the inner chunks of
-    /// shards one by one) and hand each to `each` with the chain of the chunk
-    /// it came from (of the shard, for an inner chunk); the results in no
-    /// particular order.
-    fn map_stored_chunks<T: Send>(
-        &self,
-        each: impl Fn(&Arc<CodecChain>, Vec<u8>) -> Result<T> + Sync,
-    ) -> Result<Vec<T>> {
-        let store = self.rust_store()?;
-        let keys = self.stored_chunks()?;
-        let one = |(key, coords): &(String, Vec<u64>)| -> Result<Vec<T>> {
-            let at = |e: Error| e.context(format!("chunk '{key}'"));
-            let chain = self.chain_of(coords).map_err(at)?;
-            let Some(encoded) = store::block_on(store, store.get(key))?.map_err(at)? else {
-                return Ok(Vec::new());
-            };
-            match chain.sharding() {
-                None => {
-                    let decoded = chain.decode_stored(encoded).map_err(at)?;
-                    Ok(vec![each(&chain, decoded).map_err(at)?])
-                }
-                Some(sh) => {
-                    let index = sh.read_index(&encoded).map_err(at)?;
-                    index
-                        .par_iter()
-                        .flatten()
-                        .map(|r| {
-                            let bytes = encoded.slice(r.start as usize..r.end as usize);
-                            let decoded = sh.inner().decode_stored(bytes).map_err(at)?;
-                            each(&chain, decoded).map_err(at)
-                        })
-                        .collect()
-                }
-            }
-        };
-        let per_key: Vec<Vec<T>> =
-            pool::install(|| keys.par_iter().map(one).collect::<Result<_>>())??;
-        Ok(per_key.into_iter().flatten().collect())
-    }
-
-    /// The decode floor: fetch and decode every stored chunk on the pool with
-    /// no scattering into an output (the inner chunks of shards one by one).
-    /// Returns (chunks decoded, decoded bytes); read-all cannot be much faster.
-    pub fn decode_stored_chunks(&self) -> Result<(usize, usize)> {
-        let sizes = self.map_stored_chunks(|_, decoded| Ok(decoded.len()))?;
-        Ok((sizes.len(), sizes.iter().sum()))
-    }
-
-    /// The compression floor: every stored chunk (inner chunk of a shard)
-    /// decoded once, then encoded again with its chain on the pool `repeat`
-    /// times, nothing gathered, assembled or stored. Returns (chunks, encoded
-    /// bytes of one pass, seconds of each pass); write-all cannot be much
-    /// faster.
-    pub fn encode_floor(&self, repeat: usize) -> Result<(usize, usize, Vec<f64>)> {
-        let chunks = self.map_stored_chunks(|chain, decoded| Ok((Arc::clone(chain), decoded)))?;
-        let pool = pool()?;
-        let mut seconds = Vec::with_capacity(repeat);
-        let mut encoded = 0;
-        for _ in 0..repeat {
-            let start = std::time::Instant::now();
-            let sizes: Vec<usize> = pool.install(|| {
-                chunks
-                    .par_iter()
-                    .map(|(chain, decoded)| {
-                        let chain = chain.sharding().map_or(&**chain, |sh| sh.inner());
-                        chain.encode(decoded.clone()).map(|e| e.len())
-                    })
-                    .collect::<Result<_>>()
-            })?;
-            seconds.push(start.elapsed().as_secs_f64());
-            encoded = sizes.iter().sum();
-        }
-        Ok((chunks.len(), encoded, seconds))
     }
 
     /// The key prefix of this array's chunks (its node's path and a `/`).

@@ -9,6 +9,7 @@ pub mod codec;
 pub mod dtype;
 pub mod engine;
 pub mod error;
+pub mod floors;
 pub mod fork;
 pub mod grid;
 pub mod indexing;

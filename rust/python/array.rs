@@ -53,6 +53,11 @@ pub struct ArrayHandle {
 }
 
 impl ArrayHandle {
+    /// The array this handle holds.
+    pub(crate) fn core(&self) -> &ArrayCore {
+        &self.core
+    }
+
     fn utf8(&self) -> bool {
         self.core.data_type().kind == DataKind::String
     }
@@ -347,21 +352,6 @@ impl ArrayHandle {
     /// The store key of the chunk at grid coordinates `coords`.
     fn chunk_key(&self, coords: Vec<u64>) -> String {
         self.core.chunk_key(&coords)
-    }
-
-    /// Fetch and decode every stored chunk without placing it anywhere:
-    /// (chunks decoded, decoded bytes). The benchmark's floor.
-    fn decode_stored_chunks(&self, py: Python<'_>) -> PyResult<(usize, usize)> {
-        py.detach(|| self.core.decode_stored_chunks())
-            .map_err(to_py_err)
-    }
-
-    /// The compression floor: every stored chunk decoded once, then encoded
-    /// `repeat` times on all threads with nothing stored: (chunks, encoded
-    /// bytes, seconds of each pass). The benchmark's write floor.
-    fn encode_floor(&self, py: Python<'_>, repeat: usize) -> PyResult<(usize, usize, Vec<f64>)> {
-        py.detach(|| self.core.encode_floor(repeat))
-            .map_err(to_py_err)
     }
 
     /// (key, grid coordinates) of every stored chunk (or shard).

@@ -196,6 +196,27 @@ pub(crate) fn stats_dict(s: crate::cache::Stats) -> std::collections::BTreeMap<&
     ])
 }
 
+/// The benchmarks' decode floor of an array: every stored chunk fetched and
+/// decoded on the pool, nothing placed: (chunks decoded, decoded bytes).
+#[pyfunction]
+fn decode_stored_chunks(py: Python<'_>, array: &ArrayHandle) -> PyResult<(usize, usize)> {
+    py.detach(|| crate::floors::decode_stored_chunks(array.core()))
+        .map_err(to_py_err)
+}
+
+/// The benchmarks' compression floor of an array: every stored chunk decoded
+/// once, then encoded `repeat` times on the pool, nothing stored: (chunks,
+/// encoded bytes, seconds of each pass).
+#[pyfunction]
+fn encode_floor(
+    py: Python<'_>,
+    array: &ArrayHandle,
+    repeat: usize,
+) -> PyResult<(usize, usize, Vec<f64>)> {
+    py.detach(|| crate::floors::encode_floor(array.core(), repeat))
+        .map_err(to_py_err)
+}
+
 /// A warning (Python's warnings module, through `zarrox.storage`) that the
 /// store at `store` ignores byte ranges; an error raised by it (warnings
 /// turned into errors) is reported as unraisable: the read goes on.
@@ -230,6 +251,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard_index_cache, m)?)?;
     m.add_function(wrap_pyfunction!(set_chunk_cache, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_stored_chunks, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_floor, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
     config::register(m)?;
