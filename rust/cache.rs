@@ -194,15 +194,22 @@ impl<V: Clone> Shared<V> {
 
     /// Run `f` on this process's cache (a new one in a forked child).
     pub fn with<T>(&self, f: impl FnOnce(&mut Lru<V>) -> T) -> T {
-        let pid = std::process::id();
-        let mut state = crate::fork::lock(&self.state);
-        match &mut *state {
-            Some((p, lru)) if *p == pid => f(lru),
-            _ => {
-                let (_, lru) = state.insert((pid, Lru::new(self.limit())));
-                f(lru)
-            }
-        }
+        in_this_process(&self.state, || Lru::new(self.limit()), f)
+    }
+}
+
+/// Run `f` on the state in `slot` made in this process: a forked child
+/// finds its parent's (noted with the parent's id) and starts anew (`init`).
+fn in_this_process<S, T>(
+    slot: &Mutex<Option<(u32, S)>>,
+    init: impl FnOnce() -> S,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
+    let pid = std::process::id();
+    let mut state = crate::fork::lock(slot);
+    match &mut *state {
+        Some((p, s)) if *p == pid => f(s),
+        _ => f(&mut state.insert((pid, init())).1),
     }
 }
 
@@ -346,23 +353,19 @@ static READ_AHEAD: Mutex<Option<(u32, ReadAheadHistory)>> = Mutex::new(None);
 /// each time the scan goes on (at most [`MAX_READ_AHEAD`]). The read is
 /// noted as reaching `last` plus the window.
 pub fn read_ahead_window(shard: &str, first: usize, last: usize) -> usize {
-    let pid = std::process::id();
-    let mut state = crate::fork::lock(&READ_AHEAD);
-    let map = match &mut *state {
-        Some((p, map)) if *p == pid => map,
-        _ => &mut state.insert((pid, HashMap::new())).1,
-    };
-    let window = match map.get(shard) {
-        Some(&(end, previous)) if end.checked_add(1) == Some(first) => {
-            (previous * 2).clamp(1, MAX_READ_AHEAD)
+    in_this_process(&READ_AHEAD, HashMap::new, |map| {
+        let window = match map.get(shard) {
+            Some(&(end, previous)) if end.checked_add(1) == Some(first) => {
+                (previous * 2).clamp(1, MAX_READ_AHEAD)
+            }
+            _ => 0,
+        };
+        if map.len() >= READ_AHEAD_SHARDS && !map.contains_key(shard) {
+            map.clear();
         }
-        _ => 0,
-    };
-    if map.len() >= READ_AHEAD_SHARDS && !map.contains_key(shard) {
-        map.clear();
-    }
-    map.insert(shard.to_string(), (last.saturating_add(window), window));
-    window
+        map.insert(shard.to_string(), (last.saturating_add(window), window));
+        window
+    })
 }
 
 /// The data cache an array reads and writes through: a pool (the

@@ -163,7 +163,7 @@ impl<'o, 's> Source<'o, 's> {
 
     /// Cache `index`, read from this source, under the generation the read saw.
     fn remember_index(&self, key: &str, index: &Arc<ShardIndex>) {
-        if let Some(generation) = self.opened.get().and_then(|v| v.generation()) {
+        if let Some(generation) = self.generation() {
             if matches!(generation, Generation::Tag(_)) {
                 crate::cache::remember_index(key, generation, Arc::clone(index));
             }
@@ -314,18 +314,21 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         let layout = caching
             .as_ref()
             .map_or(0, |(rc, _)| rc.cache.layout(sh.inner().spec()));
-        // Where a decoded inner chunk read at `generation` is cached.
-        let note = |pos: usize, generation: Option<&Generation>| {
+        // Where a decoded inner chunk is cached: read at `generation`,
+        // known to be current at `checked`.
+        let note_at = |pos: usize, generation: Option<&Generation>, checked| {
             let (rc, shard) = caching.as_ref()?;
             let generation = generation.filter(|g| **g != Generation::Unknown)?;
             Some(Remember {
                 cache: rc.cache.clone(),
                 key: inner_key(shard, pos),
                 generation: generation.clone(),
-                checked: now,
+                checked,
                 layout,
             })
         };
+        // ... read now.
+        let note = |pos: usize, generation: Option<&Generation>| note_at(pos, generation, now);
         let piece = |pos: usize, region: ChunkRegion, bytes: Option<Bytes>, remember| Piece {
             level: level + 1,
             region: Cow::Owned(region),
@@ -359,13 +362,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                             ChunkData::Decoded(d) => p.decoded = Some(d),
                             ChunkData::Encoded(b) => {
                                 p.bytes = Some(b);
-                                p.remember = Some(Remember {
-                                    cache: rc.cache.clone(),
-                                    key: inner_key(shard, pos),
-                                    generation: hit.generation,
-                                    checked: hit.checked,
-                                    layout,
-                                });
+                                p.remember = note_at(pos, Some(&hit.generation), hit.checked);
                             }
                         }
                         p

@@ -290,6 +290,15 @@ impl ObjectStore {
         Ok(Arc::clone(&c.inner))
     }
 
+    /// A `HEAD` of `key` (at `path`): its metadata, `None` when there is no object.
+    async fn head(&self, key: &str, path: &Path) -> Result<Option<object_store::ObjectMeta>> {
+        match self.client()?.head(path).await {
+            Ok(meta) => Ok(Some(meta)),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(store_error(e, "HEAD", &self.location(key))),
+        }
+    }
+
     fn path(&self, key: &str) -> Result<Path> {
         check_key(key)?;
         self.join(key)
@@ -600,15 +609,12 @@ impl ObjectValue<'_> {
 #[async_trait]
 impl OpenValue for ObjectValue<'_> {
     async fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+        if ranges.is_empty() {
+            let meta = self.store.head(&self.key, &self.path).await?;
+            return Ok(meta.map(|_| Vec::new()));
+        }
         let client = self.store.client()?;
         let location = self.store.location(&self.key);
-        if ranges.is_empty() {
-            return match client.head(&self.path).await {
-                Ok(_) => Ok(Some(Vec::new())),
-                Err(e) if is_not_found(&e) => Ok(None),
-                Err(e) => Err(store_error(e, "HEAD", &location)),
-            };
-        }
         let store = self.store.location("");
         if ignores_ranges(&store) {
             return self.read_whole(&client, ranges, &location).await;
@@ -811,12 +817,10 @@ impl Store for ObjectStore {
 
     /// A `HEAD` of the object: its ETag and version, no body.
     async fn generation(&self, key: &str) -> Result<Generation> {
-        let path = self.path(key)?;
-        match self.client()?.head(&path).await {
-            Ok(meta) => Ok(object_generation(meta.e_tag, meta.version)),
-            Err(e) if is_not_found(&e) => Ok(Generation::Absent),
-            Err(e) => Err(store_error(e, "HEAD", &self.location(key))),
-        }
+        Ok(match self.head(key, &self.path(key)?).await? {
+            Some(meta) => object_generation(meta.e_tag, meta.version),
+            None => Generation::Absent,
+        })
     }
 
     async fn delete(&self, key: &str) -> Result<()> {
@@ -892,12 +896,7 @@ impl Store for ObjectStore {
     }
 
     async fn exists(&self, key: &str) -> Result<bool> {
-        let path = self.path(key)?;
-        match self.client()?.head(&path).await {
-            Ok(_) => Ok(true),
-            Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => Err(store_error(e, "HEAD", &self.location(key))),
-        }
+        Ok(self.head(key, &self.path(key)?).await?.is_some())
     }
 }
 
