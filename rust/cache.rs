@@ -1,14 +1,15 @@
 //! Caches that sit between the engine and the stores, every entry keyed by
 //! the generation of the stored value it came from.
 //!
-//! The shard index cache: the decoded index of every shard read in part,
-//! under the shard's location and the generation its read saw. Reading an
-//! inner chunk of a shard whose index is cached is one request, a range read
-//! conditional on that generation: a local file is checked by `fstat` of the
-//! opened file before its positioned read, an object by `If-Match` on the
-//! range read itself (a failed condition means the shard changed; its index
-//! is read again). A stale index is never used. The cache is small and
-//! bounded ([`INDEX_BYTES`]), whatever the data cache's budget.
+//! The part map cache: the decoded map of every chunk read in part (a
+//! shard's index, see [`crate::codec::partial`]), under the chunk's location
+//! and the generation its read saw. Reading a part of a chunk whose map is
+//! cached is one request, a range read conditional on that generation: a
+//! local file is checked by `fstat` of the opened file before its positioned
+//! read, an object by `If-Match` on the range read itself (a failed condition
+//! means the chunk changed; its map is read again). A stale map is never
+//! used. The cache is small and bounded ([`MAP_BYTES`]), whatever the data
+//! cache's budget.
 //!
 //! The process id each cache was filled in is noted: a forked child starts
 //! with empty caches.
@@ -18,11 +19,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::codec::sharding::ShardIndex;
+use crate::codec::PartMap;
 use crate::store::Generation;
 
-/// The most bytes the shard index cache holds (entries and their keys).
-pub const INDEX_BYTES: usize = 32 * 1024 * 1024;
+/// The most bytes the part map cache holds (entries and their keys).
+pub const MAP_BYTES: usize = 32 * 1024 * 1024;
 
 /// Bytes an entry costs beyond its key and value (the maps' own bookkeeping).
 const ENTRY_OVERHEAD: usize = 96;
@@ -213,29 +214,29 @@ fn in_this_process<S, T>(
     }
 }
 
-/// The decoded shard indexes, by shard location (and offset, for a shard
+/// The decoded part maps, by chunk location (and offset, for a chunk
 /// nested in another).
-static INDEXES: Shared<Arc<ShardIndex>> = Shared::new(INDEX_BYTES);
+static MAPS: Shared<Arc<PartMap>> = Shared::new(MAP_BYTES);
 
-/// The cached index under `key`, with the generation of the shard it was read from.
-pub fn index(key: &str) -> Option<(Generation, Arc<ShardIndex>)> {
-    INDEXES.with(|c| c.get(key))
+/// The cached map under `key`, with the generation of the chunk it was read from.
+pub fn part_map(key: &str) -> Option<(Generation, Arc<PartMap>)> {
+    MAPS.with(|c| c.get(key))
 }
 
-/// Remember the index of the shard at `key`, read at `generation`.
-pub fn remember_index(key: &str, generation: Generation, index: Arc<ShardIndex>) {
-    let size = index.len() * std::mem::size_of::<Option<std::ops::Range<u64>>>();
-    INDEXES.with(|c| c.insert(key, generation, index, size));
+/// Remember the map of the chunk at `key`, read at `generation`.
+pub fn remember_part_map(key: &str, generation: Generation, map: Arc<PartMap>) {
+    let size = map.len() * std::mem::size_of::<Option<std::ops::Range<u64>>>();
+    MAPS.with(|c| c.insert(key, generation, map, size));
 }
 
-/// Forget the index under `key` (its shard changed).
-pub fn forget_index(key: &str) {
-    INDEXES.with(|c| c.remove(key));
+/// Forget the map under `key` (its chunk changed).
+pub fn forget_part_map(key: &str) {
+    MAPS.with(|c| c.remove(key));
 }
 
-/// What the shard index cache holds and how it was used.
-pub fn index_stats() -> Stats {
-    INDEXES.with(|c| c.stats())
+/// What the part map cache holds and how it was used.
+pub fn part_map_stats() -> Stats {
+    MAPS.with(|c| c.stats())
 }
 
 /// When a cached chunk is checked against the store before it is returned
@@ -308,7 +309,7 @@ impl CachedChunk {
 }
 
 /// The key of inner chunk `pos` of the shard cached under `shard`.
-pub fn inner_key(shard: &str, pos: usize) -> String {
+pub fn part_key(shard: &str, pos: usize) -> String {
     format!("{shard}\u{1f}#{pos}")
 }
 

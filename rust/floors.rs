@@ -30,19 +30,18 @@ fn map_stored_chunks<T: Send>(
         let Some(encoded) = store::block_on(store, store.get(key))?.map_err(at)? else {
             return Ok(Vec::new());
         };
-        match chain.sharding() {
+        match chain.parts() {
             None => {
                 let decoded = chain.decode_stored(encoded).map_err(at)?;
                 Ok(vec![each(&chain, decoded).map_err(at)?])
             }
-            Some(sh) => {
-                let index = sh.read_index(&encoded).map_err(at)?;
-                index
-                    .par_iter()
+            Some(codec) => {
+                let map = codec.map_of(&encoded).map_err(at)?;
+                map.par_iter()
                     .flatten()
                     .map(|r| {
                         let bytes = encoded.slice(r.start as usize..r.end as usize);
-                        let decoded = sh.inner().decode_stored(bytes).map_err(at)?;
+                        let decoded = codec.part_chain().decode_stored(bytes).map_err(at)?;
                         each(&chain, decoded).map_err(at)
                     })
                     .collect()
@@ -77,7 +76,7 @@ pub fn encode_floor(a: &ArrayCore, repeat: usize) -> Result<(usize, usize, Vec<f
             chunks
                 .par_iter()
                 .map(|(chain, decoded)| {
-                    let chain = chain.sharding().map_or(&**chain, |sh| sh.inner());
+                    let chain = chain.parts().map_or(&**chain, |p| p.part_chain());
                     chain.encode(decoded.clone()).map(|e| e.len())
                 })
                 .collect::<Result<_>>()

@@ -16,6 +16,7 @@ pub mod indexing;
 pub mod order;
 pub mod pipeline;
 pub mod pool;
+pub mod region;
 pub mod selection;
 pub mod store;
 

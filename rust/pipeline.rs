@@ -97,7 +97,7 @@ impl ChunkCodec {
     /// sharding codec), reading the old shard unless a write covers all of it
     /// (see [`ChunkTask::needs_old`]).
     pub fn writes_in_part(&self) -> bool {
-        self.chain.sharding().is_some()
+        self.chain.parts().is_some()
     }
 
     /// The tasks of a batch: one key and region per chunk, and (writes) which

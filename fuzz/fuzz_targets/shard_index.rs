@@ -107,22 +107,22 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     let sharded: Vec<_> = zarrox_fuzz::entries("v3")
         .iter()
-        .filter(|e| e.chain.sharding().is_some())
+        .filter(|e| e.chain.parts().is_some())
         .collect();
     let entry = sharded[usize::from(which) % sharded.len()];
-    let sh = entry.chain.sharding().expect("a sharding chain");
+    let sh = entry.chain.parts().expect("a sharding chain");
     zarrox_fuzz::check_decode(entry, shard);
-    let n = sh.num_inner();
-    if let Ok(index) = sh.read_index(shard) {
+    let n = sh.num_parts();
+    if let Ok(index) = sh.map_of(shard) {
         assert_eq!(index.len(), n);
         for r in index.iter().flatten() {
             assert!(r.start <= r.end && r.end <= shard.len() as u64);
         }
     }
     // The index alone, as a range read finds it (the shard's size unknown).
-    if let Ok((start, end)) = sh.index_range().resolve(shard.len() as u64) {
+    if let Ok((start, end)) = sh.map_range().resolve(shard.len() as u64) {
         let bytes = shard[start as usize..end as usize].to_vec();
-        if let Ok(index) = sh.decode_index(bytes, None) {
+        if let Ok(index) = sh.decode_map(bytes, None) {
             assert_eq!(index.len(), n);
         }
     }

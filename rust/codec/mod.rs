@@ -13,6 +13,7 @@ pub mod crc32c;
 pub mod gzip;
 pub mod numcodecs;
 pub mod packbits;
+pub mod partial;
 pub mod registry;
 pub mod reshape;
 pub mod scale_offset;
@@ -30,6 +31,8 @@ use serde_json::{Map, Value};
 
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
+use crate::region::ChunkRegion;
+pub use partial::{PartMap, PartialCodec, PartialRead};
 
 /// The decoded representation a codec works on: the chunk's shape, data type
 /// and fill value (one element, native byte order). Buffers are C order, native
@@ -205,10 +208,16 @@ pub fn make_room(out: &mut Vec<u8>, bound: SizeBound, codec: &str) -> Result<()>
 pub trait ArrayToArrayCodec: Send + Sync + Debug {
     /// The representation this codec produces on encode.
     fn encoded_spec(&self) -> &ChunkSpec;
-    /// For a codec that only permutes dimensions: `order[i]` is the decoded
-    /// dimension that becomes encoded dimension `i`. A region of the decoded
-    /// chunk then maps onto the encoded one, so what follows can be read in part.
-    fn transpose_order(&self) -> Option<&[usize]> {
+    /// Whether this codec only moves elements (transpose), so that a region
+    /// of its decoded array maps onto its encoded one
+    /// ([`encoded_region`](Self::encoded_region)) and what follows can be
+    /// read in part (see [`partial`]).
+    fn maps_regions(&self) -> bool {
+        false
+    }
+    /// The region of the encoded array that holds `region` of the decoded
+    /// one; `None` from codecs that do not [`maps_regions`](Self::maps_regions).
+    fn encoded_region(&self, _region: &ChunkRegion) -> Option<ChunkRegion> {
         None
     }
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>>;
@@ -231,8 +240,9 @@ pub trait ArrayToBytesCodec: Send + Sync + Debug {
     fn is_identity(&self) -> bool {
         false
     }
-    /// The sharding codec, for the array's inner-chunk read and write paths.
-    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
+    /// This codec's ability to decode and encode its chunk in part (a
+    /// shard's inner chunks), if it has it (see [`partial`]).
+    fn partial(&self) -> Option<&dyn PartialCodec> {
         None
     }
 }
@@ -312,16 +322,6 @@ pub fn check_len(got: usize, expected: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// How a chain reads a region of a chunk in part (see [`CodecChain::partial`]).
-#[derive(Debug)]
-pub struct PartialRead<'c> {
-    /// The transposes, outermost first: each one's order and the chunk shape
-    /// it permutes.
-    pub transposes: Vec<(&'c [usize], &'c [usize])>,
-    /// The sharding codec that follows them.
-    pub sharding: &'c sharding::ShardingCodec,
 }
 
 /// A validated chain: array->array*, array->bytes, bytes->bytes*.
@@ -539,35 +539,22 @@ impl CodecChain {
             && !self.spec.dtype.is_var_len()
     }
 
-    /// The sharding codec when it is the whole chain, so that inner chunks can
-    /// be read and written one by one.
-    pub fn sharding(&self) -> Option<&sharding::ShardingCodec> {
+    /// The partial codec when it is the whole chain, so that its parts can
+    /// be written one by one (a lone sharding codec: see [`partial`]).
+    pub fn parts(&self) -> Option<&dyn PartialCodec> {
         if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
-            self.array_to_bytes.as_sharding()
+            self.array_to_bytes.partial()
         } else {
             None
         }
     }
 
     /// How a region of a chunk can be read without its whole encoded bytes:
-    /// when the chain is transposes, then a sharding codec, and no
-    /// bytes->bytes codec (the sharding codec then reads its index and only
-    /// the inner chunks needed, by byte range).
+    /// when the chain is array->array codecs that map regions (transposes),
+    /// then a partial codec, and no bytes->bytes codec (the map is then read,
+    /// and only the parts needed, by byte range).
     pub fn partial(&self) -> Option<PartialRead<'_>> {
-        if !self.bytes_to_bytes.is_empty() {
-            return None;
-        }
-        let sharding = self.array_to_bytes.as_sharding()?;
-        let mut transposes = Vec::with_capacity(self.array_to_array.len());
-        let mut shape: &[usize] = &self.spec.shape;
-        for c in &self.array_to_array {
-            transposes.push((c.transpose_order()?, shape));
-            shape = &c.encoded_spec().shape;
-        }
-        Some(PartialRead {
-            transposes,
-            sharding,
-        })
+        PartialRead::of(self)
     }
 
     /// Encode a decoded chunk (C order, native byte order).

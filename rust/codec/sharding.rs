@@ -2,18 +2,18 @@
 //! the inner codec chain, and an index of (offset, nbytes) uint64 pairs, one per
 //! inner chunk in C order, `2^64-1` twice for an empty chunk, at the start or end.
 //!
-//! As an array->bytes codec it encodes and decodes whole shards. It also lets
-//! the engine work on single inner chunks (a codec capability: partial
-//! decoding): the index's byte range and its decoding, each inner chunk's
-//! position, and the assembly of a shard from encoded inner chunks.
+//! As an array->bytes codec it encodes and decodes whole shards. It is also a
+//! [`PartialCodec`]: its parts are the inner chunks and its map the index
+//! (the index's byte range and its decoding, which inner chunks a region
+//! touches, and the assembly of a shard from encoded inner chunks).
 
-use std::ops::Range;
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
 use super::config::{check_members, choice_member, keys, Member, MemberType, Members};
+use super::partial::{PartMap, PartialCodec};
 use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
@@ -22,9 +22,6 @@ use crate::store::ByteRange;
 
 /// Marks an empty inner chunk in the index.
 const EMPTY: u64 = u64::MAX;
-
-/// Where each inner chunk's encoded bytes are inside a shard.
-pub type ShardIndex = Vec<Option<Range<u64>>>;
 
 #[derive(Debug)]
 pub struct ShardingCodec {
@@ -230,26 +227,17 @@ impl ShardingCodec {
         })
     }
 
-    /// The codec chain of inner chunks.
-    pub fn inner(&self) -> &CodecChain {
-        &self.inner
-    }
-
-    pub fn inner_shape(&self) -> &[usize] {
+    fn inner_shape(&self) -> &[usize] {
         &self.inner.spec().shape
     }
 
-    pub fn chunks_per_shard(&self) -> &[usize] {
-        &self.chunks_per_shard
-    }
-
     /// Number of inner chunks in a shard.
-    pub fn num_inner(&self) -> usize {
+    fn num_inner(&self) -> usize {
         self.chunks_per_shard.iter().product()
     }
 
     /// Position in the index (C order) of the inner chunk at `coords` within its shard.
-    pub fn inner_position(&self, coords: &[usize]) -> usize {
+    fn inner_position(&self, coords: &[usize]) -> usize {
         coords
             .iter()
             .zip(&self.chunks_per_shard)
@@ -267,7 +255,7 @@ impl ShardingCodec {
     }
 
     /// The byte range of the index in a shard.
-    pub fn index_range(&self) -> ByteRange {
+    fn index_range(&self) -> ByteRange {
         if self.index_at_end {
             ByteRange::Suffix(self.index_size as u64)
         } else {
@@ -279,7 +267,7 @@ impl ShardingCodec {
     }
 
     /// Decode and validate an encoded index. `shard_size` (when known) bounds the ranges.
-    pub fn decode_index(&self, encoded: Vec<u8>, shard_size: Option<u64>) -> Result<ShardIndex> {
+    fn decode_index(&self, encoded: Vec<u8>, shard_size: Option<u64>) -> Result<PartMap> {
         check_len(encoded.len(), self.index_size).map_err(|e| e.context("shard index"))?;
         let raw = self
             .index_chain
@@ -319,7 +307,7 @@ impl ShardingCodec {
     }
 
     /// Split a whole shard into its index.
-    pub fn read_index(&self, shard: &[u8]) -> Result<ShardIndex> {
+    fn read_index(&self, shard: &[u8]) -> Result<PartMap> {
         if shard.len() < self.index_size {
             return Err(Error::corrupt(format!(
                 "shard of {} bytes is shorter than its {}-byte index",
@@ -340,7 +328,7 @@ impl ShardingCodec {
 
     /// A shard from the encoded inner chunks (one per index position, `None`
     /// for empty), or `None` if every inner chunk is empty.
-    pub fn assemble<B: AsRef<[u8]>>(&self, chunks: &[Option<B>]) -> Result<Option<Vec<u8>>> {
+    fn assemble<B: AsRef<[u8]>>(&self, chunks: &[Option<B>]) -> Result<Option<Vec<u8>>> {
         if chunks.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -550,8 +538,40 @@ impl ArrayToBytesCodec for ShardingCodec {
         Ok(shard)
     }
 
-    fn as_sharding(&self) -> Option<&ShardingCodec> {
+    fn partial(&self) -> Option<&dyn PartialCodec> {
         Some(self)
+    }
+}
+
+impl PartialCodec for ShardingCodec {
+    fn part_chain(&self) -> &CodecChain {
+        &self.inner
+    }
+    fn num_parts(&self) -> usize {
+        self.num_inner()
+    }
+    fn part_name(&self, pos: usize) -> String {
+        format!("inner chunk {pos}")
+    }
+    fn parts_of(
+        &self,
+        region: &crate::region::ChunkRegion,
+    ) -> Vec<(usize, crate::region::ChunkRegion)> {
+        region.split_grid(self.inner_shape(), &self.shard_spec.shape, |coords| {
+            self.inner_position(coords)
+        })
+    }
+    fn map_range(&self) -> ByteRange {
+        self.index_range()
+    }
+    fn decode_map(&self, encoded: Vec<u8>, len: Option<u64>) -> Result<PartMap> {
+        self.decode_index(encoded, len)
+    }
+    fn map_of(&self, encoded: &[u8]) -> Result<PartMap> {
+        self.read_index(encoded)
+    }
+    fn assemble(&self, parts: &[Option<bytes::Bytes>]) -> Result<Option<Vec<u8>>> {
+        ShardingCodec::assemble(self, parts)
     }
 }
 

@@ -14,6 +14,7 @@ use super::config::{check_members, keys, Member, MemberType, Members};
 use super::vlen::{build_frame, split_frame};
 use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
+use crate::region::ChunkRegion;
 
 #[derive(Debug)]
 pub struct TransposeCodec {
@@ -202,8 +203,11 @@ fn permute(src: &[u8], src_shape: &[usize], perm: &[usize], elem: usize) -> Resu
 }
 
 impl ArrayToArrayCodec for TransposeCodec {
-    fn transpose_order(&self) -> Option<&[usize]> {
-        Some(&self.order)
+    fn maps_regions(&self) -> bool {
+        true
+    }
+    fn encoded_region(&self, region: &ChunkRegion) -> Option<ChunkRegion> {
+        Some(region.transposed(&self.order, &self.decoded.shape))
     }
     fn encoded_spec(&self) -> &ChunkSpec {
         &self.encoded

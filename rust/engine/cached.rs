@@ -6,12 +6,12 @@
 //! of a shard), and only a changed chunk is read and decoded again.
 //!
 //! Whole chunks of chains without partial decoding are cached under their
-//! location; the inner chunks of a shard under the shard's location and
-//! their position, at the shard's generation (see [`crate::engine::fetch`]).
-//! A write through this process stores what it wrote under the generation
-//! the write produced (encoded; decoded when first read), and a merge that
-//! committed on the generation it read carries the inner chunks it left
-//! alone over to the new generation.
+//! location; the parts of a chunk read in part (a shard's inner chunks) under
+//! the chunk's location and their position, at the chunk's generation (see
+//! [`crate::engine::fetch`]). A write through this process stores what it
+//! wrote under the generation the write produced (encoded; decoded when first
+//! read), and a merge that committed on the generation it read carries the
+//! parts it left alone over to the new generation.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use super::commit::Written;
 use super::place::decode_region;
 use super::region::ChunkRegion;
 use super::ChunkTask;
-use crate::cache::{inner_key, CachedChunk, ChunkData, DataCache, Recheck};
+use crate::cache::{part_key, CachedChunk, ChunkData, DataCache, Recheck};
 use crate::codec::CodecChain;
 use crate::error::{Error, Result};
 use crate::store::{Generation, Store, Versioned};
@@ -36,12 +36,12 @@ fn on(cache: &DataCache, chain: &CodecChain, out: &Output<'_>) -> bool {
 }
 
 /// Whether reads of `chain`'s whole chunks into `out` go through `cache`
-/// (chains that decode in part cache their inner chunks instead).
+/// (chains that decode in part cache their parts instead).
 pub fn applies(cache: &DataCache, chain: &CodecChain, out: &Output<'_>) -> bool {
     on(cache, chain, out) && chain.partial().is_none()
 }
 
-/// How a read uses the cache for the inner chunks of shards.
+/// How a read uses the cache for the parts of chunks read in part.
 #[derive(Debug, Clone)]
 pub struct ReadCache {
     pub cache: DataCache,
@@ -51,10 +51,10 @@ pub struct ReadCache {
 }
 
 impl ReadCache {
-    /// For reads of `chain`'s shards into `out` through `cache`, by an array
-    /// opened at `opened`; `None` when the cache is off or the chain has no
-    /// shards.
-    pub fn for_shards(
+    /// For reads of `chain`'s chunks into `out` through `cache`, by an array
+    /// opened at `opened`; `None` when the cache is off or the chain does not
+    /// decode in part.
+    pub fn for_parts(
         cache: &DataCache,
         chain: &CodecChain,
         out: &Output<'_>,
@@ -255,45 +255,45 @@ pub fn wrote(
         }
         return;
     };
-    let sh = partial.sharding;
-    // Inner chunks are cached where the read path caches them: shards of a
-    // chain without transposes whose inner chunks are not shards themselves.
-    let simple = partial.transposes.is_empty() && sh.inner().partial().is_none();
-    let index = match &written.value {
-        Some(shard) if known && simple => sh.read_index(shard).ok(),
-        None if known && simple => Some(vec![None; sh.num_inner()]),
+    let codec = partial.codec();
+    // Parts are cached where the read path caches them: parts of a chain
+    // with no array->array codec that do not decode in part themselves.
+    let simple = partial.direct() && codec.part_chain().partial().is_none();
+    let map = match &written.value {
+        Some(whole) if known && simple => codec.map_of(whole).ok(),
+        None if known && simple => Some(vec![None; codec.num_parts()]),
         _ => None,
     };
-    let Some(index) = index else {
-        forget_inner(cache, &location, sh.num_inner());
+    let Some(map) = map else {
+        forget_parts(cache, &location, codec.num_parts());
         return;
     };
-    let mut touched = vec![false; sh.num_inner()];
-    for (pos, _) in task.region.split(sh, &chain.spec().shape) {
+    let mut touched = vec![false; codec.num_parts()];
+    for (pos, _) in partial.parts_of(&task.region) {
         let Some(slot) = touched.get_mut(pos) else {
             continue;
         };
         *slot = true;
-        // A copy: a slice would keep the whole shard alive while the cache
-        // counts only the inner chunk.
-        let bytes = match (&written.value, index.get(pos).cloned().flatten()) {
-            (Some(shard), Some(r)) => shard
+        // A copy: a slice would keep the whole chunk alive while the cache
+        // counts only the part.
+        let bytes = match (&written.value, map.get(pos).cloned().flatten()) {
+            (Some(whole), Some(r)) => whole
                 .get(r.start as usize..r.end as usize)
                 .map(Bytes::copy_from_slice),
             _ => None,
         };
         cache.remember(
-            &inner_key(&location, pos),
+            &part_key(&location, pos),
             written.generation.clone(),
             entry(bytes),
         );
     }
     for (pos, touched) in touched.into_iter().enumerate() {
-        let key = inner_key(&location, pos);
+        let key = part_key(&location, pos);
         match (&written.merged_from, touched) {
             (_, true) => {}
             (Some(from), false) => cache.retag(&key, from, written.generation.clone()),
-            // An unconditional write of part of a shard: what it left alone
+            // An unconditional write of part of a chunk: what it left alone
             // is whatever the store held, not known here.
             (None, false) => cache.forget(&key),
         }
@@ -309,12 +309,12 @@ pub fn forget(cache: &DataCache, chain: &CodecChain, store: &dyn Store, key: &st
     let location = store.location(key);
     match chain.partial() {
         None => cache.forget(&location),
-        Some(partial) => forget_inner(cache, &location, partial.sharding.num_inner()),
+        Some(partial) => forget_parts(cache, &location, partial.codec().num_parts()),
     }
 }
 
-fn forget_inner(cache: &DataCache, location: &str, n: usize) {
+fn forget_parts(cache: &DataCache, location: &str, n: usize) {
     for pos in 0..n {
-        cache.forget(&inner_key(location, pos));
+        cache.forget(&part_key(location, pos));
     }
 }

@@ -1,8 +1,11 @@
 //! Fetching what a chunk's region needs, for every store: the whole encoded
-//! chunk, or, when the codec chain can decode in part (transposes, then a
-//! sharding codec), the shard's index and then only the byte ranges of the
-//! inner chunks the region touches, neighbours coalesced; inner chunks that
-//! are shards themselves are read in part the same way.
+//! chunk, or, when the codec chain can decode in part ([`PartialRead`]: a
+//! sharding codec, possibly behind transposes), the chunk's part map (a
+//! shard's index) and then only the byte ranges of the parts the region
+//! touches, neighbours coalesced; parts that decode in part themselves are
+//! read the same way. Which parts a region touches, where the map is and what
+//! it says are the codecs' answers: nothing here knows how a codec lays its
+//! parts out.
 //!
 //! What arrives is handed to a [`Sink`] as [`Piece`]s: encoded bytes, the
 //! level of the chain that decodes them, and their region of the output.
@@ -18,29 +21,29 @@ use rayon::prelude::*;
 
 use super::cached::{ReadCache, Remember};
 use super::region::ChunkRegion;
-use crate::cache::{inner_key, CachedChunk, ChunkData};
-use crate::codec::sharding::ShardIndex;
-use crate::codec::CodecChain;
+use crate::cache::{part_key, CachedChunk, ChunkData};
+use crate::codec::{CodecChain, PartMap, PartialCodec};
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::{slice_ranges, ByteRange, Generation, IoMode, OpenValue, Store};
 
-/// Encoded bytes of a shard a store that answers at once reads in one call:
-/// a few inner chunks, so that each thread holds little of a shard at a time.
+/// Encoded bytes of a chunk read in part that a store that answers at once
+/// reads in one call: a few parts, so that each thread holds little of a
+/// chunk at a time.
 pub const READ_BATCH_BYTES: u64 = 256 * 1024;
 
-/// Encoded bytes of a chunk or inner chunk to decode into a region of the
-/// output.
+/// Encoded bytes of a chunk or of a part of one to decode into a region of
+/// the output.
 #[derive(Debug)]
 pub struct Piece<'r> {
     /// The chain that decodes the bytes: 0 for the array's chain, `k + 1`
-    /// for the inner chain of the sharding codec at level `k` (see [`chain_at`]).
+    /// for the part chain of the partial codec at level `k` (see [`chain_at`]).
     pub level: usize,
     pub region: Cow<'r, ChunkRegion>,
-    /// `None`: the chunk is missing (or an empty inner chunk): the fill value.
+    /// `None`: the chunk is missing (or a part not stored): the fill value.
     pub bytes: Option<Bytes>,
-    /// Which inner chunk this is, for error messages (`None` for a chunk).
+    /// Which part this is, for error messages (`None` for a chunk).
     pub label: Option<String>,
-    /// The decoded inner chunk, from the data cache (`bytes` is then unused).
+    /// The decoded part, from the data cache (`bytes` is then unused).
     pub decoded: Option<Arc<Vec<u8>>>,
     /// Where the decoded piece goes in the data cache.
     pub remember: Option<Remember>,
@@ -57,9 +60,9 @@ pub fn chain_at(top: &CodecChain, level: usize) -> Result<&CodecChain> {
     for _ in 0..level {
         chain = chain
             .partial()
-            .ok_or_else(|| Error::value("internal error: no inner chain at this level"))?
-            .sharding
-            .inner();
+            .ok_or_else(|| Error::value("internal error: no part chain at this level"))?
+            .codec()
+            .part_chain();
     }
     Ok(chain)
 }
@@ -72,12 +75,12 @@ pub enum Origin<'s> {
     Held(Option<Bytes>),
 }
 
-/// A chunk's encoded bytes (or a range of them, for a nested shard), read
+/// A chunk's encoded bytes (or a range of them, for a nested part), read
 /// whole or by range. Range reads of one chunk all see one version of it.
 struct Source<'o, 's> {
     origin: &'o Origin<'s>,
     opened: &'o std::sync::OnceLock<Box<dyn OpenValue + 's>>,
-    /// The range of the chunk's bytes this source is (a nested shard).
+    /// The range of the chunk's bytes this source is (a nested part).
     span: Option<Range<u64>>,
 }
 
@@ -139,9 +142,9 @@ impl<'o, 's> Source<'o, 's> {
         }
     }
 
-    /// Where this source's shard index is cached: the chunk's location (and
-    /// the span of a shard nested in it); `None` for held bytes.
-    fn index_key(&self) -> Option<String> {
+    /// Where this source's part map is cached: the chunk's location (and
+    /// the span of a part nested in it); `None` for held bytes.
+    fn map_key(&self) -> Option<String> {
         let Origin::Store { store, key } = self.origin else {
             return None;
         };
@@ -152,20 +155,20 @@ impl<'o, 's> Source<'o, 's> {
         })
     }
 
-    /// The cached index of this shard, if there is one and the value is
+    /// The cached part map of this source, if there is one and the value is
     /// pinned to the generation it was read at (see [`OpenValue::pin`]).
-    async fn cached_index(&self, key: &str) -> Result<Option<Arc<ShardIndex>>> {
-        let Some((generation, index)) = crate::cache::index(key) else {
+    async fn cached_map(&self, key: &str) -> Result<Option<Arc<PartMap>>> {
+        let Some((generation, map)) = crate::cache::part_map(key) else {
             return Ok(None);
         };
-        Ok(self.value()?.pin(&generation).await?.then_some(index))
+        Ok(self.value()?.pin(&generation).await?.then_some(map))
     }
 
-    /// Cache `index`, read from this source, under the generation the read saw.
-    fn remember_index(&self, key: &str, index: &Arc<ShardIndex>) {
+    /// Cache `map`, read from this source, under the generation the read saw.
+    fn remember_map(&self, key: &str, map: &Arc<PartMap>) {
         if let Some(generation) = self.generation() {
             if matches!(generation, Generation::Tag(_)) {
-                crate::cache::remember_index(key, generation, Arc::clone(index));
+                crate::cache::remember_part_map(key, generation, Arc::clone(map));
             }
         }
     }
@@ -205,11 +208,11 @@ impl<'o, 's> Source<'o, 's> {
 pub struct Fetching<'c> {
     /// Neighbouring ranges closer than this are fetched as one.
     pub gap: u64,
-    /// Stores that answer at once read a shard's inner chunks in batches of
+    /// Stores that answer at once read a chunk's parts in batches of
     /// about this many bytes, each decoded as it arrives; others ask for every
     /// range at once (`None`).
     pub batch: Option<u64>,
-    /// Whether (and how) shards' inner chunks go through the data cache.
+    /// Whether (and how) parts of chunks read in part go through the data cache.
     pub cache: Option<&'c ReadCache>,
 }
 
@@ -257,10 +260,12 @@ pub async fn read_chunk<S: Sink>(
     .await
 }
 
-fn inner_label(parent: &Option<String>, pos: usize) -> Option<String> {
+/// The label of part `pos` of `codec` in a chunk (or part) labelled `parent`.
+fn part_label(codec: &dyn PartialCodec, parent: &Option<String>, pos: usize) -> Option<String> {
+    let name = codec.part_name(pos);
     Some(match parent {
-        None => format!("inner chunk {pos}"),
-        Some(p) => format!("{p}, inner chunk {pos}"),
+        None => name,
+        Some(p) => format!("{p}, {name}"),
     })
 }
 
@@ -289,39 +294,30 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             .await?;
             return Ok(present);
         };
-        let mut region = region;
-        for (order, shape) in &partial.transposes {
-            region = Cow::Owned(region.transposed(order, shape));
-        }
-        let sh = partial.sharding;
-        let shard_shape = partial
-            .transposes
-            .last()
-            .map(|(order, shape)| order.iter().map(|&d| shape[d]).collect::<Vec<_>>())
-            .unwrap_or_else(|| chain.spec().shape.clone());
-        let members = region.split(sh, &shard_shape);
+        let codec = partial.codec();
+        let members = partial.parts_of(&region);
         if members.is_empty() {
             return Ok(false);
         }
-        let nested = sh.inner().partial().is_some();
-        // The data cache holds inner chunks of shards that are values of
-        // their own (not nested in another shard) and not shards themselves.
+        let nested = codec.part_chain().partial().is_some();
+        // The data cache holds parts of chunks that are values of their own
+        // (not nested in another chunk) and do not decode in part themselves.
         let caching = match fetching.cache {
-            Some(rc) if source.span.is_none() && !nested => source.index_key().map(|k| (rc, k)),
+            Some(rc) if source.span.is_none() && !nested => source.map_key().map(|k| (rc, k)),
             _ => None,
         };
         let now = std::time::Instant::now();
         let layout = caching
             .as_ref()
-            .map_or(0, |(rc, _)| rc.cache.layout(sh.inner().spec()));
-        // Where a decoded inner chunk is cached: read at `generation`,
+            .map_or(0, |(rc, _)| rc.cache.layout(codec.part_chain().spec()));
+        // Where a decoded part is cached: read at `generation`,
         // known to be current at `checked`.
         let note_at = |pos: usize, generation: Option<&Generation>, checked| {
-            let (rc, shard) = caching.as_ref()?;
+            let (rc, chunk) = caching.as_ref()?;
             let generation = generation.filter(|g| **g != Generation::Unknown)?;
             Some(Remember {
                 cache: rc.cache.clone(),
-                key: inner_key(shard, pos),
+                key: part_key(chunk, pos),
                 generation: generation.clone(),
                 checked,
                 layout,
@@ -333,11 +329,11 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             level: level + 1,
             region: Cow::Owned(region),
             bytes,
-            label: inner_label(&label, pos),
+            label: part_label(codec, &label, pos),
             decoded: None,
             remember,
         };
-        // A missing shard: every member is the fill value.
+        // A missing chunk: every member is the fill value.
         let missing = |members: Vec<(usize, ChunkRegion)>, generation: Option<&Generation>| {
             sink.emit(
                 members
@@ -348,9 +344,9 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         };
         let mut members = members;
         let mut served = None;
-        if let Some((rc, shard)) = &caching {
+        if let Some((rc, chunk)) = &caching {
             let (hits, rest, present) =
-                serve_cached(rc, source, shard, members, layout, now).await?;
+                serve_cached(rc, source, chunk, members, layout, now).await?;
             if !hits.is_empty() {
                 served = Some(present);
                 let pieces = hits
@@ -375,67 +371,67 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 return Ok(served.unwrap_or(false));
             }
         }
-        if members.len() == sh.num_inner() && fetching.batch.is_none() {
-            // Every inner chunk from a store that does not batch (a remote
-            // one): the whole shard in one request. Stores that answer at once
-            // read it in batches below, so that a thread holds a few inner
-            // chunks of it at a time, not all of it.
-            let (shard, generation) = source.read_all_versioned(caching.is_some()).await?;
-            let Some(shard) = shard else {
+        if members.len() == codec.num_parts() && fetching.batch.is_none() {
+            // Every part from a store that does not batch (a remote one): the
+            // whole chunk in one request. Stores that answer at once read it
+            // in batches below, so that a thread holds a few parts of it at a
+            // time, not all of it.
+            let (whole, generation) = source.read_all_versioned(caching.is_some()).await?;
+            let Some(whole) = whole else {
                 missing(members, generation.as_ref()).await?;
                 return Ok(false);
             };
-            let index = sh.read_index(&shard)?;
+            let map = codec.map_of(&whole)?;
             let pieces = members
                 .into_iter()
                 .map(|(p, r)| {
-                    let bytes = index[p]
+                    let bytes = map[p]
                         .as_ref()
-                        .map(|rg| shard.slice(rg.start as usize..rg.end as usize));
+                        .map(|rg| whole.slice(rg.start as usize..rg.end as usize));
                     piece(p, r, bytes, note(p, generation.as_ref()))
                 })
                 .collect();
             sink.emit(pieces).await?;
             return Ok(true);
         }
-        // The index: from the cache when the shard is still the version it
-        // was read from (the reads below are conditional on it), else read.
-        let index_key = source.index_key();
-        let cached = match &index_key {
-            Some(k) => source.cached_index(k).await?,
+        // The map: from the cache when the chunk is still the version it was
+        // read from (the reads below are conditional on it), else read.
+        let map_key = source.map_key();
+        let cached = match &map_key {
+            Some(k) => source.cached_map(k).await?,
             None => None,
         };
         let from_cache = cached.is_some();
-        let index = match cached {
-            Some(index) => index,
+        let map = match cached {
+            Some(map) => map,
             None => {
-                let index_bytes = source.read_ranges(&[sh.index_range()], true).await?;
-                let Some(mut index_bytes) = index_bytes else {
+                let map_bytes = source.read_ranges(&[codec.map_range()], true).await?;
+                let Some(mut map_bytes) = map_bytes else {
                     missing(members, source.generation().as_ref()).await?;
                     return Ok(served.unwrap_or(false));
                 };
-                let shard_len = source.span.as_ref().map(|s| s.end - s.start);
-                let index = Arc::new(
-                    sh.decode_index(Vec::from(index_bytes.pop().unwrap_or_default()), shard_len)?,
+                let len = source.span.as_ref().map(|s| s.end - s.start);
+                let map = Arc::new(
+                    codec.decode_map(Vec::from(map_bytes.pop().unwrap_or_default()), len)?,
                 );
-                if let Some(k) = &index_key {
-                    source.remember_index(k, &index);
+                if let Some(k) = &map_key {
+                    source.remember_map(k, &map);
                 }
-                index
+                map
             }
         };
-        // The generation the inner chunks below are read at (the reads are
+        // The generation the parts below are read at (the reads are
         // conditional on it, or from one opened file).
         let generation = caching.as_ref().and(source.generation());
         let generation = generation
             .as_ref()
             .filter(|g| matches!(g, Generation::Tag(_)));
-        // A read conditional on a cached index's generation that finds the
-        // shard changed: the index is forgotten, and the read starts again.
+        // A read conditional on a cached map's generation that finds the
+        // chunk changed: the map is forgotten, and the read starts again.
         let forget = |e: Error| {
             if from_cache && e.kind == ErrorKind::Changed {
-                if let Some(k) = &index_key {
-                    crate::cache::forget_index(k);
+                if let Some(k) = &map_key {
+                    crate::cache::forget_part_map(k);
                 }
             }
             e
@@ -444,7 +440,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         let mut direct: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
         let mut deeper: Vec<(usize, ChunkRegion, Range<u64>)> = Vec::new();
         for (pos, r) in members {
-            match index.get(pos).cloned().flatten() {
+            match map.get(pos).cloned().flatten() {
                 None => empty.push(piece(pos, r, None, note(pos, generation))),
                 Some(rg) if nested && !r.covers_chunk() => deeper.push((pos, r, rg)),
                 Some(rg) => direct.push((pos, r, rg)),
@@ -453,9 +449,9 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         if !empty.is_empty() {
             sink.emit(empty).await?;
         }
-        // Inner chunks read ahead into the cache, in the same requests.
+        // Parts read ahead into the cache, in the same requests.
         let ahead = match (&caching, generation, fetching.batch) {
-            (Some((rc, shard)), Some(_), None) => read_ahead(rc, shard, &index, &direct),
+            (Some((rc, chunk)), Some(_), None) => read_ahead(rc, chunk, &map, &direct),
             _ => Vec::new(),
         };
         let ahead_at: std::collections::HashSet<usize> = ahead.iter().map(|(p, _)| *p).collect();
@@ -465,7 +461,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         let batches = batches(&groups, fetching.batch);
         let direct = &direct;
         let (ahead_at, caching) = (&ahead_at, &caching);
-        // The inner chunks of `batch` as the fill value.
+        // The parts of `batch` as the fill value.
         let fill = |batch: &[Group]| {
             missing(
                 batch
@@ -477,9 +473,9 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 None,
             )
         };
-        // Read one batch and decode it; false when the shard has disappeared
-        // since its index was read: as zarr-python does, the inner chunks not
-        // read yet are then the fill value.
+        // Read one batch and decode it; false when the chunk has disappeared
+        // since its map was read: as zarr-python does, the parts not read yet
+        // are then the fill value.
         let one = for_batches(|batch| async move {
             let ranges: Vec<ByteRange> = batch
                 .iter()
@@ -497,20 +493,22 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                     let end = at + (rg.end - rg.start) as usize;
                     if end > buffer.len() {
                         return Err(Error::corrupt(format!(
-                            "shard truncated: inner chunk {pos} bytes {}..{} are missing",
-                            rg.start, rg.end
+                            "truncated: {} bytes {}..{} are missing",
+                            codec.part_name(pos),
+                            rg.start,
+                            rg.end
                         )));
                     }
                     if ahead_at.contains(&pos) {
                         // Kept encoded (a copy: a slice would keep the whole
                         // buffer), decoded when it is read.
-                        if let (Some((rc, shard)), Some(g)) = (caching, generation) {
-                            let chunk = CachedChunk {
+                        if let (Some((rc, chunk)), Some(g)) = (caching, generation) {
+                            let entry = CachedChunk {
                                 data: ChunkData::Encoded(Bytes::copy_from_slice(&buffer[at..end])),
                                 checked: now,
                                 layout: 0,
                             };
-                            rc.cache.remember(&inner_key(shard, pos), g.clone(), chunk);
+                            rc.cache.remember(&part_key(chunk, pos), g.clone(), entry);
                         }
                         continue;
                     }
@@ -524,7 +522,7 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         let present = if fetching.batch.is_some() && batches.len() > 1 {
             // A store that answers at once: the batches are tasks of the
             // pool, so threads with nothing else to do read and decode a
-            // shard's later batches while its thread decodes the first.
+            // chunk's later batches while its thread decodes the first.
             crate::pool::install(|| {
                 batches
                     .par_iter()
@@ -547,9 +545,9 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
             missing(deeper, None).await?;
             return Ok(false);
         }
-        let inner = sh.inner();
+        let inner = codec.part_chain();
         let reads = deeper.into_iter().map(|(pos, r, rg)| {
-            let label = inner_label(&label, pos);
+            let label = part_label(codec, &label, pos);
             async move {
                 let sub = source.sub(rg);
                 read_level(inner, level + 1, &sub, Cow::Owned(r), label, fetching, sink)
@@ -562,21 +560,21 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
     })
 }
 
-/// Read-ahead stops at this many bytes of inner chunks per request.
+/// Read-ahead stops at this many bytes of parts per request.
 const READ_AHEAD_BYTES: u64 = 4 << 20;
 
-/// The inner chunks to read ahead, with the `needed` ones (sorted by
-/// nothing in particular), from a shard of an object store read through the
-/// cache: where this read continues the previous read of the shard in its
-/// index order, the inner chunks that follow it, twice as many as last time
+/// The parts to read ahead, with the `needed` ones (sorted by nothing in
+/// particular), from a chunk of an object store read in part through the
+/// cache: where this read continues the previous read of the chunk in its
+/// map's order, the parts that follow it, twice as many as last time
 /// (up to [`crate::cache::MAX_READ_AHEAD`] and [`READ_AHEAD_BYTES`], and an
 /// eighth of the cache's budget), that are stored and not cached yet. A scan
-/// inner chunk after inner chunk then takes a few requests per shard instead
-/// of one per inner chunk; reads that jump about read nothing ahead.
+/// part after part (a shard's inner chunks) then takes a few requests per
+/// chunk instead of one per part; reads that jump about read nothing ahead.
 fn read_ahead(
     rc: &ReadCache,
-    shard: &str,
-    index: &ShardIndex,
+    chunk: &str,
+    map: &PartMap,
     needed: &[(usize, ChunkRegion, Range<u64>)],
 ) -> Vec<(usize, Range<u64>)> {
     let (Some(first), Some(last)) = (
@@ -585,44 +583,44 @@ fn read_ahead(
     ) else {
         return Vec::new();
     };
-    let window = crate::cache::read_ahead_window(shard, first, last);
+    let window = crate::cache::read_ahead_window(chunk, first, last);
     let limit = READ_AHEAD_BYTES.min(rc.cache.budget() as u64 / 8);
     let mut bytes = 0u64;
     let mut ahead = Vec::new();
-    for pos in last + 1..(last + 1 + window).min(index.len()) {
-        let Some(Some(rg)) = index.get(pos) else {
+    for pos in last + 1..(last + 1 + window).min(map.len()) {
+        let Some(Some(rg)) = map.get(pos) else {
             continue;
         };
         bytes += rg.end - rg.start;
         if bytes > limit {
             break;
         }
-        if !rc.cache.holds(&inner_key(shard, pos)) {
+        if !rc.cache.holds(&part_key(chunk, pos)) {
             ahead.push((pos, rg.clone()));
         }
     }
     ahead
 }
 
-/// A cached inner chunk served: its data, the generation it is of, and
-/// when that was last known to be the shard's current generation.
+/// A cached part served: its data, the generation it is of, and when that
+/// was last known to be the chunk's current generation.
 struct Hit {
     data: ChunkData,
     generation: Generation,
     checked: std::time::Instant,
 }
 
-/// The members of the shard cached under `shard` that the data cache
-/// answers: entries fresh by the recheck mode, and entries at the shard's
+/// The members of the chunk cached under `chunk` that the data cache
+/// answers: entries fresh by the recheck mode, and entries at the chunk's
 /// current generation, asked once (a `stat`, a `HEAD`: no body) when some
 /// entry needs a check; the value is then pinned to that generation, so that
 /// the members left to read are read at it. The hits, the members left, and
-/// whether the shard exists by what the hits say.
+/// whether the chunk exists by what the hits say.
 #[allow(clippy::type_complexity)]
 async fn serve_cached(
     rc: &ReadCache,
     source: &Source<'_, '_>,
-    shard: &str,
+    chunk: &str,
     members: Vec<(usize, ChunkRegion)>,
     layout: u64,
     now: std::time::Instant,
@@ -634,7 +632,7 @@ async fn serve_cached(
     let found: Vec<_> = members
         .iter()
         .map(|(pos, _)| {
-            let entry = rc.cache.chunk(&inner_key(shard, *pos));
+            let entry = rc.cache.chunk(&part_key(chunk, *pos));
             entry.filter(|(_, c)| c.fits(layout))
         })
         .collect();
@@ -659,20 +657,20 @@ async fn serve_cached(
     let mut rest = Vec::new();
     let mut present = false;
     for ((pos, region), entry) in members.into_iter().zip(found) {
-        let Some((generation, chunk)) = entry else {
+        let Some((generation, cached)) = entry else {
             rest.push((pos, region));
             continue;
         };
-        let checked = if rc.fresh(chunk.checked, now) {
-            chunk.checked
+        let checked = if rc.fresh(cached.checked, now) {
+            cached.checked
         } else if current.as_ref() == Some(&generation) {
             let again = CachedChunk {
-                data: chunk.data.clone(),
+                data: cached.data.clone(),
                 checked: now,
-                layout: chunk.layout,
+                layout: cached.layout,
             };
             rc.cache
-                .remember(&inner_key(shard, pos), generation.clone(), again);
+                .remember(&part_key(chunk, pos), generation.clone(), again);
             now
         } else {
             rest.push((pos, region));
@@ -680,7 +678,7 @@ async fn serve_cached(
         };
         present |= generation != Generation::Absent;
         let hit = Hit {
-            data: chunk.data,
+            data: cached.data,
             generation,
             checked,
         };
@@ -698,17 +696,17 @@ where
     f
 }
 
-/// Byte ranges fetched as one request, and the inner chunks in it.
+/// Byte ranges fetched as one request, and the parts in it.
 struct Group {
     span: Range<u64>,
-    /// Indices into the sorted inner chunk list.
+    /// Indices into the sorted part list.
     members: Vec<usize>,
 }
 
-/// Inner chunks (sorted by offset) grouped into spans: neighbours closer than
+/// Parts (sorted by offset) grouped into spans: neighbours closer than
 /// `gap` bytes share one request, as long as the span stays within `limit`
-/// bytes (the batch size: consecutive inner chunks would otherwise become one
-/// shard-sized request).
+/// bytes (the batch size: consecutive parts would otherwise become one
+/// chunk-sized request).
 fn coalesce(
     sorted: &[(usize, ChunkRegion, Range<u64>)],
     gap: u64,

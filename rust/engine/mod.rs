@@ -22,7 +22,7 @@ pub mod cached;
 pub mod commit;
 pub mod fetch;
 pub mod place;
-pub mod region;
+pub use crate::region;
 pub mod session;
 
 use std::future::Future;
@@ -81,7 +81,7 @@ impl ChunkTask {
     /// the region covers all of it, past the end included: the inner chunks
     /// there (which a shrinking resize leaves) are kept.
     pub fn needs_old(&self, chain: &CodecChain) -> bool {
-        match (&self.region, chain.sharding()) {
+        match (&self.region, chain.parts()) {
             (ChunkRegion::Empty, _) => false,
             (region, Some(_)) => !region.covers_full_chunk(&chain.spec().shape),
             (region, None) => !(self.complete || region.covers_chunk()),
@@ -204,7 +204,7 @@ pub fn read_since(
 ) -> Result<Vec<bool>> {
     let base = Fetching::for_store(Some(store));
     // Shards' inner chunks go through the data cache where it is on.
-    let shards = |chain: &CodecChain| cached::ReadCache::for_shards(cache, chain, &out, opened);
+    let shards = |chain: &CodecChain| cached::ReadCache::for_parts(cache, chain, &out, opened);
     match store.io_mode() {
         IoMode::Blocking => run_blocking(tasks, |task| {
             let chain = task.chain(chain);

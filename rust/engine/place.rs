@@ -226,8 +226,8 @@ pub struct ScalarMemo(OnceLock<Option<Bytes>>);
 /// (`None`: missing, or not needed: callers pass the old chunk only where
 /// [`super::ChunkTask::needs_old`] says the write needs it):
 /// `None` when the chunk ends up all fill value and `write_empty` is false.
-/// A chunk of a lone sharding codec is updated inner chunk by inner chunk:
-/// only the inner chunks the region touches are decoded and encoded again.
+/// A chunk of a lone partial codec (a shard) is updated part by part: only
+/// the parts the region touches are decoded and encoded again.
 ///
 /// The blocks this makes come from the allocator that keeps freed memory for
 /// reuse ([`crate::alloc::reusing`]).
@@ -242,29 +242,30 @@ pub fn encode_region(
     if matches!(region, ChunkRegion::Empty) {
         return Ok(existing);
     }
-    crate::alloc::reusing(|| match chain.sharding() {
+    crate::alloc::reusing(|| match chain.parts() {
         None => encode_memo(chain, region, existing, value, write_empty, memo).map(Cow::into_owned),
-        Some(sh) => {
-            // Inner chunks the region leaves alone, past the array's end
-            // included, keep their bytes.
-            let mut chunks: Vec<Option<Bytes>> = crate::alloc::filled(None, sh.num_inner())?;
+        Some(codec) => {
+            // Parts the region leaves alone, past the array's end included,
+            // keep their bytes.
+            let mut chunks: Vec<Option<Bytes>> = crate::alloc::filled(None, codec.num_parts())?;
             if let Some(old) = existing {
-                let index = sh.read_index(&old)?;
-                for (slot, range) in chunks.iter_mut().zip(index) {
+                let map = codec.map_of(&old)?;
+                for (slot, range) in chunks.iter_mut().zip(map) {
                     *slot = range.map(|r| old.slice(r.start as usize..r.end as usize));
                 }
             }
-            let members = region.split(sh, &chain.spec().shape);
-            let each = |(pos, inner_region): &(usize, ChunkRegion)| {
+            let members = codec.parts_of(region);
+            let each = |(pos, part_region): &(usize, ChunkRegion)| {
                 crate::alloc::reusing(|| {
-                    let old = if inner_region.covers_chunk() {
+                    let old = if part_region.covers_chunk() {
                         None
                     } else {
                         chunks[*pos].clone()
                     };
-                    encode_memo(sh.inner(), inner_region, old, value, write_empty, memo)
+                    let part = codec.part_chain();
+                    encode_memo(part, part_region, old, value, write_empty, memo)
                         .map(|new| (*pos, new.into_owned()))
-                        .map_err(|e| e.context(format!("inner chunk {pos}")))
+                        .map_err(|e| e.context(codec.part_name(*pos)))
                 })
             };
             // On the pool even when the shard is the call's only chunk (encoded
@@ -274,7 +275,7 @@ pub fn encode_region(
             for (pos, new) in updates {
                 chunks[pos] = new;
             }
-            Ok(sh.assemble(&chunks)?.map(Bytes::from))
+            Ok(codec.assemble(&chunks)?.map(Bytes::from))
         }
     })
 }

@@ -412,19 +412,21 @@ fn zstd_shard_chains() -> (CodecChain, CodecChain) {
 /// A shard of `sh` whose inner chunks hold `first..`, but inner chunk `bad`
 /// is `bytes`.
 fn forged_shard(
-    sh: &crate::codec::sharding::ShardingCodec,
+    sh: &dyn crate::codec::PartialCodec,
     first: u16,
     bad: Option<(usize, Vec<u8>)>,
 ) -> Vec<u8> {
-    let len = sh.inner().spec().num_elements() as u16;
-    let mut chunks: Vec<Option<Vec<u8>>> = (0..sh.num_inner() as u16)
+    let len = sh.part_chain().spec().num_elements() as u16;
+    let mut chunks: Vec<Option<Bytes>> = (0..sh.num_parts() as u16)
         .map(|i| {
             let start = first + i * len;
-            Some(sh.inner().encode(u16s(start..start + len)).unwrap())
+            Some(Bytes::from(
+                sh.part_chain().encode(u16s(start..start + len)).unwrap(),
+            ))
         })
         .collect();
     if let Some((pos, bytes)) = bad {
-        chunks[pos] = Some(bytes);
+        chunks[pos] = Some(Bytes::from(bytes));
     }
     sh.assemble(&chunks).unwrap().unwrap()
 }
@@ -435,11 +437,11 @@ fn hostile_inner_chunks_read_in_part_decode_within_their_size() {
     use crate::codec::tests::zstd_frame_claiming;
     let bomb = zstd_frame_claiming(1 << 34);
     let (flat, nested) = zstd_shard_chains();
-    let sh = flat.sharding().unwrap();
+    let sh = flat.parts().unwrap();
     let flat_shard = forged_shard(sh, 0, Some((1, bomb.clone())));
     // Nested: inner shard 0 holds the bomb as its inner chunk 1 (elements 8..16).
-    let outer = nested.sharding().unwrap();
-    let inner_sh = outer.inner().sharding().unwrap();
+    let outer = nested.parts().unwrap();
+    let inner_sh = outer.part_chain().parts().unwrap();
     let nested_shard = forged_shard(
         outer,
         0,
@@ -512,10 +514,10 @@ fn hostile_inner_chunks_read_in_part_decode_within_their_size() {
 #[test]
 fn a_shard_index_entry_longer_than_an_inner_chunk_can_encode_to_is_not_fetched() {
     let (flat, _) = zstd_shard_chains();
-    let sh = flat.sharding().unwrap();
+    let sh = flat.parts().unwrap();
     let mut shard = forged_shard(sh, 0, None);
     // Inner chunk 2 claims 2^40 bytes (index at the end, little endian).
-    let at = shard.len() - sh.num_inner() * 16 + 2 * 16 + 8;
+    let at = shard.len() - sh.num_parts() * 16 + 2 * 16 + 8;
     shard[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let task = vec![ChunkTask::new(
         "c/0".into(),
@@ -1058,7 +1060,7 @@ fn a_cached_shard_index_makes_one_read_per_inner_chunk_and_is_never_stale() {
             "{name}: a deleted shard is the fill value"
         );
     }
-    let stats = crate::cache::index_stats();
+    let stats = crate::cache::part_map_stats();
     assert!(stats.hits >= 6 && stats.bytes <= stats.limit, "{stats:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

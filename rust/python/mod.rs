@@ -103,11 +103,11 @@ fn write_retries() -> u64 {
     commit::retries()
 }
 
-/// What the shard index cache holds and how it was used: entries, bytes,
+/// What the part map cache (shard indexes) holds and how it was used: entries, bytes,
 /// limit (bytes), hits, misses (this process).
 #[pyfunction]
 fn shard_index_cache() -> std::collections::BTreeMap<&'static str, u64> {
-    stats_dict(crate::cache::index_stats())
+    stats_dict(crate::cache::part_map_stats())
 }
 
 /// A recheck mode from its name: "always", "never", "open" or "within"

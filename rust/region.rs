@@ -3,13 +3,13 @@
 //!
 //! Regions are owned (a task can outlive the selection it came from) and
 //! cheap to clone: a dimension's part is shared by every chunk in its row of
-//! the grid. A region can be split among a shard's inner chunks and mapped
-//! through a transpose, which is how sharded chunks are read in part.
+//! the grid. A region can be split among a regular grid of parts of its
+//! chunk and mapped through a transpose: what a codec that decodes in part
+//! (see [`crate::codec::partial`]) does with it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::codec::sharding::ShardingCodec;
 use crate::error::{Error, Result};
 use crate::indexing::{c_strides, for_each_run, DimChunk, DimSelection, Layout};
 
@@ -329,10 +329,17 @@ impl ChunkRegion {
         }
     }
 
-    /// The inner chunks of a shard this region touches: (position in the
-    /// shard index, the region inside that inner chunk), in position order.
-    pub fn split(&self, sh: &ShardingCodec, shard_shape: &[usize]) -> Vec<(usize, ChunkRegion)> {
-        let inner = sh.inner_shape();
+    /// The parts of a regular grid over the chunk (parts of shape `part`,
+    /// the chunk of shape `chunk`) this region touches: (the part's position
+    /// by `position` of its grid coordinates, the region inside that part),
+    /// in position order for a box, by position for points.
+    pub fn split_grid(
+        &self,
+        part: &[usize],
+        chunk: &[usize],
+        position: impl Fn(&[usize]) -> usize,
+    ) -> Vec<(usize, ChunkRegion)> {
+        let inner = part;
         match self {
             ChunkRegion::Empty => Vec::new(),
             ChunkRegion::Box {
@@ -379,12 +386,12 @@ impl ChunkRegion {
                             buffer_shape: buffer_shape.clone(),
                             buffer_strides: buffer_strides.clone(),
                         };
-                        (sh.inner_position(&coords), region)
+                        (position(&coords), region)
                     })
                     .collect()
             }
             ChunkRegion::Points(pairs) => {
-                let shard_strides = c_strides(shard_shape);
+                let chunk_strides = c_strides(chunk);
                 let inner_strides = c_strides(inner);
                 let mut groups: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
                 for &(c, b) in pairs {
@@ -392,17 +399,14 @@ impl ChunkRegion {
                     let mut coords = Vec::with_capacity(inner.len());
                     let mut flat = 0;
                     for ((&stride, &n), &istride) in
-                        shard_strides.iter().zip(inner).zip(&inner_strides)
+                        chunk_strides.iter().zip(inner).zip(&inner_strides)
                     {
                         let x = rest / stride;
                         rest %= stride;
                         coords.push(x / n);
                         flat += (x % n) * istride;
                     }
-                    groups
-                        .entry(sh.inner_position(&coords))
-                        .or_default()
-                        .push((flat, b));
+                    groups.entry(position(&coords)).or_default().push((flat, b));
                 }
                 groups
                     .into_iter()
