@@ -110,11 +110,16 @@ pub(crate) fn round_words(
     }
 }
 
+/// Rounding of `component_size`-byte words in place (this codec's, and
+/// `numcodecs.bitround`'s with [`Carry::Wrap`]).
 #[derive(Debug)]
 pub struct BitroundCodec {
+    /// The codec's name, for messages.
+    name: &'static str,
     keepbits: u32,
     component_size: usize,
     mantissa_bits: Option<u32>,
+    carry: Carry,
     spec: ChunkSpec,
 }
 
@@ -142,11 +147,32 @@ impl BitroundCodec {
             )));
         }
         Ok(BitroundCodec {
+            name: NAME,
             keepbits,
             component_size,
             mantissa_bits,
+            carry: Carry::Saturate,
             spec: spec.clone(),
         })
+    }
+
+    /// `numcodecs.bitround` (`name`): elements of `spec` rounded to
+    /// `keepbits` of their `mantissa_bits`, wrapping on overflow as numpy's
+    /// unsigned arithmetic does.
+    pub(crate) fn wrapping(
+        name: &'static str,
+        keepbits: u32,
+        mantissa_bits: u32,
+        spec: &ChunkSpec,
+    ) -> Self {
+        BitroundCodec {
+            name,
+            keepbits,
+            component_size: spec.dtype.size,
+            mantissa_bits: Some(mantissa_bits),
+            carry: Carry::Wrap,
+            spec: spec.clone(),
+        }
     }
 }
 
@@ -162,14 +188,14 @@ impl ArrayToArrayCodec for BitroundCodec {
             self.component_size,
             self.keepbits,
             self.mantissa_bits,
-            Carry::Saturate,
+            self.carry,
         );
         Ok(decoded)
     }
 
     fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         check_len(encoded.len(), self.spec.nbytes())?;
-        bound.check(NAME, encoded.len())?;
+        bound.check(self.name, encoded.len())?;
         Ok(encoded)
     }
 }

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use super::checksum::TrailingChecksum;
 use super::config::check_members;
-use super::{BytesToBytesCodec, SizeBound};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Debug)]
 pub struct Crc32cCodec;
@@ -16,43 +16,17 @@ impl Crc32cCodec {
     }
 }
 
-impl BytesToBytesCodec for Crc32cCodec {
-    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
-        let sum = crc32c::crc32c(&decoded);
-        decoded.extend_from_slice(&sum.to_le_bytes());
-        Ok(decoded)
-    }
-
-    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        if encoded.len() < 4 {
-            return Err(Error::corrupt(format!(
-                "crc32c: {} bytes is too short to hold a checksum",
-                encoded.len()
-            )));
-        }
-        let n = encoded.len() - 4;
-        let stored =
-            u32::from_le_bytes([encoded[n], encoded[n + 1], encoded[n + 2], encoded[n + 3]]);
-        let actual = crc32c::crc32c(&encoded[..n]);
-        if stored != actual {
-            return Err(Error::checksum(format!(
-                "crc32c checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
-            )));
-        }
-        // The checksum first: it says more about a damaged chunk than its length.
-        bound.check("crc32c", n)?;
-        encoded.truncate(n);
-        Ok(encoded)
-    }
-
-    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
-        decoded.plus(4)
+impl TrailingChecksum for Crc32cCodec {
+    const NAME: &'static str = "crc32c";
+    fn sum(&self, data: &[u8]) -> u32 {
+        crc32c::crc32c(data)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::BytesToBytesCodec;
     use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
 

@@ -7,6 +7,7 @@ pub mod blosc;
 pub(crate) mod blosc_sys;
 pub mod bytes;
 pub mod cast_value;
+pub mod checksum;
 pub mod complete;
 pub mod config;
 pub mod crc32c;

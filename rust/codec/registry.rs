@@ -366,7 +366,7 @@ pub static CODECS: &[Codec] = &[
     Codec::new(
         "numcodecs.bitround",
         ArrayToArray,
-        Some(|c, spec| nc::bitround::BitRoundCodec::from_config(c, spec).map(a)),
+        Some(|c, spec| nc::bitround::from_config(c, spec).map(a)),
         |c, _| nc::bitround::complete_config(c),
     )
     .numcodecs(nc::bitround::MEMBERS)

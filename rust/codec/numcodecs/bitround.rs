@@ -7,19 +7,11 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::bitround::{mantissa_bits, round_words, Carry};
+use crate::codec::bitround::{mantissa_bits, BitroundCodec};
 use crate::codec::config::Members;
-use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::ChunkSpec;
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
-
-#[derive(Debug)]
-pub struct BitRoundCodec {
-    keepbits: u32,
-    /// Mantissa bits of the data type (10, 23 or 52).
-    bits: u32,
-    spec: ChunkSpec,
-}
 
 const NAME: &str = "numcodecs.bitround";
 
@@ -37,56 +29,27 @@ pub fn complete_config(config: &Map<String, Value>) -> Result<Members> {
     Ok(vec![("keepbits", keepbits(config)?.into())])
 }
 
-impl BitRoundCodec {
-    pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
-        let keepbits = keepbits(config)?;
-        let format = match (spec.dtype.kind, spec.dtype.size) {
-            (DataKind::Float, 2) => "float16",
-            (DataKind::Float, 4) => "float32",
-            (DataKind::Float, 8) => "float64",
-            _ => "",
-        };
-        let bits = mantissa_bits(format).ok_or_else(|| {
-            Error::metadata(format!(
-                "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
-            ))
-        })?;
-        if keepbits > bits {
-            return Err(Error::metadata(format!(
-                "codec '{NAME}': keepbits {keepbits} is too large for a float with {bits} \
-                 mantissa bits"
-            )));
-        }
-        Ok(BitRoundCodec {
-            keepbits,
-            bits,
-            spec: spec.clone(),
-        })
+/// The codec: the registry `bitround` codec's rounding, wrapping on overflow.
+pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<BitroundCodec> {
+    let keepbits = keepbits(config)?;
+    let format = match (spec.dtype.kind, spec.dtype.size) {
+        (DataKind::Float, 2) => "float16",
+        (DataKind::Float, 4) => "float32",
+        (DataKind::Float, 8) => "float64",
+        _ => "",
+    };
+    let bits = mantissa_bits(format).ok_or_else(|| {
+        Error::metadata(format!(
+            "codec '{NAME}': only float arrays (16-64 bit) can be bit-rounded"
+        ))
+    })?;
+    if keepbits > bits {
+        return Err(Error::metadata(format!(
+            "codec '{NAME}': keepbits {keepbits} is too large for a float with {bits} \
+             mantissa bits"
+        )));
     }
-}
-
-impl ArrayToArrayCodec for BitRoundCodec {
-    fn encoded_spec(&self) -> &ChunkSpec {
-        &self.spec
-    }
-
-    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
-        check_len(decoded.len(), self.spec.nbytes())?;
-        round_words(
-            &mut decoded,
-            self.spec.dtype.size,
-            self.keepbits,
-            Some(self.bits),
-            Carry::Wrap,
-        );
-        Ok(decoded)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        check_len(encoded.len(), self.spec.nbytes())?;
-        bound.check("numcodecs.bitround", encoded.len())?;
-        Ok(encoded)
-    }
+    Ok(BitroundCodec::wrapping(NAME, keepbits, bits, spec))
 }
 
 #[cfg(test)]

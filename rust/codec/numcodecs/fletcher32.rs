@@ -5,8 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::{BytesToBytesCodec, SizeBound};
-use crate::error::{Error, Result};
+use crate::codec::checksum::TrailingChecksum;
+use crate::error::Result;
 
 #[derive(Debug)]
 pub struct Fletcher32Codec;
@@ -47,37 +47,10 @@ pub(crate) fn fletcher32(data: &[u8]) -> u32 {
     (sum2 << 16) | sum1
 }
 
-impl BytesToBytesCodec for Fletcher32Codec {
-    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
-        let sum = fletcher32(&decoded);
-        decoded.extend_from_slice(&sum.to_le_bytes());
-        Ok(decoded)
-    }
-
-    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        if encoded.len() < 4 {
-            return Err(Error::corrupt(format!(
-                "fletcher32: {} bytes is too short to hold a checksum",
-                encoded.len()
-            )));
-        }
-        let n = encoded.len() - 4;
-        let stored =
-            u32::from_le_bytes([encoded[n], encoded[n + 1], encoded[n + 2], encoded[n + 3]]);
-        let actual = fletcher32(&encoded[..n]);
-        if stored != actual {
-            return Err(Error::checksum(format!(
-                "fletcher32 checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
-            )));
-        }
-        // The checksum first: it says more about a damaged chunk than its length.
-        bound.check("fletcher32", n)?;
-        encoded.truncate(n);
-        Ok(encoded)
-    }
-
-    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
-        decoded.plus(4)
+impl TrailingChecksum for Fletcher32Codec {
+    const NAME: &'static str = "fletcher32";
+    fn sum(&self, data: &[u8]) -> u32 {
+        fletcher32(data)
     }
 }
 

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::check_config;
+use crate::codec::checksum::TrailingChecksum;
 use crate::codec::config::{Member, Members};
-use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -142,37 +142,10 @@ pub(crate) fn lookup3(data: &[u8], initval: u32) -> u32 {
     final_mix(a, b, c)
 }
 
-impl BytesToBytesCodec for JenkinsLookup3Codec {
-    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>> {
-        let sum = self.hash(&decoded);
-        decoded.extend_from_slice(&sum.to_le_bytes());
-        Ok(decoded)
-    }
-
-    fn decode(&self, mut encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
-        if encoded.len() < 4 {
-            return Err(Error::corrupt(format!(
-                "jenkins_lookup3: {} bytes is too short to hold a checksum",
-                encoded.len()
-            )));
-        }
-        let n = encoded.len() - 4;
-        let stored =
-            u32::from_le_bytes([encoded[n], encoded[n + 1], encoded[n + 2], encoded[n + 3]]);
-        let actual = self.hash(&encoded[..n]);
-        if stored != actual {
-            return Err(Error::checksum(format!(
-                "jenkins_lookup3 checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
-            )));
-        }
-        // The checksum first: it says more about a damaged chunk than its length.
-        bound.check("jenkins_lookup3", n)?;
-        encoded.truncate(n);
-        Ok(encoded)
-    }
-
-    fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
-        decoded.plus(4)
+impl TrailingChecksum for JenkinsLookup3Codec {
+    const NAME: &'static str = "jenkins_lookup3";
+    fn sum(&self, data: &[u8]) -> u32 {
+        self.hash(data)
     }
 }
 
