@@ -26,6 +26,7 @@ from zarrox.errors import (
     UnsupportedError,
 )
 from zarrox.storage import resolve_store
+from zarrox.tensorstore_spec.zarr3_codecs import parse_chain
 
 ts = pytest.importorskip("tensorstore")
 
@@ -936,3 +937,27 @@ def test_random_index_chains_match_tensorstore(tmp_path: Path) -> None:
             np.testing.assert_array_equal(view.read(), t.read().result(), err_msg=str(steps))
             checked += 1
     assert checked > 100
+
+
+_T = {"name": "transpose", "configuration": {"order": [0]}}
+
+
+@pytest.mark.parametrize(
+    ("codecs", "error"),
+    [
+        (["gzip", _T], r"codecs\[1\]: the array -> array codec 'transpose' must come before"),
+        (["bytes", "gzip", _T], r"codecs\[2\]: the array -> array codec 'transpose' must come"),
+        (["gzip", "bytes"], r"codecs\[1\]: the array -> bytes codec 'bytes' must come before"),
+        (["bytes", "gzip", "bytes"], r"codecs\[2\]: a second array -> bytes codec 'bytes'"),
+        (["gzip", "bytes", "bytes"], r"codecs\[2\]: a second array -> bytes codec 'bytes'"),
+    ],
+)
+def test_partial_codec_chain_order(codecs: list[Any], error: str) -> None:
+    """A ``metadata.codecs`` chain is ordered by the core's rule (the one zarr.json's codecs
+    follow), its array -> bytes codec optional."""
+    with pytest.raises(SpecError, match=error):
+        parse_chain(codecs, "metadata.codecs")
+    # without the misplaced codec a partial chain is fine
+    assert parse_chain([_T, "gzip"], "metadata.codecs").to_json() == [_T, {"name": "gzip"}]
+    with pytest.raises(SpecError, match="missing the array -> bytes codec"):
+        parse_chain([_T, "gzip"], "metadata.codecs", complete=True)
