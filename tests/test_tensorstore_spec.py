@@ -19,6 +19,7 @@ from zarrox import d
 from zarrox.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
+    MetadataError,
     MissingChunkError,
     ReadOnlyError,
     SpecError,
@@ -961,3 +962,31 @@ def test_partial_codec_chain_order(codecs: list[Any], error: str) -> None:
     assert parse_chain([_T, "gzip"], "metadata.codecs").to_json() == [_T, {"name": "gzip"}]
     with pytest.raises(SpecError, match="missing the array -> bytes codec"):
         parse_chain([_T, "gzip"], "metadata.codecs", complete=True)
+
+
+def test_stored_zarr_json_is_read_by_the_v3_model(tmp_path: Path) -> None:
+    """The stored ``zarr.json`` an opened spec is checked against is read as zarrox reads
+    it (ArrayMetadataV3): its dimension units come out of the attributes, its faults are
+    the model's."""
+    zarrox.create_array(
+        tmp_path / "a",
+        shape=(4, 6),
+        chunks=(2, 3),
+        dtype="int16",
+        fill_value=7,
+        attributes={"dimension_units": ["4 nm", None], "title": "t"},
+        dimension_names=["y", "x"],
+    )
+    view = zarrox.open(file_spec(tmp_path / "a", metadata={"attributes": {"title": "t"}}))
+    schema = view.schema
+    assert schema["dimension_units"] == [[4.0, "nm"], None]
+    assert schema["fill_value"] == 7
+    assert schema["domain"]["labels"] == ["y", "x"]
+    with pytest.raises(SpecMismatchError, match=r"metadata\.attributes\.title: expected"):
+        zarrox.open(file_spec(tmp_path / "a", metadata={"attributes": {"title": "u"}}))
+    path = tmp_path / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    del doc["fill_value"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(MetadataError, match="missing member 'fill_value'"):
+        zarrox.open(file_spec(tmp_path / "a"))

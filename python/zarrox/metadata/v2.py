@@ -184,6 +184,18 @@ def _parse_attributes(value: object, path: str | None) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 _ARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order")
+#: the members of ``.zarray``
+ARRAY_MEMBERS = (
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "fill_value",
+    "order",
+    "compressor",
+    "filters",
+    "dimension_separator",
+)
 
 
 @dataclass(eq=False)

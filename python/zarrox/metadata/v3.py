@@ -481,7 +481,8 @@ _ARRAY_REQUIRED = (
     "fill_value",
     "codecs",
 )
-_ARRAY_KNOWN = (*_ARRAY_REQUIRED, "attributes", "dimension_names", "storage_transformers")
+#: the members of an array's ``zarr.json`` (others are extensions)
+ARRAY_MEMBERS = (*_ARRAY_REQUIRED, "attributes", "dimension_names", "storage_transformers")
 
 
 def _normalized_codec(codec: object) -> dict[str, Any]:
@@ -566,7 +567,7 @@ class ArrayMetadataV3:
         attributes = _parse_attributes(doc.get("attributes", {}), where)
         dimension_names = _parse_dimension_names(doc.get("dimension_names"), len(shape), where)
         transformers = _parse_storage_transformers(doc.get("storage_transformers"), where)
-        extra = _parse_extra(doc, _ARRAY_KNOWN, where)
+        extra = _parse_extra(doc, ARRAY_MEMBERS, where)
         return cls(
             shape=shape,
             data_type=data_type,
