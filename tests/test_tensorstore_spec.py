@@ -990,3 +990,32 @@ def test_stored_zarr_json_is_read_by_the_v3_model(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(MetadataError, match="missing member 'fill_value'"):
         zarrox.open(file_spec(tmp_path / "a"))
+
+
+def test_stored_zarray_is_read_by_the_v2_model(tmp_path: Path) -> None:
+    """The stored ``.zarray`` an opened spec is checked against is read as zarrox reads it
+    (ArrayMetadataV2): a fault is the model's, named by the document."""
+    zarrox.create_array(tmp_path / "a", shape=(4,), chunks=(2,), dtype="<i2", zarr_format=2)
+    spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": f"{tmp_path / 'a'}/"}}
+    with pytest.raises(SpecMismatchError, match=r"metadata\.chunks: expected \[3\]"):
+        zarrox.open({**spec, "metadata": {"chunks": [3]}})
+    path = tmp_path / "a" / ".zarray"
+    doc = json.loads(path.read_text())
+    doc["order"] = "K"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(MetadataError, match=r'\.zarray at .*order: must be "C" or "F"'):
+        zarrox.open(spec)
+
+
+def test_stored_rectilinear_grid_is_unsupported(tmp_path: Path) -> None:
+    """A valid array TensorStore's zarr3 driver cannot describe is unsupported, not
+    malformed."""
+    shapes = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[1, 3]]}}
+    zarrox.create_array(tmp_path / "a", shape=(4,), chunks=(2,), dtype="<i2")
+    path = tmp_path / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    doc["chunk_grid"] = shapes
+    path.write_text(json.dumps(doc))
+    assert zarrox.open_array(tmp_path / "a").metadata.rectilinear is not None
+    with pytest.raises(UnsupportedError, match="rectilinear chunk grid"):
+        zarrox.open(file_spec(tmp_path / "a"))

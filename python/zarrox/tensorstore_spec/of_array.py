@@ -72,7 +72,7 @@ def document_of(array: ArrayLike) -> tuple[str, dict[str, Any]]:
 def parse_stored(driver: str, doc: Mapping[str, Any], path: str) -> StoredMetadata:
     if driver == "zarr3":
         return zarr3.stored_metadata(doc, path)
-    return zarr2.stored_metadata(doc, METADATA_KEYS[driver] + (f" at {path!r}" if path else ""))
+    return zarr2.stored_metadata(doc, path)
 
 
 def base_domain(array: ArrayLike) -> IndexDomain:

@@ -312,10 +312,10 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         "dimension_separator": meta.dimension_separator or key_encoding or ".",
     }
     try:
-        ArrayMetadataV2.from_json(doc)
+        model = ArrayMetadataV2.from_json(doc)
     except (MetadataError, UnsupportedError) as e:
         raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
-    stored = parse_metadata(doc)
+    stored = from_model(model, doc)
     validate_metadata(stored, meta)
     validate_schema(stored, schema)
     return doc
@@ -399,9 +399,27 @@ def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema"
         raise SpecMismatchError(f"{where}.dimension_units: the zarr driver has no dimension units")
 
 
-def stored_metadata(doc: Mapping[str, Any], where: str) -> Zarr2Metadata:
-    known = {k: v for k, v in doc.items() if k in ARRAY_MEMBERS}
-    try:
-        return parse_metadata(known, where)
-    except SpecError as e:
-        raise MetadataError(str(e)) from None
+def stored_metadata(doc: Mapping[str, Any], path: str) -> Zarr2Metadata:
+    """A stored ``.zarray``, read by the v2 model (:meth:`ArrayMetadataV2.from_json`, as
+    zarrox reads it) and given as the members comparisons take."""
+    return from_model(ArrayMetadataV2.from_json(doc, path=path), doc)
+
+
+def from_model(model: ArrayMetadataV2, doc: Mapping[str, Any]) -> Zarr2Metadata:
+    """The members of a stored array's model (``doc``, its ``.zarray``, for the members as
+    written): every one given, the compressor completed as TensorStore completes it."""
+    return Zarr2Metadata(
+        shape=list(model.shape),
+        chunks=list(model.chunks),
+        dtype_json=copy.deepcopy(doc["dtype"]),
+        dtype=model.dtype,
+        fill_value=model.fill_value,
+        has_fill_value=True,
+        order=model.order,
+        compressor=_complete_compressor(model.compressor),
+        has_compressor=True,
+        filters=None if model.filters is None else copy.deepcopy(list(model.filters)),
+        has_filters=True,
+        dimension_separator=model.dimension_separator if model.dimension_separator_given else None,
+        raw={k: copy.deepcopy(v) for k, v in doc.items() if k in ARRAY_MEMBERS},
+    )
