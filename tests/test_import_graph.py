@@ -94,6 +94,7 @@ LAYERS: dict[str, int] = {
     "zarrox.metadata.codec_scalars": STORAGE_METADATA,
     "zarrox.metadata.codecs": STORAGE_METADATA,
     "zarrox.metadata.consolidated": STORAGE_METADATA,
+    "zarrox.metadata.description": STORAGE_METADATA,
     "zarrox.metadata.draft_v3": STORAGE_METADATA,
     "zarrox.metadata.dtypes": STORAGE_METADATA,
     "zarrox.metadata.dtypes.base": STORAGE_METADATA,

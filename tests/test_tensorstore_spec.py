@@ -19,6 +19,7 @@ from zarrox import d
 from zarrox.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
+    MetadataError,
     MissingChunkError,
     ReadOnlyError,
     SpecError,
@@ -26,6 +27,7 @@ from zarrox.errors import (
     UnsupportedError,
 )
 from zarrox.storage import resolve_store
+from zarrox.tensorstore_spec.zarr3_codecs import parse_chain
 
 ts = pytest.importorskip("tensorstore")
 
@@ -936,3 +938,84 @@ def test_random_index_chains_match_tensorstore(tmp_path: Path) -> None:
             np.testing.assert_array_equal(view.read(), t.read().result(), err_msg=str(steps))
             checked += 1
     assert checked > 100
+
+
+_T = {"name": "transpose", "configuration": {"order": [0]}}
+
+
+@pytest.mark.parametrize(
+    ("codecs", "error"),
+    [
+        (["gzip", _T], r"codecs\[1\]: the array -> array codec 'transpose' must come before"),
+        (["bytes", "gzip", _T], r"codecs\[2\]: the array -> array codec 'transpose' must come"),
+        (["gzip", "bytes"], r"codecs\[1\]: the array -> bytes codec 'bytes' must come before"),
+        (["bytes", "gzip", "bytes"], r"codecs\[2\]: a second array -> bytes codec 'bytes'"),
+        (["gzip", "bytes", "bytes"], r"codecs\[2\]: a second array -> bytes codec 'bytes'"),
+    ],
+)
+def test_partial_codec_chain_order(codecs: list[Any], error: str) -> None:
+    """A ``metadata.codecs`` chain is ordered by the core's rule (the one zarr.json's codecs
+    follow), its array -> bytes codec optional."""
+    with pytest.raises(SpecError, match=error):
+        parse_chain(codecs, "metadata.codecs")
+    # without the misplaced codec a partial chain is fine
+    assert parse_chain([_T, "gzip"], "metadata.codecs").to_json() == [_T, {"name": "gzip"}]
+    with pytest.raises(SpecError, match="missing the array -> bytes codec"):
+        parse_chain([_T, "gzip"], "metadata.codecs", complete=True)
+
+
+def test_stored_zarr_json_is_read_by_the_v3_model(tmp_path: Path) -> None:
+    """The stored ``zarr.json`` an opened spec is checked against is read as zarrox reads
+    it (ArrayMetadataV3): its dimension units come out of the attributes, its faults are
+    the model's."""
+    zarrox.create_array(
+        tmp_path / "a",
+        shape=(4, 6),
+        chunks=(2, 3),
+        dtype="int16",
+        fill_value=7,
+        attributes={"dimension_units": ["4 nm", None], "title": "t"},
+        dimension_names=["y", "x"],
+    )
+    view = zarrox.open(file_spec(tmp_path / "a", metadata={"attributes": {"title": "t"}}))
+    schema = view.schema
+    assert schema["dimension_units"] == [[4.0, "nm"], None]
+    assert schema["fill_value"] == 7
+    assert schema["domain"]["labels"] == ["y", "x"]
+    with pytest.raises(SpecMismatchError, match=r"metadata\.attributes\.title: expected"):
+        zarrox.open(file_spec(tmp_path / "a", metadata={"attributes": {"title": "u"}}))
+    path = tmp_path / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    del doc["fill_value"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(MetadataError, match="missing member 'fill_value'"):
+        zarrox.open(file_spec(tmp_path / "a"))
+
+
+def test_stored_zarray_is_read_by_the_v2_model(tmp_path: Path) -> None:
+    """The stored ``.zarray`` an opened spec is checked against is read as zarrox reads it
+    (ArrayMetadataV2): a fault is the model's, named by the document."""
+    zarrox.create_array(tmp_path / "a", shape=(4,), chunks=(2,), dtype="<i2", zarr_format=2)
+    spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": f"{tmp_path / 'a'}/"}}
+    with pytest.raises(SpecMismatchError, match=r"metadata\.chunks: expected \[3\]"):
+        zarrox.open({**spec, "metadata": {"chunks": [3]}})
+    path = tmp_path / "a" / ".zarray"
+    doc = json.loads(path.read_text())
+    doc["order"] = "K"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(MetadataError, match=r'\.zarray at .*order: must be "C" or "F"'):
+        zarrox.open(spec)
+
+
+def test_stored_rectilinear_grid_is_unsupported(tmp_path: Path) -> None:
+    """A valid array TensorStore's zarr3 driver cannot describe is unsupported, not
+    malformed."""
+    shapes = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": [[1, 3]]}}
+    zarrox.create_array(tmp_path / "a", shape=(4,), chunks=(2,), dtype="<i2")
+    path = tmp_path / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    doc["chunk_grid"] = shapes
+    path.write_text(json.dumps(doc))
+    assert zarrox.open_array(tmp_path / "a").metadata.rectilinear is not None
+    with pytest.raises(UnsupportedError, match="rectilinear chunk grid"):
+        zarrox.open(file_spec(tmp_path / "a"))

@@ -64,6 +64,7 @@ from zarrox.errors import (
 )
 from zarrox.metadata._checks import copy_json, is_text, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
+from zarrox.metadata.description import describe_array
 from zarrox.metadata.dtypes import CORE_TYPES, parse_v2_dtype, v2_data_type
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import ArrayMetadataV2
@@ -491,29 +492,36 @@ class DraftArrayMetadata:
         )
 
     def to_core_json(self) -> dict[str, Any]:
-        core = self.to_v2().to_core_json()
+        """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes:
+        the chunks (inner chunks, when sharded) of :meth:`to_v2`, keys of the ``draft_v3``
+        encoding."""
+        data_type, codecs = self.to_v2().core_chain()
         if self.chunks_per_shard is not None:
             # the transformer's index: little-endian pairs without a checksum, at the end
             # (the core's default location)
             sharding = {
                 "chunk_shape": list(self.inner_chunks),
-                "codecs": core["codecs"],
+                "codecs": codecs,
                 "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
             }
             text = json.dumps({"name": "sharding_indexed", "configuration": sharding})
-            core["codecs"] = [
+            codecs = [
                 {
                     "name": "sharding_indexed",
                     "configuration": json.loads(_core.codec_configuration(text, 1)),
                 }
             ]
-        core["chunk_shape"] = list(self.chunk_shape)
-        core["chunk_key_encoding"] = {
-            "name": "draft_v3",
-            "separator": self.separator,
-            "zero_d_key": self.zero_d_key,
-        }
-        return core
+        return describe_array(
+            shape=self.shape,
+            chunks=self.chunk_shape,
+            data_type=data_type,
+            codecs=codecs,
+            key_encoding={
+                "name": "draft_v3",
+                "separator": self.separator,
+                "zero_d_key": self.zero_d_key,
+            },
+        )
 
     def fill_bytes(self) -> bytes:
         return self.to_v2().fill_bytes()

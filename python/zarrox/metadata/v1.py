@@ -250,7 +250,8 @@ class ArrayMetadataV1:
         )
 
     def to_core_json(self) -> dict[str, Any]:
-        """The description the Rust core takes (chunk keys ``0.0``: the v2 encoding)."""
+        """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes:
+        :meth:`to_v2`'s (chunk keys ``0.0``: the v2 encoding)."""
         return self.to_v2().to_core_json()
 
     def fill_bytes(self) -> bytes:

@@ -50,6 +50,7 @@ from zarrox.metadata._checks import copy_json, document_where, stored_chunk_size
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import encode_chunk_key
+from zarrox.metadata.description import describe_array
 from zarrox.metadata.dtypes import (
     DataType,
     from_zarr_python_dtype,
@@ -183,6 +184,18 @@ def _parse_attributes(value: object, path: str | None) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 _ARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order")
+#: the members of ``.zarray``
+ARRAY_MEMBERS = (
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "fill_value",
+    "order",
+    "compressor",
+    "filters",
+    "dimension_separator",
+)
 
 
 @dataclass(eq=False)
@@ -371,28 +384,38 @@ class ArrayMetadataV2:
         return copy_json(self.attributes)
 
     def to_core_json(self) -> dict[str, Any]:
-        """The normalized description the Rust core consumes (fill bytes: :meth:`fill_bytes`).
+        """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes
+        (fill bytes: :meth:`fill_bytes`): chunk keys of the ``v2`` encoding, ``data_type``
+        and ``codecs`` as :meth:`core_chain` gives them."""
+        data_type, codecs = self.core_chain()
+        return describe_array(
+            shape=self.shape,
+            chunks=self.chunks,
+            data_type=data_type,
+            codecs=codecs,
+            key_encoding={"name": "v2", "separator": self.dimension_separator},
+        )
 
-        ``{"shape", "chunk_shape", "data_type", "codecs", "chunk_key_encoding": {"name": "v2",
-        "separator"}}``. The codec chain: ``transpose`` (order reversed) for ``"F"`` order
-        with ndim > 1; one ``numcodecs.<id>`` per filter; ``bytes`` (``endian`` "big" for
-        big-endian dtypes, else "little"; after value filters, the byte order of the last
-        filter's output type); ``numcodecs.<id>`` for the compressor. numcodecs
-        configurations lose ``"id"`` and get numcodecs' defaults filled in (for the codecs
-        zarrox knows). Object arrays: ``transpose`` for ``"F"`` order as above, the
-        ``vlen-utf8`` / ``vlen-bytes`` filter, the filters after it and the compressor.
+    def core_chain(self) -> tuple[str, list[dict[str, Any]]]:
+        """``(data_type, codecs)`` of the chunks, as the Rust core takes them (see
+        :class:`~zarrox.metadata.description.ArrayDescription`).
+
+        The codec chain: ``transpose`` (order reversed) for ``"F"`` order with ndim > 1; one
+        ``numcodecs.<id>`` per filter; ``bytes`` (``endian`` "big" for big-endian dtypes,
+        else "little"; after value filters, the byte order of the last filter's output
+        type); ``numcodecs.<id>`` for the compressor. numcodecs configurations lose ``"id"``
+        and get numcodecs' defaults filled in (for the codecs zarrox knows). Object arrays:
+        ``transpose`` for ``"F"`` order as above, the ``vlen-utf8`` / ``vlen-bytes`` filter,
+        the filters after it and the compressor. The ``pickle`` codec, which Python runs
+        (:meth:`pickle_stage`), is left out.
         """
         where = ""  # the configurations were validated when the metadata was made
         if self.pickle_stage() is not None:
-            return self._without_pickle().to_core_json()
+            return self._without_pickle().core_chain()
         if self.dtype.hasobject:
-            return self._object_core_json()
+            return self._object_core_chain()
         data_type = self.info.v2_core_name()
-        codecs: list[dict[str, Any]] = []
-        if self.order == "F" and self.ndim > 1:
-            codecs.append(
-                {"name": "transpose", "configuration": {"order": list(range(self.ndim))[::-1]}}
-            )
+        codecs = self._order_codecs()
         # v2 filters run in order on the chunk; those that work on values come
         # before the bytes serializer, those that work on bytes after it.
         # numcodecs stores a value filter's output in the byte order of its output
@@ -420,13 +443,14 @@ class ArrayMetadataV2:
         if self.compressor is not None:
             after_bytes.append(core_codec(self.compressor, where, "compressor"))
         codecs.extend(blosc_typesize_1(after_bytes, first=1))
-        return {
-            "shape": list(self.shape),
-            "chunk_shape": list(self.chunks),
-            "data_type": data_type,
-            "codecs": codecs,
-            "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
-        }
+        return data_type, codecs
+
+    def _order_codecs(self) -> list[dict[str, Any]]:
+        """The chain's first codecs: a ``transpose`` that reverses the axes of an ``"F"``
+        order array of 2 or more dimensions (its chunks are stored in Fortran order)."""
+        if self.order == "F" and self.ndim > 1:
+            return [{"name": "transpose", "configuration": {"order": list(range(self.ndim))[::-1]}}]
+        return []
 
     def pickle_stage(self) -> PickleStage | None:
         """The ``pickle`` codec of the chain, which Python runs around the engine (see
@@ -492,9 +516,9 @@ class ArrayMetadataV2:
             "",  # the message names the node as '' (_ZARRAY)
         )
 
-    def _object_core_json(self) -> dict[str, Any]:
-        """The core description of an object array of strings or bytes: the vlen
-        codec serializes chunks; filters after it and the compressor follow."""
+    def _object_core_chain(self) -> tuple[str, list[dict[str, Any]]]:
+        """:meth:`core_chain` of an object array of strings or bytes: the vlen codec
+        serializes chunks; filters after it and the compressor follow."""
         pos, data_type = self._vlen_filter()
         filters = self.filters or []
         if pos > 0:
@@ -505,13 +529,9 @@ class ArrayMetadataV2:
                 ),
                 "",  # the message names the node as '' (_ZARRAY)
             )
-        codecs: list[dict[str, Any]] = []
-        if self.order == "F" and self.ndim > 1:
-            # The vlen codec serializes the chunk's elements in Fortran order
-            # (zarr-python 2.18 and 3.1): the transpose codec reorders them first.
-            codecs.append(
-                {"name": "transpose", "configuration": {"order": list(range(self.ndim))[::-1]}}
-            )
+        # The vlen codec serializes the chunk's elements in Fortran order
+        # (zarr-python 2.18 and 3.1): the transpose codec reorders them first.
+        codecs = self._order_codecs()
         codecs.append({"name": str(filters[pos]["id"])})
         after: list[dict[str, Any]] = []
         for i, f in enumerate(filters[pos + 1 :], start=pos + 1):
@@ -519,13 +539,7 @@ class ArrayMetadataV2:
         if self.compressor is not None:
             after.append(core_codec(self.compressor, "", "compressor"))
         codecs.extend(blosc_typesize_1(after, first=0))
-        return {
-            "shape": list(self.shape),
-            "chunk_shape": list(self.chunks),
-            "data_type": data_type,
-            "codecs": codecs,
-            "chunk_key_encoding": {"name": "v2", "separator": self.dimension_separator},
-        }
+        return data_type, codecs
 
     def fill_bytes(self) -> bytes:
         """The fill value as one element's bytes (see

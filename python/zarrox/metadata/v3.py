@@ -32,6 +32,7 @@ from zarrox.metadata.codecs import (
     normalize_codecs,
     validate_codecs,
 )
+from zarrox.metadata.description import describe_array
 from zarrox.metadata.dtypes import (
     CORE_TYPES,
     DataType,
@@ -480,7 +481,8 @@ _ARRAY_REQUIRED = (
     "fill_value",
     "codecs",
 )
-_ARRAY_KNOWN = (*_ARRAY_REQUIRED, "attributes", "dimension_names", "storage_transformers")
+#: the members of an array's ``zarr.json`` (others are extensions)
+ARRAY_MEMBERS = (*_ARRAY_REQUIRED, "attributes", "dimension_names", "storage_transformers")
 
 
 def _normalized_codec(codec: object) -> dict[str, Any]:
@@ -565,7 +567,7 @@ class ArrayMetadataV3:
         attributes = _parse_attributes(doc.get("attributes", {}), where)
         dimension_names = _parse_dimension_names(doc.get("dimension_names"), len(shape), where)
         transformers = _parse_storage_transformers(doc.get("storage_transformers"), where)
-        extra = _parse_extra(doc, _ARRAY_KNOWN, where)
+        extra = _parse_extra(doc, ARRAY_MEMBERS, where)
         return cls(
             shape=shape,
             data_type=data_type,
@@ -692,26 +694,16 @@ class ArrayMetadataV3:
         return "array"
 
     def to_core_json(self) -> dict[str, Any]:
-        """The normalized description the Rust core consumes (fill bytes: :meth:`fill_bytes`).
-
-        ``{"shape", "chunk_shape", "data_type", "codecs", "chunk_key_encoding": {"name",
-        "separator"}}``; codecs are complete (every default filled in, recursively), without
-        ``must_understand``, and ignorable unknown codecs are left out.
-
-        ``data_type`` is a core name (``"bool"``, ``"int8"`` .. ``"uint64"``,
-        ``"float16/32/64"``, ``"complex64/128"``, ``"r<N>"``; the aliases ``complex_float32``
-        and ``complex_float64`` give ``"complex64"``/``"complex128"``), ``"string"`` or
-        ``"bytes"`` for the variable-length types, and for every other (fixed-size) type
-        ``{"size": N, "swap": [[offset, length], ...], "floats": [[offset, format], ...]}``:
-        ``swap`` lists the components of one element that byte order applies to, ``floats``
-        the IEEE-like float components (format ``"float16"``, ``"bfloat16"``, ``"float32"`` or
-        ``"float64"``; 8-bit and smaller floats are not listed) for NaN-aware comparisons.
-        """
-        core: dict[str, Any] = {
-            "shape": list(self.shape),
-            "chunk_shape": list(self.chunk_shape),
-            "data_type": self.info.core_json(),
-            "codecs": normalize_codecs(
+        """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes
+        (fill bytes: :meth:`fill_bytes`): codecs complete (every default filled in,
+        recursively), without ``must_understand``, ignorable unknown codecs left out;
+        ``data_type`` the core's form (:meth:`~zarrox.metadata.dtypes.DataType.core_json`);
+        a rectilinear grid as ``chunk_shapes``."""
+        return describe_array(
+            shape=self.shape,
+            chunks=self.chunk_shape if self.rectilinear is None else self.rectilinear,
+            data_type=self.info.core_json(),
+            codecs=normalize_codecs(
                 self.codecs,
                 dtype=self.dtype,
                 data_type=self.data_type,
@@ -719,16 +711,11 @@ class ArrayMetadataV3:
                 chunk_shape=self.chunk_shape if self.rectilinear is None else None,
                 form="core",
             ),
-            "chunk_key_encoding": {
+            key_encoding={
                 "name": self.chunk_key_encoding["name"],
                 "separator": self.chunk_key_encoding["configuration"]["separator"],
             },
-        }
-        if self.rectilinear is not None:
-            # Chunks differ in shape: the core takes the grid and builds a chain per shape.
-            del core["chunk_shape"]
-            core["chunk_shapes"] = self.rectilinear.core_json()
-        return core
+        )
 
     def fill_bytes(self) -> bytes:
         """The fill value as one element's bytes, native byte order (for ``string``/``bytes``:

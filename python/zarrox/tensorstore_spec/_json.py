@@ -8,12 +8,13 @@ member should have been.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from zarrox.errors import SpecError
+from zarrox.errors import SpecError, SpecMismatchError
 
 
 def member(where: str, name: str | int) -> str:
@@ -25,6 +26,18 @@ def member(where: str, name: str | int) -> str:
 
 def fail(where: str, message: str) -> SpecError:
     return SpecError(f"{where or 'spec'}: {message}")
+
+
+def expected(where: str, want: Any, got: Any) -> SpecMismatchError:
+    """A stored member that is not what a spec's ``metadata`` constrains it to."""
+    return SpecMismatchError(
+        f"{where}: expected {json.dumps(want)} but the stored array has {json.dumps(got)}"
+    )
+
+
+def dumps(doc: Mapping[str, Any]) -> bytes:
+    """A metadata document as TensorStore writes it: sorted members, no whitespace."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 def as_json(value: Any) -> Any:

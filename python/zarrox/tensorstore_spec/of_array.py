@@ -70,10 +70,9 @@ def document_of(array: ArrayLike) -> tuple[str, dict[str, Any]]:
 
 
 def parse_stored(driver: str, doc: Mapping[str, Any], path: str) -> StoredMetadata:
-    where = METADATA_KEYS[driver] + (f" at {path!r}" if path else "")
     if driver == "zarr3":
-        return zarr3.stored_metadata(doc, where)
-    return zarr2.stored_metadata(doc, where)
+        return zarr3.stored_metadata(doc, path)
+    return zarr2.stored_metadata(doc, path)
 
 
 def base_domain(array: ArrayLike) -> IndexDomain:

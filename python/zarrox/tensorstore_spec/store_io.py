@@ -15,7 +15,7 @@ from zarrox.metadata.v2 import ArrayMetadataV2, loads_v2
 from zarrox.nodes import node as nodes
 from zarrox.nodes.node import V2_ATTRS_KEY, join
 from zarrox.storage import Store
-from zarrox.tensorstore_spec import zarr2, zarr3
+from zarrox.tensorstore_spec._json import dumps
 from zarrox.tensorstore_spec.of_array import (
     METADATA_KEYS,
 )
@@ -38,12 +38,8 @@ def read_document(store: Store, path: str, driver: str) -> dict[str, Any] | None
     return doc
 
 
-def dumps(driver: str, doc: Mapping[str, Any]) -> bytes:
-    return zarr3.dumps(doc) if driver == "zarr3" else zarr2.dumps(doc)
-
-
 def write_document(store: Store, path: str, driver: str, doc: Mapping[str, Any]) -> None:
-    store.set(metadata_key(path, driver), dumps(driver, doc))
+    store.set(metadata_key(path, driver), dumps(doc))
 
 
 def make_array(

@@ -20,7 +20,7 @@ import numpy as np
 
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.metadata.dtypes import parse_v2_dtype, v2_data_type
-from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.metadata.v2 import ARRAY_MEMBERS, ArrayMetadataV2
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_int,
@@ -28,6 +28,7 @@ from zarrox.tensorstore_spec._json import (
     expect_list,
     expect_object,
     expect_str,
+    expected,
     fail,
     member,
 )
@@ -35,17 +36,6 @@ from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_chunk
 from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
 from zarrox.tensorstore_spec.schema import Schema, check_stored
 
-_MEMBERS = (
-    "zarr_format",
-    "shape",
-    "chunks",
-    "dtype",
-    "fill_value",
-    "order",
-    "compressor",
-    "filters",
-    "dimension_separator",
-)
 #: the members TensorStore fills in a compressor given by its id alone
 _COMPRESSOR_DEFAULTS: dict[str, dict[str, Any]] = {
     "blosc": {"cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0},
@@ -99,7 +89,7 @@ def _complete_compressor(value: Mapping[str, Any] | None) -> dict[str, Any] | No
 
 def parse_metadata(value: object, where: str = "metadata") -> Zarr2Metadata:
     obj = expect_object(value, where)
-    check_members(obj, _MEMBERS, where)
+    check_members(obj, ARRAY_MEMBERS, where)
     meta = Zarr2Metadata(raw=copy.deepcopy(obj))
     if "zarr_format" in obj:
         expect_int(obj["zarr_format"], member(where, "zarr_format"), lo=2, hi=2)
@@ -322,23 +312,13 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         "dimension_separator": meta.dimension_separator or key_encoding or ".",
     }
     try:
-        ArrayMetadataV2.from_json(doc)
+        model = ArrayMetadataV2.from_json(doc)
     except (MetadataError, UnsupportedError) as e:
         raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
-    stored = parse_metadata(doc)
+    stored = from_model(model, doc)
     validate_metadata(stored, meta)
     validate_schema(stored, schema)
     return doc
-
-
-def dumps(doc: Mapping[str, Any]) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _expected(where: str, want: Any, got: Any) -> SpecMismatchError:
-    return SpecMismatchError(
-        f"{where}: expected {json.dumps(want)} but the stored array has {json.dumps(got)}"
-    )
 
 
 def _same_fill(a: Any, b: Any, dtype: np.dtype[Any]) -> bool:
@@ -350,9 +330,9 @@ def _same_fill(a: Any, b: Any, dtype: np.dtype[Any]) -> bool:
 
 def validate_metadata(stored: Zarr2Metadata, c: Zarr2Metadata, where: str = "metadata") -> None:
     if c.dtype is not None and c.dtype != stored.dtype:
-        raise _expected(member(where, "dtype"), c.dtype_json, stored.dtype_json)
+        raise expected(member(where, "dtype"), c.dtype_json, stored.dtype_json)
     if c.has_fill_value and not _same_fill(c.fill_value, stored.fill_value, stored.dtype):  # type: ignore[arg-type]
-        raise _expected(
+        raise expected(
             member(where, "fill_value"), c.raw.get("fill_value"), stored.raw.get("fill_value")
         )
     for name in ("shape", "chunks", "order", "dimension_separator"):
@@ -360,11 +340,11 @@ def validate_metadata(stored: Zarr2Metadata, c: Zarr2Metadata, where: str = "met
         if name == "dimension_separator" and got is None:
             got = "."
         if want is not None and want != got:
-            raise _expected(member(where, name), want, got)
+            raise expected(member(where, name), want, got)
     if c.has_compressor and c.compressor != stored.compressor:
-        raise _expected(member(where, "compressor"), c.compressor, stored.compressor)
+        raise expected(member(where, "compressor"), c.compressor, stored.compressor)
     if c.has_filters and c.filters != stored.filters:
-        raise _expected(member(where, "filters"), c.filters, stored.filters)
+        raise expected(member(where, "filters"), c.filters, stored.filters)
 
 
 def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema") -> None:
@@ -419,9 +399,27 @@ def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema"
         raise SpecMismatchError(f"{where}.dimension_units: the zarr driver has no dimension units")
 
 
-def stored_metadata(doc: Mapping[str, Any], where: str) -> Zarr2Metadata:
-    known = {k: v for k, v in doc.items() if k in _MEMBERS}
-    try:
-        return parse_metadata(known, where)
-    except SpecError as e:
-        raise MetadataError(str(e)) from None
+def stored_metadata(doc: Mapping[str, Any], path: str) -> Zarr2Metadata:
+    """A stored ``.zarray``, read by the v2 model (:meth:`ArrayMetadataV2.from_json`, as
+    zarrox reads it) and given as the members comparisons take."""
+    return from_model(ArrayMetadataV2.from_json(doc, path=path), doc)
+
+
+def from_model(model: ArrayMetadataV2, doc: Mapping[str, Any]) -> Zarr2Metadata:
+    """The members of a stored array's model (``doc``, its ``.zarray``, for the members as
+    written): every one given, the compressor completed as TensorStore completes it."""
+    return Zarr2Metadata(
+        shape=list(model.shape),
+        chunks=list(model.chunks),
+        dtype_json=copy.deepcopy(doc["dtype"]),
+        dtype=model.dtype,
+        fill_value=model.fill_value,
+        has_fill_value=True,
+        order=model.order,
+        compressor=_complete_compressor(model.compressor),
+        has_compressor=True,
+        filters=None if model.filters is None else copy.deepcopy(list(model.filters)),
+        has_filters=True,
+        dimension_separator=model.dimension_separator if model.dimension_separator_given else None,
+        raw={k: copy.deepcopy(v) for k, v in doc.items() if k in ARRAY_MEMBERS},
+    )

@@ -23,6 +23,7 @@ from zarrox.errors import MetadataError, SpecError, SpecMismatchError, Unsupport
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
 from zarrox.metadata.v3 import (
+    ARRAY_MEMBERS,
     default_fill_value,
     fill_value_to_json,
     parse_fill_value,
@@ -35,6 +36,7 @@ from zarrox.tensorstore_spec._json import (
     expect_list,
     expect_object,
     expect_str,
+    expected,
     fail,
     member,
 )
@@ -52,19 +54,6 @@ from zarrox.tensorstore_spec.zarr3_codecs import (
     resolve_chain,
 )
 
-_MEMBERS = (
-    "zarr_format",
-    "node_type",
-    "shape",
-    "data_type",
-    "chunk_grid",
-    "chunk_key_encoding",
-    "fill_value",
-    "codecs",
-    "attributes",
-    "dimension_names",
-    "storage_transformers",
-)
 #: each chunk key encoding's separator when none is given (the core's)
 _DEFAULT_SEPARATOR = {
     name: parse_chunk_key_encoding(name, "")["configuration"]["separator"]
@@ -150,15 +139,12 @@ def _data_type(value: object, where: str) -> tuple[Any, np.dtype[Any]]:
     return copy.deepcopy(info.json), info.dtype
 
 
-def parse_metadata(
-    value: object, where: str = "metadata", *, stored: bool = False
-) -> Zarr3Metadata:
-    """Parse ``metadata`` constraints (or, ``stored``, a complete ``zarr.json`` of an array,
-    checked as leniently as zarrox reads it)."""
+def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
+    """Parse ``metadata`` constraints (a stored document: :func:`stored_metadata`)."""
     obj = expect_object(value, where)
     meta = Zarr3Metadata(raw=copy.deepcopy(obj))
     for key, v in obj.items():
-        if key in _MEMBERS:
+        if key in ARRAY_MEMBERS:
             continue
         if isinstance(v, Mapping) and v.get("must_understand") is False:
             meta.extra[key] = copy.deepcopy(v)
@@ -193,7 +179,7 @@ def parse_metadata(
         meta.has_fill_value = True
     if "codecs" in obj:
         meta.codecs_json = copy.deepcopy(obj["codecs"])
-        meta.codecs = parse_chain(obj["codecs"], member(where, "codecs"), complete=stored)
+        meta.codecs = parse_chain(obj["codecs"], member(where, "codecs"))
     rank = meta.rank
     if "dimension_names" in obj:
         at = member(where, "dimension_names")
@@ -443,10 +429,10 @@ def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
     for key, value in meta.extra.items():
         doc[key] = copy.deepcopy(value)
     try:
-        ArrayMetadataV3.from_json(doc)
+        model = ArrayMetadataV3.from_json(doc)
     except (MetadataError, UnsupportedError) as e:
         raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
-    stored = parse_metadata(doc, stored=True)
+    stored = from_model(model, doc, "metadata")
     validate_metadata(stored, meta)
     validate_schema(stored, schema)
     return doc
@@ -492,11 +478,6 @@ def _cast_schema_fill(value: Any, data_type: Any, dtype: np.dtype[Any], where: s
         raise fail(where, f"{value!r} is not a fill value for {data_type}: {e}") from None
 
 
-def dumps(doc: Mapping[str, Any]) -> bytes:
-    """The bytes TensorStore writes: sorted members, no whitespace."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-
-
 # --------------------------------------------------------------------------------------------
 # Opening: the stored array against the spec's constraints
 # --------------------------------------------------------------------------------------------
@@ -511,32 +492,26 @@ def _identical(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _expected(where: str, want: Any, got: Any) -> SpecMismatchError:
-    return SpecMismatchError(
-        f"{where}: expected {json.dumps(want)} but the stored array has {json.dumps(got)}"
-    )
-
-
 def validate_metadata(stored: Zarr3Metadata, c: Zarr3Metadata, where: str = "metadata") -> None:
     """Fail (naming the member) where the ``metadata`` constraints ``c`` differ from the
     stored metadata."""
     if c.data_type is not None and c.data_type != stored.data_type:
-        raise _expected(member(where, "data_type"), c.data_type, stored.data_type)
+        raise expected(member(where, "data_type"), c.data_type, stored.data_type)
     if c.has_fill_value and not _identical(c.fill_value, stored.fill_value):
-        raise _expected(
+        raise expected(
             member(where, "fill_value"),
             fill_value_to_json(c.fill_value, stored.data_type),
             fill_value_to_json(stored.fill_value, stored.data_type),
         )
     if c.shape is not None and c.shape != stored.shape:
-        raise _expected(member(where, "shape"), c.shape, stored.shape)
+        raise expected(member(where, "shape"), c.shape, stored.shape)
     if c.chunk_shape is not None and c.chunk_shape != stored.chunk_shape:
-        raise _expected(
+        raise expected(
             member(where, "chunk_grid.configuration.chunk_shape"), c.chunk_shape, stored.chunk_shape
         )
     if c.chunk_key_encoding is not None and c.chunk_key_encoding != stored.chunk_key_encoding:
         assert stored.chunk_key_encoding is not None
-        raise _expected(
+        raise expected(
             member(where, "chunk_key_encoding"),
             chunk_key_encoding_json(c.chunk_key_encoding),
             chunk_key_encoding_json(stored.chunk_key_encoding),
@@ -549,11 +524,11 @@ def validate_metadata(stored: Zarr3Metadata, c: Zarr3Metadata, where: str = "met
     if c.dimension_names is not None and c.dimension_names != (
         stored.dimension_names or [None] * len(c.dimension_names)
     ):
-        raise _expected(member(where, "dimension_names"), c.dimension_names, stored.dimension_names)
+        raise expected(member(where, "dimension_names"), c.dimension_names, stored.dimension_names)
     for key, value in (c.attributes or {}).items():
         have = (stored.attributes or {}).get(key, _MISSING)
         if have is _MISSING or have != value:
-            raise _expected(
+            raise expected(
                 member(member(where, "attributes"), key),
                 value,
                 None if have is _MISSING else have,
@@ -562,14 +537,14 @@ def validate_metadata(stored: Zarr3Metadata, c: Zarr3Metadata, where: str = "met
         have_units = stored.dimension_units or [None] * len(c.dimension_units)
         for i, unit in enumerate(c.dimension_units):
             if unit is not None and have_units[i] != unit:
-                raise _expected(
+                raise expected(
                     member(where, "attributes.dimension_units"),
                     units_to_strings(c.dimension_units),
                     None if stored.dimension_units is None else units_to_strings(have_units),
                 )
     for key, value in c.extra.items():
         if stored.extra.get(key) != value:
-            raise _expected(member(where, key), value, stored.extra.get(key))
+            raise expected(member(where, key), value, stored.extra.get(key))
 
 
 _MISSING = object()
@@ -666,12 +641,46 @@ def _validate_layout(stored: Zarr3Metadata, layout: ChunkLayout, where: str) -> 
                 )
 
 
-def stored_metadata(doc: Mapping[str, Any], where: str) -> Zarr3Metadata:
-    """A stored ``zarr.json`` array document, parsed for comparisons."""
+def stored_metadata(doc: Mapping[str, Any], path: str) -> Zarr3Metadata:
+    """A stored ``zarr.json`` array document, read by the v3 model
+    (:meth:`ArrayMetadataV3.from_json`, as zarrox reads it) and given as the members
+    comparisons take."""
+    where = "zarr.json" + (f" at {path!r}" if path else "")
     try:
-        return parse_metadata(doc, where, stored=True)
+        return from_model(ArrayMetadataV3.from_json(doc, path=path), doc, where)
     except SpecError as e:
         raise MetadataError(f"{e}") from None
+
+
+def from_model(model: ArrayMetadataV3, doc: Mapping[str, Any], where: str) -> Zarr3Metadata:
+    """The members of a stored array's model (``doc``, its document, for the codecs as
+    written): every one given, ``dimension_units`` taken out of the attributes."""
+    if model.rectilinear is not None:
+        raise UnsupportedError(
+            f"{where}: a rectilinear chunk grid, which TensorStore's zarr3 driver does not describe"
+        )
+    attributes = copy.deepcopy(model.attributes)
+    units = None
+    if "dimension_units" in attributes:
+        units = parse_units(
+            attributes.pop("dimension_units"), f"{where}.attributes.dimension_units", model.ndim
+        )
+    return Zarr3Metadata(
+        shape=list(model.shape),
+        data_type=copy.deepcopy(model.data_type),
+        dtype=model.dtype,
+        chunk_shape=list(model.chunk_shape),
+        chunk_key_encoding=(model.chunk_key_encoding["name"], model.chunk_key_separator),
+        fill_value=model.fill_value,
+        has_fill_value=True,
+        codecs=parse_chain(doc["codecs"], f"{where}.codecs", complete=True),
+        codecs_json=copy.deepcopy(doc["codecs"]),
+        attributes=attributes,
+        dimension_units=units,
+        dimension_names=None if model.dimension_names is None else list(model.dimension_names),
+        extra=copy.deepcopy(model.extra),
+        raw=copy.deepcopy(dict(doc)),
+    )
 
 
 def spec_metadata_json(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,8 +65,13 @@ class Codec:
     extension: bool = False
 
     @property
+    def core_kind(self) -> str:
+        """``array->array``, ``array->bytes`` or ``bytes->bytes`` (the core's registry)."""
+        return CODEC_KINDS.get(self.name) or NUMCODECS_KINDS[self.name]
+
+    @property
     def kind(self) -> str:
-        return _KIND[CODEC_KINDS.get(self.name) or NUMCODECS_KINDS[self.name]]
+        return _KIND[self.core_kind]
 
     def to_json(self) -> dict[str, Any]:
         config: dict[str, Any] = {}
@@ -213,30 +218,50 @@ def parse_chain(value: object, where: str, *, complete: bool = False) -> Chain:
     """A codec chain: array -> array codecs, at most one array -> bytes codec (required
     when ``complete``, as in stored metadata), then bytes -> bytes codecs."""
     items = expect_list(value, where)
+    codecs = [parse_codec(item, member(where, i)) for i, item in enumerate(items)]
+    _check_order(codecs, where)
     chain = Chain()
-    for i, item in enumerate(items):
-        at = member(where, i)
-        codec = parse_codec(item, at)
-        kind = codec.kind
-        if kind == A2A:
-            if chain.array_to_bytes is not None or chain.bytes_to_bytes:
-                raise fail(at, f"the {kind} codec {codec.name!r} must come before the others")
+    for codec in codecs:
+        if codec.kind == A2A:
             chain.array_to_array.append(codec)
-        elif kind == A2B:
-            if chain.array_to_bytes is not None:
-                raise fail(at, f"a second array -> bytes codec {codec.name!r}")
-            if chain.bytes_to_bytes:
-                raise fail(
-                    at,
-                    f"the array -> bytes codec {codec.name!r} must come before "
-                    "the bytes -> bytes codecs",
-                )
+        elif codec.kind == A2B:
             chain.array_to_bytes = codec
         else:
             chain.bytes_to_bytes.append(codec)
     if complete and chain.array_to_bytes is None:
         raise fail(where, "missing the array -> bytes codec")
     return chain
+
+
+def _check_order(codecs: list[Codec], where: str) -> None:
+    """The order of a (partial) chain, as the core's registry rules it
+    (``_core.codec_order_problem``, which ``metadata.codecs`` asks too); a chain without its
+    array -> bytes codec is checked as if that codec stood after the array -> array codecs
+    it begins with."""
+    kinds = [c.core_kind for c in codecs]
+    at = list(range(len(codecs)))  # the codec at each position of ``kinds``
+    if "array->bytes" not in kinds:
+        first = next((i for i, k in enumerate(kinds) if k != "array->array"), len(kinds))
+        kinds.insert(first, "array->bytes")
+        at.insert(first, -1)
+    problem = _core.codec_order_problem(kinds)
+    if problem is None:
+        return
+    what, i = problem
+    serializers = [j for j, c in enumerate(codecs) if c.kind == A2B]
+    if what == "several array->bytes":
+        second = serializers[1]
+        raise fail(member(where, second), f"a second array -> bytes codec {codecs[second].name!r}")
+    if what == "bytes->bytes before":
+        a2b = serializers[0]
+        raise fail(
+            member(where, a2b),
+            f"the array -> bytes codec {codecs[a2b].name!r} must come before "
+            "the bytes -> bytes codecs",
+        )
+    assert what == "array->array after", problem
+    codec = codecs[at[i]]
+    raise fail(member(where, at[i]), f"the {A2A} codec {codec.name!r} must come before the others")
 
 
 # --------------------------------------------------------------------------------------------

@@ -193,7 +193,8 @@ class DataType(ABC):
         return not self.is_variable_length and bool(self.components()[0])
 
     def core_json(self) -> str | dict[str, Any]:
-        """``data_type`` as the Rust core takes it (see ``ArrayMetadataV3.to_core_json``)."""
+        """``data_type`` as the Rust core takes it (see
+        :class:`~zarrox.metadata.description.ArrayDescription`)."""
         core = self.core_name
         if core is not None:
             return core
