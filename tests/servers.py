@@ -473,12 +473,34 @@ def _watch_parent(on_exit: Any, max_lifetime: float) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
+def _changes_one_at_a_time(app: Any) -> Any:
+    """``app`` (a WSGI application) answering requests that change objects one at a time.
+
+    moto checks a PUT's ``If-Match``/``If-None-Match`` and then stores the object, two steps
+    that another thread's PUT can come between: two writers conditional on one ETag could
+    both succeed, a lost update S3 never allows (it decides the condition and the write as
+    one). The concurrent-writer tests rely on S3's rule, so moto is given it here; reads stay
+    concurrent."""
+    lock = threading.Lock()
+
+    def serve(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("REQUEST_METHOD") in ("GET", "HEAD", "OPTIONS"):
+            return app(environ, start_response)
+        with lock:
+            return list(app(environ, start_response))
+
+    return serve
+
+
 def run_moto(args: argparse.Namespace) -> None:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     server = ThreadedMotoServer(ip_address=LOOPBACK, port=0, verbose=False)
     server.start()
+    wsgi = server._server  # werkzeug's server: it looks its application up per request
+    assert wsgi is not None
+    wsgi.app = _changes_one_at_a_time(wsgi.app)
     stopped = threading.Event()
     _watch_parent(stopped.set, args.max_lifetime)
     _announce(server.get_host_and_port()[1])

@@ -6,10 +6,12 @@ The store tests rely on all of it."""
 from __future__ import annotations
 
 import http.client
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -244,3 +246,36 @@ def test_moto_bucket_through_every_client(proxied_bucket: servers.S3Bucket) -> N
     assert bucket.get("x/two") == b"22" and bucket.get("x/absent") is None
     assert bytes(obstore.get(bucket.obstore("x"), "two").bytes()) == b"22"
     assert fs.cat(f"{bucket.name}/x/one") == b"1"
+
+
+def test_moto_changes_objects_one_request_at_a_time() -> None:
+    """moto checks a conditional PUT's ETag and then writes, two steps another PUT can come
+    between (a lost update S3 never allows); run_moto puts its application behind
+    ``_changes_one_at_a_time``: requests that change objects run one at a time, reads
+    alongside them. Shown with an application slow enough for overlaps to happen."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    active = {"change": 0, "read": 0}
+    most = {"change": 0, "read": 0, "read beside a change": 0}
+    guard = threading.Lock()
+
+    def slow_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        kind = "read" if environ["REQUEST_METHOD"] == "GET" else "change"
+        with guard:
+            active[kind] += 1
+            most[kind] = max(most[kind], active[kind])
+            if kind == "read" and active["change"]:
+                most["read beside a change"] += 1
+        time.sleep(0.02)
+        with guard:
+            active[kind] -= 1
+        start_response("200 OK", [])
+        return [kind.encode()]
+
+    app = servers._changes_one_at_a_time(slow_app)
+    methods = ["PUT", "GET", "DELETE", "GET", "POST", "GET", "PUT", "GET"] * 4
+    with ThreadPoolExecutor(len(methods)) as pool:
+        bodies = list(pool.map(lambda m: app({"REQUEST_METHOD": m}, lambda *_: None), methods))
+    assert [b"read" if m == "GET" else b"change" for m in methods] == [b"".join(b) for b in bodies]
+    assert most["change"] == 1, most
+    assert most["read"] > 1 and most["read beside a change"] > 0, most
