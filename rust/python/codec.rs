@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use super::buffers::{destination, read_done, write_done, ChunkSource, Value};
 use super::keys::{chunk_regions, Zarr};
 use super::to_py_err;
+use crate::batch::Batch;
 use crate::dtype::DataKind;
-use crate::engine::ChunkTask;
 use crate::pipeline::ChunkCodec as BatchCodec;
 
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
@@ -27,31 +27,27 @@ impl ChunkCodec {
     fn shape(&self) -> &[usize] {
         &self.inner.spec().shape
     }
-    fn tasks(
+    /// The batch of the chunks `keys` whose regions are `(chunks, buffers)`
+    /// (inside them, and inside the buffer of `shape`), in zarr-python's form
+    /// when `drop_axes` is given (with `generic`); a write's (`complete` given) when
+    /// zarr-python's "the selection covers the chunk" comes with them.
+    fn batch(
         &self,
         keys: Vec<String>,
-        chunks: &Bound<'_, PyAny>,
-        buffers: &Bound<'_, PyAny>,
-        buffer_shape: &[usize],
+        (chunks, buffers): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        shape: Vec<usize>,
         complete: Option<&[bool]>,
-        zarr: Option<Zarr<'_, '_>>,
-    ) -> PyResult<Vec<ChunkTask>> {
-        let regions = chunk_regions(chunks, buffers, self.shape(), buffer_shape, zarr.as_ref())?;
-        BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)
+        (drop_axes, generic): (Option<Vec<usize>>, Option<&Bound<'_, PyAny>>),
+    ) -> PyResult<Batch> {
+        let zarr = drop_axes.map(|drop_axes| Zarr {
+            drop_axes,
+            generic,
+            writing: complete.is_some(),
+        });
+        let regions = chunk_regions(chunks, buffers, self.shape(), &shape, zarr.as_ref())?;
+        let tasks = BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)?;
+        Ok(self.inner.batch(tasks, shape))
     }
-}
-
-/// The selections' form: zarr-python's (`drop_axes` given) or spelled out.
-fn zarr_form<'a, 'py>(
-    drop_axes: Option<Vec<usize>>,
-    generic: Option<&'a Bound<'py, PyAny>>,
-    writing: bool,
-) -> Option<Zarr<'a, 'py>> {
-    drop_axes.map(|drop_axes| Zarr {
-        drop_axes,
-        generic,
-        writing,
-    })
 }
 
 /// Every method of `ChunkCodec` takes the batch's selections in one of two
@@ -137,21 +133,14 @@ impl ChunkCodec {
         drop_axes: Option<Vec<usize>>,
         generic: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            zarr,
-        )?;
+        let regions = (chunk_selections, out_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let batch = self.batch(keys, regions, out_shape, None, zarr)?;
         let mut source = ChunkSource::extract(chunks)?;
         let done = {
             let into = destination(out.as_mut())?;
             let chunks = source.chunks();
-            py.detach(|| self.inner.batch(tasks, out_shape).read(chunks, into))
-                .map_err(to_py_err)?
+            py.detach(|| batch.read(chunks, into)).map_err(to_py_err)?
         };
         read_done(py, done, out, self.utf8())
     }
@@ -181,24 +170,15 @@ impl ChunkCodec {
         drop_axes: Option<Vec<usize>>,
         generic: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), true);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            value_selections,
-            &value_shape,
-            Some(&complete),
-            zarr,
-        )?;
+        let regions = (chunk_selections, value_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let batch = self.batch(keys, regions, value_shape, Some(&complete), zarr)?;
         let mut source = ChunkSource::extract(chunks)?;
         let extracted = Value::extract(value)?;
         let input = extracted.input()?;
         let done = {
             let chunks = source.chunks();
-            let batch = self
-                .inner
-                .batch(tasks, value_shape)
-                .write_empty(write_empty);
+            let batch = batch.write_empty(write_empty);
             py.detach(|| batch.write(chunks, input))
                 .map_err(to_py_err)?
         };
