@@ -1,19 +1,19 @@
 //! zarrox's own front door: an opened array (chunk grid, codec chain, store)
 //! whose selections become chunk tasks for the engine.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::batch::{Batch, Chunks, Destination, MemoryOrder, ReadDone, WriteDone};
 use crate::cache::DataCache;
 use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
-use crate::engine::session::ReadSession;
-use crate::engine::{self, ChunkRegion, ChunkTask, Input, OutView, Output};
+use crate::engine::{self, ChunkRegion, ChunkTask, Input};
 use crate::error::{Error, Result};
 use crate::grid::{ChunkGrid, ChunkKeyEncoding};
 use crate::indexing::{Plan, PlanKind, Selection};
@@ -40,6 +40,16 @@ struct CoreMetadata {
 pub enum StoreRef {
     Rust(Arc<dyn Store>),
     Caller(String),
+}
+
+impl StoreRef {
+    /// Where the chunks of a batch in this store are.
+    pub fn chunks(&self) -> Chunks<'_> {
+        match self {
+            StoreRef::Rust(s) => Chunks::Store(s.as_ref()),
+            StoreRef::Caller(name) => Chunks::Caller(name),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -297,25 +307,6 @@ impl ArrayCore {
         }
     }
 
-    fn elem(&self) -> usize {
-        self.chain.spec().dtype.size
-    }
-
-    fn check_kind(&self, var_len: bool) -> Result<()> {
-        if self.chain.spec().dtype.is_var_len() != var_len {
-            return Err(self.at()(Error::value(format!(
-                "{} data needs the {} read and write calls",
-                if var_len {
-                    "fixed-size"
-                } else {
-                    "variable-length"
-                },
-                if var_len { "buffer" } else { "variable-length" },
-            ))));
-        }
-        Ok(())
-    }
-
     /// The chunk tasks of a selection (one per chunk of the grid: a shard
     /// when the array is sharded; the engine reads inner chunks in part), and
     /// the selection's shape.
@@ -364,145 +355,73 @@ impl ArrayCore {
         Ok((tasks, out_shape))
     }
 
-    fn check_buffer(&self, out_shape: &[usize], len: usize, what: &str) -> Result<()> {
-        let want = out_shape
-            .iter()
-            .try_fold(self.elem(), |a, &n| a.checked_mul(n));
-        if want != Some(len) {
-            return Err(self.at()(Error::value(format!(
-                "{what} buffer has {len} bytes, the selection needs {}",
-                want.map_or("more than can be addressed".to_string(), |w| w.to_string())
-            ))));
+    /// The array and selection a call in `order` works on: the array's own,
+    /// or (`F`) its Fortran view and the selection reversed, whose C-ordered
+    /// buffer is the selection's Fortran-ordered one.
+    fn target<'a>(
+        &'a self,
+        sel: &'a Selection,
+        order: MemoryOrder,
+    ) -> Result<(&'a ArrayCore, Cow<'a, Selection>)> {
+        if order == MemoryOrder::C {
+            return Ok((self, Cow::Borrowed(sel)));
         }
-        Ok(())
-    }
-
-    /// Read the selection into `out` (C order, selection shape, native byte order).
-    pub fn read(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
-        self.check_kind(false)?;
-        let (tasks, out_shape) = self.tasks(sel)?;
-        self.check_buffer(&out_shape, out.len(), "output")?;
-        let view = OutView::new(out);
-        engine::read_since(
-            &self.chain,
-            self.rust_store()?,
-            &tasks,
-            Output::Fixed(&view),
-            self.opened,
-            &self.cache,
-        )
-        .map(|_| ())
-        .map_err(self.at())
-    }
-
-    /// Read the selection of a variable-length array: its elements' bytes in
-    /// selection order (C order).
-    pub fn read_var(&self, sel: &Selection) -> Result<Vec<Vec<u8>>> {
-        self.check_kind(true)?;
-        let (tasks, out_shape) = self.tasks(sel)?;
-        let n: usize = out_shape.iter().product();
-        let out = Mutex::new(vec![Vec::new(); n]);
-        let store = self.rust_store()?;
-        let out_var = Output::Var(&out);
-        engine::read_since(
-            &self.chain,
-            store,
-            &tasks,
-            out_var,
-            self.opened,
-            &self.cache,
-        )
-        .map_err(self.at())?;
-        Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// A read of the selection from a store the caller reads itself, and the
-    /// selection's shape.
-    pub fn read_session(&self, sel: &Selection) -> Result<(ReadSession, Vec<usize>)> {
-        let StoreRef::Caller(name) = &self.store else {
+        let Some(view) = self.fortran() else {
             return Err(self.at()(Error::value(
-                "internal error: Rust reads this array's store itself",
+                "memory order \"F\" needs an array whose chunks are stored in Fortran order",
             )));
         };
-        let (tasks, out_shape) = self.tasks(sel)?;
-        Ok((
-            ReadSession::new(Arc::clone(&self.chain), tasks, name),
-            out_shape,
-        ))
-    }
-
-    /// Check a write's value against the selection's `n` elements.
-    fn check_value(&self, value: &Input<'_>, out_shape: &[usize]) -> Result<()> {
-        let dtype = self.chain.spec().dtype;
-        match value {
-            Input::Fixed(bytes) => {
-                self.check_kind(false)?;
-                self.check_buffer(out_shape, bytes.len(), "value")
-            }
-            Input::Var(items) => {
-                self.check_kind(true)?;
-                let n: usize = out_shape.iter().product();
-                if items.len() != n {
-                    return Err(self.at()(Error::value(format!(
-                        "{} values given, the selection has {n} elements",
-                        items.len()
-                    ))));
-                }
-                Ok(())
-            }
-            Input::Scalar(one) => {
-                if !dtype.is_var_len() && one.len() != dtype.size {
-                    return Err(self.at()(Error::value(format!(
-                        "a scalar value has {} bytes, the data type has {}",
-                        one.len(),
-                        dtype.size
-                    ))));
-                }
-                Ok(())
-            }
+        match sel.reversed() {
+            Some(reversed) => Ok((view, Cow::Owned(reversed))),
+            None => Err(self.at()(Error::value(
+                "memory order \"F\" needs an orthogonal selection",
+            ))),
         }
     }
 
-    /// Write `value` to the selection: a buffer (C order, selection shape,
-    /// native byte order), variable-length elements in selection order, or
-    /// one element for every selected element (as numpy broadcasts a scalar).
-    pub fn write(&self, sel: &Selection, value: Input<'_>) -> Result<()> {
-        let (tasks, out_shape) = self.tasks(sel)?;
-        self.check_value(&value, &out_shape)?;
-        engine::write_cached(
-            &self.chain,
-            self.rust_store()?,
-            &tasks,
-            value,
-            self.write_empty_chunks,
-            &self.cache,
-        )
-        .map_err(self.at())
+    /// The batch of the selection (of its Fortran view for `order` F, see
+    /// [`fortran_view`](Self::fortran_view)), and the array it reads or writes.
+    fn batch<'a>(
+        &'a self,
+        sel: &'a Selection,
+        order: MemoryOrder,
+    ) -> Result<(&'a ArrayCore, Batch)> {
+        let (core, sel) = self.target(sel, order)?;
+        let (tasks, shape) = core.tasks(&sel)?;
+        let chain = Arc::clone(&core.chain);
+        let batch = Batch::new(chain, tasks, shape, core.cache.clone(), core.opened)
+            .write_empty(core.write_empty_chunks)
+            .in_array(&core.path);
+        Ok((core, batch))
     }
 
-    /// For a store the caller writes itself: the tasks of a write of the
-    /// selection, and which of them need their old chunk
-    /// ([`ChunkTask::needs_old`]).
-    pub fn write_tasks(&self, sel: &Selection) -> Result<(Vec<ChunkTask>, Vec<usize>, Vec<bool>)> {
-        let (tasks, shape) = self.tasks(sel)?;
-        let needs = tasks
-            .iter()
-            .map(|t| t.needs_old(t.chain(&self.chain)))
-            .collect();
-        Ok((tasks, shape, needs))
-    }
-
-    /// For a store the caller writes itself: the new bytes of `tasks`' chunks
-    /// (`None`: delete) after writing `value` over the `old` chunks.
-    pub fn encode(
+    /// Read the selection into `into`: a buffer (`order`, the selection's
+    /// shape, native byte order) of fixed-size elements, or a list of
+    /// variable-length ones in selection order (C order). From a store the
+    /// caller reads itself: the session that reads it.
+    pub fn read(
         &self,
-        tasks: &[ChunkTask],
-        out_shape: &[usize],
-        old: Vec<Option<Bytes>>,
+        sel: &Selection,
+        into: Destination<'_>,
+        order: MemoryOrder,
+    ) -> Result<ReadDone> {
+        let (core, batch) = self.batch(sel, order)?;
+        batch.read(core.store.chunks(), into)
+    }
+
+    /// Write `value` to the selection: a buffer (`order`, the selection's
+    /// shape, native byte order), variable-length elements in selection
+    /// order, or one element for every selected element (as numpy broadcasts
+    /// a scalar). To a store the caller writes itself: the write pending the
+    /// old chunks it needs.
+    pub fn write(
+        &self,
+        sel: &Selection,
         value: Input<'_>,
-    ) -> Result<Vec<Option<Bytes>>> {
-        self.check_value(&value, out_shape)?;
-        engine::encode(&self.chain, tasks, old, value, self.write_empty_chunks).map_err(self.at())
+        order: MemoryOrder,
+    ) -> Result<WriteDone> {
+        let (core, batch) = self.batch(sel, order)?;
+        batch.write(core.store.chunks(), value)
     }
 
     /// The key prefix of this array's chunks (its node's path and a `/`).

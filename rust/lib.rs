@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod array;
+pub mod batch;
 pub mod cache;
 pub mod codec;
 pub mod dtype;

@@ -275,9 +275,9 @@ def test_the_view_refuses_points_and_arrays_without_it() -> None:
     box = zarrox._core.Selection.basic((slice(None), slice(None)), [4, 5])
     buf = np.zeros(20, dtype=np.uint8)
     with pytest.raises(ValueError, match="needs an orthogonal selection"):
-        f._handle.read_session(points, buf[:2], True)
+        f._handle.read(points, buf[:2], "F")
     with pytest.raises(ValueError, match="chunks are stored in Fortran order"):
-        c._handle.read_session(box, buf, True)
+        c._handle.read(box, buf, "F")
 
 
 @pytest.mark.parametrize("store_kind", ["local", "memory"])

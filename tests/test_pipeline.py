@@ -971,9 +971,9 @@ def test_batch_entry_point_decodes_regions_and_fill() -> None:
     chunk = np.arange(6, dtype="<u2").tobytes()
     out = np.zeros((2, 6), dtype="uint16")
     full = [(0, 2, 1), (0, 3, 1)]
-    c.decode(
-        ["a", "b"],
+    c.read(
         [chunk, None],
+        ["a", "b"],
         [full, full],
         [full, [(0, 2, 1), (3, 6, 1)]],
         out.reshape(-1).view(np.uint8),
@@ -982,10 +982,10 @@ def test_batch_entry_point_decodes_regions_and_fill() -> None:
     np.testing.assert_array_equal(out, [[0, 1, 2, 7, 7, 7], [3, 4, 5, 7, 7, 7]])
     # a dropped dimension (integer index) and points
     row = np.zeros(3, dtype="uint16")
-    c.decode(["a"], [chunk], [[1, (0, 3, 1)]], [[None, (0, 3, 1)]], row.view(np.uint8), [3])
+    c.read([chunk], ["a"], [[1, (0, 3, 1)]], [[None, (0, 3, 1)]], row.view(np.uint8), [3])
     np.testing.assert_array_equal(row, [3, 4, 5])
     pts = np.zeros(2, dtype="uint16")
-    c.decode(["a"], [chunk], [np.array([5, 0])], [np.array([0, 1])], pts.view(np.uint8), [2])
+    c.read([chunk], ["a"], [np.array([5, 0])], [np.array([0, 1])], pts.view(np.uint8), [2])
     np.testing.assert_array_equal(pts, [5, 0])
 
 
@@ -995,36 +995,37 @@ def test_batch_entry_point_refuses_overlaps_and_out_of_bounds() -> None:
     out = np.zeros((2, 3), dtype="uint16")
     full = [(0, 2, 1), (0, 3, 1)]
     with pytest.raises(IndexError, match="overlap"):
-        c.decode(
-            ["a", "b"],
+        c.read(
             [chunk, chunk],
+            ["a", "b"],
             [full, full],
             [full, full],
             out.view(np.uint8).reshape(-1),
             [2, 3],
         )
     with pytest.raises(IndexError, match="out of bounds"):
-        c.decode(
-            ["a"], [chunk], [[(0, 3, 1), (0, 3, 1)]], [full], out.view(np.uint8).reshape(-1), [2, 3]
+        c.read(
+            [chunk], ["a"], [[(0, 3, 1), (0, 3, 1)]], [full], out.view(np.uint8).reshape(-1), [2, 3]
         )
     with pytest.raises(IndexError):
-        c.decode(
-            ["a"], [chunk], [np.array([6])], [np.array([0])], out.view(np.uint8).reshape(-1), [2, 3]
+        c.read(
+            [chunk], ["a"], [np.array([6])], [np.array([0])], out.view(np.uint8).reshape(-1), [2, 3]
         )
     with pytest.raises(ValueError):
-        c.decode(["a"], [chunk], [full], [full], np.zeros(5, dtype=np.uint8), [2, 3])
+        c.read([chunk], ["a"], [full], [full], np.zeros(5, dtype=np.uint8), [2, 3])
 
 
 def test_batch_entry_point_encodes_with_broadcast_scalars() -> None:
     c = codec_u16()
     full = [(0, 2, 1), (0, 3, 1)]
-    (enc,) = c.encode(["a"], [None], [full], None, (9).to_bytes(2, "little"), [], True)
+    (enc,) = c.write([None], ["a"], [False], [full], None, (9).to_bytes(2, "little"), [], True)
     assert np.frombuffer(enc, dtype="<u2").tolist() == [9] * 6
-    (gone,) = c.encode(["a"], [None], [full], None, (7).to_bytes(2, "little"), [], False)
+    (gone,) = c.write([None], ["a"], [False], [full], None, (7).to_bytes(2, "little"), [], False)
     assert gone is None  # all fill value: delete
-    part = c.encode(
-        ["a"],
+    part = c.write(
         [enc],
+        ["a"],
+        [False],
         [[0, (1, 3, 1)]],
         [[None, (0, 2, 1)]],
         np.array([1, 2], "<u2").view(np.uint8),
@@ -1042,10 +1043,11 @@ def test_batch_entry_point_normalises_zarr_python_selections() -> None:
     c = codec_u16()
     old = [np.arange(6, dtype="<u2").tobytes()]
     # chunk[0:2, 1] = value[1:3]: an integer drops its dimension
-    batch = c.write_batch(["a"], [False], [(slice(0, 2), 1)], [(slice(1, 3),)], [4], [], None)
-    assert batch.needs == [True]
     value = np.array([0, 10, 11, 0], "<u2").view(np.uint8)
-    (enc,) = c.encode_batch(batch, old, value, True)
+    sels = [(slice(0, 2), 1)], [(slice(1, 3),)]
+    batch = c.write("py", ["a"], [False], *sels, value, [4], True, [], None)
+    assert batch.needs == [True]
+    (enc,) = batch.encode(old)
     assert np.frombuffer(enc, dtype="<u2").tolist() == [0, 10, 2, 3, 11, 5]
     # an index array mixed with a slice: numpy's general indexing, through ``generic``
     calls: list[Any] = []
@@ -1055,15 +1057,18 @@ def test_batch_entry_point_normalises_zarr_python_selections() -> None:
         return zp._generic_region(*args)
 
     sel = (np.array([0, 1]), slice(0, 2))
-    batch = c.write_batch(["a"], [False], [sel], [(slice(0, 2), slice(0, 2))], [2, 2], [], generic)
-    (enc,) = c.encode_batch(batch, old, np.array([7, 8, 9, 6], "<u2").view(np.uint8), True)
+    value = np.array([7, 8, 9, 6], "<u2").view(np.uint8)
+    sels = [sel], [(slice(0, 2), slice(0, 2))]
+    batch = c.write("py", ["a"], [False], *sels, value, [2, 2], True, [], generic)
+    (enc,) = batch.encode(old)
     assert np.frombuffer(enc, dtype="<u2").tolist() == [7, 8, 2, 9, 6, 5]
     assert len(calls) == 1
     # a write covering the chunk reads nothing; an integer out of the chunk is an error
     full = (slice(0, 2), slice(0, 3))
-    assert c.write_batch(["a"], [True], [full], None, [], [], None).needs == [False]
+    seven = (7).to_bytes(2, "little")
+    assert c.write("py", ["a"], [True], [full], None, seven, [], True, [], None).needs == [False]
     with pytest.raises(IndexError, match="index 2 is out of bounds for length 2"):
-        c.write_batch(["a"], [False], [(2, slice(None))], None, [], [], None)
+        c.write("py", ["a"], [False], [(2, slice(None))], None, seven, [], True, [], None)
 
 
 def test_read_results_on_zarr_python_with_get_results() -> None:
@@ -1103,7 +1108,8 @@ def test_small_reads_and_writes_run_on_the_event_loop_thread(
     real = asyncio.to_thread
 
     async def counting(func: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(getattr(func, "__self__", None), _core.ChunkCodec | _core.ReadSession):
+        rust = _core.ChunkCodec | _core.ReadSession | _core.WriteBatch
+        if isinstance(getattr(func, "__self__", None), rust):
             hops.append(func)
         return await real(func, *args, **kwargs)
 

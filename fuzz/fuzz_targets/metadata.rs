@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use zarrox::array::{ArrayCore, StoreRef};
+use zarrox::batch::{Destination, MemoryOrder, ReadDone};
 use zarrox::codec::{ChunkSpec, CodecChain};
 use zarrox::dtype::DataType;
 use zarrox::engine::Input;
@@ -41,14 +42,19 @@ fn exercise(a: &ArrayCore, chunk_bytes: Option<usize>) {
     let dtype = a.data_type();
     if dtype.is_var_len() {
         let items: Vec<Vec<u8>> = (0..n).map(|i| vec![b'a' + (i % 26) as u8; i % 5]).collect();
-        if a.write(&sel, Input::Var(&items)).is_ok() {
-            assert_eq!(a.read_var(&sel).expect("read back"), items);
+        if a.write(&sel, Input::Var(&items), MemoryOrder::C).is_ok() {
+            let read = a.read(&sel, Destination::List, MemoryOrder::C);
+            let ReadDone::Values(values, _) = read.expect("read back") else {
+                panic!("a list read gives the values");
+            };
+            assert_eq!(values, items);
         }
     } else {
         let value: Vec<u8> = (0..n * dtype.size).map(|i| (i * 37 % 251) as u8).collect();
-        if a.write(&sel, Input::Fixed(&value)).is_ok() {
+        if a.write(&sel, Input::Fixed(&value), MemoryOrder::C).is_ok() {
             let mut out = vec![0u8; value.len()];
-            a.read(&sel, &mut out).expect("read back");
+            let into = Destination::Buffer(&mut out);
+            a.read(&sel, into, MemoryOrder::C).expect("read back");
         }
     }
 }

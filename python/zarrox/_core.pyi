@@ -8,7 +8,7 @@ compiled module is declared here).
 
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import Any, final
+from typing import Any, Literal, TypeAlias, final
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,14 @@ _Value = _U8 | bytes | str | Sequence[str | bytes]
 _Regions = Sequence[Any]
 # A request of a read session: (id, "get" | "set" | "delete", key, argument).
 _Request = tuple[int, str, str, Any]
+# The memory order of a buffer read into or written from.
+_Order = Literal["C", "F"]
+# Where a batch's chunks are: a store (Rust's, or `StoreHandle.caller`), the name of a store
+# Python reads and writes itself, or the encoded chunks in hand.
+_Chunks: TypeAlias = "StoreHandle | str | _Encoded"
+# What a read returns: which chunks exist (into a buffer); (the variable-length values,
+# which chunks exist); or the session that reads a store Python reads itself.
+_ReadDone: TypeAlias = "list[bool] | tuple[list[Any], list[bool]] | ReadSession"
 
 def set_num_threads(n: int) -> None:
     """Set the number of worker threads (0: one per core)."""
@@ -171,12 +179,14 @@ class ReadSession:
 
 @final
 class WriteBatch:
-    """A write to a store Python writes itself."""
+    """A write to a store Python writes itself: fetch the old chunks ``needs`` names, then
+    ``encode(old)`` gives the new bytes per chunk (None: delete)."""
 
     @property
     def keys(self) -> list[str]: ...
     @property
     def needs(self) -> list[bool]: ...
+    def encode(self, old: _Encoded) -> list[bytes | None]: ...
 
 @final
 class Selection:
@@ -220,20 +230,13 @@ class ArrayHandle:
     def in_rust(self) -> bool: ...
     @property
     def fortran_chunks(self) -> bool: ...
-    def read(self, selection_: Selection, out: _U8, fortran: bool = False) -> None: ...
+    def read(
+        self, selection_: Selection, out: _U8 | None = None, order: _Order = "C"
+    ) -> _ReadDone: ...
     def read_basic(self, selection_: Any) -> tuple[_U8, list[int]] | None: ...
-    def read_session(
-        self, selection_: Selection, out: _U8, fortran: bool = False
-    ) -> ReadSession: ...
-    def read_session_var(self, selection_: Selection) -> ReadSession: ...
-    def write(self, selection_: Selection, value: _U8, fortran: bool = False) -> None: ...
-    def write_scalar(
-        self, selection_: Selection, value: bytes | str, fortran: bool = False
-    ) -> None: ...
-    def read_var(self, selection_: Selection) -> list[Any]: ...
-    def write_var(self, selection_: Selection, items: Sequence[str | bytes]) -> None: ...
-    def write_batch(self, selection_: Selection, fortran: bool = False) -> WriteBatch: ...
-    def encode(self, batch: WriteBatch, old: _Encoded, value: _Value) -> list[bytes | None]: ...
+    def write(
+        self, selection_: Selection, value: _Value, order: _Order = "C"
+    ) -> WriteBatch | None: ...
     def chunk_key(self, coords: Sequence[int]) -> str: ...
     def stored_chunks(self) -> list[tuple[str, list[int]]]: ...
     def chunk_coords(self, keys: Sequence[str]) -> list[tuple[str, list[int]]]: ...
@@ -255,89 +258,18 @@ class ChunkCodec:
     def writes_in_part(self) -> bool: ...
     def read(
         self,
-        store: StoreHandle,
+        chunks: _Chunks,
         keys: Sequence[str],
         chunk_selections: _Regions,
         out_selections: _Regions,
-        out: _U8,
+        out: _U8 | None,
         out_shape: Sequence[int],
         drop_axes: Sequence[int] | None = None,
         generic: Any = None,
-    ) -> list[bool]: ...
-    def read_var(
-        self,
-        store: StoreHandle,
-        keys: Sequence[str],
-        chunk_selections: _Regions,
-        out_selections: _Regions,
-        out_shape: Sequence[int],
-        drop_axes: Sequence[int] | None = None,
-        generic: Any = None,
-    ) -> tuple[list[Any], list[bool]]: ...
-    def read_session(
-        self,
-        keys: Sequence[str],
-        chunk_selections: _Regions,
-        out_selections: _Regions,
-        out: _U8,
-        out_shape: Sequence[int],
-        store_name: str,
-        drop_axes: Sequence[int] | None = None,
-        generic: Any = None,
-    ) -> ReadSession: ...
-    def read_session_var(
-        self,
-        keys: Sequence[str],
-        chunk_selections: _Regions,
-        out_selections: _Regions,
-        out_shape: Sequence[int],
-        store_name: str,
-        drop_axes: Sequence[int] | None = None,
-        generic: Any = None,
-    ) -> ReadSession: ...
-    def decode(
-        self,
-        keys: Sequence[str],
-        encoded: _Encoded,
-        chunk_selections: _Regions,
-        out_selections: _Regions,
-        out: _U8,
-        out_shape: Sequence[int],
-    ) -> None: ...
-    def decode_var(
-        self,
-        keys: Sequence[str],
-        encoded: _Encoded,
-        chunk_selections: _Regions,
-        out_selections: _Regions,
-        out_shape: Sequence[int],
-    ) -> list[Any]: ...
-    def encode(
-        self,
-        keys: Sequence[str],
-        existing: _Encoded,
-        chunk_selections: _Regions,
-        value_selections: _Regions,
-        value: _Value,
-        value_shape: Sequence[int],
-        write_empty: bool,
-    ) -> list[bytes | None]: ...
-    def write_batch(
-        self,
-        keys: Sequence[str],
-        complete: Sequence[bool],
-        chunk_selections: _Regions,
-        value_selections: _Regions | None,
-        value_shape: Sequence[int],
-        drop_axes: Sequence[int] | None = None,
-        generic: Any = None,
-    ) -> WriteBatch: ...
-    def encode_batch(
-        self, batch: WriteBatch, old: _Encoded, value: _Value, write_empty: bool
-    ) -> list[bytes | None]: ...
+    ) -> _ReadDone: ...
     def write(
         self,
-        store: StoreHandle,
+        chunks: _Chunks,
         keys: Sequence[str],
         complete: Sequence[bool],
         chunk_selections: _Regions,
@@ -347,4 +279,4 @@ class ChunkCodec:
         write_empty: bool,
         drop_axes: Sequence[int] | None = None,
         generic: Any = None,
-    ) -> None: ...
+    ) -> WriteBatch | list[bytes | None] | None: ...

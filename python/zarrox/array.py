@@ -198,7 +198,7 @@ class Array(Node):
                     f"{sorted(CODEC_KINDS)} and {sorted(NUMCODECS_KINDS)})"
                 )
                 raise naming_node(error, self._path)
-        #: elements of variable length (strings, bytes) go through read_var/write_var
+        #: elements of variable length (strings, bytes) are read into and written from lists
         self._var_len = core["data_type"] in ("string", "bytes")
         fill = (
             fill_value_bytes(m.fill_value, m.dtype)
@@ -247,35 +247,28 @@ class Array(Node):
     def _io_read(self, dims: Any, buf: np.ndarray, fortran: bool = False) -> None:
         """Read the selection ``dims`` into ``buf`` (a uint8 view of the result; with
         ``fortran``, of the Fortran-ordered result, see :meth:`_fortran_io`)."""
-        if self._handle.in_rust:
-            self._handle.read(dims, buf, fortran)
-        else:
-            self._chunk_io.serve(self._handle.read_session(dims, buf, fortran))
+        got = self._handle.read(dims, buf, "F" if fortran else "C")
+        if isinstance(got, _core.ReadSession):
+            self._chunk_io.serve(got)
 
     def _io_read_var(self, dims: Any) -> list[Any]:
         """The variable-length elements of the selection ``dims``."""
-        if self._handle.in_rust:
-            return self._handle.read_var(dims)  # type: ignore[no-any-return]
-        session = self._handle.read_session_var(dims)
-        self._chunk_io.serve(session)
-        return session.values()  # type: ignore[no-any-return]
+        got = self._handle.read(dims)
+        if isinstance(got, _core.ReadSession):
+            self._chunk_io.serve(got)
+            return got.values()
+        assert isinstance(got, tuple)
+        return got[0]
 
     def _io_write(self, dims: Any, value: Any, fortran: bool = False) -> None:
         """Write ``value`` to the selection ``dims``: a uint8 view of the values (with
         ``fortran``, of the Fortran-ordered values, see :meth:`_fortran_io`), one
         element's bytes or str (broadcast), or a list of variable-length values."""
-        if self._handle.in_rust:
-            if isinstance(value, np.ndarray):
-                self._handle.write(dims, value, fortran)
-            elif isinstance(value, list):
-                self._handle.write_var(dims, value)
-            else:
-                self._handle.write_scalar(dims, value, fortran)
-            return
-        batch = self._handle.write_batch(dims, fortran)
-        store = self._chunk_io
-        old = store.fetch(batch.keys, batch.needs)
-        store.store_values(batch.keys, self._handle.encode(batch, old, value))
+        batch = self._handle.write(dims, value, "F" if fortran else "C")
+        if batch is not None:
+            store = self._chunk_io
+            old = store.fetch(batch.keys, batch.needs)
+            store.store_values(batch.keys, batch.encode(old))
 
     def _stored_chunks(self) -> list[tuple[str, list[int]]]:
         """(key, grid coordinates) of every stored chunk (or shard)."""

@@ -645,11 +645,12 @@ class ZarroxCodecPipeline(CodecPipeline):
                 if kind.var is not None:
                     values, present = await _run_blocking(
                         nbytes,
-                        kind.codec.read_var,
+                        kind.codec.read,
                         store.handle,
                         keys,
                         chunk_sels,
                         out_sels,
+                        None,
                         shape,
                         *zarr,
                     )
@@ -687,14 +688,16 @@ class ZarroxCodecPipeline(CodecPipeline):
 
         name = repr(getattr(items[0][0], "store", ""))
         if kind.var is not None:
-            session = kind.codec.read_session_var(keys, chunk_sels, out_sels, shape, name, *zarr)
+            session = kind.codec.read(name, keys, chunk_sels, out_sels, None, shape, *zarr)
+            assert isinstance(session, _core.ReadSession)
             await self._serve(session, perform, getters, nbytes)
             self._place_var(out, session.values(), out_sels)
             return list(session.present())
         target = self._target(kind, out)
-        session = kind.codec.read_session(
-            keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, name, *zarr
+        session = kind.codec.read(
+            name, keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, *zarr
         )
+        assert isinstance(session, _core.ReadSession)
         await self._serve(session, perform, getters, nbytes)
         if target is not out:
             copy_c_ordered(out, cast_values(target, out.dtype))
@@ -851,14 +854,19 @@ class ZarroxCodecPipeline(CodecPipeline):
         write_empty: bool,
     ) -> None:
         keys = [str(getattr(item[0], "path", "")) for item in items]
-        batch = kind.codec.write_batch(
+        # a store served here: the write waits for the old chunks it needs
+        batch = kind.codec.write(
+            repr(getattr(items[0][0], "store", "")),
             keys,
             [bool(item[4]) for item in items],
             [item[2] for item in items],
             None if scalar else [item[3] for item in items],
+            payload,
             value_shape,
+            write_empty,
             *_zarr_form(drop_axes),
         )
+        assert isinstance(batch, _core.WriteBatch)
 
         async def existing(item: _BatchItem, needed: bool) -> Any:
             if not needed:
@@ -869,9 +877,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         old = await gather_limited(
             [existing(item, needed) for item, needed in zip(items, batch.needs, strict=True)]
         )
-        new = await _run_blocking(
-            len(items) * kind.nbytes, kind.codec.encode_batch, batch, old, payload, write_empty
-        )
+        new = await _run_blocking(len(items) * kind.nbytes, batch.encode, old)
 
         async def store(item: _BatchItem, data: bytes | None) -> None:
             if data is None:
@@ -905,13 +911,14 @@ class ZarroxCodecPipeline(CodecPipeline):
                 kind.unpickled(as_bytes(b), k) for k, (_, b, _) in zip(keys, group, strict=True)
             ]
             if kind.var is not None:
-                values = await _run_blocking(
+                values, _ = await _run_blocking(
                     len(group) * kind.nbytes,
-                    kind.codec.decode_var,
-                    keys,
+                    kind.codec.read,
                     encoded,
+                    keys,
                     chunk_sels,
                     buf_sels,
+                    None,
                     list(stacked),
                 )
                 flat = np.empty(len(values), dtype=object)
@@ -921,9 +928,9 @@ class ZarroxCodecPipeline(CodecPipeline):
                 arrays = np.empty(stacked, dtype=kind.dtype)
                 await _run_blocking(
                     arrays.nbytes,
-                    kind.codec.decode,
-                    keys,
+                    kind.codec.read,
                     encoded,
+                    keys,
                     chunk_sels,
                     buf_sels,
                     arrays.reshape(-1).view(np.uint8),
@@ -970,9 +977,10 @@ class ZarroxCodecPipeline(CodecPipeline):
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
                 len(group) * kind.nbytes,
-                kind.codec.encode,
-                keys,
+                kind.codec.write,
                 [None] * len(group),
+                keys,
+                [False] * len(group),
                 chunk_sels,
                 buf_sels,
                 payload,

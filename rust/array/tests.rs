@@ -1,7 +1,10 @@
 use super::*;
+use crate::engine::session::ReadSession;
+use crate::engine::{OutView, Output};
 use crate::indexing::DimSelection;
 use crate::store::{ByteRange, MemoryStore, OpenValue};
 use async_trait::async_trait;
+use bytes::Bytes;
 use serde_json::json;
 
 fn run<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -50,18 +53,62 @@ fn u16s(v: impl IntoIterator<Item = u16>) -> Vec<u8> {
     v.into_iter().flat_map(|x| x.to_ne_bytes()).collect()
 }
 
+/// Reads and writes of C-ordered buffers and lists, from and to a store Rust
+/// reads and writes.
+trait Io {
+    fn read_c(&self, sel: &Selection, out: &mut [u8]) -> Result<()>;
+    fn read_list(&self, sel: &Selection) -> Result<Vec<Vec<u8>>>;
+    fn write_c(&self, sel: &Selection, value: Input<'_>) -> Result<()>;
+}
+
+impl Io for ArrayCore {
+    fn read_c(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        match self.read(sel, Destination::Buffer(out), MemoryOrder::C)? {
+            ReadDone::Present(_) => Ok(()),
+            _ => Err(Error::value("a session is needed")),
+        }
+    }
+
+    fn read_list(&self, sel: &Selection) -> Result<Vec<Vec<u8>>> {
+        match self.read(sel, Destination::List, MemoryOrder::C)? {
+            ReadDone::Values(values, _) => Ok(values),
+            _ => Err(Error::value("a session is needed")),
+        }
+    }
+
+    fn write_c(&self, sel: &Selection, value: Input<'_>) -> Result<()> {
+        match self.write(sel, value, MemoryOrder::C)? {
+            WriteDone::Written => Ok(()),
+            _ => Err(Error::value("the caller writes this store")),
+        }
+    }
+}
+
+/// The session reading `sel` of an array whose store the caller reads, into
+/// a buffer of `nbytes`.
+fn session(a: &ArrayCore, sel: &Selection, nbytes: usize) -> ReadSession {
+    match a.read(
+        sel,
+        Destination::Buffer(&mut vec![0; nbytes]),
+        MemoryOrder::C,
+    ) {
+        Ok(ReadDone::Session(session)) => session,
+        _ => panic!("a read of a store the caller reads is a session"),
+    }
+}
+
 #[test]
 fn write_read_round_trip_with_edges_and_fill() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}]);
     let a = array(Arc::clone(&store), &[10, 7], &[4, 3], codecs);
     let mut out = vec![0u8; 140];
-    a.read(&all(&[10, 7]), &mut out).unwrap();
+    a.read_c(&all(&[10, 7]), &mut out).unwrap();
     assert!(as_u16(&out).iter().all(|&v| v == 7));
     let value = u16s(0..70);
-    a.write(&all(&[10, 7]), Input::Fixed(&value)).unwrap();
+    a.write_c(&all(&[10, 7]), Input::Fixed(&value)).unwrap();
     assert_eq!(keys(&*store, "a/c/").len(), 9);
-    a.read(&all(&[10, 7]), &mut out).unwrap();
+    a.read_c(&all(&[10, 7]), &mut out).unwrap();
     assert_eq!(out, value);
     // Strided read of rows 1,4,7 and column 5.
     let sel = Selection::Orthogonal(vec![
@@ -73,11 +120,11 @@ fn write_read_round_trip_with_edges_and_fill() {
         sl(5, 6),
     ]);
     let mut part = vec![0u8; 6];
-    a.read(&sel, &mut part).unwrap();
+    a.read_c(&sel, &mut part).unwrap();
     assert_eq!(as_u16(&part), vec![12, 33, 54]);
     // Writing fill value everywhere deletes the chunks.
     let fill = u16s(std::iter::repeat_n(7, 70));
-    a.write(&all(&[10, 7]), Input::Fixed(&fill)).unwrap();
+    a.write_c(&all(&[10, 7]), Input::Fixed(&fill)).unwrap();
     assert!(keys(&*store, "a/c/").is_empty());
 }
 
@@ -91,9 +138,9 @@ fn partial_write_keeps_the_rest_of_the_chunk() {
         json!([{"name": "bytes", "configuration": {"endian": "big"}}]),
     );
     let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![5, 1])]);
-    a.write(&sel, Input::Fixed(&[1, 0, 2, 0])).unwrap();
+    a.write_c(&sel, Input::Fixed(&[1, 0, 2, 0])).unwrap();
     let mut out = vec![0u8; 12];
-    a.read(&all(&[6]), &mut out).unwrap();
+    a.read_c(&all(&[6]), &mut out).unwrap();
     assert_eq!(
         as_u16(&out),
         vec![
@@ -118,7 +165,7 @@ fn errors_name_array_and_chunk() {
     );
     put(&*store, "a/c/0", b"garbage!!");
     let mut out = vec![0u8; 8];
-    let err = a.read(&all(&[4]), &mut out).unwrap_err();
+    let err = a.read_c(&all(&[4]), &mut out).unwrap_err();
     assert_eq!(err.kind, crate::error::ErrorKind::Checksum);
     assert!(
         err.message.starts_with("array 'a', chunk 'a/c/0': crc32c"),
@@ -127,7 +174,7 @@ fn errors_name_array_and_chunk() {
     );
     let mut wrong = vec![0u8; 7];
     assert_eq!(
-        a.read(&all(&[4]), &mut wrong).unwrap_err().kind,
+        a.read_c(&all(&[4]), &mut wrong).unwrap_err().kind,
         crate::error::ErrorKind::Value
     );
 }
@@ -141,14 +188,14 @@ fn zero_dimensional() {
         &[],
         json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
     );
-    a.write(
+    a.write_c(
         &Selection::Orthogonal(vec![]),
         Input::Fixed(&9u16.to_ne_bytes()),
     )
     .unwrap();
     assert!(run(store.exists("a/c")).unwrap());
     let mut out = vec![0u8; 2];
-    a.read(&Selection::Orthogonal(vec![]), &mut out).unwrap();
+    a.read_c(&Selection::Orthogonal(vec![]), &mut out).unwrap();
     assert_eq!(as_u16(&out), vec![9]);
 }
 
@@ -248,15 +295,15 @@ fn sharded_round_trip_with_edge_shards() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let a = sharded(Arc::clone(&store), &[10, 9], &[4, 6], &[2, 3], location);
         let value = u16s((0..90u16).map(|v| v + 100));
-        a.write(&all(&[10, 9]), Input::Fixed(&value)).unwrap();
+        a.write_c(&all(&[10, 9]), Input::Fixed(&value)).unwrap();
         assert_eq!(keys(&*store, "a/c/").len(), 6); // 3 x 2 shards
         let mut out = vec![0u8; 180];
-        a.read(&all(&[10, 9]), &mut out).unwrap();
+        a.read_c(&all(&[10, 9]), &mut out).unwrap();
         assert_eq!(out, value);
         // Partial write into one inner chunk keeps its neighbours.
         let sel = Selection::Orthogonal(vec![sl(5, 6), sl(4, 5)]);
-        a.write(&sel, Input::Fixed(&1u16.to_ne_bytes())).unwrap();
-        a.read(&all(&[10, 9]), &mut out).unwrap();
+        a.write_c(&sel, Input::Fixed(&1u16.to_ne_bytes())).unwrap();
+        a.read_c(&all(&[10, 9]), &mut out).unwrap();
         let got = as_u16(&out);
         for (i, v) in got.iter().enumerate() {
             let want = if i == 5 * 9 + 4 { 1 } else { i as u16 + 100 };
@@ -272,11 +319,11 @@ fn one_inner_chunk_reads_index_and_that_chunk_only() {
     // One 64x64 shard of 8x8 inner chunks (64 of them), raw uint16.
     let a = sharded(Arc::clone(&store), &[64, 64], &[64, 64], &[8, 8], "end");
     let value = u16s(0..4096u16);
-    a.write(&all(&[64, 64]), Input::Fixed(&value)).unwrap();
+    a.write_c(&all(&[64, 64]), Input::Fixed(&value)).unwrap();
     counting.take();
     let sel = Selection::Orthogonal(vec![sl(17, 20), sl(40, 41)]);
     let mut out = vec![0u8; 6];
-    a.read(&sel, &mut out).unwrap();
+    a.read_c(&sel, &mut out).unwrap();
     assert_eq!(as_u16(&out), vec![17 * 64 + 40, 18 * 64 + 40, 19 * 64 + 40]);
     let index_size = 64 * 16 + 4;
     let chunk_size = 8 * 8 * 2;
@@ -284,7 +331,7 @@ fn one_inner_chunk_reads_index_and_that_chunk_only() {
     // The whole shard from a store that answers at once: its index, then its
     // inner chunks in batches of up to 256 KiB (here one).
     let mut whole = vec![0u8; 8192];
-    a.read(&all(&[64, 64]), &mut whole).unwrap();
+    a.read_c(&all(&[64, 64]), &mut whole).unwrap();
     assert_eq!(whole, value);
     let (calls, bytes) = counting.take();
     assert_eq!((calls, bytes), (2, index_size + 64 * chunk_size));
@@ -292,7 +339,7 @@ fn one_inner_chunk_reads_index_and_that_chunk_only() {
     // (1, 0) right after (0, 0)): the index and those two, coalesced.
     let sel = Selection::Orthogonal(vec![sl(0, 16), sl(0, 8)]);
     let mut two = vec![0u8; 256];
-    a.read(&sel, &mut two).unwrap();
+    a.read_c(&sel, &mut two).unwrap();
     assert_eq!(counting.take(), (2, index_size + 2 * chunk_size));
 }
 
@@ -306,7 +353,7 @@ fn shrunk_arrays_keep_shard_cells_beyond_their_shape_as_zarr_python() {
         let counting = Arc::new(CountingStore::default());
         let store: Arc<dyn Store> = counting.clone();
         sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
-            .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+            .write_c(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
             .unwrap();
         assert_eq!(
             counting.take().0,
@@ -314,12 +361,12 @@ fn shrunk_arrays_keep_shard_cells_beyond_their_shape_as_zarr_python() {
             "a write over the whole shard reads nothing"
         );
         sharded(Arc::clone(&store), &[2], &[4], &[inner], "end")
-            .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+            .write_c(&all(&[2]), Input::Fixed(&u16s([9, 9])))
             .unwrap();
         assert_eq!(counting.take().0, 1, "the edge shard is read first");
         let mut out = vec![0u8; 8];
         sharded(Arc::clone(&store), &[4], &[4], &[inner], "end")
-            .read(&all(&[4]), &mut out)
+            .read_c(&all(&[4]), &mut out)
             .unwrap();
         assert_eq!(as_u16(&out), vec![9, 9, 3, 4], "inner chunks of {inner}");
     }
@@ -327,15 +374,15 @@ fn shrunk_arrays_keep_shard_cells_beyond_their_shape_as_zarr_python() {
     let store: Arc<dyn Store> = counting.clone();
     let codecs = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
     array(Arc::clone(&store), &[4], &[4], codecs.clone())
-        .write(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
+        .write_c(&all(&[4]), Input::Fixed(&u16s([1, 2, 3, 4])))
         .unwrap();
     array(Arc::clone(&store), &[2], &[4], codecs.clone())
-        .write(&all(&[2]), Input::Fixed(&u16s([9, 9])))
+        .write_c(&all(&[2]), Input::Fixed(&u16s([9, 9])))
         .unwrap();
     assert_eq!(counting.take().0, 0, "a covered edge chunk is not read");
     let mut out = vec![0u8; 8];
     array(Arc::clone(&store), &[4], &[4], codecs)
-        .read(&all(&[4]), &mut out)
+        .read_c(&all(&[4]), &mut out)
         .unwrap();
     assert_eq!(as_u16(&out), vec![9, 9, 7, 7]);
 }
@@ -345,18 +392,20 @@ fn missing_shards_and_empty_inner_chunks_read_as_fill() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let a = sharded(Arc::clone(&store), &[8], &[4], &[2], "end");
     let first = Selection::Orthogonal(vec![sl(0, 1)]);
-    a.write(&first, Input::Fixed(&3u16.to_ne_bytes())).unwrap();
+    a.write_c(&first, Input::Fixed(&3u16.to_ne_bytes()))
+        .unwrap();
     assert_eq!(keys(&*store, "a/"), vec!["a/c/0"]);
     let mut out = vec![0u8; 16];
-    a.read(&all(&[8]), &mut out).unwrap();
+    a.read_c(&all(&[8]), &mut out).unwrap();
     assert_eq!(as_u16(&out), vec![3, 7, 7, 7, 7, 7, 7, 7]);
     // Part of the shard: its index says inner chunk 1 is empty.
     let mut part = vec![0u8; 4];
-    a.read(&Selection::Orthogonal(vec![sl(1, 3)]), &mut part)
+    a.read_c(&Selection::Orthogonal(vec![sl(1, 3)]), &mut part)
         .unwrap();
     assert_eq!(as_u16(&part), vec![7, 7]);
     // Writing the fill value back empties the shard, which is then deleted.
-    a.write(&first, Input::Fixed(&7u16.to_ne_bytes())).unwrap();
+    a.write_c(&first, Input::Fixed(&7u16.to_ne_bytes()))
+        .unwrap();
     assert!(keys(&*store, "a/").is_empty());
 }
 
@@ -371,17 +420,17 @@ fn point_selections_on_plain_and_sharded_arrays() {
             array(Arc::clone(&store), &[6, 5], &[2, 2], plain_codecs.clone())
         };
         let value = u16s(0..30u16);
-        a.write(&all(&[6, 5]), Input::Fixed(&value)).unwrap();
+        a.write_c(&all(&[6, 5]), Input::Fixed(&value)).unwrap();
         // (5,4), (0,0), (3,1), (5,4)
         let points = Selection::Points(vec![5, 4, 0, 0, 3, 1, 5, 4]);
         let mut out = vec![0u8; 8];
-        a.read(&points, &mut out).unwrap();
+        a.read_c(&points, &mut out).unwrap();
         assert_eq!(as_u16(&out), vec![29, 0, 16, 29]);
         // Repeated points: the last value wins, as in numpy.
         let new = u16s([100u16, 101, 102, 103]);
-        a.write(&points, Input::Fixed(&new)).unwrap();
+        a.write_c(&points, Input::Fixed(&new)).unwrap();
         let mut whole = vec![0u8; 60];
-        a.read(&all(&[6, 5]), &mut whole).unwrap();
+        a.read_c(&all(&[6, 5]), &mut whole).unwrap();
         let got = as_u16(&whole);
         assert_eq!((got[29], got[0], got[16], got[1]), (103, 101, 102, 1));
     }
@@ -414,24 +463,24 @@ fn variable_length_strings_plain_and_sharded() {
         .unwrap();
         let sel = Selection::Orthogonal(vec![DimSelection::Indices(vec![4, 1])]);
         let items = [b"four".to_vec(), "\u{e9}t\u{e9}".as_bytes().to_vec()];
-        a.write(&sel, Input::Var(&items)).unwrap();
-        let got = a.read_var(&all(&[6])).unwrap();
+        a.write_c(&sel, Input::Var(&items)).unwrap();
+        let got = a.read_list(&all(&[6])).unwrap();
         let want: Vec<Vec<u8>> = ["-", "\u{e9}t\u{e9}", "-", "-", "four", "-"]
             .iter()
             .map(|s| s.as_bytes().to_vec())
             .collect();
         assert_eq!(got, want);
         assert_eq!(
-            a.read_var(&Selection::Points(vec![4, 4, 0])).unwrap(),
+            a.read_list(&Selection::Points(vec![4, 4, 0])).unwrap(),
             vec![want[4].clone(), want[4].clone(), want[0].clone()]
         );
         // Writing the fill value back removes what was stored.
-        a.write(&sel, Input::Var(&[b"-".to_vec(), b"-".to_vec()]))
+        a.write_c(&sel, Input::Var(&[b"-".to_vec(), b"-".to_vec()]))
             .unwrap();
         assert!(keys(&*store, "s/").is_empty());
         // Fixed-size calls are refused on variable-length arrays.
         assert_eq!(
-            a.read(&all(&[6]), &mut [0u8; 6]).unwrap_err().kind,
+            a.read_c(&all(&[6]), &mut [0u8; 6]).unwrap_err().kind,
             crate::error::ErrorKind::Value
         );
     }
@@ -446,16 +495,16 @@ fn uncompressed_chunks_read_straight_into_the_output() {
     // Chunks of whole rows: each lands contiguously in the output.
     let a = array(Arc::clone(&store), &[6, 4], &[2, 4], raw);
     let value = u16s(0..24u16);
-    a.write(&all(&[6, 4]), Input::Fixed(&value)).unwrap();
+    a.write_c(&all(&[6, 4]), Input::Fixed(&value)).unwrap();
     run(store.delete("a/c/1/0")).unwrap();
     let mut out = vec![0u8; 48];
-    a.read(&all(&[6, 4]), &mut out).unwrap();
+    a.read_c(&all(&[6, 4]), &mut out).unwrap();
     let mut expected = as_u16(&value);
     expected[8..16].iter_mut().for_each(|v| *v = 7); // the missing chunk: fill
     assert_eq!(as_u16(&out), expected);
     // A stored chunk of the wrong size is still a corrupt-chunk error.
     put(&*store, "a/c/2/0", &[1, 2, 3]);
-    let err = a.read(&all(&[6, 4]), &mut out).unwrap_err();
+    let err = a.read_c(&all(&[6, 4]), &mut out).unwrap_err();
     assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
     assert!(err.message.contains("chunk 'a/c/2/0'"), "{}", err.message);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -477,17 +526,17 @@ fn nested_shards_are_read_in_part() {
         "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]);
     let a = array(Arc::clone(&store), &[16, 16], &[16, 16], codecs);
     let value = u16s(0..256u16);
-    a.write(&all(&[16, 16]), Input::Fixed(&value)).unwrap();
+    a.write_c(&all(&[16, 16]), Input::Fixed(&value)).unwrap();
     counting.take();
     let mut one = vec![0u8; 2];
-    a.read(&Selection::Orthogonal(vec![sl(9, 10), sl(6, 7)]), &mut one)
+    a.read_c(&Selection::Orthogonal(vec![sl(9, 10), sl(6, 7)]), &mut one)
         .unwrap();
     assert_eq!(as_u16(&one), vec![9 * 16 + 6]);
     let (requests, bytes) = counting.take();
     assert_eq!(requests, 3);
     assert!(bytes < 400, "{bytes} bytes read for one element");
     let mut whole = vec![0u8; 512];
-    a.read(&all(&[16, 16]), &mut whole).unwrap();
+    a.read_c(&all(&[16, 16]), &mut whole).unwrap();
     assert_eq!(whole, value);
 }
 
@@ -508,20 +557,20 @@ fn shards_behind_a_transpose_are_read_in_part() {
     // 4x8 array, one 4x8 chunk; transposed it is 8x4, in inner chunks of 2x4.
     let a = array(Arc::clone(&store), &[4, 8], &[4, 8], Value::Array(codecs));
     let value = u16s(0..32u16);
-    a.write(&all(&[4, 8]), Input::Fixed(&value)).unwrap();
+    a.write_c(&all(&[4, 8]), Input::Fixed(&value)).unwrap();
     counting.take();
     // Column 5: encoded row 5, in inner chunk 2 of 4.
     let mut col = vec![0u8; 8];
-    a.read(&Selection::Orthogonal(vec![sl(0, 4), sl(5, 6)]), &mut col)
+    a.read_c(&Selection::Orthogonal(vec![sl(0, 4), sl(5, 6)]), &mut col)
         .unwrap();
     assert_eq!(as_u16(&col), vec![5, 13, 21, 29]);
     assert_eq!(counting.take(), (2, 4 * 16 + 4 + 2 * 4 * 2));
     let pts = Selection::Points(vec![3, 7, 0, 1]);
     let mut two = vec![0u8; 4];
-    a.read(&pts, &mut two).unwrap();
+    a.read_c(&pts, &mut two).unwrap();
     assert_eq!(as_u16(&two), vec![31, 1]);
     let mut whole = vec![0u8; 64];
-    a.read(&all(&[4, 8]), &mut whole).unwrap();
+    a.read_c(&all(&[4, 8]), &mut whole).unwrap();
     assert_eq!(whole, value);
 }
 
@@ -531,13 +580,12 @@ fn shards_behind_a_transpose_are_read_in_part() {
 /// holding that shard with the values 10..18 (written through a Rust store).
 fn caller_array_over_one_shard() -> (MemoryStore, ArrayCore) {
     let backing = MemoryStore::new();
-    let writer = sharded(Arc::new(MemoryStore::new()), &[8], &[8], &[2], "end");
+    let written: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let writer = sharded(Arc::clone(&written), &[8], &[8], &[2], "end");
     let value = u16s(10..18u16);
-    let tasks = writer.write_tasks(&all(&[8])).unwrap();
-    let encoded = writer
-        .encode(&tasks.0, &tasks.1, vec![None], Input::Fixed(&value))
-        .unwrap();
-    run(backing.set("a/c/0", encoded[0].clone().unwrap())).unwrap();
+    writer.write_c(&all(&[8]), Input::Fixed(&value)).unwrap();
+    let encoded = run(written.get("a/c/0")).unwrap().unwrap();
+    run(backing.set("a/c/0", encoded)).unwrap();
     let meta = json!({"shape": [8], "chunk_shape": [8], "data_type": "uint16",
         "codecs": sharded_codecs(&[2], "end"), "chunk_key_encoding": {"name": "default"}});
     let a = ArrayCore::new(
@@ -555,13 +603,14 @@ fn caller_array_over_one_shard() -> (MemoryStore, ArrayCore) {
 fn caller_sessions_read_in_rounds() {
     let (backing, a) = caller_array_over_one_shard();
     assert!(
-        a.read(&all(&[8]), &mut [0u8; 16]).is_err(),
+        a.read_c(&all(&[8]), &mut [0u8; 16]).is_err(),
         "a session is needed"
     );
-    let (mut session, shape) = a
-        .read_session(&Selection::Orthogonal(vec![sl(3, 5)]))
-        .unwrap();
-    assert_eq!(shape, vec![2]);
+    // the selection's 2 elements
+    assert!(a
+        .read(&all(&[8]), Destination::Buffer(&mut [0; 4]), MemoryOrder::C)
+        .is_err());
+    let mut session = session(&a, &Selection::Orthogonal(vec![sl(3, 5)]), 4);
     let mut out = vec![0u8; 4];
     let mut rounds = 0;
     loop {
@@ -595,9 +644,7 @@ fn a_shard_that_vanishes_after_its_index_reads_as_fill() {
     // As zarr-python: when the inner chunks' bytes are gone (the shard was
     // deleted after its index was read), they read as the fill value.
     let (backing, a) = caller_array_over_one_shard();
-    let (mut session, _) = a
-        .read_session(&Selection::Orthogonal(vec![sl(1, 5)]))
-        .unwrap();
+    let mut session = session(&a, &Selection::Orthogonal(vec![sl(1, 5)]), 8);
     let mut out = vec![0u8; 8];
     let mut rounds = 0;
     loop {
@@ -637,7 +684,7 @@ fn the_floors_decode_and_encode_every_stored_chunk_and_inner_chunk() {
         let a = array(Arc::clone(&store), &[12, 12], &chunks, codecs);
         // the last row of chunks stays all fill value: not stored
         let value = u16s((0..96).map(|i| (i * 37 % 1000) as u16));
-        a.write(
+        a.write_c(
             &Selection::Orthogonal(vec![sl(0, 8), sl(0, 12)]),
             Input::Fixed(&value),
         )
@@ -686,11 +733,11 @@ fn the_fortran_view_reads_and_writes_the_transposed_array() {
     assert!(view.fortran().is_none());
     assert_eq!(view.chunk_key(&[1, 0, 2]), a.chunk_key(&[2, 0, 1]));
     let values: Vec<u16> = (0..60).collect();
-    a.write(&all(&shape), Input::Fixed(&u16s(values.clone())))
+    a.write_c(&all(&shape), Input::Fixed(&u16s(values.clone())))
         .unwrap();
     // element (i, j, k) of the C-ordered array is element (k, j, i) of the view
     let mut out = vec![0u8; 120];
-    view.read(&all(&[3, 4, 5]), &mut out).unwrap();
+    view.read_c(&all(&[3, 4, 5]), &mut out).unwrap();
     let got = as_u16(&out);
     for (i, j, k) in grid_points(5, 4, 3) {
         assert_eq!(got[k * 20 + j * 5 + i], values[i * 12 + j * 3 + k]);
@@ -698,9 +745,9 @@ fn the_fortran_view_reads_and_writes_the_transposed_array() {
     // a selection reversed reads the same elements
     let sel = Selection::Orthogonal(vec![sl(1, 4), DimSelection::Indices(vec![3, 0]), sl(2, 3)]);
     let mut c = vec![0u8; 3 * 2 * 2];
-    a.read(&sel, &mut c).unwrap();
+    a.read_c(&sel, &mut c).unwrap();
     let mut f = vec![0u8; 3 * 2 * 2];
-    view.read(&sel.reversed().unwrap(), &mut f).unwrap();
+    view.read_c(&sel.reversed().unwrap(), &mut f).unwrap();
     let (c, f) = (as_u16(&c), as_u16(&f));
     for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)] {
         assert_eq!(f[j * 3 + i], c[i * 2 + j]);
@@ -710,7 +757,7 @@ fn the_fortran_view_reads_and_writes_the_transposed_array() {
     let b = array(Arc::clone(&other), &shape, &[2, 3, 2], codecs);
     b.fortran()
         .unwrap()
-        .write(&all(&[3, 4, 5]), Input::Fixed(&out))
+        .write_c(&all(&[3, 4, 5]), Input::Fixed(&out))
         .unwrap();
     let stored = keys(store.as_ref(), "a/");
     assert_eq!(stored, keys(other.as_ref(), "a/"));

@@ -1,8 +1,117 @@
 use super::*;
+use crate::batch::{Chunks, Destination, ReadDone, WriteDone};
 use crate::dtype::DataType;
+use crate::engine::session::ReadSession;
+use crate::engine::Input;
 use crate::indexing::DimSelection;
-use crate::store::MemoryStore;
+use crate::store::{MemoryStore, Store};
+use bytes::Bytes;
 use serde_json::json;
+
+/// The batches of the calls the tests make, over a buffer of `n` elements.
+trait Calls {
+    fn codec(&self) -> &ChunkCodec;
+
+    fn encode_with(
+        &self,
+        tasks: &[ChunkTask],
+        old: Vec<Option<Bytes>>,
+        value: Input<'_>,
+        n: usize,
+        write_empty: bool,
+    ) -> Result<Vec<Option<Bytes>>> {
+        let batch = self.codec().batch(tasks.to_vec(), vec![n]);
+        match batch
+            .write_empty(write_empty)
+            .write(Chunks::Held(old), value)?
+        {
+            WriteDone::Encoded(new) => Ok(new),
+            _ => panic!("chunks in hand are encoded"),
+        }
+    }
+
+    fn write_to(
+        &self,
+        store: &dyn Store,
+        tasks: &[ChunkTask],
+        value: Input<'_>,
+        n: usize,
+        write_empty: bool,
+    ) -> Result<()> {
+        let batch = self.codec().batch(tasks.to_vec(), vec![n]);
+        batch
+            .write_empty(write_empty)
+            .write(Chunks::Store(store), value)
+            .map(|_| ())
+    }
+
+    fn read_session(&self, tasks: Vec<ChunkTask>, n: usize, name: &str) -> Result<ReadSession> {
+        let dtype = self.codec().spec().dtype;
+        let mut buf = vec![0; n * dtype.size];
+        let into = if dtype.is_var_len() {
+            Destination::List
+        } else {
+            Destination::Buffer(&mut buf)
+        };
+        match self
+            .codec()
+            .batch(tasks, vec![n])
+            .read(Chunks::Caller(name), into)?
+        {
+            ReadDone::Session(session) => Ok(session),
+            _ => panic!("a store the caller reads is read by a session"),
+        }
+    }
+}
+
+impl Calls for ChunkCodec {
+    fn codec(&self) -> &ChunkCodec {
+        self
+    }
+}
+
+fn read_into(
+    c: &ChunkCodec,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    out: &mut [u8],
+) -> Result<Vec<bool>> {
+    let n = out.len() / 2;
+    match c
+        .batch(tasks.to_vec(), vec![n])
+        .read(Chunks::Store(store), Destination::Buffer(out))?
+    {
+        ReadDone::Present(present) => Ok(present),
+        _ => panic!("a buffer read says which chunks exist"),
+    }
+}
+
+fn decode_into(
+    c: &ChunkCodec,
+    tasks: &[ChunkTask],
+    encoded: Vec<Option<Bytes>>,
+    out: &mut [u8],
+) -> Result<()> {
+    let n = out.len() / 2;
+    c.batch(tasks.to_vec(), vec![n])
+        .read(Chunks::Held(encoded), Destination::Buffer(out))
+        .map(|_| ())
+}
+
+fn decode_var(
+    c: &ChunkCodec,
+    tasks: &[ChunkTask],
+    encoded: Vec<Option<Bytes>>,
+    n: usize,
+) -> Result<Vec<Vec<u8>>> {
+    match c
+        .batch(tasks.to_vec(), vec![n])
+        .read(Chunks::Held(encoded), Destination::List)?
+    {
+        ReadDone::Values(values, _) => Ok(values),
+        _ => panic!("a list read gives the values"),
+    }
+}
 
 fn sl(start: u64, stop: u64) -> DimSelection {
     DimSelection::Slice {
@@ -75,7 +184,7 @@ fn encode_then_decode_regions_with_fill_for_missing_chunks() {
     let c = plain(&[2, 3]);
     let value = u16s(&[0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15]);
     let encoded = c
-        .encode(
+        .encode_with(
             &tasks(&[block(0), block(3)]),
             vec![None, None],
             Input::Fixed(&value),
@@ -146,7 +255,7 @@ fn scalar_writes_and_empty_chunks() {
     let all = ChunkRegion::chunk_only(&[sl(0, 2), sl(0, 3)], &[2, 3]).unwrap();
     let nine = 9u16.to_ne_bytes();
     let enc = c
-        .encode(
+        .encode_with(
             &tasks(std::slice::from_ref(&all)),
             vec![None],
             Input::Scalar(&nine),
@@ -173,7 +282,7 @@ fn scalar_writes_and_empty_chunks() {
     // Writing the fill value everywhere: the chunk is to be deleted, unless write_empty.
     let seven = 7u16.to_ne_bytes();
     let gone = c
-        .encode(
+        .encode_with(
             &tasks(std::slice::from_ref(&all)),
             enc.clone(),
             Input::Scalar(&seven),
@@ -183,11 +292,11 @@ fn scalar_writes_and_empty_chunks() {
         .unwrap();
     assert_eq!(gone, bytes(vec![None]));
     let kept = c
-        .encode(&tasks(&[all]), enc, Input::Scalar(&seven), 0, true)
+        .encode_with(&tasks(&[all]), enc, Input::Scalar(&seven), 0, true)
         .unwrap();
     assert!(kept[0].is_some());
     assert!(c
-        .encode(&tasks(&[whole]), vec![None], Input::Fixed(&[0; 4]), 6, true)
+        .encode_with(&tasks(&[whole]), vec![None], Input::Fixed(&[0; 4]), 6, true)
         .is_err());
 }
 
@@ -206,7 +315,7 @@ fn sharded_reads_and_partial_writes() {
         .unwrap()
     };
     let complete = ChunkCodec::tasks(vec!["c/0".into()], vec![whole(4, 6)], Some(&[true])).unwrap();
-    c.write(&store, &complete, Input::Fixed(&u16s(&value)), 24, false)
+    c.write_to(&store, &complete, Input::Fixed(&u16s(&value)), 24, false)
         .unwrap();
     // One element of inner chunk (1, 1): rows 2..4, columns 3..6.
     let one = ChunkRegion::boxed(
@@ -230,7 +339,7 @@ fn sharded_reads_and_partial_writes() {
     let present = read_into(&c, &store, &tasks(std::slice::from_ref(&one)), &mut out).unwrap();
     assert_eq!((present, as_u16(&out)), (vec![true], vec![22]));
     // A partial write keeps the other inner chunks; a missing shard reads as fill.
-    c.write(
+    c.write_to(
         &store,
         &tasks(std::slice::from_ref(&one)),
         Input::Scalar(&1u16.to_ne_bytes()),
@@ -253,7 +362,7 @@ fn sharded_reads_and_partial_writes() {
     decode_into(&c, &tasks(&[whole(4, 6)]), vec![shard], &mut again).unwrap();
     assert_eq!(again, all);
     // Writing the fill value over everything deletes the shard.
-    c.write(
+    c.write_to(
         &store,
         &complete,
         Input::Scalar(&7u16.to_ne_bytes()),
@@ -289,7 +398,7 @@ fn sharded_points_split_by_inner_chunk() {
     let value: Vec<u16> = (100..124).collect();
     let all = ChunkRegion::chunk_only(&[sl(0, 4), sl(0, 6)], &[4, 6]).unwrap();
     let enc = c
-        .encode(
+        .encode_with(
             &tasks(&[all]),
             vec![None],
             Input::Fixed(&u16s(&value)),
@@ -327,7 +436,7 @@ fn variable_length_strings() {
     };
     let items = vec![b"x".to_vec(), "\u{e9}".as_bytes().to_vec()];
     let enc = c
-        .encode(
+        .encode_with(
             &tasks(&[region(1, 3)]),
             vec![None],
             Input::Var(&items),
@@ -341,7 +450,7 @@ fn variable_length_strings() {
         vec![b"-".to_vec(), b"x".to_vec(), "\u{e9}".as_bytes().to_vec()]
     );
     let star = c
-        .encode(&tasks(&[region(0, 1)]), enc, Input::Scalar(b"*"), 0, false)
+        .encode_with(&tasks(&[region(0, 1)]), enc, Input::Scalar(b"*"), 0, false)
         .unwrap();
     let got = decode_var(&c, &tasks(&[region(0, 2)]), star, 2).unwrap();
     assert_eq!(got, vec![b"*".to_vec(), b"x".to_vec()]);
@@ -355,7 +464,7 @@ fn writes_whose_regions_reach_outside_the_value_are_refused() {
     let c = plain(&[2, 3]);
     let small = u16s(&[1, 2, 3, 4, 5, 6]);
     let err = c
-        .encode(
+        .encode_with(
             &tasks(&[block(3)]),
             vec![None],
             Input::Fixed(&small),
@@ -370,7 +479,7 @@ fn writes_whose_regions_reach_outside_the_value_are_refused() {
     );
     let store = MemoryStore::new();
     let err = c
-        .write(
+        .write_to(
             &store,
             &tasks(&[block(0), block(3)]),
             Input::Fixed(&small),
@@ -388,7 +497,7 @@ fn writes_whose_regions_reach_outside_the_value_are_refused() {
         .is_empty());
     // the same regions over a value of the right size write
     let whole = u16s(&[0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15]);
-    c.write(
+    c.write_to(
         &store,
         &tasks(&[block(0), block(3)]),
         Input::Fixed(&whole),

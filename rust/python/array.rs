@@ -1,50 +1,19 @@
 //! Arrays: the core's array over a store, and writes to a store Python
 //! writes itself.
 
-use std::borrow::Cow;
-
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
 
-use super::buffers::{encode_with, out_bytes, value_bytes, var_items, var_list};
+use super::buffers::{destination, out_bytes, read_done, write_done, Value};
 use super::keys::{plain_keys, BasicRead, SelectionHandle};
-use super::stores::{ReadSessionHandle, StoreHandle};
+use super::stores::StoreHandle;
 use super::to_py_err;
 use super::CachePool;
 use crate::array::ArrayCore;
+use crate::batch::{Destination, MemoryOrder};
 use crate::dtype::DataKind;
-use crate::engine::{ChunkTask, Input};
-use crate::indexing::Selection;
 use crate::selection::{self, Normalized};
-
-/// A write to a store Python writes itself: `needs` lists the chunks whose
-/// old bytes must be fetched first, `encode(old, value)` gives the new bytes
-/// per chunk (None: delete).
-#[pyclass(module = "zarrox._core", name = "WriteBatch", frozen)]
-pub struct WriteBatch {
-    pub(super) tasks: Vec<ChunkTask>,
-    pub(super) shape: Vec<usize>,
-    pub(super) needs: Vec<bool>,
-    /// Whether the tasks are of the array's Fortran view.
-    pub(super) fortran: bool,
-}
-
-#[pymethods]
-impl WriteBatch {
-    /// The chunks' keys.
-    #[getter]
-    fn keys(&self) -> Vec<String> {
-        self.tasks.iter().map(|t| t.key.clone()).collect()
-    }
-
-    /// Per chunk, whether its old bytes are needed.
-    #[getter]
-    fn needs(&self) -> Vec<bool> {
-        self.needs.clone()
-    }
-}
 
 /// An opened array: reads and writes whole selections in one call.
 #[pyclass(module = "zarrox._core", name = "ArrayHandle", frozen)]
@@ -60,37 +29,6 @@ impl ArrayHandle {
 
     fn utf8(&self) -> bool {
         self.core.data_type().kind == DataKind::String
-    }
-
-    /// The array and selection a call works on: the array's own, or (with
-    /// `fortran`) its Fortran view and the selection reversed, whose C-ordered
-    /// buffer is the selection's Fortran-ordered one.
-    fn target<'a>(
-        &'a self,
-        sel: &'a Selection,
-        fortran: bool,
-    ) -> PyResult<(&'a ArrayCore, Cow<'a, Selection>)> {
-        let core = self.core_for(fortran)?;
-        if !fortran {
-            return Ok((core, Cow::Borrowed(sel)));
-        }
-        match sel.reversed() {
-            Some(reversed) => Ok((core, Cow::Owned(reversed))),
-            None => Err(PyValueError::new_err(
-                "fortran=True needs an orthogonal selection",
-            )),
-        }
-    }
-
-    /// The array itself, or (`fortran`) its Fortran view.
-    fn core_for(&self, fortran: bool) -> PyResult<&ArrayCore> {
-        match (fortran, self.core.fortran()) {
-            (false, _) => Ok(&self.core),
-            (true, Some(view)) => Ok(view),
-            (true, None) => Err(PyValueError::new_err(
-                "fortran=True needs an array whose chunks are stored in Fortran order",
-            )),
-        }
     }
 }
 
@@ -143,20 +81,27 @@ impl ArrayHandle {
         self.core.fortran().is_some()
     }
 
-    /// Read `selection` into `out`: a C-contiguous uint8 view of the result
-    /// array; with `fortran`, of the Fortran-ordered result (an orthogonal
-    /// selection of an array with `fortran_chunks`).
-    #[pyo3(signature = (selection_, out, fortran=false))]
-    fn read(
+    /// Read `selection` into `out`, a C-contiguous uint8 view of the result
+    /// array in memory `order` ("F": an orthogonal selection of an array with
+    /// `fortran_chunks`), or (`out` None) variable-length data into a list.
+    /// Returns which chunks exist, (the list of str or bytes, which chunks
+    /// exist), or for a store Python reads itself the session that reads it.
+    #[pyo3(signature = (selection_, out=None, order="C"))]
+    fn read<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         selection_: &SelectionHandle,
-        mut out: PyReadwriteArray1<'_, u8>,
-        fortran: bool,
-    ) -> PyResult<()> {
-        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
-        let buf = out_bytes(&mut out)?;
-        py.detach(|| core.read(&sel, buf)).map_err(to_py_err)
+        mut out: Option<PyReadwriteArray1<'py, u8>>,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let sel = &selection_.inner.selection;
+        let done = {
+            let into = destination(out.as_mut())?;
+            py.detach(|| self.core.read(sel, into, order))
+                .map_err(to_py_err)?
+        };
+        read_done(py, done, out, self.utf8())
     }
 
     /// Read a basic selection (integers, slices with positive steps, one
@@ -209,144 +154,35 @@ impl ArrayHandle {
         };
         {
             let mut rw = out.readwrite();
-            let buf = out_bytes(&mut rw)?;
-            py.detach(|| self.core.read(&sel, buf)).map_err(to_py_err)?;
+            let into = Destination::Buffer(out_bytes(&mut rw)?);
+            py.detach(|| self.core.read(&sel, into, MemoryOrder::C))
+                .map_err(to_py_err)?;
         }
         Ok(Some((out, result_shape)))
     }
 
-    /// A read of `selection` into `out` from a store Python reads itself
-    /// (`fortran`: as for `read`).
-    #[pyo3(signature = (selection_, out, fortran=false))]
-    fn read_session(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-        out: PyReadwriteArray1<'_, u8>,
-        fortran: bool,
-    ) -> PyResult<ReadSessionHandle> {
-        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
-        let (session, shape) = py.detach(|| core.read_session(&sel)).map_err(to_py_err)?;
-        let want = shape.iter().product::<usize>() * self.core.data_type().size;
-        if out.len() != want {
-            return Err(PyValueError::new_err(format!(
-                "output buffer has {} bytes, the selection needs {want}",
-                out.len()
-            )));
-        }
-        ReadSessionHandle::fixed(session, out)
-    }
-
-    /// A read of `selection` of a variable-length array from a store Python
-    /// reads itself (the values: `session.values()`).
-    fn read_session_var(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-    ) -> PyResult<ReadSessionHandle> {
-        let sel = &selection_.inner.selection;
-        let (session, shape) = py
-            .detach(|| self.core.read_session(sel))
-            .map_err(to_py_err)?;
-        let n = shape.iter().product();
-        Ok(ReadSessionHandle::var(session, n, self.utf8()))
-    }
-
-    /// Write `value` (a C-contiguous uint8 view of the selection-shaped data;
-    /// with `fortran`, of the Fortran-ordered data: see `read`).
-    #[pyo3(signature = (selection_, value, fortran=false))]
-    fn write(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-        value: PyReadonlyArray1<'_, u8>,
-        fortran: bool,
-    ) -> PyResult<()> {
-        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
-        let buf = value_bytes(&value)?;
-        py.detach(|| core.write(&sel, Input::Fixed(buf)))
-            .map_err(to_py_err)
-    }
-
-    /// Write one value to every selected element: `bytes` (one element's bytes
-    /// in native byte order, or a variable-length value) or `str` (UTF-8);
-    /// `fortran`: through the Fortran view (see `read`), for an array with
-    /// `fortran_chunks`, which then transposes no chunk.
-    #[pyo3(signature = (selection_, value, fortran=false))]
-    fn write_scalar(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-        value: &Bound<'_, PyAny>,
-        fortran: bool,
-    ) -> PyResult<()> {
-        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
-        let one = if let Ok(s) = value.cast::<PyString>() {
-            s.to_str()?.as_bytes().to_vec()
-        } else {
-            value.cast::<PyBytes>()?.as_bytes().to_vec()
-        };
-        py.detach(|| core.write(&sel, Input::Scalar(&one)))
-            .map_err(to_py_err)
-    }
-
-    /// Read a selection of a variable-length array: a list of str (string
-    /// arrays) or bytes (bytes arrays) in selection order.
-    fn read_var<'py>(
+    /// Write `value` to `selection`: a C-contiguous uint8 view of the
+    /// selection-shaped data in memory `order` (see `read`), a list of str or
+    /// bytes (variable-length data, selection order), or one element (`bytes`
+    /// in native byte order, or a variable-length value; `str`: UTF-8) for
+    /// every selected element. Returns None, or for a store Python writes
+    /// itself the pending write (see `WriteBatch`).
+    #[pyo3(signature = (selection_, value, order="C"))]
+    fn write<'py>(
         &self,
         py: Python<'py>,
         selection_: &SelectionHandle,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let sel = &selection_.inner.selection;
-        let items = py.detach(|| self.core.read_var(sel)).map_err(to_py_err)?;
-        var_list(py, &items, self.utf8())
-    }
-
-    /// Write a list of str or bytes (selection order) to a variable-length array.
-    fn write_var(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-        items: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let sel = &selection_.inner.selection;
-        let values = var_items(items)?;
-        py.detach(|| self.core.write(sel, Input::Var(&values)))
-            .map_err(to_py_err)
-    }
-
-    /// A write of `selection` to a store Python writes itself (`fortran`: the
-    /// value `encode` takes is Fortran-ordered, see `write`).
-    #[pyo3(signature = (selection_, fortran=false))]
-    fn write_batch(
-        &self,
-        py: Python<'_>,
-        selection_: &SelectionHandle,
-        fortran: bool,
-    ) -> PyResult<WriteBatch> {
-        let (core, sel) = self.target(&selection_.inner.selection, fortran)?;
-        let (tasks, shape, needs) = py.detach(|| core.write_tasks(&sel)).map_err(to_py_err)?;
-        Ok(WriteBatch {
-            tasks,
-            shape,
-            needs,
-            fortran,
-        })
-    }
-
-    /// The new bytes of a write batch's chunks (None: delete) after writing
-    /// `value` (see `Value`) over the `old` chunks fetched for `batch.needs`.
-    fn encode<'py>(
-        &self,
-        py: Python<'py>,
-        batch: &WriteBatch,
-        old: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let core = self.core_for(batch.fortran)?;
-        encode_with(py, old, value, |old, input| {
-            core.encode(&batch.tasks, &batch.shape, old, input)
-        })
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let sel = &selection_.inner.selection;
+        let extracted = Value::extract(value)?;
+        let input = extracted.input()?;
+        let done = py
+            .detach(|| self.core.write(sel, input, order))
+            .map_err(to_py_err)?;
+        write_done(py, done, value)
     }
 
     /// The store key of the chunk at grid coordinates `coords`.

@@ -1,18 +1,15 @@
 //! The codec chain of one kind of chunk, for zarr-python's codec pipeline.
 
-use numpy::{PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::PyReadwriteArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
 
-use super::array::WriteBatch;
-use super::buffers::{encode_with, encoded_chunks, out_bytes, var_list, Value};
+use super::buffers::{destination, read_done, write_done, ChunkSource, Value};
 use super::keys::{chunk_regions, Zarr};
-use super::stores::{ReadSessionHandle, StoreHandle};
 use super::to_py_err;
+use crate::batch::Batch;
 use crate::dtype::DataKind;
-use crate::engine::ChunkTask;
-use crate::pipeline::{self, ChunkCodec as BatchCodec};
+use crate::pipeline::ChunkCodec as BatchCodec;
 
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
 /// batch reads and writes of chunks whose regions the caller has projected
@@ -30,46 +27,27 @@ impl ChunkCodec {
     fn shape(&self) -> &[usize] {
         &self.inner.spec().shape
     }
-    fn tasks(
+    /// The batch of the chunks `keys` whose regions are `(chunks, buffers)`
+    /// (inside them, and inside the buffer of `shape`), in zarr-python's form
+    /// when `drop_axes` is given (with `generic`); a write's (`complete` given) when
+    /// zarr-python's "the selection covers the chunk" comes with them.
+    fn batch(
         &self,
         keys: Vec<String>,
-        chunks: &Bound<'_, PyAny>,
-        buffers: &Bound<'_, PyAny>,
-        buffer_shape: &[usize],
+        (chunks, buffers): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        shape: Vec<usize>,
         complete: Option<&[bool]>,
-        zarr: Option<Zarr<'_, '_>>,
-    ) -> PyResult<Vec<ChunkTask>> {
-        let regions = chunk_regions(chunks, buffers, self.shape(), buffer_shape, zarr.as_ref())?;
-        BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)
+        (drop_axes, generic): (Option<Vec<usize>>, Option<&Bound<'_, PyAny>>),
+    ) -> PyResult<Batch> {
+        let zarr = drop_axes.map(|drop_axes| Zarr {
+            drop_axes,
+            generic,
+            writing: complete.is_some(),
+        });
+        let regions = chunk_regions(chunks, buffers, self.shape(), &shape, zarr.as_ref())?;
+        let tasks = BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)?;
+        Ok(self.inner.batch(tasks, shape))
     }
-    /// The bytes of `out`, checked to hold a buffer of `shape` elements.
-    fn out_buffer<'a>(
-        &self,
-        out: &'a mut PyReadwriteArray1<'_, u8>,
-        shape: &[usize],
-    ) -> PyResult<&'a mut [u8]> {
-        let want = shape.iter().product::<usize>() * self.inner.spec().dtype.size;
-        let len = out.len();
-        if want != len {
-            return Err(PyValueError::new_err(format!(
-                "the buffer has {len} bytes, shape {shape:?} needs {want}"
-            )));
-        }
-        out_bytes(out)
-    }
-}
-
-/// The selections' form: zarr-python's (`drop_axes` given) or spelled out.
-fn zarr_form<'a, 'py>(
-    drop_axes: Option<Vec<usize>>,
-    generic: Option<&'a Bound<'py, PyAny>>,
-    writing: bool,
-) -> Option<Zarr<'a, 'py>> {
-    drop_axes.map(|drop_axes| Zarr {
-        drop_axes,
-        generic,
-        writing,
-    })
 }
 
 /// Every method of `ChunkCodec` takes the batch's selections in one of two
@@ -133,302 +111,77 @@ impl ChunkCodec {
         self.inner.writes_in_part()
     }
 
-    /// Fetch the chunks `keys` of a Rust store and decode their regions into
-    /// `out` (a C-contiguous uint8 view of a buffer of shape `out_shape`).
-    /// Returns which chunks were present.
+    /// Read the chunks `keys` into their regions of `out` (a C-contiguous
+    /// uint8 view of a buffer of shape `out_shape`), or (`out` None) of a list
+    /// of variable-length values in the buffer's C order. `chunks`: a
+    /// `StoreHandle` Rust reads, the name of a store Python reads (or a
+    /// `StoreHandle.caller`), or a list of the encoded chunks (bytes, buffers,
+    /// None: missing). Returns which chunks exist, (the values as str or
+    /// bytes, which chunks exist), or the session that reads a store Python
+    /// reads.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (store, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None))]
-    fn read(
-        &self,
-        py: Python<'_>,
-        store: &StoreHandle,
-        keys: Vec<String>,
-        chunk_selections: &Bound<'_, PyAny>,
-        out_selections: &Bound<'_, PyAny>,
-        mut out: PyReadwriteArray1<'_, u8>,
-        out_shape: Vec<usize>,
-        drop_axes: Option<Vec<usize>>,
-        generic: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<bool>> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            zarr,
-        )?;
-        let buf = self.out_buffer(&mut out, &out_shape)?;
-        let s = store.rust()?;
-        py.detach(|| pipeline::read_into(&self.inner, s, &tasks, buf))
-            .map_err(to_py_err)
-    }
-
-    /// `read` for variable-length data: (list of str or bytes in the buffer's
-    /// C order, which chunks were present).
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (store, keys, chunk_selections, out_selections, out_shape, drop_axes=None, generic=None))]
-    fn read_var<'py>(
+    #[pyo3(signature = (chunks, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None))]
+    fn read<'py>(
         &self,
         py: Python<'py>,
-        store: &StoreHandle,
+        chunks: &Bound<'py, PyAny>,
         keys: Vec<String>,
         chunk_selections: &Bound<'py, PyAny>,
         out_selections: &Bound<'py, PyAny>,
+        mut out: Option<PyReadwriteArray1<'py, u8>>,
         out_shape: Vec<usize>,
         drop_axes: Option<Vec<usize>>,
         generic: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<(Bound<'py, PyList>, Vec<bool>)> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            zarr,
-        )?;
-        let n = out_shape.iter().product();
-        let s = store.rust()?;
-        let (items, present) = py
-            .detach(|| pipeline::read_var(&self.inner, s, &tasks, n))
-            .map_err(to_py_err)?;
-        Ok((var_list(py, &items, self.utf8())?, present))
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let regions = (chunk_selections, out_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let batch = self.batch(keys, regions, out_shape, None, zarr)?;
+        let mut source = ChunkSource::extract(chunks)?;
+        let done = {
+            let into = destination(out.as_mut())?;
+            let chunks = source.chunks();
+            py.detach(|| batch.read(chunks, into)).map_err(to_py_err)?
+        };
+        read_done(py, done, out, self.utf8())
     }
 
-    /// A read of `keys` from a store Python reads itself (named `store_name`
-    /// in messages) into `out` (C-contiguous uint8 view of shape `out_shape`).
+    /// Write the regions of `value` (a C-contiguous uint8 view of a buffer of
+    /// shape `value_shape`, a list of str or bytes in its C order, or with
+    /// `value_selections` None one element's bytes or str broadcast) to the
+    /// chunks `keys` (`complete`: zarr-python's "the selection covers the
+    /// chunk"). `chunks`: a `StoreHandle` Rust reads and writes (the engine
+    /// decides which old chunks it reads; returns None), the name of a store
+    /// Python writes (returns the pending write: `WriteBatch`), or a list of
+    /// the old encoded chunks (None: start from the fill value; returns the
+    /// new bytes, None where a chunk is all fill value and not `write_empty`).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (keys, chunk_selections, out_selections, out, out_shape, store_name, drop_axes=None, generic=None))]
-    fn read_session(
-        &self,
-        py: Python<'_>,
-        keys: Vec<String>,
-        chunk_selections: &Bound<'_, PyAny>,
-        out_selections: &Bound<'_, PyAny>,
-        mut out: PyReadwriteArray1<'_, u8>,
-        out_shape: Vec<usize>,
-        store_name: &str,
-        drop_axes: Option<Vec<usize>>,
-        generic: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<ReadSessionHandle> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            zarr,
-        )?;
-        self.out_buffer(&mut out, &out_shape)?;
-        let n = out_shape.iter().product();
-        let session = py
-            .detach(|| self.inner.read_session(tasks, n, store_name))
-            .map_err(to_py_err)?;
-        ReadSessionHandle::fixed(session, out)
-    }
-
-    /// `read_session` for variable-length data (the values: `session.values()`).
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (keys, chunk_selections, out_selections, out_shape, store_name, drop_axes=None, generic=None))]
-    fn read_session_var(
-        &self,
-        py: Python<'_>,
-        keys: Vec<String>,
-        chunk_selections: &Bound<'_, PyAny>,
-        out_selections: &Bound<'_, PyAny>,
-        out_shape: Vec<usize>,
-        store_name: &str,
-        drop_axes: Option<Vec<usize>>,
-        generic: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<ReadSessionHandle> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), false);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            zarr,
-        )?;
-        let n = out_shape.iter().product();
-        let session = py
-            .detach(|| self.inner.read_session(tasks, n, store_name))
-            .map_err(to_py_err)?;
-        Ok(ReadSessionHandle::var(session, n, self.utf8()))
-    }
-
-    /// Decode encoded chunks (bytes, buffers or None for missing) into their
-    /// regions of `out` (a C-contiguous uint8 view of shape `out_shape`).
-    #[allow(clippy::too_many_arguments)]
-    fn decode(
-        &self,
-        py: Python<'_>,
-        keys: Vec<String>,
-        encoded: &Bound<'_, PyAny>,
-        chunk_selections: &Bound<'_, PyAny>,
-        out_selections: &Bound<'_, PyAny>,
-        mut out: PyReadwriteArray1<'_, u8>,
-        out_shape: Vec<usize>,
-    ) -> PyResult<()> {
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            None,
-        )?;
-        let encoded = encoded_chunks(encoded)?;
-        let buf = self.out_buffer(&mut out, &out_shape)?;
-        py.detach(|| pipeline::decode_into(&self.inner, &tasks, encoded, buf))
-            .map_err(to_py_err)
-    }
-
-    /// `decode` for variable-length data: a list of str or bytes.
-    fn decode_var<'py>(
+    #[pyo3(signature = (chunks, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None))]
+    fn write<'py>(
         &self,
         py: Python<'py>,
+        chunks: &Bound<'py, PyAny>,
         keys: Vec<String>,
-        encoded: &Bound<'py, PyAny>,
-        chunk_selections: &Bound<'py, PyAny>,
-        out_selections: &Bound<'py, PyAny>,
-        out_shape: Vec<usize>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            out_selections,
-            &out_shape,
-            None,
-            None,
-        )?;
-        let encoded = encoded_chunks(encoded)?;
-        let n = out_shape.iter().product();
-        let items = py
-            .detach(|| pipeline::decode_var(&self.inner, &tasks, encoded, n))
-            .map_err(to_py_err)?;
-        var_list(py, &items, self.utf8())
-    }
-
-    /// Write the regions of `value` (see `Value`; `value_selections` None for
-    /// one broadcast value) over `existing` encoded chunks (None: start from
-    /// the fill value) and encode them: a list of bytes, None where the chunk
-    /// is all fill value and `write_empty` is false (delete it).
-    #[allow(clippy::too_many_arguments)]
-    fn encode<'py>(
-        &self,
-        py: Python<'py>,
-        keys: Vec<String>,
-        existing: &Bound<'py, PyAny>,
+        complete: Vec<bool>,
         chunk_selections: &Bound<'py, PyAny>,
         value_selections: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
         value_shape: Vec<usize>,
         write_empty: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            value_selections,
-            &value_shape,
-            None,
-            None,
-        )?;
-        let batch = WriteBatch {
-            tasks,
-            shape: value_shape,
-            needs: Vec::new(),
-            fortran: false,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let regions = (chunk_selections, value_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let batch = self.batch(keys, regions, value_shape, Some(&complete), zarr)?;
+        let mut source = ChunkSource::extract(chunks)?;
+        let extracted = Value::extract(value)?;
+        let input = extracted.input()?;
+        let done = {
+            let chunks = source.chunks();
+            let batch = batch.write_empty(write_empty);
+            py.detach(|| batch.write(chunks, input))
+                .map_err(to_py_err)?
         };
-        self.encode_batch(py, &batch, existing, value, write_empty)
-    }
-
-    /// A write to a store Python writes itself: the chunks `keys`
-    /// (`complete`: zarr-python's "the selection covers the chunk"), whose
-    /// `needs` say which old chunks to fetch for `encode_batch`.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (keys, complete, chunk_selections, value_selections, value_shape, drop_axes=None, generic=None))]
-    fn write_batch(
-        &self,
-        py: Python<'_>,
-        keys: Vec<String>,
-        complete: Vec<bool>,
-        chunk_selections: &Bound<'_, PyAny>,
-        value_selections: &Bound<'_, PyAny>,
-        value_shape: Vec<usize>,
-        drop_axes: Option<Vec<usize>>,
-        generic: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<WriteBatch> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), true);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            value_selections,
-            &value_shape,
-            Some(&complete),
-            zarr,
-        )?;
-        let needs = py.detach(|| self.inner.needs_old(&tasks));
-        Ok(WriteBatch {
-            tasks,
-            shape: value_shape,
-            needs,
-            fortran: false,
-        })
-    }
-
-    /// The new bytes of a write batch's chunks (None: delete) after writing
-    /// `value` (see `Value`) over the `old` chunks fetched for `batch.needs`.
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        batch: &WriteBatch,
-        old: &Bound<'py, PyAny>,
-        value: &Bound<'py, PyAny>,
-        write_empty: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let n = batch.shape.iter().product();
-        encode_with(py, old, value, |old, input| {
-            self.inner.encode(&batch.tasks, old, input, n, write_empty)
-        })
-    }
-
-    /// Read-modify-write the chunks `keys` of a Rust store (`complete`:
-    /// zarr-python's "the selection covers the chunk"; the engine decides
-    /// which chunks it reads first).
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (store, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None))]
-    fn write(
-        &self,
-        py: Python<'_>,
-        store: &StoreHandle,
-        keys: Vec<String>,
-        complete: Vec<bool>,
-        chunk_selections: &Bound<'_, PyAny>,
-        value_selections: &Bound<'_, PyAny>,
-        value: &Bound<'_, PyAny>,
-        value_shape: Vec<usize>,
-        write_empty: bool,
-        drop_axes: Option<Vec<usize>>,
-        generic: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let zarr = zarr_form(drop_axes, generic.as_ref(), true);
-        let tasks = self.tasks(
-            keys,
-            chunk_selections,
-            value_selections,
-            &value_shape,
-            Some(&complete),
-            zarr,
-        )?;
-        let value = Value::extract(value)?;
-        let input = value.input()?;
-        let n = value_shape.iter().product();
-        let s = store.rust()?;
-        py.detach(|| self.inner.write(s, &tasks, input, n, write_empty))
-            .map_err(to_py_err)
+        write_done(py, done, value)
     }
 }

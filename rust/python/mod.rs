@@ -20,10 +20,10 @@ use pyo3::types::PyType;
 use crate::engine::commit::{self, ConditionalWrites};
 use crate::error::{Error, ErrorKind};
 use crate::pool;
-use array::{ArrayHandle, WriteBatch};
+use array::ArrayHandle;
 use codec::ChunkCodec;
 use keys::SelectionHandle;
-use stores::{memory_items, ReadSessionHandle, StoreHandle};
+use stores::{memory_items, ReadSessionHandle, StoreHandle, WriteBatch};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.
 pub(crate) fn to_py_err(e: Error) -> PyErr {

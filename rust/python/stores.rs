@@ -8,9 +8,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use super::buffers::{bytes_of, encoded_chunks, out_bytes, var_list};
+use super::buffers::{bytes_of, encoded_chunks, encoded_list, out_bytes, var_list, Value};
 use super::to_py_err;
 use crate::array::StoreRef;
+use crate::batch::PendingWrite;
 use crate::engine::session::ReadSession;
 use crate::engine::{OutView, Output};
 use crate::error::Error;
@@ -285,22 +286,26 @@ pub struct ReadSessionHandle {
 }
 
 impl ReadSessionHandle {
-    pub(super) fn var(session: ReadSession, n: usize, utf8: bool) -> Self {
-        ReadSessionHandle {
-            session: Mutex::new(session.with_values(n)),
-            out: None,
-            utf8,
-        }
-    }
-
-    pub(super) fn fixed(session: ReadSession, out: PyReadwriteArray1<'_, u8>) -> PyResult<Self> {
-        out.as_slice()
-            .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
-        let array: &Bound<'_, PyArray1<u8>> = &out;
+    /// A handle on `session`, which decodes into `out` (a fixed-size read) or
+    /// into the list it keeps (`out` None; its values str when `utf8`).
+    pub(super) fn new(
+        session: ReadSession,
+        out: Option<PyReadwriteArray1<'_, u8>>,
+        utf8: bool,
+    ) -> PyResult<Self> {
+        let out = match out {
+            Some(out) => {
+                out.as_slice()
+                    .map_err(|_| PyValueError::new_err("output buffer must be contiguous"))?;
+                let array: &Bound<'_, PyArray1<u8>> = &out;
+                Some(array.clone().unbind())
+            }
+            None => None,
+        };
         Ok(ReadSessionHandle {
             session: Mutex::new(session),
-            out: Some(array.clone().unbind()),
-            utf8: false,
+            out,
+            utf8,
         })
     }
 
@@ -344,6 +349,52 @@ impl ReadSessionHandle {
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let items = self.session().values().map_err(to_py_err)?;
         var_list(py, &items, self.utf8)
+    }
+}
+
+/// A write to a store Python writes itself: `needs` lists the chunks whose
+/// old bytes must be fetched first, `encode(old)` gives the new bytes per
+/// chunk (None: delete) after writing the value the write was given.
+#[pyclass(module = "zarrox._core", name = "WriteBatch", frozen)]
+pub struct WriteBatch {
+    pending: PendingWrite,
+    value: Py<PyAny>,
+}
+
+impl WriteBatch {
+    pub(super) fn new(pending: PendingWrite, value: Py<PyAny>) -> Self {
+        WriteBatch { pending, value }
+    }
+}
+
+#[pymethods]
+impl WriteBatch {
+    /// The chunks' keys.
+    #[getter]
+    fn keys(&self) -> Vec<String> {
+        self.pending.keys().map(str::to_string).collect()
+    }
+
+    /// Per chunk, whether its old bytes are needed.
+    #[getter]
+    fn needs(&self) -> Vec<bool> {
+        self.pending.needs().to_vec()
+    }
+
+    /// The new bytes of the chunks (None: delete) after writing the value
+    /// over the `old` chunks fetched for `needs` (bytes, buffers or None).
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        old: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let old = encoded_chunks(old)?;
+        let value = Value::extract(self.value.bind(py))?;
+        let input = value.input()?;
+        let new = py
+            .detach(|| self.pending.encode(old, input))
+            .map_err(to_py_err)?;
+        encoded_list(py, &new)
     }
 }
 
