@@ -55,6 +55,7 @@ from zarrox import _core
 from zarrox.errors import MetadataError, StoreError, StorePermissionError, UnsupportedError
 from zarrox.memory_order import c_ordered, copy_c_ordered
 from zarrox.metadata import ArrayMetadataV3
+from zarrox.metadata.description import ArrayDescription
 from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
@@ -265,7 +266,7 @@ def _v2_kind(codec: Any, spec: ArraySpec) -> _ChunkKind:
 
 
 def _make_kind(
-    core: dict[str, Any], fill: bytes, dtype: np.dtype[Any], pickle: PickleStage | None = None
+    core: ArrayDescription, fill: bytes, dtype: np.dtype[Any], pickle: PickleStage | None = None
 ) -> _ChunkKind:
     data_type = core["data_type"]
     var = data_type if data_type in ("string", "bytes") else None

@@ -17,7 +17,7 @@ the draft v3 sharding storage transformer is a ``sharding_indexed`` codec.
 # no ``from __future__ import annotations``: TypedDict reads ``NotRequired`` from evaluated
 # annotations (``ArrayDescription.__optional_keys__``)
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
 from zarrox.metadata.chunk_grid import RectilinearGrid
 
@@ -89,13 +89,10 @@ def describe_array(
     data_type: str | dict[str, Any],
     codecs: list[dict[str, Any]],
     key_encoding: KeyEncodingDescription,
-) -> dict[str, Any]:
+) -> ArrayDescription:
     """The :class:`ArrayDescription` of an array: its ``shape``, its chunk grid (a regular
     grid's chunk shape, or a :class:`~zarrox.metadata.chunk_grid.RectilinearGrid`), its
     ``data_type`` and ``codecs`` in the core's forms, and its chunk key encoding.
-
-    Typed ``dict[str, Any]`` for the callers that take one (``array.py``, ``pipeline.py``):
-    the value is checked against :class:`ArrayDescription` here.
     """
     description: ArrayDescription = {
         "shape": [int(s) for s in shape],
@@ -108,4 +105,4 @@ def describe_array(
         description["chunk_shapes"] = chunks.core_json()
     else:
         description["chunk_shape"] = [int(c) for c in chunks]
-    return cast(dict[str, Any], description)
+    return description

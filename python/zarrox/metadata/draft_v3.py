@@ -64,7 +64,7 @@ from zarrox.errors import (
 )
 from zarrox.metadata._checks import copy_json, is_text, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
-from zarrox.metadata.description import describe_array
+from zarrox.metadata.description import ArrayDescription, describe_array
 from zarrox.metadata.dtypes import CORE_TYPES, parse_v2_dtype, v2_data_type
 from zarrox.metadata.v1 import legacy_write_error
 from zarrox.metadata.v2 import ArrayMetadataV2
@@ -491,7 +491,7 @@ class DraftArrayMetadata:
             dimension_separator=".",
         )
 
-    def to_core_json(self) -> dict[str, Any]:
+    def to_core_json(self) -> ArrayDescription:
         """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes:
         the chunks (inner chunks, when sharded) of :meth:`to_v2`, keys of the ``draft_v3``
         encoding."""

@@ -39,6 +39,7 @@ from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata._checks import copy_json, parse_json
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
+from zarrox.metadata.description import ArrayDescription
 from zarrox.metadata.dtypes import parse_v2_dtype
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.metadata.v2_codecs import complete_codec
@@ -249,7 +250,7 @@ class ArrayMetadataV1:
             dimension_separator=".",
         )
 
-    def to_core_json(self) -> dict[str, Any]:
+    def to_core_json(self) -> ArrayDescription:
         """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes:
         :meth:`to_v2`'s (chunk keys ``0.0``: the v2 encoding)."""
         return self.to_v2().to_core_json()

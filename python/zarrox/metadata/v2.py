@@ -50,7 +50,7 @@ from zarrox.metadata._checks import copy_json, document_where, stored_chunk_size
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import encode_chunk_key
-from zarrox.metadata.description import describe_array
+from zarrox.metadata.description import ArrayDescription, describe_array
 from zarrox.metadata.dtypes import (
     DataType,
     from_zarr_python_dtype,
@@ -383,7 +383,7 @@ class ArrayMetadataV2:
         """The ``.zattrs`` document."""
         return copy_json(self.attributes)
 
-    def to_core_json(self) -> dict[str, Any]:
+    def to_core_json(self) -> ArrayDescription:
         """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes
         (fill bytes: :meth:`fill_bytes`): chunk keys of the ``v2`` encoding, ``data_type``
         and ``codecs`` as :meth:`core_chain` gives them."""

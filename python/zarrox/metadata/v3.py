@@ -32,7 +32,7 @@ from zarrox.metadata.codecs import (
     normalize_codecs,
     validate_codecs,
 )
-from zarrox.metadata.description import describe_array
+from zarrox.metadata.description import ArrayDescription, describe_array
 from zarrox.metadata.dtypes import (
     CORE_TYPES,
     DataType,
@@ -693,7 +693,7 @@ class ArrayMetadataV3:
     def node_type(self) -> Literal["array"]:
         return "array"
 
-    def to_core_json(self) -> dict[str, Any]:
+    def to_core_json(self) -> ArrayDescription:
         """The :class:`~zarrox.metadata.description.ArrayDescription` the Rust core takes
         (fill bytes: :meth:`fill_bytes`): codecs complete (every default filled in,
         recursively), without ``must_understand``, ignorable unknown codecs left out;
