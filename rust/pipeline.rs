@@ -27,11 +27,27 @@ pub struct ChunkCodec {
     opened: std::time::Instant,
     /// The process's data cache (`cache.bytes`).
     cache: DataCache,
+    /// These chunks seen with their axes reversed, when they are stored in
+    /// Fortran order (see [`fortran`](Self::fortran)); built with the codec.
+    fortran: Option<Box<ChunkCodec>>,
 }
 
 impl ChunkCodec {
-    /// A chain from the v3 `codecs` JSON list (the core form) for chunks of `spec`.
+    /// A chain from the v3 `codecs` JSON list (the core form) for chunks of
+    /// `spec`, with its [`fortran`](Self::fortran) view when there is one.
     pub fn new(codecs: &Value, spec: ChunkSpec) -> Result<Self> {
+        let mut codec = Self::plain(codecs, spec)?;
+        if let Some((codecs, spec)) = fortran_form(codecs, codec.spec()) {
+            let mut view = Self::plain(&codecs, spec)?;
+            // Its chunks decode to the array's axes reversed.
+            view.cache = codec.cache.salted(1);
+            codec.fortran = Some(Box::new(view));
+        }
+        Ok(codec)
+    }
+
+    /// [`ChunkCodec::new`] without the Fortran view.
+    fn plain(codecs: &Value, spec: ChunkSpec) -> Result<Self> {
         if spec.shape.contains(&0) {
             return Err(Error::metadata("chunk shape must be positive"));
         }
@@ -46,6 +62,7 @@ impl ChunkCodec {
             chain: Arc::new(CodecChain::from_json(codecs, spec)?),
             opened: std::time::Instant::now(),
             cache: DataCache::process(),
+            fortran: None,
         })
     }
 
@@ -66,18 +83,14 @@ impl ChunkCodec {
         Self::new(&parse(codecs, "codecs")?, spec)
     }
 
-    /// The codec of these chunks seen with their axes reversed, when the chain
-    /// begins by reversing every axis (see [`fortran_form`]): a batch whose
-    /// selections and buffer are reversed too decodes into (encodes from) a
-    /// Fortran-ordered buffer with no chunk transposed.
-    pub fn fortran(&self, codecs: &Value) -> Result<Option<Self>> {
-        let Some((codecs, spec)) = fortran_form(codecs, self.spec()) else {
-            return Ok(None);
-        };
-        let mut view = Self::new(&codecs, spec)?;
-        // Its chunks decode to the array's axes reversed.
-        view.cache = self.cache.salted(1);
-        Ok(Some(view))
+    /// These chunks seen with their axes reversed, when the chain begins by
+    /// reversing every axis (see [`fortran_form`]; a Zarr v2 `order: "F"`
+    /// array): a batch of it whose selections and buffer shape are reversed
+    /// decodes into (encodes from) the memory of a Fortran-ordered buffer with
+    /// no chunk transposed. `None` for other chains, chunks of fewer than two
+    /// dimensions and variable-length elements.
+    pub fn fortran(&self) -> Option<&ChunkCodec> {
+        self.fortran.as_deref()
     }
 
     pub fn spec(&self) -> &ChunkSpec {

@@ -7,6 +7,7 @@ zarr-python."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -286,15 +287,17 @@ def test_the_pipeline_reads_and_writes_fortran_order_untransposed(
 ) -> None:
     from zarrox import pipeline as zp
 
-    flipped: list[int] = []
+    # per ChunkCodec call: whether it ran in Fortran order (a read asked for "F" returns
+    # None when Rust cannot; a write asked for "F" can, as the view test below shows)
+    flipped: list[bool] = []
 
-    def counting(*args: Any) -> Any:
-        got = real(*args)
-        flipped.append(got is not None)
-        return got
+    def recording(*args: Any) -> Any:
+        kind = real(*args)
+        kind.codec = _Recording(kind.codec, flipped)
+        return kind
 
-    real = zp._fortran_batch
-    monkeypatch.setattr(zp, "_fortran_batch", counting)
+    real = zp._make_kind
+    monkeypatch.setattr(zp, "_make_kind", recording)
     values = _values((13, 7, 9), "<u2")
     want = values.copy()
     store = str(tmp_path / "f") if store_kind == "local" else zarr.storage.MemoryStore()
@@ -316,6 +319,7 @@ def test_the_pipeline_reads_and_writes_fortran_order_untransposed(
         want[2, :, ::2] = 5
         assert all(flipped) and len(flipped) == 3
         z[5:, 1] = values[5:, 1] + 2  # C-ordered: the chunks transposed one by one
+        assert flipped[3:] == [False]
         want[5:, 1] = values[5:, 1] + 2
         got = z[...]
         assert got.flags.f_contiguous
@@ -332,3 +336,79 @@ def test_the_pipeline_reads_and_writes_fortran_order_untransposed(
     if store_kind == "local":
         # zarr-python's own pipeline reads the same bytes back
         np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "f"), mode="r")[...], want)
+
+
+class _Recording:
+    """A ``ChunkCodec`` noting, per read and write, whether it ran in Fortran order."""
+
+    def __init__(self, codec: zarrox._core.ChunkCodec, flipped: list[bool]) -> None:
+        self._codec = codec
+        self._flipped = flipped
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._codec, name)
+
+    def read(self, *args: Any) -> Any:
+        got = self._codec.read(*args)
+        if got is not None:  # (None: "F" refused, and a C-ordered read follows)
+            self._flipped.append(args[-1] == "F")
+        return got
+
+    def write(self, *args: Any) -> Any:
+        self._flipped.append(args[-1] == "F" and self._codec.fortran_chunks)
+        return self._codec.write(*args)
+
+
+def _codec(order: str) -> zarrox._core.ChunkCodec:
+    """uint16 chunks of (4, 3) stored in C order, or in Fortran order (a chain that begins
+    by reversing every axis)."""
+    codecs: list[Any] = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if order == "F":
+        codecs.insert(0, {"name": "transpose", "configuration": {"order": [1, 0]}})
+    return zarrox._core.ChunkCodec(json.dumps(codecs), [4, 3], '"uint16"', bytes(2))
+
+
+@pytest.mark.parametrize("chunk_order", ["C", "F"])
+def test_chunk_codec_takes_fortran_ordered_buffers(chunk_order: str) -> None:
+    """``ChunkCodec.read``/``write`` with ``order="F"``: the buffer is the memory of a
+    Fortran-ordered one (its ``.T``), the selections and shape as zarr-python has them.
+    With chunks stored in Fortran order the chunk's bytes are that memory itself; a read
+    Rust cannot do in that order returns None and reads nothing; a write it cannot do
+    copies the value to C order itself. Either way the stored bytes are the C order's."""
+    codec = _codec(chunk_order)
+    assert codec.fortran_chunks is (chunk_order == "F")
+    value = np.asfortranarray(np.arange(24, dtype="<u2").reshape(6, 4))
+    chunk_sels = [(slice(0, 4), slice(0, 3)), (slice(0, 2), slice(0, 3))]
+    value_sels = [(slice(0, 4), slice(1, 4)), (slice(4, 6), slice(0, 3))]
+    whole = np.ascontiguousarray(value)
+
+    def write(buffer: np.ndarray, order: Any) -> Any:
+        flat = buffer.reshape(-1).view(np.uint8)
+        args = (chunk_sels, value_sels, flat, [6, 4], True, [], None, order)
+        return codec.write([None, None], ["a", "b"], [True, False], *args)
+
+    stored = write(value.T, "F")
+    assert stored == write(whole, "C")
+    if chunk_order == "F":  # the chunk's bytes: the value's memory, untransposed
+        assert stored[0] == np.asfortranarray(value[0:4, 1:4]).tobytes(order="A")
+
+    def read(out: np.ndarray, order: Any, sels: Any = chunk_sels, drop: Any = ()) -> Any:
+        flat = out.reshape(-1).view(np.uint8)
+        return codec.read(stored, ["a", "b"], sels, value_sels, flat, [6, 4], drop, None, order)
+
+    out = np.asfortranarray(np.zeros((6, 4), dtype="<u2"))
+    got = read(out.T, "F")
+    if chunk_order == "C":
+        assert got is None and not out.any()  # nothing read: the caller reads in C order
+    else:
+        assert got == [True, True]
+        want = np.zeros((6, 4), dtype="<u2")
+        want[0:4, 1:4] = value[0:4, 1:4]
+        want[4:6, 0:3] = value[4:6, 0:3]
+        np.testing.assert_array_equal(out, want)
+        # not in that order: index arrays, dropped axes
+        points = [(np.array([0, 1]), slice(0, 3))] * 2
+        assert read(out.T, "F", points) is None
+        assert read(out.T, "F", drop=(0,)) is None
+    with pytest.raises(ValueError, match="memory order"):
+        read(out.T, "A")

@@ -249,7 +249,8 @@ class ChunkCodec:
     def __new__(
         cls, codecs_json: str, chunk_shape: Sequence[int], data_type_json: str, fill_value: bytes
     ) -> ChunkCodec: ...
-    def fortran(self, codecs_json: str) -> ChunkCodec | None: ...
+    @property
+    def fortran_chunks(self) -> bool: ...
     @property
     def chunk_shape(self) -> list[int]: ...
     @property
@@ -266,7 +267,8 @@ class ChunkCodec:
         out_shape: Sequence[int],
         drop_axes: Sequence[int] | None = None,
         generic: Any = None,
-    ) -> _ReadDone: ...
+        order: _Order = "C",
+    ) -> _ReadDone | None: ...
     def write(
         self,
         chunks: _Chunks,
@@ -279,4 +281,5 @@ class ChunkCodec:
         write_empty: bool,
         drop_axes: Sequence[int] | None = None,
         generic: Any = None,
+        order: _Order = "C",
     ) -> WriteBatch | list[bytes | None] | None: ...

@@ -39,8 +39,8 @@ import contextlib
 import json
 import math
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import zarr.abc.codec as _zarr_codec
@@ -128,7 +128,7 @@ class _ChunkKind:
         "utf8",
         "nbytes",
         "pickle",
-        "fortran",
+        "fortran_chunks",
     )
 
     def __init__(
@@ -152,9 +152,9 @@ class _ChunkKind:
         self.nbytes = math.prod(self.shape) * dtype.itemsize
         #: the pickle codec outside the chain (a v2 array's), which Python runs
         self.pickle = pickle
-        #: these chunks seen with their axes reversed, when they are stored in Fortran
-        #: order (see :func:`_fortran_batch`)
-        self.fortran: _ChunkKind | None = None
+        #: whether Rust may read and write these chunks in Fortran order (it decides per
+        #: batch; see :func:`_fortran_buffer`)
+        self.fortran_chunks: bool = codec.fortran_chunks
 
     def unpickled(self, stored: Any, key: str) -> Any:
         """The bytes the chain decodes from a stored chunk of the pickle codec, unpickled
@@ -278,12 +278,7 @@ def _make_kind(
         raise UnsupportedError(
             f"data type {dtype} has {dtype.itemsize} bytes, zarrox's {data_type} has {size}"
         )
-    kind = _ChunkKind(codec, np.dtype(dtype), var, pickle)
-    if var is None and pickle is None:
-        reversed_codec = codec.fortran(json.dumps(core["codecs"]))
-        if reversed_codec is not None:
-            kind.fortran = _ChunkKind(reversed_codec, kind.dtype, None)
-    return kind
+    return _ChunkKind(codec, np.dtype(dtype), var, pickle)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,35 +319,28 @@ def _generic_region(
     )
 
 
-def _slices_and_integers(selection: Any) -> bool:
-    return isinstance(selection, tuple) and all(
-        isinstance(k, slice | int | np.integer) for k in selection
-    )
+#: a memory order, as ``ChunkCodec`` takes it
+_Order = Literal["C", "F"]
 
 
-def _fortran_batch(
-    kind: _ChunkKind, items: list[_BatchItem], buffer: np.ndarray, drop_axes: tuple[int, ...]
-) -> tuple[_ChunkKind, list[_BatchItem], np.ndarray] | None:
-    """The batch seen with every axis reversed, when ``kind``'s chunks are stored in
-    Fortran order (a v2 ``order: "F"`` array) and ``buffer`` (the output read into, or the
-    value written) is Fortran-ordered, or one value, of the decoded data type: the reversed
-    chunks' kind, the items with their chunk and buffer selections reversed, and
-    ``buffer.T`` (C-ordered). Each chunk's bytes then go to (come from) the buffer with no
-    transposing. None for anything else, and for selections other than slices and
-    integers (an orthogonal selection's index arrays are shaped for broadcasting)."""
-    fortran = kind.fortran
-    if fortran is None or drop_axes or buffer.dtype != kind.dtype:
+def _fortran_buffer(kind: _ChunkKind, buffer: np.ndarray) -> np.ndarray | None:
+    """``buffer.T`` (C-ordered: ``buffer``'s memory) when numpy lays ``buffer`` (the output
+    read into, or the value written) out in Fortran order and not in C order, or it is one
+    value, and it holds fixed-size elements of the decoded data type; else None. A
+    ``ChunkCodec`` call given it with ``order="F"`` reads into (writes from) that memory
+    with no chunk transposed when the chunks are stored in Fortran order (a v2
+    ``order: "F"`` array) and the batch's selections allow: Rust decides (see
+    ``ChunkCodec.read``; None here already when its chunks are not). Batches through the
+    pickle codec, which Python runs around the chain, keep to C order."""
+    if not kind.fortran_chunks or kind.var is not None or kind.pickle is not None:
+        return None
+    if buffer.dtype != kind.dtype:
         return None
     if buffer.ndim != 0 and (
         buffer.ndim < 2 or buffer.flags.c_contiguous or not buffer.flags.f_contiguous
     ):
         return None
-    flipped: list[_BatchItem] = []
-    for getter, spec, chunk_sel, buffer_sel, complete in items:
-        if not (_slices_and_integers(chunk_sel) and _slices_and_integers(buffer_sel)):
-            return None
-        flipped.append((getter, spec, chunk_sel[::-1], buffer_sel[::-1], complete))
-    return fortran, flipped, buffer.T
+    return buffer.T
 
 
 def _zarr_form(drop_axes: tuple[int, ...]) -> tuple[list[int], Any]:
@@ -626,9 +614,6 @@ class ZarroxCodecPipeline(CodecPipeline):
         out: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> list[bool]:
-        flipped = _fortran_batch(kind, items, out, drop_axes)
-        if flipped is not None:
-            kind, items, out = flipped
         chunk_sels = [item[2] for item in items]
         out_sels = [item[3] for item in items]
         zarr = _zarr_form(drop_axes)
@@ -657,21 +642,22 @@ class ZarroxCodecPipeline(CodecPipeline):
                     )
                     self._place_var(out, values, out_sels)
                     return list(present)
-                target = self._target(kind, out)
-                present = await _run_blocking(
-                    nbytes,
-                    kind.codec.read,
-                    store.handle,
-                    keys,
-                    chunk_sels,
-                    out_sels,
-                    target.reshape(-1).view(np.uint8),
-                    shape,
-                    *zarr,
-                )
-                if target is not out:
-                    copy_c_ordered(out, cast_values(target, out.dtype))
-            return list(present)
+
+                async def read_rust(buffer: np.ndarray, order: _Order) -> Any:
+                    return await _run_blocking(
+                        nbytes,
+                        kind.codec.read,
+                        store.handle,
+                        keys,
+                        chunk_sels,
+                        out_sels,
+                        buffer.reshape(-1).view(np.uint8),
+                        shape,
+                        *zarr,
+                        order,
+                    )
+
+                return list(await self._read_fixed(kind, out, read_rust))
         # A store read on the Python side: the engine asks for whole chunks, or for a
         # shard's index and then the byte ranges of the inner chunks needed, round by
         # round; each round is fetched concurrently, and the bytes stay in Rust. Requests
@@ -694,15 +680,38 @@ class ZarroxCodecPipeline(CodecPipeline):
             await self._serve(session, perform, getters, nbytes)
             self._place_var(out, session.values(), out_sels)
             return list(session.present())
+
+        async def read_served(buffer: np.ndarray, order: _Order) -> Any:
+            view = buffer.reshape(-1).view(np.uint8)
+            session = kind.codec.read(name, keys, chunk_sels, out_sels, view, shape, *zarr, order)
+            if session is None:
+                return None
+            assert isinstance(session, _core.ReadSession)
+            await self._serve(session, perform, getters, nbytes)
+            return session.present()
+
+        return list(await self._read_fixed(kind, out, read_served))
+
+    async def _read_fixed(
+        self,
+        kind: _ChunkKind,
+        out: np.ndarray,
+        read: Callable[[np.ndarray, _Order], Awaitable[Any]],
+    ) -> Any:
+        """Which chunks exist, reading fixed-size elements into ``out`` with ``read(buffer,
+        order)`` (a ``ChunkCodec.read`` of the batch): in Fortran order into ``out``'s
+        memory (:func:`_fortran_buffer`) when Rust reads the batch that way (else it
+        returns None, having read nothing), else into ``out`` or a C-ordered copy."""
+        fortran = _fortran_buffer(kind, out)
+        if fortran is not None:
+            present = await read(fortran, "F")
+            if present is not None:
+                return present
         target = self._target(kind, out)
-        session = kind.codec.read(
-            name, keys, chunk_sels, out_sels, target.reshape(-1).view(np.uint8), shape, *zarr
-        )
-        assert isinstance(session, _core.ReadSession)
-        await self._serve(session, perform, getters, nbytes)
+        present = await read(target, "C")
         if target is not out:
             copy_c_ordered(out, cast_values(target, out.dtype))
-        return list(session.present())
+        return present
 
     @staticmethod
     async def _serve(
@@ -781,11 +790,12 @@ class ZarroxCodecPipeline(CodecPipeline):
         value: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> None:
-        flipped = _fortran_batch(kind, items, value, drop_axes)
-        if flipped is not None:
-            kind, items, value = flipped
         # zarr-python writes a 0-d value (and any one-element value into 0-d chunks) as is
         scalar = value.ndim == 0 or (not kind.shape and value.size == 1)
+        # a Fortran-ordered value: Rust writes its memory with no chunk transposed when the
+        # chunks are stored in Fortran order and the batch allows, else copies it to C order
+        fortran = _fortran_buffer(kind, value)
+        order: _Order = "C" if fortran is None else "F"
         payload: Any
         if kind.var is not None:
             if scalar:
@@ -794,6 +804,8 @@ class ZarroxCodecPipeline(CodecPipeline):
                 payload = [_var_item(v, kind.utf8) for v in value.reshape(-1).tolist()]
         elif scalar:
             payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
+        elif fortran is not None:
+            payload = fortran.reshape(-1).view(np.uint8)
         else:
             payload = c_ordered(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
         value_shape = [] if scalar else list(value.shape)
@@ -819,6 +831,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                     value_shape,
                     write_empty,
                     *_zarr_form(drop_axes),
+                    order,
                 )
             return
         if any(i[1].config.write_empty_chunks != write_empty for i in items):
@@ -838,10 +851,11 @@ class ZarroxCodecPipeline(CodecPipeline):
                         payload,
                         value_shape,
                         setting,
+                        order,
                     )
             return
         await self._encode_and_store(
-            kind, items, scalar, drop_axes, payload, value_shape, write_empty
+            kind, items, scalar, drop_axes, payload, value_shape, write_empty, order
         )
 
     async def _encode_and_store(
@@ -853,6 +867,7 @@ class ZarroxCodecPipeline(CodecPipeline):
         payload: Any,
         value_shape: list[int],
         write_empty: bool,
+        order: _Order,
     ) -> None:
         keys = [str(getattr(item[0], "path", "")) for item in items]
         # a store served here: the write waits for the old chunks it needs
@@ -866,6 +881,7 @@ class ZarroxCodecPipeline(CodecPipeline):
             value_shape,
             write_empty,
             *_zarr_form(drop_axes),
+            order,
         )
         assert isinstance(batch, _core.WriteBatch)
 

@@ -536,3 +536,47 @@ fn hostile_chunks_decode_within_their_size() {
         assert!(largest < 1 << 20, "allocated {largest} bytes");
     }
 }
+
+#[test]
+fn the_fortran_view_encodes_a_fortran_ordered_value_as_the_chain_does() {
+    let transposed = json!([
+        {"name": "transpose", "configuration": {"order": [1, 0]}},
+        {"name": "bytes", "configuration": {"endian": "little"}}
+    ]);
+    let c = codec(&[2, 3], transposed.clone());
+    let view = c
+        .fortran()
+        .expect("the chain begins by reversing every axis");
+    assert_eq!(view.spec().shape, [3, 2]);
+    assert!(plain(&[2, 3]).fortran().is_none());
+    assert!(codec(&[6], transposed_1d()).fortran().is_none());
+    // A 2x3 value, C-ordered for the chain, Fortran-ordered (its 3x2 transpose
+    // C-ordered) for the view, whose region is the chunk's reversed.
+    let c_order = u16s(&[0, 1, 2, 10, 11, 12]);
+    let f_order = u16s(&[0, 10, 1, 11, 2, 12]);
+    let whole = |shape: [usize; 2]| {
+        let r = ChunkRegion::boxed(
+            &[sl(0, shape[0] as u64), sl(0, shape[1] as u64)],
+            &[Some(sl(0, shape[0] as u64)), Some(sl(0, shape[1] as u64))],
+            &shape,
+            &shape,
+        )
+        .unwrap();
+        ChunkCodec::tasks(vec!["c/0".into()], vec![r], None).unwrap()
+    };
+    let encode = |codec: &ChunkCodec, shape: [usize; 2], value: &[u8]| {
+        let batch = codec.batch(whole(shape), shape.to_vec());
+        match batch.write(Chunks::Held(vec![None]), Input::Fixed(value)) {
+            Ok(WriteDone::Encoded(new)) => new,
+            _ => panic!("chunks in hand are encoded"),
+        }
+    };
+    assert_eq!(encode(&c, [2, 3], &c_order), encode(view, [3, 2], &f_order));
+}
+
+fn transposed_1d() -> Value {
+    json!([
+        {"name": "transpose", "configuration": {"order": [0]}},
+        {"name": "bytes", "configuration": {"endian": "little"}}
+    ])
+}

@@ -1,15 +1,17 @@
 //! The codec chain of one kind of chunk, for zarr-python's codec pipeline.
 
-use numpy::PyReadwriteArray1;
+use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
 
-use super::buffers::{destination, read_done, write_done, ChunkSource, Value};
-use super::keys::{chunk_regions, Zarr};
+use super::buffers::{destination, out_bytes, read_done, write_done, ChunkSource, Value};
+use super::keys::{chunk_regions, key, Zarr};
 use super::to_py_err;
-use crate::batch::Batch;
+use crate::batch::{Batch, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::pipeline::ChunkCodec as BatchCodec;
+use crate::selection::Key;
 
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
 /// batch reads and writes of chunks whose regions the caller has projected
@@ -20,22 +22,79 @@ pub struct ChunkCodec {
     inner: BatchCodec,
 }
 
+/// A batch's selections and buffer shape as the codec that runs it takes
+/// them: the chain's, or its Fortran view's (all reversed).
+struct Ordered<'a, 'py> {
+    codec: &'a BatchCodec,
+    chunks: Bound<'py, PyAny>,
+    buffers: Bound<'py, PyAny>,
+    shape: Vec<usize>,
+}
+
 impl ChunkCodec {
     fn utf8(&self) -> bool {
         self.inner.spec().dtype.kind == DataKind::String
     }
-    fn shape(&self) -> &[usize] {
-        &self.inner.spec().shape
-    }
-    /// The batch of the chunks `keys` whose regions are `(chunks, buffers)`
-    /// (inside them, and inside the buffer of `shape`), in zarr-python's form
-    /// when `drop_axes` is given (with `generic`); a write's (`complete` given) when
-    /// zarr-python's "the selection covers the chunk" comes with them.
-    fn batch(
+
+    /// The batch in C order: the selections and shape as given.
+    fn c_order<'py>(
         &self,
-        keys: Vec<String>,
-        (chunks, buffers): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        (chunks, buffers): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
         shape: Vec<usize>,
+    ) -> Ordered<'_, 'py> {
+        Ordered {
+            codec: &self.inner,
+            chunks: chunks.clone(),
+            buffers: buffers.clone(),
+            shape,
+        }
+    }
+
+    /// The batch in Fortran order: the chain's Fortran view with every
+    /// selection and the buffer's `shape` reversed, when the chunks are stored
+    /// in Fortran order, no axis is dropped and every selection is a tuple of
+    /// slices and integers (a list of them and `(start, stop, step)` spans
+    /// in the spelled-out form: `drop_axes` None) with an entry per dimension;
+    /// else None (variable-length data has no Fortran view).
+    fn fortran_order<'py>(
+        &self,
+        (chunks, buffers): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
+        shape: &[usize],
+        drop_axes: Option<&[usize]>,
+    ) -> PyResult<Option<Ordered<'_, 'py>>> {
+        let Some(view) = self.inner.fortran() else {
+            return Ok(None);
+        };
+        if drop_axes.is_some_and(|d| !d.is_empty()) {
+            return Ok(None);
+        }
+        let spelled_out = drop_axes.is_none();
+        let Some(chunks) = reversed(chunks, view.spec().shape.len(), spelled_out)? else {
+            return Ok(None);
+        };
+        let buffers = if buffers.is_none() {
+            buffers.clone()
+        } else {
+            match reversed(buffers, shape.len(), spelled_out)? {
+                Some(b) => b,
+                None => return Ok(None),
+            }
+        };
+        Ok(Some(Ordered {
+            codec: view,
+            chunks,
+            buffers,
+            shape: shape.iter().rev().copied().collect(),
+        }))
+    }
+
+    /// The batch of the chunks `keys` whose regions are `ordered`'s (inside
+    /// the chunks, and inside the buffer), in zarr-python's form when
+    /// `drop_axes` is given (with `generic`); a write's (`complete` given)
+    /// when zarr-python's "the selection covers the chunk" comes with them.
+    fn batch(
+        keys: Vec<String>,
+        ordered: Ordered<'_, '_>,
         complete: Option<&[bool]>,
         (drop_axes, generic): (Option<Vec<usize>>, Option<&Bound<'_, PyAny>>),
     ) -> PyResult<Batch> {
@@ -44,10 +103,91 @@ impl ChunkCodec {
             generic,
             writing: complete.is_some(),
         });
-        let regions = chunk_regions(chunks, buffers, self.shape(), &shape, zarr.as_ref())?;
+        let Ordered {
+            codec,
+            chunks,
+            buffers,
+            shape,
+        } = ordered;
+        let chunk_shape = &codec.spec().shape;
+        let regions = chunk_regions(&chunks, &buffers, chunk_shape, &shape, zarr.as_ref())?;
         let tasks = BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)?;
-        Ok(self.inner.batch(tasks, shape))
+        Ok(codec.batch(tasks, shape))
     }
+
+    /// `value` (a uint8 view of a Fortran-ordered buffer of `shape`'s memory)
+    /// copied to C order, on the worker threads; one value broadcast as is.
+    fn c_ordered<'py>(
+        &self,
+        value: &Bound<'py, PyAny>,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = value.py();
+        let Value::Fixed(src) = Value::extract(value)? else {
+            if value.cast::<PyList>().is_ok() {
+                return Err(PyValueError::new_err(
+                    "memory order \"F\" takes a buffer of fixed-size elements",
+                ));
+            }
+            return Ok(value.clone());
+        };
+        let src = src
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("value buffer must be contiguous"))?;
+        let dst = PyArray1::<u8>::zeros(py, src.len(), false);
+        {
+            let mut dst_rw = dst.readwrite();
+            let dst_bytes = out_bytes(&mut dst_rw)?;
+            let itemsize = self.inner.spec().dtype.size;
+            py.detach(|| crate::order::fortran_to_c(src, dst_bytes, shape, itemsize))
+                .map_err(to_py_err)?;
+        }
+        Ok(dst.into_any())
+    }
+}
+
+/// `selections` with each one's entries reversed (as tuples), or None when
+/// one is not a tuple (or, `spelled_out`, a list) of `ndim` entries that are
+/// slices and integers (or, `spelled_out`, `(start, stop, step)` spans).
+fn reversed<'py>(
+    selections: &Bound<'py, PyAny>,
+    ndim: usize,
+    spelled_out: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = selections.py();
+    let mut flipped = Vec::new();
+    for selection in selections.try_iter()? {
+        let selection = selection?;
+        let entries: Vec<Bound<'py, PyAny>> = match selection.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => match selection.cast::<PyList>() {
+                Ok(l) if spelled_out => l.iter().collect(),
+                _ => return Ok(None),
+            },
+        };
+        if entries.len() != ndim || !entries.iter().all(|e| slice_or_integer(e, spelled_out)) {
+            return Ok(None);
+        }
+        flipped.push(PyTuple::new(py, entries.into_iter().rev())?);
+    }
+    Ok(Some(PyList::new(py, flipped)?.into_any()))
+}
+
+/// Whether a selection's entry is a slice or an integer (a Python or numpy
+/// integer; not a bool), or with `spans` a `(start, stop, step)` span. Index
+/// arrays and lists are refused before any conversion.
+fn slice_or_integer(entry: &Bound<'_, PyAny>, spans: bool) -> bool {
+    if entry.cast::<PySlice>().is_ok() {
+        return true;
+    }
+    if entry.is_none()
+        || entry.cast::<PyBool>().is_ok()
+        || entry.cast::<PyList>().is_ok()
+        || entry.cast::<PyUntypedArray>().is_ok()
+    {
+        return false;
+    }
+    matches!(key(entry, spans), Ok(Key::Int(_) | Key::Span { .. }))
 }
 
 /// Every method of `ChunkCodec` takes the batch's selections in one of two
@@ -78,22 +218,19 @@ impl ChunkCodec {
         Ok(ChunkCodec { inner })
     }
 
-    /// These chunks seen with their axes reversed when `codecs_json` (this
-    /// codec's chain) begins by reversing every axis, else None: a batch given
-    /// to it with every selection, the buffer's shape and the dropped axes
-    /// reversed reads into (writes from) the Fortran-ordered buffer with no
-    /// chunk transposed.
-    fn fortran(&self, codecs_json: &str) -> PyResult<Option<ChunkCodec>> {
-        let codecs: serde_json::Value = serde_json::from_str(codecs_json)
-            .map_err(|e| PyValueError::new_err(format!("invalid codecs JSON: {e}")))?;
-        let inner = self.inner.fortran(&codecs).map_err(to_py_err)?;
-        Ok(inner.map(|inner| ChunkCodec { inner }))
+    /// Whether the chunks are stored in Fortran order (a chain that begins by
+    /// reversing every axis): then `read` and `write` take `order="F"` for
+    /// batches of slices and integers with no dropped axes, no chunk
+    /// transposed.
+    #[getter]
+    fn fortran_chunks(&self) -> bool {
+        self.inner.fortran().is_some()
     }
 
     /// The chunk shape.
     #[getter]
     fn chunk_shape(&self) -> Vec<usize> {
-        self.shape().to_vec()
+        self.inner.spec().shape.clone()
     }
 
     /// Whether chunks are read in part (shards: the index, then the inner
@@ -119,8 +256,15 @@ impl ChunkCodec {
     /// None: missing). Returns which chunks exist, (the values as str or
     /// bytes, which chunks exist), or the session that reads a store Python
     /// reads.
+    ///
+    /// `order="F"`: `out` is the memory of a Fortran-ordered buffer of shape
+    /// `out_shape` (its transpose's C-contiguous view), and the selections are
+    /// as for a C-ordered one; the chunks' bytes go to it with no chunk
+    /// transposed. Returns None, having read nothing, when the batch cannot be
+    /// read that way (see `fortran_chunks`; variable-length data neither): the
+    /// caller reads into a C-ordered buffer instead.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (chunks, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None))]
+    #[pyo3(signature = (chunks, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None, order="C"))]
     fn read<'py>(
         &self,
         py: Python<'py>,
@@ -132,17 +276,30 @@ impl ChunkCodec {
         out_shape: Vec<usize>,
         drop_axes: Option<Vec<usize>>,
         generic: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+        order: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let regions = (chunk_selections, out_selections);
-        let zarr = (drop_axes, generic.as_ref());
-        let batch = self.batch(keys, regions, out_shape, None, zarr)?;
+        let ordered = match MemoryOrder::parse(order).map_err(to_py_err)? {
+            MemoryOrder::C => self.c_order(regions, out_shape),
+            MemoryOrder::F => {
+                let fortran = match out {
+                    Some(_) => self.fortran_order(regions, &out_shape, drop_axes.as_deref())?,
+                    None => None,
+                };
+                match fortran {
+                    Some(ordered) => ordered,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let batch = Self::batch(keys, ordered, None, (drop_axes, generic.as_ref()))?;
         let mut source = ChunkSource::extract(chunks)?;
         let done = {
             let into = destination(out.as_mut())?;
             let chunks = source.chunks();
             py.detach(|| batch.read(chunks, into)).map_err(to_py_err)?
         };
-        read_done(py, done, out, self.utf8())
+        read_done(py, done, out, self.utf8()).map(Some)
     }
 
     /// Write the regions of `value` (a C-contiguous uint8 view of a buffer of
@@ -154,8 +311,15 @@ impl ChunkCodec {
     /// Python writes (returns the pending write: `WriteBatch`), or a list of
     /// the old encoded chunks (None: start from the fill value; returns the
     /// new bytes, None where a chunk is all fill value and not `write_empty`).
+    ///
+    /// `order="F"`: `value` (when not one element broadcast) is the memory of
+    /// a Fortran-ordered buffer of shape `value_shape` (its transpose's
+    /// C-contiguous view), and the selections are as for a C-ordered one. Its
+    /// bytes go to the chunks with no chunk transposed when the batch can be
+    /// written that way (see `fortran_chunks`), else the value is copied to C
+    /// order first (a list of variable-length values is refused).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (chunks, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None))]
+    #[pyo3(signature = (chunks, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None, order="C"))]
     fn write<'py>(
         &self,
         py: Python<'py>,
@@ -169,12 +333,25 @@ impl ChunkCodec {
         write_empty: bool,
         drop_axes: Option<Vec<usize>>,
         generic: Option<Bound<'py, PyAny>>,
+        order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let regions = (chunk_selections, value_selections);
+        let (ordered, value) = match MemoryOrder::parse(order).map_err(to_py_err)? {
+            MemoryOrder::C => (self.c_order(regions, value_shape), value.clone()),
+            MemoryOrder::F => {
+                match self.fortran_order(regions, &value_shape, drop_axes.as_deref())? {
+                    Some(ordered) => (ordered, value.clone()),
+                    None => {
+                        let value = self.c_ordered(value, &value_shape)?;
+                        (self.c_order(regions, value_shape), value)
+                    }
+                }
+            }
+        };
         let zarr = (drop_axes, generic.as_ref());
-        let batch = self.batch(keys, regions, value_shape, Some(&complete), zarr)?;
+        let batch = Self::batch(keys, ordered, Some(&complete), zarr)?;
         let mut source = ChunkSource::extract(chunks)?;
-        let extracted = Value::extract(value)?;
+        let extracted = Value::extract(&value)?;
         let input = extracted.input()?;
         let done = {
             let chunks = source.chunks();
@@ -182,6 +359,6 @@ impl ChunkCodec {
             py.detach(|| batch.write(chunks, input))
                 .map_err(to_py_err)?
         };
-        write_done(py, done, value)
+        write_done(py, done, &value)
     }
 }
