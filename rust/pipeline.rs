@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::batch::Batch;
+use crate::batch::{Batch, MemoryOrder};
 use crate::cache::DataCache;
 use crate::codec::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
@@ -85,10 +85,11 @@ impl ChunkCodec {
 
     /// These chunks seen with their axes reversed, when the chain begins by
     /// reversing every axis (see [`fortran_form`]; a Zarr v2 `order: "F"`
-    /// array): a batch of it whose selections and buffer shape are reversed
+    /// array): a batch of it whose regions and buffer shape are reversed
     /// decodes into (encodes from) the memory of a Fortran-ordered buffer with
-    /// no chunk transposed. `None` for other chains, chunks of fewer than two
-    /// dimensions and variable-length elements.
+    /// no chunk transposed (see [`batch_in`](Self::batch_in)). `None` for
+    /// other chains, chunks of fewer than two dimensions and variable-length
+    /// elements.
     pub fn fortran(&self) -> Option<&ChunkCodec> {
         self.fortran.as_deref()
     }
@@ -138,6 +139,41 @@ impl ChunkCodec {
     pub fn batch(&self, tasks: Vec<ChunkTask>, shape: Vec<usize>) -> Batch {
         let chain = Arc::clone(&self.chain);
         Batch::new(chain, tasks, shape, self.cache.clone(), self.opened).checked()
+    }
+
+    /// The batch of `tasks` (their regions over a C-ordered buffer of
+    /// `shape`) over a buffer of that shape in `order`. For "F", when these
+    /// chunks are stored in Fortran order and every region is a box: the
+    /// batch of the [`fortran`](Self::fortran) view with every region and the
+    /// shape reversed, which reads into (writes from) the Fortran-ordered
+    /// buffer's memory with no chunk transposed. Returns the batch and the
+    /// order it runs in: C when it cannot run in the order asked (points, a
+    /// broadcast value, chunks stored in C order), for the caller to read
+    /// into or write from a C-ordered buffer instead.
+    pub fn batch_in(
+        &self,
+        tasks: Vec<ChunkTask>,
+        shape: Vec<usize>,
+        order: MemoryOrder,
+    ) -> (Batch, MemoryOrder) {
+        let in_c = |tasks, shape| (self.batch(tasks, shape), MemoryOrder::C);
+        let Some(view) = self.fortran().filter(|_| order == MemoryOrder::F) else {
+            return in_c(tasks, shape);
+        };
+        let reversed: Option<Vec<ChunkRegion>> = tasks
+            .iter()
+            .map(|t| t.region.reversed_for_fortran())
+            .collect();
+        let Some(reversed) = reversed else {
+            return in_c(tasks, shape);
+        };
+        let tasks = tasks
+            .into_iter()
+            .zip(reversed)
+            .map(|(t, region)| ChunkTask { region, ..t })
+            .collect();
+        let shape = shape.into_iter().rev().collect();
+        (view.batch(tasks, shape), MemoryOrder::F)
     }
 }
 

@@ -329,6 +329,39 @@ impl ChunkRegion {
         }
     }
 
+    /// This region with every axis reversed, chunk and buffer alike, for a
+    /// buffer that is Fortran-ordered: the region of the chunk's reversed
+    /// view (a chain that began by reversing every axis, without that
+    /// transpose) that puts the same elements in the same memory, a C-ordered
+    /// box over the reversed buffer, so that each chunk's bytes are placed in
+    /// contiguous runs as they are. `None` for points (their buffer indices
+    /// are flat C-order ones) and for a box whose buffer steps are not C
+    /// order over its buffer's shape (a broadcast value, a region already
+    /// mapped through a transpose).
+    pub fn reversed_for_fortran(&self) -> Option<ChunkRegion> {
+        match self {
+            ChunkRegion::Empty => Some(ChunkRegion::Empty),
+            ChunkRegion::Points(_) => None,
+            ChunkRegion::Box {
+                parts,
+                buffer_shape,
+                buffer_strides,
+            } => {
+                if *buffer_strides != c_strides(buffer_shape) {
+                    return None;
+                }
+                // In a Fortran-ordered buffer, dimension i steps by the product
+                // of the extents before it: C order over the reversed shape.
+                let shape: Vec<usize> = buffer_shape.iter().rev().copied().collect();
+                Some(ChunkRegion::Box {
+                    parts: parts.iter().rev().cloned().collect(),
+                    buffer_strides: c_strides(&shape),
+                    buffer_shape: shape,
+                })
+            }
+        }
+    }
+
     /// The parts of a regular grid over the chunk (parts of shape `part`,
     /// the chunk of shape `chunk`) this region touches: (the part's position
     /// by `position` of its grid coordinates, the region inside that part),

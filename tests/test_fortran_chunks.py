@@ -406,9 +406,18 @@ def test_chunk_codec_takes_fortran_ordered_buffers(chunk_order: str) -> None:
         want[0:4, 1:4] = value[0:4, 1:4]
         want[4:6, 0:3] = value[4:6, 0:3]
         np.testing.assert_array_equal(out, want)
-        # not in that order: index arrays, dropped axes
-        points = [(np.array([0, 1]), slice(0, 3))] * 2
-        assert read(out.T, "F", points) is None
-        assert read(out.T, "F", drop=(0,)) is None
+        # an index array per dimension is still a box: read in that order too, and right
+        box_sels = [(np.array([0, 2, 3]), slice(0, 3))]
+        one = (["a"], box_sels, [(slice(0, 3), slice(1, 4))])
+        c_out, f_out = np.zeros((6, 4), dtype="<u2"), np.asfortranarray(np.zeros((6, 4), "<u2"))
+        for buffer, order in ((c_out, "C"), (f_out.T, "F")):
+            flat = buffer.reshape(-1).view(np.uint8)
+            assert codec.read(stored[:1], *one, flat, [6, 4], None, None, order) == [True]
+        np.testing.assert_array_equal(f_out, c_out)
+        assert c_out[0:3, 1:4].tolist() == value[[0, 2, 3], 1:4].tolist()
+        # not in that order: points (flat indices), which read nothing
+        points = ([np.array([0, 5])], [np.array([1, 2])])
+        flat = f_out.T.reshape(-1).view(np.uint8)
+        assert codec.read(stored[:1], ["a"], *points, flat, [6, 4], None, None, "F") is None
     with pytest.raises(ValueError, match="memory order"):
         read(out.T, "A")

@@ -580,3 +580,49 @@ fn transposed_1d() -> Value {
         {"name": "bytes", "configuration": {"endian": "little"}}
     ])
 }
+
+#[test]
+fn batches_in_fortran_order_run_on_the_view_with_regions_reversed() {
+    let transposed = json!([
+        {"name": "transpose", "configuration": {"order": [1, 0]}},
+        {"name": "bytes", "configuration": {"endian": "little"}}
+    ]);
+    let c = codec(&[2, 3], transposed);
+    // A 2x6 buffer, Fortran-ordered: element (r, col) at col * 2 + r. Chunk 0
+    // fills columns 0..3, chunk 1 columns 3..6.
+    let value: Vec<u16> = (0..12).collect();
+    let f_order = u16s(&value);
+    let (batch, runs_in) = c.batch_in(tasks(&[block(0), block(3)]), vec![2, 6], MemoryOrder::F);
+    assert_eq!(
+        runs_in,
+        MemoryOrder::F,
+        "boxes of chunks stored in Fortran order"
+    );
+    let new = match batch.write(Chunks::Held(vec![None, None]), Input::Fixed(&f_order)) {
+        Ok(WriteDone::Encoded(new)) => new,
+        _ => panic!("chunks in hand are encoded"),
+    };
+    // Each chunk's bytes are its part of the buffer's memory as it is (the
+    // chain stores the chunk transposed: Fortran order).
+    assert_eq!(new[0].as_deref(), Some(&f_order[..12]));
+    assert_eq!(new[1].as_deref(), Some(&f_order[12..]));
+    // The same chunks written from the C-ordered value through the chain.
+    let c_value: Vec<u16> = (0..2)
+        .flat_map(|r| (0..6).map(move |col| col * 2 + r))
+        .collect();
+    let (c_batch, runs_in) = c.batch_in(tasks(&[block(0), block(3)]), vec![2, 6], MemoryOrder::C);
+    assert_eq!(runs_in, MemoryOrder::C);
+    match c_batch.write(
+        Chunks::Held(vec![None, None]),
+        Input::Fixed(&u16s(&c_value)),
+    ) {
+        Ok(WriteDone::Encoded(same)) => assert_eq!(same, new),
+        _ => panic!("chunks in hand are encoded"),
+    }
+    // Not in that order: points, and chunks stored in C order.
+    let points = ChunkRegion::Points(vec![(0, 0), (5, 1)]);
+    let (_, runs_in) = c.batch_in(tasks(&[points]), vec![2], MemoryOrder::F);
+    assert_eq!(runs_in, MemoryOrder::C, "points");
+    let (_, runs_in) = plain(&[2, 3]).batch_in(tasks(&[block(0)]), vec![2, 6], MemoryOrder::F);
+    assert_eq!(runs_in, MemoryOrder::C, "chunks stored in C order");
+}

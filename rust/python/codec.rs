@@ -1,17 +1,16 @@
 //! The codec chain of one kind of chunk, for zarr-python's codec pipeline.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1, PyUntypedArray};
+use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
+use pyo3::types::PyList;
 
 use super::buffers::{destination, out_bytes, read_done, write_done, ChunkSource, Value};
-use super::keys::{chunk_regions, key, Zarr};
+use super::keys::{chunk_regions, Zarr};
 use super::to_py_err;
 use crate::batch::{Batch, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::pipeline::ChunkCodec as BatchCodec;
-use crate::selection::Key;
 
 /// The codec chain of one kind of chunk (shape, data type, fill value), with
 /// batch reads and writes of chunks whose regions the caller has projected
@@ -22,97 +21,35 @@ pub struct ChunkCodec {
     inner: BatchCodec,
 }
 
-/// A batch's selections and buffer shape as the codec that runs it takes
-/// them: the chain's, or its Fortran view's (all reversed).
-struct Ordered<'a, 'py> {
-    codec: &'a BatchCodec,
-    chunks: Bound<'py, PyAny>,
-    buffers: Bound<'py, PyAny>,
-    shape: Vec<usize>,
-}
-
 impl ChunkCodec {
     fn utf8(&self) -> bool {
         self.inner.spec().dtype.kind == DataKind::String
     }
 
-    /// The batch in C order: the selections and shape as given.
-    fn c_order<'py>(
-        &self,
-        (chunks, buffers): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
-        shape: Vec<usize>,
-    ) -> Ordered<'_, 'py> {
-        Ordered {
-            codec: &self.inner,
-            chunks: chunks.clone(),
-            buffers: buffers.clone(),
-            shape,
-        }
-    }
-
-    /// The batch in Fortran order: the chain's Fortran view with every
-    /// selection and the buffer's `shape` reversed, when the chunks are stored
-    /// in Fortran order, no axis is dropped and every selection is a tuple of
-    /// slices and integers (a list of them and `(start, stop, step)` spans
-    /// in the spelled-out form: `drop_axes` None) with an entry per dimension;
-    /// else None (variable-length data has no Fortran view).
-    fn fortran_order<'py>(
-        &self,
-        (chunks, buffers): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
-        shape: &[usize],
-        drop_axes: Option<&[usize]>,
-    ) -> PyResult<Option<Ordered<'_, 'py>>> {
-        let Some(view) = self.inner.fortran() else {
-            return Ok(None);
-        };
-        if drop_axes.is_some_and(|d| !d.is_empty()) {
-            return Ok(None);
-        }
-        let spelled_out = drop_axes.is_none();
-        let Some(chunks) = reversed(chunks, view.spec().shape.len(), spelled_out)? else {
-            return Ok(None);
-        };
-        let buffers = if buffers.is_none() {
-            buffers.clone()
-        } else {
-            match reversed(buffers, shape.len(), spelled_out)? {
-                Some(b) => b,
-                None => return Ok(None),
-            }
-        };
-        Ok(Some(Ordered {
-            codec: view,
-            chunks,
-            buffers,
-            shape: shape.iter().rev().copied().collect(),
-        }))
-    }
-
-    /// The batch of the chunks `keys` whose regions are `ordered`'s (inside
-    /// the chunks, and inside the buffer), in zarr-python's form when
-    /// `drop_axes` is given (with `generic`); a write's (`complete` given)
-    /// when zarr-python's "the selection covers the chunk" comes with them.
+    /// The batch of the chunks `keys` whose regions are `(chunks, buffers)`
+    /// (inside them, and inside the buffer of `shape`), in zarr-python's form
+    /// when `drop_axes` is given (with `generic`); a write's (`complete` given)
+    /// when zarr-python's "the selection covers the chunk" comes with them;
+    /// over a buffer in `order`, and the order it runs in (see
+    /// [`BatchCodec::batch_in`]).
     fn batch(
+        &self,
         keys: Vec<String>,
-        ordered: Ordered<'_, '_>,
+        (chunks, buffers): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        shape: Vec<usize>,
         complete: Option<&[bool]>,
         (drop_axes, generic): (Option<Vec<usize>>, Option<&Bound<'_, PyAny>>),
-    ) -> PyResult<Batch> {
+        order: MemoryOrder,
+    ) -> PyResult<(Batch, MemoryOrder)> {
         let zarr = drop_axes.map(|drop_axes| Zarr {
             drop_axes,
             generic,
             writing: complete.is_some(),
         });
-        let Ordered {
-            codec,
-            chunks,
-            buffers,
-            shape,
-        } = ordered;
-        let chunk_shape = &codec.spec().shape;
-        let regions = chunk_regions(&chunks, &buffers, chunk_shape, &shape, zarr.as_ref())?;
+        let chunk_shape = &self.inner.spec().shape;
+        let regions = chunk_regions(chunks, buffers, chunk_shape, &shape, zarr.as_ref())?;
         let tasks = BatchCodec::tasks(keys, regions, complete).map_err(to_py_err)?;
-        Ok(codec.batch(tasks, shape))
+        Ok(self.inner.batch_in(tasks, shape, order))
     }
 
     /// `value` (a uint8 view of a Fortran-ordered buffer of `shape`'s memory)
@@ -144,50 +81,6 @@ impl ChunkCodec {
         }
         Ok(dst.into_any())
     }
-}
-
-/// `selections` with each one's entries reversed (as tuples), or None when
-/// one is not a tuple (or, `spelled_out`, a list) of `ndim` entries that are
-/// slices and integers (or, `spelled_out`, `(start, stop, step)` spans).
-fn reversed<'py>(
-    selections: &Bound<'py, PyAny>,
-    ndim: usize,
-    spelled_out: bool,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let py = selections.py();
-    let mut flipped = Vec::new();
-    for selection in selections.try_iter()? {
-        let selection = selection?;
-        let entries: Vec<Bound<'py, PyAny>> = match selection.cast::<PyTuple>() {
-            Ok(t) => t.iter().collect(),
-            Err(_) => match selection.cast::<PyList>() {
-                Ok(l) if spelled_out => l.iter().collect(),
-                _ => return Ok(None),
-            },
-        };
-        if entries.len() != ndim || !entries.iter().all(|e| slice_or_integer(e, spelled_out)) {
-            return Ok(None);
-        }
-        flipped.push(PyTuple::new(py, entries.into_iter().rev())?);
-    }
-    Ok(Some(PyList::new(py, flipped)?.into_any()))
-}
-
-/// Whether a selection's entry is a slice or an integer (a Python or numpy
-/// integer; not a bool), or with `spans` a `(start, stop, step)` span. Index
-/// arrays and lists are refused before any conversion.
-fn slice_or_integer(entry: &Bound<'_, PyAny>, spans: bool) -> bool {
-    if entry.cast::<PySlice>().is_ok() {
-        return true;
-    }
-    if entry.is_none()
-        || entry.cast::<PyBool>().is_ok()
-        || entry.cast::<PyList>().is_ok()
-        || entry.cast::<PyUntypedArray>().is_ok()
-    {
-        return false;
-    }
-    matches!(key(entry, spans), Ok(Key::Int(_) | Key::Span { .. }))
 }
 
 /// Every method of `ChunkCodec` takes the batch's selections in one of two
@@ -261,8 +154,9 @@ impl ChunkCodec {
     /// `out_shape` (its transpose's C-contiguous view), and the selections are
     /// as for a C-ordered one; the chunks' bytes go to it with no chunk
     /// transposed. Returns None, having read nothing, when the batch cannot be
-    /// read that way (see `fortran_chunks`; variable-length data neither): the
-    /// caller reads into a C-ordered buffer instead.
+    /// read that way (chunks not stored in Fortran order, see `fortran_chunks`;
+    /// selections that are not boxes, such as points or mixed index arrays):
+    /// the caller reads into a C-ordered buffer instead.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (chunks, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None, order="C"))]
     fn read<'py>(
@@ -278,21 +172,13 @@ impl ChunkCodec {
         generic: Option<Bound<'py, PyAny>>,
         order: &str,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
         let regions = (chunk_selections, out_selections);
-        let ordered = match MemoryOrder::parse(order).map_err(to_py_err)? {
-            MemoryOrder::C => self.c_order(regions, out_shape),
-            MemoryOrder::F => {
-                let fortran = match out {
-                    Some(_) => self.fortran_order(regions, &out_shape, drop_axes.as_deref())?,
-                    None => None,
-                };
-                match fortran {
-                    Some(ordered) => ordered,
-                    None => return Ok(None),
-                }
-            }
-        };
-        let batch = Self::batch(keys, ordered, None, (drop_axes, generic.as_ref()))?;
+        let zarr = (drop_axes, generic.as_ref());
+        let (batch, runs_in) = self.batch(keys, regions, out_shape, None, zarr, order)?;
+        if runs_in != order {
+            return Ok(None); // read nothing: the caller reads in C order
+        }
         let mut source = ChunkSource::extract(chunks)?;
         let done = {
             let into = destination(out.as_mut())?;
@@ -335,21 +221,17 @@ impl ChunkCodec {
         generic: Option<Bound<'py, PyAny>>,
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
         let regions = (chunk_selections, value_selections);
-        let (ordered, value) = match MemoryOrder::parse(order).map_err(to_py_err)? {
-            MemoryOrder::C => (self.c_order(regions, value_shape), value.clone()),
-            MemoryOrder::F => {
-                match self.fortran_order(regions, &value_shape, drop_axes.as_deref())? {
-                    Some(ordered) => (ordered, value.clone()),
-                    None => {
-                        let value = self.c_ordered(value, &value_shape)?;
-                        (self.c_order(regions, value_shape), value)
-                    }
-                }
-            }
-        };
         let zarr = (drop_axes, generic.as_ref());
-        let batch = Self::batch(keys, ordered, Some(&complete), zarr)?;
+        let shape = value_shape.clone();
+        let (batch, runs_in) = self.batch(keys, regions, shape, Some(&complete), zarr, order)?;
+        let value = if runs_in == order {
+            value.clone()
+        } else {
+            // "F" refused: the value copied to C order
+            self.c_ordered(value, &value_shape)?
+        };
         let mut source = ChunkSource::extract(chunks)?;
         let extracted = Value::extract(&value)?;
         let input = extracted.input()?;
