@@ -731,6 +731,24 @@ def test_live_zfpy(
             MetadataError,
             "increase strictly",
         ),
+        (
+            "int16",
+            [{"name": "reshape", "configuration": {"shape": [4, [0]]}}],
+            MetadataError,
+            r"codecs\[0\]\.configuration\.shape: output dimension 1 .* does not line up",
+        ),
+        (
+            "int16",
+            [{"name": "reshape", "configuration": {"shape": [[2]]}}],
+            MetadataError,
+            "2 is not an input dimension of a 2-dimensional chunk",
+        ),
+        (
+            "int16",
+            [{"name": "reshape", "configuration": {"shape": [True, -1]}}],
+            MetadataError,
+            "must be an integer or a list of input dimensions, got true",
+        ),
     ],
 )
 def test_invalid_configurations(

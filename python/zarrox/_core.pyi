@@ -119,6 +119,13 @@ def chunks_per_shard(shard_shape: list[int], inner_shape: list[int]) -> list[int
 def bitround_mantissa_bits(float_format: str) -> int | None:
     """The mantissa bits the ``bitround`` codec rounds in a float format, or None."""
 
+def reshape_output_shape(
+    shape_json: str, input: list[int] | None = None, ndim: int | None = None
+) -> list[int] | None:
+    """The chunk shape the ``reshape`` codec with configuration ``shape`` (JSON) encodes
+    chunks of ``input`` to (None: ``input`` not known, the entries checked alone);
+    MetadataError when the shape is malformed or does not fit."""
+
 def chunk_key_encoding(name: str, configuration: str) -> str:
     """The complete v3 ``chunk_key_encoding`` (JSON) of a name and configuration (JSON)."""
 

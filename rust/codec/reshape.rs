@@ -48,106 +48,128 @@ fn product(dims: &[usize]) -> Option<usize> {
     dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d))
 }
 
+/// The chunk shape `reshape` with the configuration member `shape` encodes
+/// chunks of `input` to: the codec's rule, which the metadata layer asks too
+/// (`_core.reshape_output_shape`). With `input` unknown (`None`), the entries
+/// are checked alone (against `ndim` input dimensions when known) and `None`
+/// comes back. Messages name no codec: callers say where the shape is.
+pub fn output_shape(
+    shape: Option<&Value>,
+    input: Option<&[usize]>,
+    ndim: Option<usize>,
+) -> Result<Option<Vec<usize>>> {
+    let ndim = input.map(<[usize]>::len).or(ndim);
+    let items = match shape {
+        Some(Value::Array(items)) => items,
+        Some(v) => return Err(Error::metadata(format!("shape must be a list, got {v}"))),
+        None => return Err(Error::metadata("'shape' is required")),
+    };
+    let dims: Vec<Dim> = items
+        .iter()
+        .map(|item| match item {
+            Value::Number(n) if n.as_i64() == Some(-1) => Ok(Dim::Auto),
+            Value::Number(n) => n
+                .as_u64()
+                .filter(|&s| s > 0)
+                .and_then(|s| usize::try_from(s).ok())
+                .map(Dim::Size)
+                .ok_or_else(|| Error::metadata(format!("sizes must be positive or -1, got {n}"))),
+            Value::Array(list) => list
+                .iter()
+                .map(|d| {
+                    d.as_u64()
+                        .and_then(|d| usize::try_from(d).ok())
+                        .filter(|&d| ndim.is_none_or(|n| d < n))
+                        .ok_or_else(|| {
+                            Error::metadata(match ndim {
+                                Some(n) => {
+                                    format!(
+                                        "{d} is not an input dimension of a {n}-dimensional chunk"
+                                    )
+                                }
+                                None => format!("{d} is not an input dimension"),
+                            })
+                        })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Dim::Inputs),
+            other => Err(Error::metadata(format!(
+                "each shape entry must be an integer or a list of input dimensions, got {other}"
+            ))),
+        })
+        .collect::<Result<_>>()?;
+    let listed: Vec<usize> = dims
+        .iter()
+        .filter_map(|d| match d {
+            Dim::Inputs(list) => Some(list.iter().copied()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if listed.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Error::metadata(format!(
+            "the input dimensions listed must increase strictly, got {listed:?}"
+        )));
+    }
+    if dims.iter().filter(|d| matches!(d, Dim::Auto)).count() > 1 {
+        return Err(Error::metadata("-1 may appear at most once"));
+    }
+    let Some(input) = input else {
+        return Ok(None);
+    };
+    let total = product(input).ok_or_else(|| Error::metadata("the chunk is too large"))?;
+    let mut shape: Vec<Option<usize>> = dims
+        .iter()
+        .map(|d| match d {
+            Dim::Size(s) => Some(*s),
+            Dim::Auto => None,
+            Dim::Inputs(list) => list
+                .iter()
+                .try_fold(1usize, |p, &i| p.checked_mul(input[i])),
+        })
+        .collect();
+    let known = shape
+        .iter()
+        .flatten()
+        .try_fold(1usize, |p, &s| p.checked_mul(s));
+    if let Some(auto) = shape.iter_mut().find(|s| s.is_none()) {
+        *auto = known
+            .filter(|&k| k > 0 && total % k == 0)
+            .map(|k| total / k);
+    }
+    let shape: Vec<usize> = shape
+        .into_iter()
+        .collect::<Option<_>>()
+        .filter(|s: &Vec<usize>| product(s) == Some(total))
+        .ok_or_else(|| {
+            Error::metadata(format!(
+                "shape {} does not hold the {total} elements of a {input:?} chunk",
+                Value::Array(items.clone())
+            ))
+        })?;
+    for (i, d) in dims.iter().enumerate() {
+        let Dim::Inputs(list) = d else { continue };
+        let (Some(&first), Some(&last)) = (list.first(), list.last()) else {
+            continue;
+        };
+        if product(&shape[..i]) != product(&input[..first])
+            || product(&shape[i + 1..]) != product(&input[last + 1..])
+        {
+            return Err(Error::metadata(format!(
+                "output dimension {i} (input dimensions {list:?}) does not line up with \
+                 the input shape {input:?}: the output shape would be {shape:?}"
+            )));
+        }
+    }
+    Ok(Some(shape))
+}
+
 impl ReshapeCodec {
     pub fn from_config(config: &Map<String, Value>, spec: &ChunkSpec) -> Result<Self> {
         check_members(NAME, config, &["shape"])?;
-        let input = &spec.shape;
-        let items = match config.get("shape") {
-            Some(Value::Array(items)) => items,
-            Some(v) => return Err(err(format!("shape must be a list, got {v}"))),
-            None => return Err(err("'shape' is required")),
-        };
-        let dims: Vec<Dim> = items
-            .iter()
-            .map(|item| match item {
-                Value::Number(n) if n.as_i64() == Some(-1) => Ok(Dim::Auto),
-                Value::Number(n) => n
-                    .as_u64()
-                    .filter(|&s| s > 0)
-                    .and_then(|s| usize::try_from(s).ok())
-                    .map(Dim::Size)
-                    .ok_or_else(|| err(format!("sizes must be positive or -1, got {n}"))),
-                Value::Array(list) => list
-                    .iter()
-                    .map(|d| {
-                        d.as_u64()
-                            .and_then(|d| usize::try_from(d).ok())
-                            .filter(|&d| d < input.len())
-                            .ok_or_else(|| {
-                                err(format!(
-                                    "{d} is not an input dimension of a {}-dimensional chunk",
-                                    input.len()
-                                ))
-                            })
-                    })
-                    .collect::<Result<Vec<_>>>()
-                    .map(Dim::Inputs),
-                other => Err(err(format!(
-                    "each shape entry must be an integer or a list of input dimensions, got \
-                     {other}"
-                ))),
-            })
-            .collect::<Result<_>>()?;
-        let listed: Vec<usize> = dims
-            .iter()
-            .filter_map(|d| match d {
-                Dim::Inputs(list) => Some(list.iter().copied()),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        if listed.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(err(format!(
-                "the input dimensions listed must increase strictly, got {listed:?}"
-            )));
-        }
-        if dims.iter().filter(|d| matches!(d, Dim::Auto)).count() > 1 {
-            return Err(err("-1 may appear at most once"));
-        }
-        let total = product(input).ok_or_else(|| err("the chunk is too large"))?;
-        let mut shape: Vec<Option<usize>> = dims
-            .iter()
-            .map(|d| match d {
-                Dim::Size(s) => Some(*s),
-                Dim::Auto => None,
-                Dim::Inputs(list) => list
-                    .iter()
-                    .try_fold(1usize, |p, &i| p.checked_mul(input[i])),
-            })
-            .collect();
-        let known = shape
-            .iter()
-            .flatten()
-            .try_fold(1usize, |p, &s| p.checked_mul(s));
-        if let Some(auto) = shape.iter_mut().find(|s| s.is_none()) {
-            *auto = known
-                .filter(|&k| k > 0 && total % k == 0)
-                .map(|k| total / k);
-        }
-        let shape: Vec<usize> = shape
-            .into_iter()
-            .collect::<Option<_>>()
-            .filter(|s: &Vec<usize>| product(s) == Some(total))
-            .ok_or_else(|| {
-                err(format!(
-                    "shape {} does not hold the {total} elements of a {input:?} chunk",
-                    Value::Array(items.clone())
-                ))
-            })?;
-        for (i, d) in dims.iter().enumerate() {
-            let Dim::Inputs(list) = d else { continue };
-            let (Some(&first), Some(&last)) = (list.first(), list.last()) else {
-                continue;
-            };
-            if product(&shape[..i]) != product(&input[..first])
-                || product(&shape[i + 1..]) != product(&input[last + 1..])
-            {
-                return Err(err(format!(
-                    "output dimension {i} (input dimensions {list:?}) does not line up with \
-                     the input shape {input:?}: the output shape would be {shape:?}"
-                )));
-            }
-        }
+        let shape = output_shape(config.get("shape"), Some(&spec.shape), None)
+            .map_err(|e| e.context(format!("codec '{NAME}'")))?
+            .ok_or_else(|| err("no output shape"))?;
         Ok(ReshapeCodec {
             decoded: spec.clone(),
             encoded: ChunkSpec {

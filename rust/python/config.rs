@@ -89,6 +89,21 @@ fn bitround_mantissa_bits(float_format: &str) -> Option<u32> {
     crate::codec::bitround::mantissa_bits(float_format)
 }
 
+/// The chunk shape the `reshape` codec whose configuration member `shape`
+/// is `shape_json` (JSON) encodes chunks of shape `input` to; with `input`
+/// None, the entries checked alone (against `ndim` input dimensions when
+/// known) and None. A MetadataError says what is wrong (naming no codec).
+#[pyfunction]
+#[pyo3(signature = (shape_json, input=None, ndim=None))]
+fn reshape_output_shape(
+    shape_json: &str,
+    input: Option<Vec<usize>>,
+    ndim: Option<usize>,
+) -> PyResult<Option<Vec<usize>>> {
+    let shape = parse(shape_json).map_err(to_py_err)?;
+    crate::codec::reshape::output_shape(Some(&shape), input.as_deref(), ndim).map_err(to_py_err)
+}
+
 /// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration
 /// (JSON object): `{"name", "configuration": {"separator"}}`.
 #[pyfunction]
@@ -114,6 +129,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
     m.add_function(wrap_pyfunction!(numcodecs_members, m)?)?;
     m.add_function(wrap_pyfunction!(bitround_mantissa_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(reshape_output_shape, m)?)?;
     m.add_function(wrap_pyfunction!(codec_registry, m)?)?;
     m.add_function(wrap_pyfunction!(codec_order_problem, m)?)?;
     m.add_function(wrap_pyfunction!(transpose_is_permutation, m)?)?;

@@ -28,7 +28,6 @@ rules of the chain.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -547,58 +546,18 @@ def _cfg_reshape(cfg: dict[str, Any], ctx: _Ctx, label: str) -> dict[str, Any]:
 
 def _reshape_output(spec: object, ctx: _Ctx, label: str) -> tuple[int, ...] | None:
     """The chunk shape after ``reshape`` with ``shape`` = ``spec`` (None when the input shape
-    is unknown); a MetadataError if ``spec`` is malformed or does not fit the chunk."""
+    is unknown): the core's rule (``_core.reshape_output_shape``); a MetadataError if
+    ``spec`` is malformed or does not fit the chunk."""
     where = f"{label}.configuration.shape"
     if isinstance(spec, str | bytes | Mapping) or not isinstance(spec, Sequence):
         raise ctx.err(f"{where}: must be an array, got {spec!r}")
-    listed: list[int] = []
-    for item in spec:
-        if isinstance(item, str | bytes | Mapping) or not (
-            (_is_int(item) and (item == -1 or item > 0))  # type: ignore[operator]
-            or (isinstance(item, Sequence) and all(_is_int(d) and d >= 0 for d in item))
-        ):
-            raise ctx.err(
-                f"{where}: entries must be positive sizes, -1 or lists of input dimensions, "
-                f"got {item!r}"
-            )
-        if not _is_int(item):
-            listed.extend(int(d) for d in item)  # type: ignore[union-attr]
-    if any(a >= b for a, b in zip(listed, listed[1:], strict=False)):
-        raise ctx.err(f"{where}: the input dimensions listed must increase strictly, got {listed}")
-    if sum(1 for item in spec if _is_int(item) and item == -1) > 1:
-        raise ctx.err(f"{where}: -1 may appear at most once")
-    ndim = ctx.ndim
-    if ndim is not None and listed and listed[-1] >= ndim:
-        raise ctx.err(f"{where}: {listed[-1]} is not a dimension of the {ndim}-d chunks")
-    a = ctx.chunk_shape
-    if a is None:
-        return None
-    total = math.prod(a)
-    sizes = [
-        None
-        if _is_int(item) and item == -1
-        else int(item)
-        if _is_int(item)
-        else math.prod(a[d] for d in item)  # type: ignore[union-attr]
-        for item in spec
-    ]
-    known = math.prod(s for s in sizes if s is not None)
-    if None in sizes and known > 0 and total % known == 0:
-        sizes[sizes.index(None)] = total // known
-    if None in sizes or math.prod(sizes) != total:  # type: ignore[arg-type]
-        raise ctx.err(f"{where}: {list(spec)} does not hold the elements of {list(a)} chunks")
-    out = tuple(int(s) for s in sizes)  # type: ignore[arg-type]
-    for i, item in enumerate(spec):
-        if _is_int(item) or not item:
-            continue
-        if math.prod(out[:i]) != math.prod(a[: item[0]]) or math.prod(out[i + 1 :]) != math.prod(
-            a[item[-1] + 1 :]
-        ):
-            raise ctx.err(
-                f"{where}: output dimension {i} (input dimensions {list(item)}) does not line "
-                f"up with the {list(a)} chunks"
-            )
-    return out
+    # (the configuration is JSON already: _complete_config had the core complete it)
+    chunk = None if ctx.chunk_shape is None else [int(c) for c in ctx.chunk_shape]
+    try:
+        shape = _core.reshape_output_shape(json.dumps(list(spec)), chunk, ctx.ndim)
+    except MetadataError as e:
+        raise ctx.err(f"{where}: {e}") from None
+    return None if shape is None else tuple(shape)
 
 
 #: the codecs with rules that need numpy or the array's data type model (the others are
