@@ -628,22 +628,10 @@ class ZarroxCodecPipeline(CodecPipeline):
             if isinstance(store, (RustObstoreStore, RustObjectStore)):
                 nbytes = None  # network I/O: on a thread, so that batches overlap
             with _as_its_errors(store):
-                if kind.var is not None:
-                    values, present = await _run_blocking(
-                        nbytes,
-                        kind.codec.read,
-                        store.handle,
-                        keys,
-                        chunk_sels,
-                        out_sels,
-                        None,
-                        shape,
-                        *zarr,
-                    )
-                    self._place_var(out, values, out_sels)
-                    return list(present)
 
-                async def read_rust(buffer: np.ndarray, order: _Order) -> Any:
+                async def read_rust(buffer: np.ndarray | None, order: _Order = "C") -> Any:
+                    """Read into ``buffer`` (None: variable-length values, returned)."""
+                    view = None if buffer is None else buffer.reshape(-1).view(np.uint8)
                     return await _run_blocking(
                         nbytes,
                         kind.codec.read,
@@ -651,12 +639,16 @@ class ZarroxCodecPipeline(CodecPipeline):
                         keys,
                         chunk_sels,
                         out_sels,
-                        buffer.reshape(-1).view(np.uint8),
+                        view,
                         shape,
                         *zarr,
                         order,
                     )
 
+                if kind.var is not None:
+                    values, present = await read_rust(None)
+                    self._place_var(out, values, out_sels)
+                    return list(present)
                 return list(await self._read_fixed(kind, out, read_rust))
         # A store read on the Python side: the engine asks for whole chunks, or for a
         # shard's index and then the byte ranges of the inner chunks needed, round by
