@@ -13,7 +13,9 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -82,6 +84,10 @@ struct Source<'o, 's> {
     opened: &'o std::sync::OnceLock<Box<dyn OpenValue + 's>>,
     /// The range of the chunk's bytes this source is (a nested part).
     span: Option<Range<u64>>,
+    /// How many bytes of the chunk its part map covers, once the map of the
+    /// whole chunk is known (`u64::MAX` before): what a read of the whole
+    /// chunk would cost.
+    extent: &'o AtomicU64,
 }
 
 impl<'o, 's> Source<'o, 's> {
@@ -199,6 +205,7 @@ impl<'o, 's> Source<'o, 's> {
             origin: self.origin,
             opened: self.opened,
             span: Some(start + span.start..start + span.end),
+            extent: self.extent,
         }
     }
 }
@@ -214,6 +221,9 @@ pub struct Fetching<'c> {
     pub batch: Option<u64>,
     /// Whether (and how) parts of chunks read in part go through the data cache.
     pub cache: Option<&'c ReadCache>,
+    /// Read each chunk whole, in one request, even where its chain decodes in
+    /// part: one version of it by construction (see [`read_chunk_consistent`]).
+    pub whole: bool,
 }
 
 impl Fetching<'static> {
@@ -223,11 +233,13 @@ impl Fetching<'static> {
                 gap: s.coalesce_gap(),
                 batch: (s.io_mode() == IoMode::Blocking).then_some(READ_BATCH_BYTES),
                 cache: None,
+                whole: false,
             },
             None => Fetching {
                 gap: 0,
                 batch: None,
                 cache: None,
+                whole: false,
             },
         }
     }
@@ -242,11 +254,31 @@ pub async fn read_chunk<S: Sink>(
     fetching: Fetching<'_>,
     sink: &S,
 ) -> Result<bool> {
+    read_chunk_once(
+        chain,
+        origin,
+        region,
+        fetching,
+        sink,
+        &AtomicU64::new(u64::MAX),
+    )
+    .await
+}
+
+async fn read_chunk_once<S: Sink>(
+    chain: &CodecChain,
+    origin: &Origin<'_>,
+    region: &ChunkRegion,
+    fetching: Fetching<'_>,
+    sink: &S,
+    extent: &AtomicU64,
+) -> Result<bool> {
     let opened = std::sync::OnceLock::new();
     let source = Source {
         origin,
         opened: &opened,
         span: None,
+        extent,
     };
     read_level(
         chain,
@@ -258,6 +290,56 @@ pub async fn read_chunk<S: Sink>(
         sink,
     )
     .await
+}
+
+/// Range reads of a chunk that found it rewritten meanwhile (its part map
+/// and its parts of two versions: [`ErrorKind::Changed`]) are made this many
+/// times; then the chunk is read whole.
+pub const RANGE_ATTEMPTS: u32 = 2;
+
+/// [`read_chunk`] for a chunk that writers may rewrite while it is read.
+/// Range reads of one version (a part map, then parts read on condition of
+/// its generation) fail when the chunk changes in between; the read then
+/// starts again after a randomised wait, and after [`RANGE_ATTEMPTS`] such
+/// failures (or at the first, when the chunk is small enough that reading
+/// it whole costs less than the two round trips of another try: at most
+/// twice the coalescing gap) reads the whole chunk in one request, which is
+/// one version by construction, and decodes from it. A steady writer can
+/// then make a read cost a few requests more, never fail it, and never mix
+/// two versions. `sleep` waits (the I/O runtime's timer, or the calling
+/// thread for stores that answer at once).
+pub async fn read_chunk_consistent<S, W, F>(
+    chain: &CodecChain,
+    origin: &Origin<'_>,
+    region: &ChunkRegion,
+    fetching: Fetching<'_>,
+    sink: &S,
+    key: &str,
+    sleep: W,
+) -> Result<bool>
+where
+    S: Sink,
+    W: Fn(Duration) -> F,
+    F: Future<Output = ()>,
+{
+    let extent = AtomicU64::new(u64::MAX);
+    let mut backoff = super::commit::Backoff::new(key);
+    let mut changed = 0;
+    loop {
+        let small = extent.load(Ordering::Relaxed) <= fetching.gap.saturating_mul(2);
+        let whole = fetching.whole || changed >= RANGE_ATTEMPTS || (changed > 0 && small);
+        let attempt = Fetching { whole, ..fetching };
+        match read_chunk_once(chain, origin, region, attempt, sink, &extent).await {
+            Err(e) if e.kind == ErrorKind::Changed && !whole => {
+                changed += 1;
+                match backoff.next() {
+                    Some(wait) => sleep(wait).await,
+                    None => return Err(e),
+                }
+            }
+            done => return done,
+        }
+    }
 }
 
 /// The label of part `pos` of `codec` in a chunk (or part) labelled `parent`.
@@ -344,7 +426,10 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
         };
         let mut members = members;
         let mut served = None;
-        if let Some((rc, chunk)) = &caching {
+        // A chunk read whole is read at one version: nothing from the cache,
+        // whose parts may be of another.
+        let whole_chunk = fetching.whole && source.span.is_none();
+        if let (Some((rc, chunk)), false) = (&caching, whole_chunk) {
             let (hits, rest, present) =
                 serve_cached(rc, source, chunk, members, layout, now).await?;
             if !hits.is_empty() {
@@ -371,17 +456,24 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 return Ok(served.unwrap_or(false));
             }
         }
-        if members.len() == codec.num_parts() && fetching.batch.is_none() {
+        if whole_chunk || members.len() == codec.num_parts() && fetching.batch.is_none() {
             // Every part from a store that does not batch (a remote one): the
             // whole chunk in one request. Stores that answer at once read it
             // in batches below, so that a thread holds a few parts of it at a
-            // time, not all of it.
-            let (whole, generation) = source.read_all_versioned(caching.is_some()).await?;
+            // time, not all of it. A read asked to read whole reads so too.
+            // Its generation where the data cache keeps its parts, and where
+            // it was read whole after a change (its map is then cached for
+            // the next read by range).
+            let versioned = caching.is_some() || whole_chunk;
+            let (whole, generation) = source.read_all_versioned(versioned).await?;
             let Some(whole) = whole else {
                 missing(members, generation.as_ref()).await?;
                 return Ok(false);
             };
-            let map = codec.map_of(&whole)?;
+            let map = Arc::new(codec.map_of(&whole)?);
+            if let (Some(k), Some(g @ Generation::Tag(_))) = (source.map_key(), &generation) {
+                crate::cache::remember_part_map(&k, g.clone(), Arc::clone(&map));
+            }
             let pieces = members
                 .into_iter()
                 .map(|(p, r)| {
@@ -420,6 +512,10 @@ fn read_level<'a, 'o: 'a, 's: 'o, S: Sink>(
                 map
             }
         };
+        if source.span.is_none() {
+            let covered = map.iter().flatten().map(|r| r.end).max().unwrap_or(0);
+            source.extent.store(covered, Ordering::Relaxed);
+        }
         // The generation the parts below are read at (the reads are
         // conditional on it, or from one opened file).
         let generation = caching.as_ref().and(source.generation());

@@ -36,11 +36,11 @@ use rayon::prelude::*;
 
 use crate::cache::DataCache;
 use crate::codec::CodecChain;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::pool::{self, io_concurrency, pool};
 use crate::store::{IoMode, ReadInto, Store};
 pub use buffer::{Input, OutView, Output};
-use fetch::{chain_at, read_chunk, Fetching, Origin, Piece, Sink};
+use fetch::{chain_at, read_chunk, read_chunk_consistent, Fetching, Origin, Piece, Sink};
 pub use place::{decode_region, encode_region, ScalarMemo};
 pub use region::{check_disjoint, ChunkRegion};
 
@@ -231,7 +231,16 @@ pub fn read_since(
                 store,
                 key: &task.key,
             };
-            crate::store::now(read_chunk(chain, &origin, &task.region, fetching, &sink))?
+            let sleep = commit::sleep_here;
+            crate::store::now(read_chunk_consistent(
+                chain,
+                &origin,
+                &task.region,
+                fetching,
+                &sink,
+                &task.key,
+                sleep,
+            ))?
         }),
         IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
             let chain = task.chain(chain);
@@ -258,20 +267,17 @@ pub fn read_since(
                     store,
                     key: &task.key,
                 };
-                // A value rewritten while it was read (a shard whose index
-                // and inner chunks came from two versions) is read again,
-                // after a randomised backoff: the new read places every
-                // element the old one placed.
-                let mut backoff = commit::Backoff::new(&task.key);
-                loop {
-                    match read_chunk(chain, &origin, &task.region, fetching, &sink).await {
-                        Err(e) if e.kind == ErrorKind::Changed => match backoff.next() {
-                            Some(wait) => tokio::time::sleep(wait).await,
-                            None => return Err(e),
-                        },
-                        done => return done,
-                    }
-                }
+                let sleep = tokio::time::sleep;
+                read_chunk_consistent(
+                    chain,
+                    &origin,
+                    &task.region,
+                    fetching,
+                    &sink,
+                    &task.key,
+                    sleep,
+                )
+                .await
             })
         }),
         IoMode::Caller => Err(Error::value(
