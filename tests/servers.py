@@ -197,7 +197,14 @@ class FaultRule:
     * ``drop``: reset the connection (RST) without an answer;
     * ``delay``: wait ``delay_s`` seconds, then forward the request;
     * ``truncate``: forward, then send the upstream's status line, headers and the first
-      ``after_bytes`` bytes of its body, and reset the connection.
+      ``after_bytes`` bytes of its body, and reset the connection;
+    * ``rewrite``: first replace the object the request names with a copy of the next object of
+      ``rewrite_from`` (bucket-qualified paths, ``/bucket/key``, taken in turn; an S3 CopyObject
+      sent upstream), then forward the request: a writer that always comes between a reader's
+      requests.
+
+    ``with_header`` (a header name, lower case; empty: any) restricts a rule to requests that
+    carry that header, e.g. ``if-match`` for the reads conditional on a version.
     """
 
     action: str
@@ -208,9 +215,11 @@ class FaultRule:
     times: int | None = None
     delay_s: float = 0.0
     after_bytes: int = 0
+    with_header: str = ""
+    rewrite_from: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.action not in ("status", "drop", "delay", "truncate"):
+        if self.action not in ("status", "drop", "delay", "truncate", "rewrite"):
             raise ValueError(f"unknown fault action {self.action!r}")
         self.methods = tuple(m.upper() for m in self.methods)
 
@@ -237,7 +246,16 @@ class FaultPlan:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> FaultPlan:
-        rules = [FaultRule(**{**r, "methods": tuple(r.get("methods", ()))}) for r in obj["rules"]]
+        rules = [
+            FaultRule(
+                **{
+                    **r,
+                    "methods": tuple(r.get("methods", ())),
+                    "rewrite_from": tuple(r.get("rewrite_from", ())),
+                }
+            )
+            for r in obj["rules"]
+        ]
         return cls(
             rules,
             float(obj.get("latency_ms", 0.0)),
@@ -723,7 +741,9 @@ class _Proxy:
             self.lock.acquire()
         return list(self.entries)
 
-    def decide(self, method: str, path: str) -> tuple[FaultRule | None, float, int]:
+    def decide(
+        self, method: str, path: str, headers: _Head | None = None
+    ) -> tuple[FaultRule | None, float, int]:
         """(the rule that acts on this request or None, the latency to add in seconds, the
         plan's generation)."""
         with self.lock:
@@ -736,6 +756,8 @@ class _Proxy:
                 if rule.methods and method not in rule.methods:
                     continue
                 if rule.path_regex and not re.search(rule.path_regex, path):
+                    continue
+                if rule.with_header and (headers is None or headers.get(rule.with_header) is None):
                     continue
                 if rule.times is not None and self.applied[i] >= rule.times:
                     continue
@@ -763,7 +785,7 @@ class _Proxy:
                     return
                 req = _Head(raw)
                 method, path = req.start.split(" ")[:2]
-                rule, latency, generation = self.decide(method, path)
+                rule, latency, generation = self.decide(method, path, req)
                 entry = {"method": method, "path": path, "range": req.get("range")}
                 action = rule.action if rule else "forward"
                 if (req.get("expect") or "").lower() == "100-continue":
@@ -787,6 +809,9 @@ class _Proxy:
                 if action == "status":
                     await self._reply_error(cwriter, rule, entry, False, generation)  # type: ignore[arg-type]
                     continue
+                if action == "rewrite":
+                    await self._rewrite(rule, path, generation)  # type: ignore[arg-type]
+                    action = "forward"
                 if action == "delay":
                     # Logged when applied: the client may give up (time out) before the
                     # delayed answer is sent, and the test looks at the log right after.
@@ -839,6 +864,46 @@ class _Proxy:
                 upstream[1].close()
             if not cwriter.transport.is_closing():
                 cwriter.close()
+
+    async def _rewrite(self, rule: FaultRule, path: str, generation: int) -> None:
+        """Replace the object at ``path`` with a copy of the next of ``rule.rewrite_from``,
+        upstream, on a connection of its own; logged as a ``rewrite`` entry."""
+        with self.lock:
+            self.counters["\0rewrites"] = nth = self.counters.get("\0rewrites", 0) + 1
+        source = rule.rewrite_from[(nth - 1) % len(rule.rewrite_from)]
+        target = path.split("?", 1)[0]
+        # moto refuses anonymous writes and checks no signature: a credential is enough.
+        auth = (
+            f"AWS4-HMAC-SHA256 Credential={AWS_KEY_ID}/20260101/{AWS_REGION}/s3/aws4_request, "
+            "SignedHeaders=host, Signature=0"
+        )
+        reader, writer = await asyncio.open_connection(LOOPBACK, self.upstream_port)
+        try:
+            writer.write(
+                f"PUT {target} HTTP/1.1\r\nHost: {LOOPBACK}:{self.upstream_port}\r\n"
+                f"Authorization: {auth}\r\n"
+                f"x-amz-copy-source: {source}\r\nContent-Length: 0\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            await writer.drain()
+            raw = await _read_head(reader)
+            if raw is None:
+                raise ConnectionError("upstream closed the connection")
+            head = _Head(raw)
+            await _copy_body(reader, None, head, until_eof=True)
+            status = int(head.start.split(" ")[1])
+        finally:
+            writer.close()
+        self.record(
+            generation,
+            method="PUT",
+            path=target,
+            range=None,
+            action="rewrite",
+            status=status,
+            bytes=0,
+            source=source,
+        )
 
     async def _reply_error(
         self,

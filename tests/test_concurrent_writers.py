@@ -338,3 +338,100 @@ def test_reads_during_writes_see_one_version_per_shard(
         writer.join(120)
     assert writer.exitcode == 0
     assert len(seen) >= 10, f"the reads saw only versions {sorted(seen)}"
+
+
+def _read_under_rewrites(
+    front: str, side: int, s3_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy
+) -> tuple[np.ndarray, set[int], list[dict[str, Any]]]:
+    """An array of one ``side`` x ``side`` int32 shard (4 x 4 inner chunks) on S3, read through
+    the proxy by ``front`` while a rival rewrites the shard before every request the reader
+    makes on condition of the version it read (the shard's inner chunks after its index):
+    (what was read, the versions stored, the proxy's log)."""
+    url, options = s3_bucket.url("rw.zarr"), s3_bucket.object_store_options()
+    inner = side // 4
+    a = zarrox.create_array(
+        url,
+        name="a",
+        shape=(side, side),
+        chunks=(inner, inner),
+        shards=(side, side),
+        dtype="int32",
+        fill_value=0,
+        compressors=None,  # a shard of side * side * 4 bytes
+        storage_options=options,
+    )
+    key = "rw.zarr/a/c/0/0"
+    versions = (1, 2, 3)
+    for k in versions:
+        a[...] = np.full((side, side), k, dtype="int32")
+        data = s3_bucket.get(key)
+        assert data is not None
+        s3_bucket.put(f"versions/{k}", data)
+    a[...] = np.full((side, side), 10, dtype="int32")
+    rival = servers.FaultRule(
+        "rewrite",
+        methods=("GET",),
+        path_regex=r"/rw\.zarr/a/c/0/0($|\?)",
+        with_header="if-match",
+        rewrite_from=tuple(f"/{s3_bucket.name}/versions/{k}" for k in versions),
+    )
+    proxied = s3_bucket.via(s3_proxy.url)
+    # A region across four inner chunks: the index, then their byte ranges.
+    region = (slice(inner - 4, inner + 4), slice(inner - 4, inner + 4))
+    with s3_proxy.faults(rival):
+        if front == "pipeline":
+            zarr = pytest.importorskip("zarr")
+            pytest.importorskip("obstore")
+            pipeline = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline"}
+            with zarr.config.set({**pipeline, "codec_pipeline.strict": True}):
+                z = zarr.open_array(proxied.zarr_obstore("rw.zarr"), path="a", mode="r")
+                part = z[region]
+        else:
+            cache = {"cache.bytes": 64 << 20} if front == "own-cached" else {}
+            with zarrox.config.set(cache):
+                reader = zarrox.open_array(
+                    proxied.url("rw.zarr"),
+                    path="a",
+                    mode="r",
+                    storage_options=proxied.object_store_options(),
+                )
+                part = reader[region]
+                if front == "own-cached":
+                    # Again, from the cache where it is current: still one version.
+                    again = reader[region]
+                    assert (again == again[0, 0]).all(), np.unique(again)
+        log = s3_proxy.log()
+    return part, {10, *versions}, log
+
+
+@pytest.mark.parametrize("front", ["own", "own-cached", "pipeline"])
+@pytest.mark.parametrize(
+    "side, range_tries",
+    # 64 KiB: cheaper to read whole than to try by range again, so read whole at the first
+    # change; 4 MiB (more than two coalescing gaps of an object store): two tries by range
+    # (the second with the index from the index cache), then whole.
+    [(128, 1), (1024, 2)],
+    ids=["small-shard", "large-shard"],
+)
+def test_a_reader_gets_one_version_while_a_rival_rewrites_between_its_requests(
+    front: str,
+    side: int,
+    range_tries: int,
+    s3_bucket: servers.S3Bucket,
+    s3_proxy: servers.FaultProxy,
+) -> None:
+    part, versions, log = _read_under_rewrites(front, side, s3_bucket, s3_proxy)
+    assert (part == part[0, 0]).all(), f"a mix of versions: {np.unique(part)}"
+    assert int(part[0, 0]) in versions
+    shard = [e for e in log if e["path"].split("?")[0].endswith("/rw.zarr/a/c/0/0")]
+    rewrites = [e for e in shard if e["action"] == "rewrite"]
+    assert len(rewrites) == range_tries, shard
+    assert all(e["status"] == 200 for e in rewrites), rewrites
+    gets = [e for e in shard if e["method"] == "GET"]
+    refused = [e for e in gets if e["status"] == 412]
+    assert len(refused) == range_tries, gets
+    # Then the whole shard in one request, answered: one version by construction.
+    last = gets[-1]
+    assert (last["range"], last["status"]) == (None, 200), gets
+    # The index once, each try's refused parts, the whole shard: a few requests, no more.
+    assert len(gets) <= 2 * range_tries + 1, gets
