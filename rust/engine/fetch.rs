@@ -323,7 +323,8 @@ where
     F: Future<Output = ()>,
 {
     let extent = AtomicU64::new(u64::MAX);
-    let mut backoff = super::commit::Backoff::new(key);
+    // Made at the first change: most reads see none.
+    let mut backoff: Option<super::commit::Backoff> = None;
     let mut changed = 0;
     loop {
         let small = extent.load(Ordering::Relaxed) <= fetching.gap.saturating_mul(2);
@@ -332,6 +333,7 @@ where
         match read_chunk_once(chain, origin, region, attempt, sink, &extent).await {
             Err(e) if e.kind == ErrorKind::Changed && !whole => {
                 changed += 1;
+                let backoff = backoff.get_or_insert_with(|| super::commit::Backoff::new(key));
                 match backoff.next() {
                     Some(wait) => sleep(wait).await,
                     None => return Err(e),
