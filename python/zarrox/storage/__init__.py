@@ -32,6 +32,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle, memory_items
+from zarrox._post_import import when_imported
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, object_store_options
 
@@ -918,9 +919,9 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
 # -- zarr-python and xarray take zarrox stores ----------------------------------------------
 # zarr-python resolves what it is given as a store in one function, make_store (every entry
 # point reaches it through make_store_path), which takes only its own Store class and
-# offers no hook. zarrox wraps it where zarr-python is installed (zarrox imports it anyway:
-# zarrox.errors subclasses its exceptions): a zarrox store is replaced by
-# store.as_zarr_store(), anything else passes through as it was.
+# offers no hook. zarrox wraps it where zarr-python is imported, without importing it: when
+# zarr.storage._common is imported (at once if it is already; zarrox._post_import), a
+# zarrox store is replaced by store.as_zarr_store(), anything else passes through as it was.
 
 
 def _take_zarrox_stores(common: ModuleType) -> None:
@@ -939,15 +940,7 @@ def _take_zarrox_stores(common: ModuleType) -> None:
     setattr(common, "make_store", make_store_taking_zarrox_stores)  # noqa: B010
 
 
-def _zarr_takes_zarrox_stores() -> None:
-    try:
-        from zarr.storage import _common
-    except ImportError:  # no zarr-python
-        return
-    _take_zarrox_stores(_common)
-
-
-_zarr_takes_zarrox_stores()
+when_imported("zarr.storage._common", _take_zarrox_stores)
 
 #: The names these stores had before their names said who does the I/O (Rust, or Python
 #: serving the engine's requests); kept so that code written against them keeps working.
