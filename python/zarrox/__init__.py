@@ -1,6 +1,13 @@
-"""zarrox: Zarr arrays for Python, with a parallel Rust core."""
+"""zarrox: Zarr arrays for Python, with a parallel Rust core.
+
+``import zarrox`` loads numpy and the core, nothing else until it is used: the TensorStore
+layer (``zarrox.Spec``, ``zarrox.ArrayView``, ``zarrox.d``) and the zarr-python codec
+pipeline (``zarrox.ZarroxCodecPipeline``) are imported when first named; zarr-python, xarray,
+dask, rich and asyncio when a function needs them.
+"""
 
 import sys as _sys
+import typing as _typing
 
 from zarrox import (
     api,
@@ -44,7 +51,6 @@ from zarrox.convert import convert
 from zarrox.group import Group
 from zarrox.hierarchy import copy, copy_all, copy_store, create_hierarchy
 from zarrox.storage import LocalStore, MemoryStore, Store
-from zarrox.tensorstore_spec import ArrayView, Spec, d
 
 # zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and
 # zarrox.api.asynchronous the awaitable API (import zarrox.api.asynchronous works too).
@@ -104,10 +110,31 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # The zarr-python codec pipeline imports zarr; load it only when asked for.
-    if name == "ZarroxCodecPipeline":
-        from zarrox.pipeline import ZarroxCodecPipeline
+#: the names imported when first asked for: name -> its module
+_LAZY = {
+    "ArrayView": "zarrox.tensorstore_spec",
+    "Spec": "zarrox.tensorstore_spec",
+    "d": "zarrox.tensorstore_spec",
+    # the zarr-python codec pipeline imports zarr-python
+    "ZarroxCodecPipeline": "zarrox.pipeline",
+}
 
-        return ZarroxCodecPipeline
-    raise AttributeError(f"module 'zarrox' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zarrox' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if _typing.TYPE_CHECKING:
+    from zarrox.pipeline import ZarroxCodecPipeline as ZarroxCodecPipeline
+    from zarrox.tensorstore_spec import ArrayView, Spec, d
