@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 import weakref
 from collections.abc import Mapping, MutableMapping
@@ -289,9 +290,10 @@ class MemoryStore(Store):
 
     ``MemoryStore(store_dict)``, as zarr-python's, keeps the values in ``store_dict`` (a
     dict or any mutable mapping; a dict given as a store does the same): every write goes
-    into it as a zarr-python ``Buffer`` where zarr-python is installed (bytes with a
-    ``to_bytes()`` method otherwise), so the same dict opens in zarr-python; values it
-    already holds may be buffers, bytes or anything with the buffer protocol."""
+    into it as a zarr-python ``Buffer`` where zarr-python is imported, else as
+    :class:`StoredBytes` (zarrox does not import zarr-python for it), so the same dict
+    opens in zarr-python; values it already holds may be buffers, bytes or anything with
+    the buffer protocol."""
 
     def __new__(cls, store_dict: MutableMapping[str, Any] | None = None) -> MemoryStore:
         if store_dict is not None and cls is MemoryStore:
@@ -313,21 +315,32 @@ class MemoryStore(Store):
 
 
 class StoredBytes(bytes):
-    """A value a dict-backed memory store wrote when zarr-python is not installed: bytes
-    that also answer zarr-python's ``Buffer.to_bytes()``."""
+    """A value a dict-backed memory store wrote while zarr-python was not imported: bytes
+    that zarr-python's ``MemoryStore`` reads as it reads its own ``Buffer`` values
+    (``to_bytes()``, ``as_numpy_array()``, and slices that are ``StoredBytes`` too)."""
 
     def to_bytes(self) -> bytes:
         return bytes(self)
 
+    def as_numpy_array(self) -> Any:
+        """The bytes as a read-only uint8 numpy array (no copy)."""
+        import numpy as np
+
+        return np.frombuffer(self, dtype=np.uint8)
+
+    def __getitem__(self, index: Any) -> Any:
+        # zarr-python's MemoryStore slices a value before it reads it as a buffer
+        value = super().__getitem__(index)
+        return StoredBytes(value) if isinstance(index, slice) else value
+
 
 def _stored_value(value: bytes) -> Any:
-    """``value`` as a dict-backed memory store keeps it: a zarr-python CPU buffer where
-    zarr-python is installed (what its MemoryStore keeps), else :class:`StoredBytes`."""
-    try:
-        from zarr.core.buffer import cpu
-    except ImportError:
+    """``value`` as a dict-backed memory store keeps it: a zarr-python CPU buffer (what its
+    MemoryStore keeps) where zarr-python is imported, else :class:`StoredBytes`."""
+    buffer = sys.modules.get("zarr.core.buffer.cpu")
+    if buffer is None:
         return StoredBytes(value)
-    return cpu.Buffer.from_bytes(value)
+    return buffer.Buffer.from_bytes(value)
 
 
 def _value_bytes(value: Any) -> Any:
@@ -842,11 +855,9 @@ def from_obstore(store: Any) -> Store:
 
 
 def _is_zarr_store(store: Any) -> bool:
-    try:
-        from zarr.abc.store import Store as ZarrStore
-    except ImportError:
-        return False
-    return isinstance(store, ZarrStore)
+    # a zarr-python store exists only once zarr-python is imported: not imported for this
+    store_module = sys.modules.get("zarr.abc.store")
+    return store_module is not None and isinstance(store, store_module.Store)
 
 
 def resolve_store(
