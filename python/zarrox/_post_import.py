@@ -72,7 +72,8 @@ class _Loader:
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         create = getattr(self.loader, "create_module", None)
-        return None if create is None else create(spec)  # type: ignore[no-any-return]
+        module: ModuleType | None = None if create is None else create(spec)
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self.loader
@@ -105,8 +106,8 @@ class _Finder:
             return None
         if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec  # a namespace package or a legacy loader: left alone
-        spec.loader = _Loader(spec.loader, fullname)  # type: ignore[assignment]
-        return spec  # type: ignore[no-any-return]
+        spec.loader = _Loader(spec.loader, fullname)
+        return spec
 
     def invalidate_caches(self) -> None:
         return None
