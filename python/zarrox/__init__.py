@@ -110,23 +110,26 @@ __all__ = [
 ]
 
 
-#: the names imported when first asked for: name -> its module
-_LAZY = {
-    "ArrayView": "zarrox.tensorstore_spec",
-    "Spec": "zarrox.tensorstore_spec",
-    "d": "zarrox.tensorstore_spec",
+#: the names imported when first asked for: name -> (its module, its name there; None: the
+#: module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ArrayView": ("zarrox.tensorstore_spec", "ArrayView"),
+    "Spec": ("zarrox.tensorstore_spec", "Spec"),
+    "d": ("zarrox.tensorstore_spec", "d"),
+    "tensorstore_spec": ("zarrox.tensorstore_spec", None),
     # the zarr-python codec pipeline imports zarr-python
-    "ZarroxCodecPipeline": "zarrox.pipeline",
+    "ZarroxCodecPipeline": ("zarrox.pipeline", "ZarroxCodecPipeline"),
 }
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'zarrox' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    module, attribute = _LAZY[name]
+    found = importlib.import_module(module)
+    value = found if attribute is None else getattr(found, attribute)
     globals()[name] = value
     return value
 
@@ -136,5 +139,6 @@ def __dir__() -> list[str]:
 
 
 if _typing.TYPE_CHECKING:
+    from zarrox import tensorstore_spec as tensorstore_spec
     from zarrox.pipeline import ZarroxCodecPipeline as ZarroxCodecPipeline
     from zarrox.tensorstore_spec import ArrayView, Spec, d
