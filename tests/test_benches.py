@@ -234,3 +234,30 @@ def test_bench_cache_quick_smoke() -> None:
         assert any(ln.startswith(impl) and re.search(r"first pass +\d", ln) for ln in lines)
     assert sum(bool(re.search(rf" / .* {ratio}$", ln)) for ln in lines) >= 5, context
     assert "plain, cached, recheck true" in out, context
+
+
+def test_bench_startup_smoke(tmp_path: Path) -> None:
+    """bench_startup.py runs every case as a process (one repetition) and reports each with
+    its ratio to ``import numpy`` and the targets; what it cannot import it skips."""
+    report = tmp_path / "startup.md"
+    proc = subprocess.run(
+        [sys.executable, str(BENCHES / "bench_startup.py"), "--repeat", "1", "--markdown", report],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    out = proc.stdout
+    assert report.read_text() == out
+    for case in ("import numpy", "import zarrox", "zarrox --help", "zarrox info PATH"):
+        row = re.search(
+            rf"^\| {re.escape(case)} \| (\d+) \| (\d+) \| ([0-9.]+)x \| ([-+]\d+) \|$", out, re.M
+        )
+        assert row is not None, (case, out)
+    for optional in ("import tensorstore", "import zarrista"):
+        assert re.search(rf"^\| {optional} \| (\d+|skipped: .+) \|", out, re.M), (optional, out)
+    for case in ("import zarrox", "zarrox --help", "zarrox info PATH"):
+        assert re.search(
+            rf"^- {case} - import numpy: [-+]\d+ ms \(limit \+\d+ ms\): (met|not met)$", out, re.M
+        ), out
+    assert "FAILED" not in out

@@ -83,6 +83,7 @@ LAYERS: dict[str, int] = {
     "zarrox.errors": CORE,
     "zarrox.config": CORE,
     "zarrox._progress": CORE,
+    "zarrox._post_import": CORE,
     # storage and metadata
     "zarrox.storage": STORAGE_METADATA,
     "zarrox.storage.bridge": STORAGE_METADATA,

@@ -1,6 +1,13 @@
-"""zarrox: Zarr arrays for Python, with a parallel Rust core."""
+"""zarrox: Zarr arrays for Python, with a parallel Rust core.
+
+``import zarrox`` loads numpy and the core, nothing else until it is used: the TensorStore
+layer (``zarrox.Spec``, ``zarrox.ArrayView``, ``zarrox.d``) and the zarr-python codec
+pipeline (``zarrox.ZarroxCodecPipeline``) are imported when first named; zarr-python, xarray,
+dask, rich and asyncio when a function needs them.
+"""
 
 import sys as _sys
+import typing as _typing
 
 from zarrox import (
     api,
@@ -44,7 +51,6 @@ from zarrox.convert import convert
 from zarrox.group import Group
 from zarrox.hierarchy import copy, copy_all, copy_store, create_hierarchy
 from zarrox.storage import LocalStore, MemoryStore, Store
-from zarrox.tensorstore_spec import ArrayView, Spec, d
 
 # zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and
 # zarrox.api.asynchronous the awaitable API (import zarrox.api.asynchronous works too).
@@ -104,10 +110,35 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # The zarr-python codec pipeline imports zarr; load it only when asked for.
-    if name == "ZarroxCodecPipeline":
-        from zarrox.pipeline import ZarroxCodecPipeline
+#: the names imported when first asked for: name -> (its module, its name there; None: the
+#: module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ArrayView": ("zarrox.tensorstore_spec", "ArrayView"),
+    "Spec": ("zarrox.tensorstore_spec", "Spec"),
+    "d": ("zarrox.tensorstore_spec", "d"),
+    "tensorstore_spec": ("zarrox.tensorstore_spec", None),
+    # the zarr-python codec pipeline imports zarr-python
+    "ZarroxCodecPipeline": ("zarrox.pipeline", "ZarroxCodecPipeline"),
+}
 
-        return ZarroxCodecPipeline
-    raise AttributeError(f"module 'zarrox' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'zarrox' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    found = importlib.import_module(module)
+    value = found if attribute is None else getattr(found, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if _typing.TYPE_CHECKING:
+    from zarrox import tensorstore_spec as tensorstore_spec
+    from zarrox.pipeline import ZarroxCodecPipeline as ZarroxCodecPipeline
+    from zarrox.tensorstore_spec import ArrayView, Spec, d

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import math
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
-from zarrox.async_node import AsyncIndex, AsyncNode, run
+from zarrox.async_node import AsyncIndex, AsyncNode, run, to_thread
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -1115,10 +1114,10 @@ class AsyncArray(AsyncNode):
 
     # -- reading and writing -------------------------------------------------------------
     async def getitem(self, selection: Any) -> Any:
-        return await asyncio.to_thread(self._sync.__getitem__, selection)
+        return await to_thread(self._sync.__getitem__, selection)
 
     async def setitem(self, selection: Any, value: Any) -> None:
-        await asyncio.to_thread(self._sync.__setitem__, selection, value)
+        await to_thread(self._sync.__setitem__, selection, value)
 
     async def get_basic_selection(self, selection: Any = Ellipsis, **kwargs: Any) -> Any:
         return await run(self._sync.get_basic_selection, selection, **kwargs)
@@ -1162,10 +1161,10 @@ class AsyncArray(AsyncNode):
         return self
 
     async def nchunks_initialized(self) -> int:
-        return await asyncio.to_thread(lambda: self._sync.nchunks_initialized)
+        return await to_thread(lambda: self._sync.nchunks_initialized)
 
     async def nshards_initialized(self) -> int:
-        return await asyncio.to_thread(lambda: self._sync.nshards_initialized)
+        return await to_thread(lambda: self._sync.nshards_initialized)
 
     async def nbytes_stored(self) -> int:
         return await run(self._sync.nbytes_stored)

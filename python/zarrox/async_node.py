@@ -1,12 +1,12 @@
 """What the awaitable forms of arrays and groups share (``AsyncArray`` in array.py,
 ``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`): a synchronous call
 run in a worker thread (:func:`asyncio.to_thread`), so the event loop stays free while the
-Rust core reads, decodes, encodes and writes (it releases the GIL for the whole batch)."""
+Rust core reads, decodes, encodes and writes (it releases the GIL for the whole batch).
+asyncio is imported on the first await, not with zarrox."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -19,12 +19,26 @@ def unwrap(value: Any) -> Any:
     return value
 
 
+async def to_thread(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``func(*args, **kwargs)`` in a worker thread (:func:`asyncio.to_thread`)."""
+    import asyncio
+
+    return await asyncio.to_thread(func, *args, **kwargs)
+
+
+async def gather(*awaitables: Awaitable[T]) -> list[T]:
+    """The results of ``awaitables``, awaited together (:func:`asyncio.gather`)."""
+    import asyncio
+
+    return list(await asyncio.gather(*awaitables))
+
+
 async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` in a worker thread, awaitable nodes among the arguments
     passed as their synchronous nodes."""
     args = tuple(unwrap(a) for a in args)
     kwargs = {k: unwrap(v) for k, v in kwargs.items()}
-    return await asyncio.to_thread(func, *args, **kwargs)
+    return await to_thread(func, *args, **kwargs)
 
 
 class AsyncIndex:
@@ -34,10 +48,10 @@ class AsyncIndex:
         self._index = index
 
     async def getitem(self, selection: Any) -> Any:
-        return await asyncio.to_thread(self._index.__getitem__, selection)
+        return await to_thread(self._index.__getitem__, selection)
 
     async def setitem(self, selection: Any, value: Any) -> None:
-        await asyncio.to_thread(self._index.__setitem__, selection, value)
+        await to_thread(self._index.__setitem__, selection, value)
 
 
 class AsyncNode:
@@ -73,4 +87,4 @@ class AsyncNode:
         return value
 
 
-__all__ = ["AsyncIndex", "AsyncNode", "run", "unwrap"]
+__all__ = ["AsyncIndex", "AsyncNode", "gather", "run", "to_thread", "unwrap"]

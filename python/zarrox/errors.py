@@ -4,10 +4,13 @@ Each subclasses the builtin a caller would naturally catch (``ValueError`` for b
 metadata and corrupt data, ``FileNotFoundError`` for missing nodes, ...), and every
 message names the node, and for chunk errors the chunk key, where it happened.
 
-When zarr-python is installed, the classes that have a counterpart in ``zarr.errors``
-also subclass it, so code written for zarr-python (``except
-zarr.errors.ArrayNotFoundError``) catches zarrox's. zarr-python stays optional: without
-it the classes subclass the same builtins only.
+Where zarr-python is imported (before zarrox or after it), the classes that have a
+counterpart in ``zarr.errors`` also subclass it, so code written for zarr-python (``except
+zarr.errors.ArrayNotFoundError``) catches zarrox's. zarrox does not import zarr-python for
+that (it costs more than zarrox itself): the classes subclass the builtins only, and
+:func:`_subclass_zarr_errors` adds zarr-python's classes to their bases when ``zarr.errors``
+is imported (:mod:`zarrox._post_import`), or at once when it is imported already. An
+``except`` clause matches on the real bases of the class, which this changes.
 """
 
 from __future__ import annotations
@@ -16,38 +19,79 @@ import gzip
 import lzma
 import re
 import zlib
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any, TypeVar
 
+from zarrox._post_import import when_imported
+
 E = TypeVar("E", bound=BaseException)
+C = TypeVar("C", bound=type)
+
+#: zarrox class -> (the name of its counterpart in ``zarr.errors``, the builtins its bases
+#: end with that the counterpart replaces where it subclasses them), in the order of
+#: definition (a class before its subclasses)
+_COUNTERPARTS: dict[type, tuple[str, tuple[type, ...]]] = {}
 
 
-def _zarr_errors() -> Any:
-    try:
-        import zarr.errors
-    except ImportError:
-        return None
-    return zarr.errors
+def _zarr(name: str, *builtins: type) -> Callable[[C], C]:
+    """A class that also subclasses ``zarr.errors.<name>`` where zarr-python is imported:
+    its bases become those before ``builtins`` (which its bases end with), the zarr-python
+    class, and those of ``builtins`` the zarr-python class does not already subclass (the
+    builtin itself, for the Python forms below)."""
+
+    def register(cls: C) -> C:
+        if builtins and cls.__bases__[-len(builtins) :] != builtins:
+            raise TypeError(f"{cls.__name__}'s bases do not end with {builtins}")
+        _COUNTERPARTS[cls] = (name, builtins)
+        return cls
+
+    return register
 
 
-_ZARR_ERRORS = _zarr_errors()
+def _subclass_zarr_errors(zarr_errors: ModuleType) -> None:
+    """Give each class of :data:`_COUNTERPARTS` its ``zarr_errors`` class as a base (where
+    zarr-python has it); idempotent. The layouts agree (the same builtins below), so Python
+    allows the new bases."""
+    for cls, (name, builtins) in _COUNTERPARTS.items():
+        counterpart = getattr(zarr_errors, name, None)
+        if not isinstance(counterpart, type) or issubclass(cls, counterpart):
+            continue
+        own = cls.__bases__[: len(cls.__bases__) - len(builtins)]
+        cls.__bases__ = (
+            *own,
+            counterpart,
+            *(b for b in builtins if not issubclass(counterpart, _builtin(b))),
+        )
 
 
-def _zarr(name: str, *builtins: type) -> tuple[type, ...]:
-    """Base classes: ``zarr.errors.<name>`` when zarr-python has it, followed by those of
-    ``builtins`` it does not already subclass; else ``builtins``. (Bases computed at import,
-    which type checkers cannot follow: the classes that use them say ``type: ignore[misc]``,
-    and a type checker sees them with an unknown base.)"""
-    cls = getattr(_ZARR_ERRORS, name, None)
-    if not isinstance(cls, type):
-        return builtins
-    return (cls, *(b for b in builtins if not issubclass(cls, b)))
+def _builtin(cls: type) -> type:
+    """The builtin exception ``cls`` is, or is the Python form of."""
+    return next(c for c in cls.__mro__ if c.__module__ == "builtins")
+
+
+# Python may give a class new bases only where its instances are laid out as before. A
+# Python subclass of a builtin exception adds a slot (for weak references) that the builtin
+# lacks, so a class whose layout comes from FileNotFoundError or IndexError itself could not
+# take zarr-python's subclass of it (NodeNotFoundError, BoundsCheckError, ...) as a base.
+# These forms of the builtins are Python classes laid out as zarr-python's are; the classes
+# that may be rebased subclass them instead of the builtins.
+
+
+class _FileNotFoundError(FileNotFoundError):
+    """``FileNotFoundError``, laid out as its Python subclasses are."""
+
+
+class _IndexError(IndexError):
+    """``IndexError``, laid out as its Python subclasses are."""
 
 
 class ZarroxError(Exception):
     """Base class of every zarrox exception."""
 
 
-class MetadataError(ZarroxError, *_zarr("MetadataValidationError", ValueError)):  # type: ignore[misc]
+@_zarr("MetadataValidationError", ValueError)
+class MetadataError(ZarroxError, ValueError):
     """Metadata (zarr.json, .zarray, a codec configuration) is malformed or invalid."""
 
 
@@ -55,16 +99,19 @@ class UnsupportedError(ZarroxError, NotImplementedError):
     """A codec, data type, extension or feature that zarrox does not support."""
 
 
-class NodeNotFoundError(ZarroxError, *_zarr("NodeNotFoundError", FileNotFoundError, ValueError)):  # type: ignore[misc]
+@_zarr("NodeNotFoundError", _FileNotFoundError, ValueError)
+class NodeNotFoundError(ZarroxError, _FileNotFoundError, ValueError):
     """No array or group exists at the path. Also a ValueError, as zarr-python's
     ``NodeNotFoundError`` is."""
 
 
-class ArrayNotFoundError(NodeNotFoundError, *_zarr("ArrayNotFoundError")):  # type: ignore[misc]
+@_zarr("ArrayNotFoundError")
+class ArrayNotFoundError(NodeNotFoundError):
     """No array exists at the path."""
 
 
-class GroupNotFoundError(NodeNotFoundError, *_zarr("GroupNotFoundError")):  # type: ignore[misc]
+@_zarr("GroupNotFoundError")
+class GroupNotFoundError(NodeNotFoundError):
     """No group exists at the path."""
 
 
@@ -74,11 +121,13 @@ class ContainsNodeError(ZarroxError, FileExistsError, ValueError):
     ``ContainsArrayError`` and ``ContainsGroupError`` are."""
 
 
-class ContainsArrayError(ContainsNodeError, *_zarr("ContainsArrayError")):  # type: ignore[misc]
+@_zarr("ContainsArrayError")
+class ContainsArrayError(ContainsNodeError):
     """An array is in the way (zarr-python's name)."""
 
 
-class ContainsGroupError(ContainsNodeError, *_zarr("ContainsGroupError")):  # type: ignore[misc]
+@_zarr("ContainsGroupError")
+class ContainsGroupError(ContainsNodeError):
     """A group is in the way (zarr-python's name)."""
 
 
@@ -87,7 +136,8 @@ class UnsupportedDataTypeError(UnsupportedError, TypeError, ValueError):
     created with one, and a ValueError, as it raises when it opens one."""
 
 
-class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, ValueError)):  # type: ignore[misc]
+@_zarr("UnknownCodecError", KeyError, ValueError)
+class UnknownCodecError(UnsupportedError, KeyError, ValueError):
     """A codec zarrox does not know. A KeyError, as zarr-python raises when an array is
     created with one, and a ValueError (zarr-python's ``UnknownCodecError``), as it raises
     when it opens one."""
@@ -97,15 +147,18 @@ class UnknownCodecError(UnsupportedError, *_zarr("UnknownCodecError", KeyError, 
         return Exception.__str__(self)
 
 
-class BoundsCheckError(*_zarr("BoundsCheckError", IndexError)):  # type: ignore[misc]
+@_zarr("BoundsCheckError", _IndexError)
+class BoundsCheckError(_IndexError):
     """An index is out of bounds (zarr-python's ``BoundsCheckError``)."""
 
 
-class NegativeStepError(*_zarr("NegativeStepError", IndexError)):  # type: ignore[misc]
+@_zarr("NegativeStepError", _IndexError)
+class NegativeStepError(_IndexError):
     """A slice has a negative or zero step (zarr-python's ``NegativeStepError``)."""
 
 
-class VindexInvalidSelectionError(*_zarr("VindexInvalidSelectionError", IndexError)):  # type: ignore[misc]
+@_zarr("VindexInvalidSelectionError", _IndexError)
+class VindexInvalidSelectionError(_IndexError):
     """A ``vindex`` selection that is neither coordinates nor a mask."""
 
 
@@ -118,7 +171,8 @@ class CodecError(ZarroxError, ValueError):
     """A chunk could not be encoded or decoded."""
 
 
-class PickleCodecDisabledError(ZarroxError, *_zarr("PickleCodecDisabledError", ValueError)):  # type: ignore[misc]
+@_zarr("PickleCodecDisabledError", ValueError)
+class PickleCodecDisabledError(ZarroxError, ValueError):
     """A chunk stored with the ``pickle`` codec was not decoded, because unpickling can run
     arbitrary code and the user has not opted in (``array.allow_unsafe_pickle_decode``; see
     :mod:`zarrox.pickle_codec`). zarr-python 3.4's ``PickleCodecDisabledError``."""
@@ -283,6 +337,9 @@ def in_node(error: E, kind: str, path: str) -> E:
     (:func:`names_node`)."""
     return naming_node(type(error)(f"{kind} '{path}': {error}"), path)
 
+
+# zarr-python's classes join the bases once zarr.errors is imported (now, if it is already)
+when_imported("zarr.errors", _subclass_zarr_errors)
 
 __all__ = [
     "ArrayNotFoundError",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.array import Array, AsyncArray
-from zarrox.async_node import AsyncNode, run
+from zarrox.async_node import AsyncNode, gather, run, to_thread
 from zarrox.attributes import Attributes
 from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from zarrox.metadata import GroupMetadataV3
@@ -600,7 +599,7 @@ class AsyncGroup(AsyncNode):
 
     # -- members -------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
-        return wrap(await asyncio.to_thread(self._sync.__getitem__, key))  # type: ignore[no-any-return]
+        return wrap(await to_thread(self._sync.__getitem__, key))  # type: ignore[no-any-return]
 
     async def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -609,13 +608,13 @@ class AsyncGroup(AsyncNode):
             return default
 
     async def setitem(self, key: str, value: Any) -> None:
-        await asyncio.to_thread(self._sync.__setitem__, key, value)
+        await to_thread(self._sync.__setitem__, key, value)
 
     async def delitem(self, key: str) -> None:
-        await asyncio.to_thread(self._sync.__delitem__, key)
+        await to_thread(self._sync.__delitem__, key)
 
     async def contains(self, key: str) -> bool:
-        return await asyncio.to_thread(self._sync.__contains__, key)
+        return await to_thread(self._sync.__contains__, key)
 
     async def nmembers(self, max_depth: int | None = 0) -> int:
         return await run(self._sync.nmembers, max_depth)
@@ -674,7 +673,7 @@ class AsyncGroup(AsyncNode):
         return AsyncGroup(await run(self._sync.require_group, name, **kwargs))
 
     async def require_groups(self, *names: str) -> tuple[AsyncGroup, ...]:
-        return tuple(await asyncio.gather(*(self.require_group(n) for n in names)))
+        return tuple(await gather(*(self.require_group(n) for n in names)))
 
     async def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
         return AsyncArray(await run(self._sync.zeros, name=name, shape=shape, **kwargs))

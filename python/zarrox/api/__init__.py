@@ -8,7 +8,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -21,10 +21,13 @@ from zarrox.nodes.create import is_ndarray_like
 from zarrox.nodes.discover import read_node
 from zarrox.nodes.like import like_arguments, shape_and_chunks
 from zarrox.nodes.modes import Mode, apply_mode, check_mode, zarr_format_arg
-from zarrox.nodes.node import is_array, join, normalize_path
+from zarrox.nodes.node import is_array, is_spec, join, normalize_path
 from zarrox.nodes.plans import ArrayPlan
 from zarrox.storage import resolve_store
-from zarrox.tensorstore_spec import ArrayView, Spec, is_spec, open_spec
+
+if TYPE_CHECKING:
+    # the TensorStore layer is imported when a spec is opened, not with zarrox
+    from zarrox.tensorstore_spec import ArrayView, Spec
 
 __all__ = [
     "Mode",
@@ -160,6 +163,8 @@ def open(  # noqa: A001
     opens or creates the array as TensorStore does and returns a :class:`zarrox.ArrayView`;
     ``kwargs`` are TensorStore's ``open`` options (``create``, ``shape``, ``dtype``, ...)."""
     if is_spec(store):
+        from zarrox.tensorstore_spec import open_spec
+
         if config is not None:
             kwargs["config"] = config
         return open_spec(store, **_spec_mode(path, mode, zarr_format), **kwargs)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import copy
 import os
 import random
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from zarrox._core import get_conditional_writes
@@ -242,6 +243,24 @@ def zarr_format(meta: NodeMetadata) -> int:
     ):
         return 3
     return 1 if isinstance(meta, ArrayMetadataV1) else 2
+
+
+def is_spec(value: object) -> bool:
+    """Whether ``zarrox.open`` should take ``value`` as a TensorStore spec: a dict with a
+    ``"driver"``, a :class:`~zarrox.Spec` (or ``tensorstore.Spec``), or a spec URL
+    (``"file:///a.zarr/|zarr3:"``). Decided without importing the TensorStore layer
+    (:mod:`zarrox.tensorstore_spec`, imported when a spec is opened): a ``Spec`` exists
+    only once its module has been imported."""
+    spec_module = sys.modules.get("zarrox.tensorstore_spec.spec")
+    if spec_module is not None and isinstance(value, spec_module.Spec):
+        return True
+    if isinstance(value, Mapping):
+        return "driver" in value
+    if isinstance(value, str):
+        return any(f"|{d}:" in value for d in ("zarr3", "zarr2", "zarr"))
+    return type(value).__module__.startswith("tensorstore") and callable(
+        getattr(value, "to_json", None)
+    )
 
 
 def store_url(store: Store) -> str:

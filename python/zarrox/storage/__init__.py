@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 import weakref
 from collections.abc import Mapping, MutableMapping
@@ -32,6 +33,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle, memory_items
+from zarrox._post_import import when_imported
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, object_store_options
 
@@ -288,9 +290,10 @@ class MemoryStore(Store):
 
     ``MemoryStore(store_dict)``, as zarr-python's, keeps the values in ``store_dict`` (a
     dict or any mutable mapping; a dict given as a store does the same): every write goes
-    into it as a zarr-python ``Buffer`` where zarr-python is installed (bytes with a
-    ``to_bytes()`` method otherwise), so the same dict opens in zarr-python; values it
-    already holds may be buffers, bytes or anything with the buffer protocol."""
+    into it as a zarr-python ``Buffer`` where zarr-python is imported, else as
+    :class:`StoredBytes` (zarrox does not import zarr-python for it), so the same dict
+    opens in zarr-python; values it already holds may be buffers, bytes or anything with
+    the buffer protocol."""
 
     def __new__(cls, store_dict: MutableMapping[str, Any] | None = None) -> MemoryStore:
         if store_dict is not None and cls is MemoryStore:
@@ -312,21 +315,32 @@ class MemoryStore(Store):
 
 
 class StoredBytes(bytes):
-    """A value a dict-backed memory store wrote when zarr-python is not installed: bytes
-    that also answer zarr-python's ``Buffer.to_bytes()``."""
+    """A value a dict-backed memory store wrote while zarr-python was not imported: bytes
+    that zarr-python's ``MemoryStore`` reads as it reads its own ``Buffer`` values
+    (``to_bytes()``, ``as_numpy_array()``, and slices that are ``StoredBytes`` too)."""
 
     def to_bytes(self) -> bytes:
         return bytes(self)
 
+    def as_numpy_array(self) -> Any:
+        """The bytes as a read-only uint8 numpy array (no copy)."""
+        import numpy as np
+
+        return np.frombuffer(self, dtype=np.uint8)
+
+    def __getitem__(self, index: Any) -> Any:
+        # zarr-python's MemoryStore slices a value before it reads it as a buffer
+        value = super().__getitem__(index)
+        return StoredBytes(value) if isinstance(index, slice) else value
+
 
 def _stored_value(value: bytes) -> Any:
-    """``value`` as a dict-backed memory store keeps it: a zarr-python CPU buffer where
-    zarr-python is installed (what its MemoryStore keeps), else :class:`StoredBytes`."""
-    try:
-        from zarr.core.buffer import cpu
-    except ImportError:
+    """``value`` as a dict-backed memory store keeps it: a zarr-python CPU buffer (what its
+    MemoryStore keeps) where zarr-python is imported, else :class:`StoredBytes`."""
+    buffer = sys.modules.get("zarr.core.buffer.cpu")
+    if buffer is None:
         return StoredBytes(value)
-    return cpu.Buffer.from_bytes(value)
+    return buffer.Buffer.from_bytes(value)
 
 
 def _value_bytes(value: Any) -> Any:
@@ -841,11 +855,9 @@ def from_obstore(store: Any) -> Store:
 
 
 def _is_zarr_store(store: Any) -> bool:
-    try:
-        from zarr.abc.store import Store as ZarrStore
-    except ImportError:
-        return False
-    return isinstance(store, ZarrStore)
+    # a zarr-python store exists only once zarr-python is imported: not imported for this
+    store_module = sys.modules.get("zarr.abc.store")
+    return store_module is not None and isinstance(store, store_module.Store)
 
 
 def resolve_store(
@@ -918,9 +930,9 @@ def _from_string(text: str, storage_options: Mapping[str, Any] | None, mode: str
 # -- zarr-python and xarray take zarrox stores ----------------------------------------------
 # zarr-python resolves what it is given as a store in one function, make_store (every entry
 # point reaches it through make_store_path), which takes only its own Store class and
-# offers no hook. zarrox wraps it where zarr-python is installed (zarrox imports it anyway:
-# zarrox.errors subclasses its exceptions): a zarrox store is replaced by
-# store.as_zarr_store(), anything else passes through as it was.
+# offers no hook. zarrox wraps it where zarr-python is imported, without importing it: when
+# zarr.storage._common is imported (at once if it is already; zarrox._post_import), a
+# zarrox store is replaced by store.as_zarr_store(), anything else passes through as it was.
 
 
 def _take_zarrox_stores(common: ModuleType) -> None:
@@ -939,15 +951,7 @@ def _take_zarrox_stores(common: ModuleType) -> None:
     setattr(common, "make_store", make_store_taking_zarrox_stores)  # noqa: B010
 
 
-def _zarr_takes_zarrox_stores() -> None:
-    try:
-        from zarr.storage import _common
-    except ImportError:  # no zarr-python
-        return
-    _take_zarrox_stores(_common)
-
-
-_zarr_takes_zarrox_stores()
+when_imported("zarr.storage._common", _take_zarrox_stores)
 
 #: The names these stores had before their names said who does the I/O (Rust, or Python
 #: serving the engine's requests); kept so that code written against them keeps working.

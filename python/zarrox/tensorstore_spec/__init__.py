@@ -11,7 +11,8 @@ choice), :mod:`zarr3`/:mod:`zarr3_codecs`/:mod:`zarr2` (the drivers' metadata),
 :mod:`driver` (open modes and context resources).
 """
 
-from zarrox.tensorstore_spec.driver import is_spec, open_spec
+from zarrox.nodes.node import is_spec
+from zarrox.tensorstore_spec.driver import open_spec
 from zarrox.tensorstore_spec.index_space import (
     DimExpression,
     IndexDomain,

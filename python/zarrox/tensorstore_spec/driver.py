@@ -29,7 +29,6 @@ Context resources and caching options, and what they become in zarrox:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from zarrox.errors import ArrayNotFoundError, ContainsArrayError
@@ -38,7 +37,7 @@ from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
 from zarrox.tensorstore_spec.index_space import IndexTransform
 from zarrox.tensorstore_spec.kvstore import open_kvstore
 from zarrox.tensorstore_spec.of_array import Settings, base_domain, parse_stored
-from zarrox.tensorstore_spec.spec import ParsedSpec, Spec, apply_options, parse_spec
+from zarrox.tensorstore_spec.spec import ParsedSpec, apply_options, parse_spec
 from zarrox.tensorstore_spec.view import ArrayView, cache_pool_of
 
 
@@ -174,19 +173,4 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         transform or IndexTransform.identity(base_domain(array)),
         settings=settings,
         document=doc,
-    )
-
-
-def is_spec(value: object) -> bool:
-    """Whether ``zarrox.open`` should take ``value`` as a TensorStore spec: a dict with a
-    ``"driver"``, a :class:`Spec` (or ``tensorstore.Spec``), or a spec URL
-    (``"file:///a.zarr/|zarr3:"``)."""
-    if isinstance(value, Spec):
-        return True
-    if isinstance(value, Mapping):
-        return "driver" in value
-    if isinstance(value, str):
-        return any(f"|{d}:" in value for d in ("zarr3", "zarr2", "zarr"))
-    return type(value).__module__.startswith("tensorstore") and callable(
-        getattr(value, "to_json", None)
     )
