@@ -310,11 +310,11 @@ pub const RANGE_ATTEMPTS: u32 = 2;
 /// thread for stores that answer at once).
 pub async fn read_chunk_consistent<S, W, F>(
     chain: &CodecChain,
-    origin: &Origin<'_>,
+    store: &dyn Store,
+    key: &str,
     region: &ChunkRegion,
     fetching: Fetching<'_>,
     sink: &S,
-    key: &str,
     sleep: W,
 ) -> Result<bool>
 where
@@ -322,6 +322,7 @@ where
     W: Fn(Duration) -> F,
     F: Future<Output = ()>,
 {
+    let origin = &Origin::Store { store, key };
     let extent = AtomicU64::new(u64::MAX);
     // Made at the first change: most reads see none.
     let mut backoff: Option<super::commit::Backoff> = None;

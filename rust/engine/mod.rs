@@ -227,20 +227,9 @@ pub fn read_since(
                 out,
                 worker: Worker::Here,
             };
-            let origin = Origin::Store {
-                store,
-                key: &task.key,
-            };
-            let sleep = commit::sleep_here;
-            crate::store::now(read_chunk_consistent(
-                chain,
-                &origin,
-                &task.region,
-                fetching,
-                &sink,
-                &task.key,
-                sleep,
-            ))?
+            let (key, region, sleep) = (&task.key, &task.region, commit::sleep_here);
+            let read = read_chunk_consistent(chain, store, key, region, fetching, &sink, sleep);
+            crate::store::now(read)?
         }),
         IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
             let chain = task.chain(chain);
@@ -263,21 +252,8 @@ pub fn read_since(
                     };
                     return cached::read(cache, chain, store, task, out, opened, decode).await;
                 }
-                let origin = Origin::Store {
-                    store,
-                    key: &task.key,
-                };
-                let sleep = tokio::time::sleep;
-                read_chunk_consistent(
-                    chain,
-                    &origin,
-                    &task.region,
-                    fetching,
-                    &sink,
-                    &task.key,
-                    sleep,
-                )
-                .await
+                let (key, region, sleep) = (&task.key, &task.region, tokio::time::sleep);
+                read_chunk_consistent(chain, store, key, region, fetching, &sink, sleep).await
             })
         }),
         IoMode::Caller => Err(Error::value(
