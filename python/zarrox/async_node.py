@@ -1,11 +1,14 @@
 """What the awaitable forms of arrays and groups share (``AsyncArray`` in array.py,
-``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`): a synchronous call
-run in a worker thread (:func:`asyncio.to_thread`), so the event loop stays free while the
-Rust core reads, decodes, encodes and writes (it releases the GIL for the whole batch)."""
+``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`).
+
+Reads and writes of arrays in stores Rust reads are awaitables the engine completes (see
+``AsyncArray``). What is left runs as a synchronous call in a worker thread (:func:`run`,
+:func:`asyncio.to_thread`): opening and creating nodes, metadata and attribute updates,
+listings (a few small documents each), and reads and writes of stores served from Python.
+asyncio is imported when first awaited, not with ``import zarrox``."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,22 +25,11 @@ def unwrap(value: Any) -> Any:
 async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` in a worker thread, awaitable nodes among the arguments
     passed as their synchronous nodes."""
+    import asyncio
+
     args = tuple(unwrap(a) for a in args)
     kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     return await asyncio.to_thread(func, *args, **kwargs)
-
-
-class AsyncIndex:
-    """``async_array.oindex`` / ``.vindex``: awaitable ``getitem`` and ``setitem``."""
-
-    def __init__(self, index: Any) -> None:
-        self._index = index
-
-    async def getitem(self, selection: Any) -> Any:
-        return await asyncio.to_thread(self._index.__getitem__, selection)
-
-    async def setitem(self, selection: Any, value: Any) -> None:
-        await asyncio.to_thread(self._index.__setitem__, selection, value)
 
 
 class AsyncNode:
@@ -73,4 +65,4 @@ class AsyncNode:
         return value
 
 
-__all__ = ["AsyncIndex", "AsyncNode", "run", "unwrap"]
+__all__ = ["AsyncNode", "run", "unwrap"]
