@@ -119,9 +119,8 @@ impl ArrayHandle {
     ) -> PyResult<Bound<'py, PyAny>> {
         let order = MemoryOrder::parse(order).map_err(to_py_err)?;
         let sel = &selection_.inner.selection;
-        let (store, batch) = py
-            .detach(|| self.core.batch_of(sel, order))
-            .map_err(to_py_err)?;
+        // the GIL held: this runs on the event loop's thread, which waits either way
+        let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
         let StoreRef::Rust(store) = store else {
             return Err(PyValueError::new_err(
                 "awaitable reads need a store Rust reads (see in_rust)",
@@ -147,9 +146,8 @@ impl ArrayHandle {
     ) -> PyResult<Bound<'py, PyAny>> {
         let order = MemoryOrder::parse(order).map_err(to_py_err)?;
         let sel = &selection_.inner.selection;
-        let (store, batch) = py
-            .detach(|| self.core.batch_of(sel, order))
-            .map_err(to_py_err)?;
+        // the GIL held: this runs on the event loop's thread, which waits either way
+        let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
         let StoreRef::Rust(store) = store else {
             return Err(PyValueError::new_err(
                 "awaitable writes need a store Rust writes (see in_rust)",

@@ -1,13 +1,15 @@
 //! Awaitables the engine completes: an `asyncio.Future` of the running event
-//! loop, resolved from the I/O runtime through `loop.call_soon_threadsafe`
-//! when the read or write ends, with no Python thread per await. Cancelling
-//! the future (the awaiting task cancelled) aborts the Rust work: its future
-//! is dropped on the I/O runtime (see `Batch::read_async`).
+//! loop, whose read or write runs as a task on the I/O runtime; when it ends,
+//! one Rust thread (`completer`) resolves the futures that finished through
+//! `loop.call_soon_threadsafe`, with no Python thread per await. Cancelling
+//! the future (the awaiting task cancelled) aborts the task: its future is
+//! dropped on the I/O runtime (see `Batch::read_async`).
 
 use std::future::Future;
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
@@ -30,8 +32,9 @@ where
     C: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
 {
     // asyncio is loaded: a coroutine of a running loop is calling
-    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
-    let future = event_loop.call_method0("create_future")?;
+    let asyncio = py.import(intern!(py, "asyncio"))?;
+    let event_loop = asyncio.call_method0(intern!(py, "get_running_loop"))?;
+    let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let runtime = crate::store::runtime::runtime().map_err(to_py_err)?;
     let (target, on_loop) = (future.clone().unbind(), event_loop.unbind());
     let task = runtime.spawn(async move {
@@ -44,38 +47,134 @@ where
                     "internal error: an awaitable read or write panicked",
                 ))
             });
-        Python::attach(|py| {
-            let (ok, value) = match result.map_err(to_py_err).and_then(|v| convert(py, v)) {
-                Ok(value) => (true, value),
-                Err(e) => (false, e.into_value(py).into_any()),
-            };
-            let settle = wrap_pyfunction!(settle, py).and_then(|f| {
-                on_loop.call_method1(py, "call_soon_threadsafe", (f, target, ok, value))
-            });
-            // a closed loop has nobody left to tell
-            drop(settle);
+        let value: Outcome =
+            Box::new(
+                move |py| match result.map_err(to_py_err).and_then(|v| convert(py, v)) {
+                    Ok(value) => (true, value),
+                    Err(e) => (false, e.into_value(py).into_any()),
+                },
+            );
+        completer::send(Done {
+            on_loop,
+            target,
+            value,
         });
     });
     let cancel = Cancel {
         task: task.abort_handle(),
     };
-    future.call_method1("add_done_callback", (cancel,))?;
+    future.call_method1(intern!(py, "add_done_callback"), (cancel,))?;
     Ok(future)
 }
 
-/// Resolve `future` (on its loop's thread): its result, or (`ok` false) the
-/// exception; nothing when it was cancelled meanwhile.
-#[pyfunction]
-fn settle(future: &Bound<'_, PyAny>, ok: bool, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    if future.call_method0("done")?.is_truthy()? {
-        return Ok(());
+/// What an awaitable resolves to, made with the GIL held: (ok, the value or
+/// the exception).
+type Outcome = Box<dyn FnOnce(Python<'_>) -> (bool, Py<PyAny>) + Send>;
+
+/// A finished read or write, to resolve its future on its loop.
+struct Done {
+    on_loop: Py<PyAny>,
+    target: Py<PyAny>,
+    value: Outcome,
+}
+
+/// Resolving futures: the I/O runtime hands finished work to one thread of
+/// its own, which takes the GIL once for all that finished meanwhile and
+/// schedules one callback per event loop (`call_soon_threadsafe`): the I/O
+/// threads never wait for the GIL, and a burst of completions wakes the loop
+/// once. Rebuilt after a fork, as the runtime is.
+mod completer {
+    use std::sync::mpsc::{channel, Receiver, Sender};
+    use std::sync::Mutex;
+
+    use pyo3::intern;
+    use pyo3::prelude::*;
+    use pyo3::sync::PyOnceLock;
+    use pyo3::types::{PyBool, PyList, PyTuple};
+
+    use super::Done;
+
+    static SENDER: Mutex<Option<(u32, Sender<Done>)>> = Mutex::new(None);
+
+    /// `settle_all` as a Python function, made once.
+    static SETTLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+    pub(super) fn send(done: Done) {
+        let pid = std::process::id();
+        let mut guard = crate::fork::lock(&SENDER);
+        if !matches!(guard.as_ref(), Some((p, _)) if *p == pid) {
+            let (tx, rx) = channel();
+            let started = std::thread::Builder::new()
+                .name("zarrox-await".into())
+                .spawn(move || run(rx));
+            if started.is_err() {
+                return; // no thread: the future stays pending, as a lost loop's would
+            }
+            // the parent's sender (a fork) is forgotten: its thread is not here
+            if let Some(old) = guard.replace((pid, tx)) {
+                std::mem::forget(old);
+            }
+        }
+        if let Some((_, tx)) = guard.as_ref() {
+            let _ = tx.send(done);
+        }
     }
-    if ok {
-        future.call_method1("set_result", (value,))?;
-    } else {
-        future.call_method1("set_exception", (value,))?;
+
+    fn run(rx: Receiver<Done>) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            batch.extend(rx.try_iter());
+            Python::attach(|py| resolve(py, batch));
+        }
     }
-    Ok(())
+
+    /// One `call_soon_threadsafe(settle_all, [(future, ok, value), ...])` per loop.
+    fn resolve(py: Python<'_>, batch: Vec<Done>) {
+        let mut loops: Vec<(Py<PyAny>, Vec<Bound<'_, PyTuple>>)> = Vec::new();
+        for done in batch {
+            let (ok, value) = (done.value)(py);
+            let ok = PyBool::new(py, ok).to_owned().into_any().unbind();
+            let Ok(item) = PyTuple::new(py, [done.target, ok, value]) else {
+                continue;
+            };
+            match loops.iter_mut().find(|(l, _)| l.is(&done.on_loop)) {
+                Some((_, items)) => items.push(item),
+                None => loops.push((done.on_loop, vec![item])),
+            }
+        }
+        let Ok(settle) = SETTLE.get_or_try_init(py, || {
+            wrap_pyfunction!(settle_all, py).map(|f| f.into_any().unbind())
+        }) else {
+            return;
+        };
+        for (on_loop, items) in loops {
+            let Ok(items) = PyList::new(py, items) else {
+                continue;
+            };
+            // a closed loop has nobody left to tell
+            let _ = on_loop.call_method1(py, intern!(py, "call_soon_threadsafe"), (settle, items));
+        }
+    }
+
+    /// Resolve each `(future, ok, value)` (on its loop's thread): its result,
+    /// or (`ok` false) the exception; nothing when it was cancelled meanwhile.
+    #[pyfunction]
+    fn settle_all(items: &Bound<'_, PyList>) -> PyResult<()> {
+        let py = items.py();
+        for item in items.iter() {
+            let (future, ok, value): (Bound<'_, PyAny>, bool, Bound<'_, PyAny>) = item.extract()?;
+            if future.call_method0(intern!(py, "done"))?.is_truthy()? {
+                continue;
+            }
+            let method = if ok {
+                intern!(py, "set_result")
+            } else {
+                intern!(py, "set_exception")
+            };
+            future.call_method1(method, (value,))?;
+        }
+        Ok(())
+    }
 }
 
 /// The done callback of an awaitable: when it was cancelled, abort the work.
