@@ -395,6 +395,14 @@ impl ArrayCore {
         Ok((core, batch))
     }
 
+    /// The batch of a read or write of the selection (`order`, see
+    /// [`read`](Self::read)) and the store its chunks are in: what an
+    /// awaitable read or write owns ([`Batch::read_async`]).
+    pub fn batch_of(&self, sel: &Selection, order: MemoryOrder) -> Result<(StoreRef, Batch)> {
+        let (core, batch) = self.batch(sel, order)?;
+        Ok((core.store.clone(), batch))
+    }
+
     /// Read the selection into `into`: a buffer (`order`, the selection's
     /// shape, native byte order) of fixed-size elements, or a list of
     /// variable-length ones in selection order (C order). From a store the

@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 
 use crate::cache::DataCache;
 use crate::codec::CodecChain;
 use crate::engine::session::ReadSession;
 use crate::engine::{self, check_disjoint, ChunkRegion, ChunkTask, Input, OutView, Output};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{IoMode, Store};
 
 /// Where a batch's chunks are.
 pub enum Chunks<'a> {
@@ -38,6 +39,49 @@ pub enum Chunks<'a> {
 pub enum Destination<'a> {
     Buffer(&'a mut [u8]),
     List,
+}
+
+/// A buffer an awaitable read fills, owned by the read (and kept alive by
+/// it) until the read ends: nobody else uses its bytes meanwhile.
+pub trait OutBuffer: Send + 'static {
+    fn bytes(&mut self) -> &mut [u8];
+}
+
+/// A buffer an awaitable write reads, kept alive by the write.
+pub trait InBuffer: Send + Sync + 'static {
+    fn bytes(&self) -> &[u8];
+}
+
+/// Where an awaitable read puts the elements (see [`Destination`]), owned.
+pub enum OwnedDestination {
+    Buffer(Box<dyn OutBuffer>),
+    List,
+}
+
+impl OwnedDestination {
+    fn borrow(&mut self) -> Destination<'_> {
+        match self {
+            OwnedDestination::Buffer(buf) => Destination::Buffer(buf.bytes()),
+            OwnedDestination::List => Destination::List,
+        }
+    }
+}
+
+/// What an awaitable write takes elements from (see [`Input`]), owned.
+pub enum OwnedInput {
+    Buffer(Box<dyn InBuffer>),
+    Var(Vec<Vec<u8>>),
+    Scalar(Vec<u8>),
+}
+
+impl OwnedInput {
+    fn input(&self) -> Input<'_> {
+        match self {
+            OwnedInput::Buffer(buf) => Input::Fixed(buf.bytes()),
+            OwnedInput::Var(items) => Input::Var(items),
+            OwnedInput::Scalar(one) => Input::Scalar(one),
+        }
+    }
 }
 
 /// What a read did.
@@ -331,6 +375,139 @@ impl Batch {
     fn encode(&self, old: Vec<Option<Bytes>>, value: Input<'_>) -> Result<Vec<Option<Bytes>>> {
         engine::encode(&self.chain, &self.tasks, old, value, self.write_empty).map_err(self.at())
     }
+}
+
+/// Awaitable reads and writes: futures that own the batch, the store and
+/// the buffer, for the I/O runtime to run. An object store is read and
+/// written with no thread waiting for the network (decoding and encoding on
+/// the worker pool); a store that answers at once is read by the blocking
+/// engine call as one job on the worker pool. Dropping the future cancels
+/// what has not started: requests in flight are dropped, a job not yet
+/// running does nothing, and the jobs running are waited for (they use the
+/// buffer), so that the buffer is released only once nothing touches it.
+impl Batch {
+    /// [`Batch::read`] from `store` as a future.
+    pub fn read_async(
+        self,
+        store: Arc<dyn Store>,
+        mut into: OwnedDestination,
+    ) -> BoxFuture<'static, Result<ReadDone>> {
+        Box::pin(async move {
+            match store.io_mode() {
+                IoMode::Concurrent => {
+                    let into = into.borrow();
+                    // SAFETY: this future owns the batch, the store and the
+                    // buffer that the read borrows, declared before the read's
+                    // future, which is dropped first; leaking this future
+                    // leaks them with it.
+                    unsafe { self.read_concurrent(store.as_ref(), into) }.await
+                }
+                IoMode::Blocking => {
+                    on_worker(move || self.read(Chunks::Store(store.as_ref()), into.borrow())).await
+                }
+                IoMode::Caller => Err(caller_store()),
+            }
+        })
+    }
+
+    /// [`Batch::read`] from an object store as a future.
+    ///
+    /// # Safety
+    /// See [`engine::read_concurrent`].
+    async unsafe fn read_concurrent(
+        self,
+        store: &dyn Store,
+        into: Destination<'_>,
+    ) -> Result<ReadDone> {
+        let at = self.at();
+        let list = matches!(into, Destination::List);
+        let n = self.check_read(&into).map_err(&at)?;
+        let out_list = Mutex::new(if list {
+            vec![Vec::new(); n]
+        } else {
+            Vec::new()
+        });
+        let view;
+        let out = match into {
+            Destination::Buffer(buf) => {
+                view = OutView::new(buf);
+                Output::Fixed(&view)
+            }
+            Destination::List => Output::Var(&out_list),
+        };
+        let (chain, tasks, cache) = (&self.chain, &self.tasks, &self.cache);
+        // SAFETY: the caller's contract; `out_list` and `view` are declared
+        // before the read's future, so they outlive its jobs.
+        let present =
+            unsafe { engine::read_concurrent(chain, store, tasks, out, self.opened, cache) }
+                .await
+                .map_err(at)?;
+        Ok(if list {
+            let values = out_list.into_inner().unwrap_or_else(|p| p.into_inner());
+            ReadDone::Values(values, present)
+        } else {
+            ReadDone::Present(present)
+        })
+    }
+
+    /// [`Batch::write`] to `store` as a future. Cancelled part way, the
+    /// chunks already stored stay written (each chunk is stored whole or not
+    /// at all).
+    pub fn write_async(
+        self,
+        store: Arc<dyn Store>,
+        value: OwnedInput,
+    ) -> BoxFuture<'static, Result<WriteDone>> {
+        Box::pin(async move {
+            match store.io_mode() {
+                IoMode::Concurrent => {
+                    let input = value.input();
+                    self.check_input(&input).map_err(self.at())?;
+                    let (chain, tasks, cache) = (&self.chain, &self.tasks, &self.cache);
+                    // SAFETY: as in `read_async`: this future owns all the
+                    // write borrows, declared before the write's future.
+                    unsafe {
+                        engine::write_concurrent(
+                            chain,
+                            store.as_ref(),
+                            tasks,
+                            input,
+                            self.write_empty,
+                            cache,
+                        )
+                    }
+                    .await
+                    .map(|()| WriteDone::Written)
+                    .map_err(self.at())
+                }
+                IoMode::Blocking => {
+                    on_worker(move || self.write(Chunks::Store(store.as_ref()), value.input()))
+                        .await
+                }
+                IoMode::Caller => Err(caller_store()),
+            }
+        })
+    }
+}
+
+fn caller_store() -> Error {
+    Error::value("internal error: a store the caller serves has no awaitable reads and writes")
+}
+
+/// `f` as one job on the worker pool, awaited; not run at all when the
+/// future is dropped before the job starts. A panic is an error.
+async fn on_worker<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    let (tx, rx) = futures::channel::oneshot::channel();
+    crate::pool::pool()?.spawn(move || {
+        if tx.is_canceled() {
+            return; // the awaiting task was cancelled before this started
+        }
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(Error::value("internal error: a read or write panicked")));
+        let _ = tx.send(done);
+    });
+    rx.await
+        .map_err(|_| Error::value("internal error: a read or write was lost"))?
 }
 
 /// A write to a store the caller serves: it fetches the old chunks

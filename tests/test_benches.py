@@ -261,3 +261,17 @@ def test_bench_startup_smoke(tmp_path: Path) -> None:
             rf"^- {case} - import numpy: [-+]\d+ ms \(limit \+\d+ ms\): (met|not met)$", out, re.M
         ), out
     assert "FAILED" not in out
+
+
+def test_bench_async_latency_quick_smoke(tmp_path: Path) -> None:
+    """bench_async_latency.py starts its own latency server, runs every implementation on
+    the same reads (each result checked) and reports medians and the issue's targets."""
+    pytest.importorskip("aiohttp")
+    pytest.importorskip("tensorstore")
+    md = tmp_path / "async.md"
+    out, context = run_bench("bench_async_latency.py", "--quick", "--markdown", str(md))
+    for impl in ("zarrox-await", "zarrox-to-thread", "zarrox-threads", "tensorstore"):
+        assert re.search(rf"^\| {impl} \| \d+\.\d{{3}} \|", out, re.M), context
+    assert re.search(r"zarrox-await / tensorstore: \d+\.\d\dx", out), context
+    assert re.search(r"zarrox-await / zarrox-threads \(64 threads\): \d+\.\d\dx", out), context
+    assert md.read_text() in out

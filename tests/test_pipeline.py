@@ -1100,12 +1100,22 @@ def test_read_results_on_zarr_python_with_get_results() -> None:
 def test_small_reads_and_writes_run_on_the_event_loop_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
 ) -> None:
-    """A read or write over at most 64 KiB of chunks skips the hop to a worker thread; a
-    larger one takes it (so that concurrent large calls overlap). All get the right data."""
+    """A read or write over at most 64 KiB of chunks runs inline; a larger one leaves the
+    event loop's thread (so that concurrent large calls overlap): awaiting the engine's
+    awaitable for a store Rust reads (no thread), a worker thread for one Python serves.
+    All get the right data."""
     import zarrox.pipeline as zp
 
     hops: list[Any] = []
     real = asyncio.to_thread
+    real_native = zp._run_native
+
+    async def native(nbytes: int | None, func: Any, *args: Any) -> Any:
+        if nbytes is None or nbytes > zp._INLINE_BYTES:
+            hops.append(func)
+        return await real_native(nbytes, func, *args)
+
+    monkeypatch.setattr(zp, "_run_native", native)
 
     async def counting(func: Any, *args: Any, **kwargs: Any) -> Any:
         rust = _core.ChunkCodec | _core.ReadSession | _core.WriteBatch

@@ -6,6 +6,7 @@ the ``zarrox.errors`` classes. Keep in step with the ``#[pyfunction]``, ``#[pycl
 compiled module is declared here).
 """
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from os import PathLike
 from typing import Any, Literal, TypeAlias, final
@@ -244,6 +245,16 @@ class ArrayHandle:
     def write(
         self, selection_: Selection, value: _Value, order: _Order = "C"
     ) -> WriteBatch | None: ...
+    def read_async(
+        self, selection_: Selection, out: _U8 | None = None, order: _Order = "C"
+    ) -> asyncio.Future[Any]:
+        """``read`` of a store Rust reads as a future of the running loop that the engine
+        completes (which chunks exist, or (values, which chunks exist)); ``out`` is held
+        until it is done. Cancelling it cancels the read."""
+    def write_async(
+        self, selection_: Selection, value: _Value, order: _Order = "C"
+    ) -> asyncio.Future[None]:
+        """``write`` to a store Rust writes as a future the engine completes."""
     def chunk_key(self, coords: Sequence[int]) -> str: ...
     def stored_chunks(self) -> list[tuple[str, list[int]]]: ...
     def chunk_coords(self, keys: Sequence[str]) -> list[tuple[str, list[int]]]: ...
@@ -290,3 +301,32 @@ class ChunkCodec:
         generic: Any = None,
         order: _Order = "C",
     ) -> WriteBatch | list[bytes | None] | None: ...
+    def read_async(
+        self,
+        chunks: StoreHandle,
+        keys: Sequence[str],
+        chunk_selections: _Regions,
+        out_selections: _Regions,
+        out: _U8 | None,
+        out_shape: Sequence[int],
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+        order: _Order = "C",
+    ) -> asyncio.Future[Any] | None:
+        """``read`` of a store Rust reads as a future the engine completes; None at once
+        where ``read`` returns None."""
+    def write_async(
+        self,
+        chunks: StoreHandle,
+        keys: Sequence[str],
+        complete: Sequence[bool],
+        chunk_selections: _Regions,
+        value_selections: _Regions | None,
+        value: _Value,
+        value_shape: Sequence[int],
+        write_empty: bool,
+        drop_axes: Sequence[int] | None = None,
+        generic: Any = None,
+        order: _Order = "C",
+    ) -> asyncio.Future[None]:
+        """``write`` to a store Rust writes as a future the engine completes."""

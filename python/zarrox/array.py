@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrox import _core
-from zarrox.async_node import AsyncIndex, AsyncNode, run, to_thread
+from zarrox.async_node import AsyncNode, run
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -90,6 +90,58 @@ def _config_dict(config: Any) -> dict[str, Any]:
     if all(hasattr(config, k) for k in keys):
         return {k: getattr(config, k) for k in keys}
     raise TypeError(f"config must be a dict or an ArrayConfig, got {config!r}")
+
+
+class _IO:
+    """The chunk I/O a step of a read or write asks for (see :func:`_run_io`)."""
+
+    READ = "read"  # into a buffer: (READ, selection, uint8 view, Fortran order)
+    READ_VAR = "read_var"  # variable-length values, sent back: (READ_VAR, selection, None, False)
+    WRITE = "write"  # (WRITE, selection, uint8 view / one element / list, Fortran order)
+
+
+#: one chunk I/O of a read or write: (kind, selection, buffer or value, Fortran order)
+_IOStep = tuple[str, Any, Any, bool]
+#: a read's steps: yields its chunk I/O, is sent what each gave, returns the result
+_Steps = Generator[_IOStep, Any, Any]
+
+
+def _do_io(array: Array, step: _IOStep) -> Any:
+    """Run one chunk I/O step of ``array`` with the blocking core calls."""
+    kind, dims, arg, fortran = step
+    if kind == _IO.READ:
+        array._io_read(dims, arg, fortran)
+        return None
+    if kind == _IO.READ_VAR:
+        return array._io_read_var(dims)
+    array._io_write(dims, arg, fortran)
+    return None
+
+
+def _run_io(array: Array, steps: _Steps) -> Any:
+    """The result of a read's steps, each chunk I/O run with the blocking core calls
+    (:class:`AsyncArray` awaits the same steps, :func:`_await_io`)."""
+    try:
+        step = next(steps)
+        while True:
+            step = steps.send(_do_io(array, step))
+    except StopIteration as done:
+        return done.value
+
+
+async def _await_io(array: Array, step: _IOStep) -> Any:
+    """Await one chunk I/O step of ``array`` (a store Rust reads): an awaitable that the
+    engine completes, no Python thread (see ``ArrayHandle.read_async``)."""
+    kind, dims, arg, fortran = step
+    handle = array._handle
+    if kind == _IO.READ:
+        await handle.read_async(dims, arg, "F" if fortran else "C")
+        return None
+    if kind == _IO.READ_VAR:
+        values, _ = await handle.read_async(dims)
+        return values
+    await handle.write_async(dims, arg, "F" if fortran else "C")
+    return None
 
 
 class OIndex:
@@ -769,8 +821,8 @@ class Array(Node):
         return self.shape[0]
 
     # -- reading -----------------------------------------------------------
-    def _read_var(self, sel: Selection) -> np.ndarray:
-        items = self._io_read_var(sel)
+    def _as_var(self, sel: Selection, items: list[Any]) -> np.ndarray:
+        """Variable-length elements read for ``sel`` as an array of the selection's shape."""
         if self.dtype == object:
             arr = np.empty(len(items), dtype=object)
             arr[:] = items
@@ -782,8 +834,14 @@ class Array(Node):
         """The selected values. As in zarr-python, a basic selection of one element
         (every dimension an integer, or a 0-d array) gives a numpy scalar; every other
         selection an array, 0-d included."""
+        return _run_io(self, self._read_steps(sel, out, basic=basic))
+
+    def _read_steps(self, sel: Selection, out: np.ndarray | None, *, basic: bool) -> _Steps:
+        """What :meth:`_read` does, its chunk I/O yielded (see :func:`_run_io`): so that
+        :class:`AsyncArray` awaits the same steps."""
         if self._var_len:
-            result = self._read_var(sel)
+            items = yield _IO.READ_VAR, sel, None, False
+            result = self._as_var(sel, items)
             if out is not None:
                 out[...] = result
                 return out
@@ -798,21 +856,21 @@ class Array(Node):
                 raise ValueError("out must be writeable")
             if out.flags.c_contiguous:
                 # Decoded straight into the caller's buffer.
-                self._io_read(sel, out.reshape(-1).view(np.uint8))
+                yield _IO.READ, sel, out.reshape(-1).view(np.uint8), False
             elif out.flags.f_contiguous and self._fortran_io(sel):
-                self._io_read(sel, out.T.reshape(-1).view(np.uint8), fortran=True)
+                yield _IO.READ, sel, out.T.reshape(-1).view(np.uint8), True
             else:
-                out[...] = self._read(sel)
+                out[...] = yield from self._read_steps(sel, None, basic=False)
             return out
         fortran = self.order == "F" and len(sel.result_shape) > 1
         if fortran and self._fortran_io(sel):
             # Fortran-ordered chunks straight into the Fortran-ordered result.
             buf = np.empty(sel.buffer_shape[::-1], dtype=self.dtype)
-            self._io_read(sel, buf.reshape(-1).view(np.uint8), fortran=True)
+            yield _IO.READ, sel, buf.reshape(-1).view(np.uint8), True
             result = buf.reshape(sel.result_shape[::-1]).T
         else:
             buf = np.empty(sel.buffer_shape, dtype=self.dtype)
-            self._io_read(sel, buf.reshape(-1).view(np.uint8))
+            yield _IO.READ, sel, buf.reshape(-1).view(np.uint8), False
             result = buf.reshape(sel.result_shape)
             if fortran:
                 result = fortran_ordered(result)
@@ -882,9 +940,9 @@ class Array(Node):
                 f"into selection of shape {sel.result_shape}"
             ) from None
 
-    def _write_var(self, sel: Selection, value: Any) -> None:
+    def _write_var(self, sel: Selection, value: Any) -> _IOStep:
         arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
-        self._io_write(sel, arr.reshape(-1).tolist())
+        return _IO.WRITE, sel, arr.reshape(-1).tolist(), False
 
     def _values(self, value: Any) -> np.ndarray:
         """``value`` as an array of this array's dtype, converted as zarr-python does:
@@ -900,28 +958,36 @@ class Array(Node):
             return value if value.dtype == self.dtype else cast_values(value, self.dtype)
         return np.asarray(value, dtype=self.dtype)
 
-    def _write_scalar(self, sel: Selection, value: Any) -> bool:
-        """Write one value to every selected element without building a
-        selection-sized buffer. False (nothing written) when the value is not
-        one element of this array's kind; the general path reports that."""
+    def _write_scalar(self, sel: Selection, value: Any) -> _IOStep | None:
+        """The write of one value to every selected element, with no
+        selection-sized buffer. None when the value is not one element of this
+        array's kind; the general path reports that."""
         one: Any
         if self._var_len:
             one = np.asarray(value, dtype=self.dtype).reshape(-1).tolist()[0]
             if not isinstance(one, (str, bytes)):
-                return False
+                return None
         else:
             one = self._values(value).tobytes()
         # One value everywhere: any order will do, and Fortran-ordered chunks take it
         # untransposed.
-        self._io_write(sel, one, fortran=not self._var_len and self._fortran_io(sel))
-        return True
+        return _IO.WRITE, sel, one, not self._var_len and self._fortran_io(sel)
 
     def _write(self, sel: Selection, value: Any) -> None:
+        step = self._write_step(sel, value)
+        if step is not None:
+            _do_io(self, step)
+
+    def _write_step(self, sel: Selection, value: Any) -> _IOStep | None:
+        """What :meth:`_write` does: its one chunk I/O (None: nothing to write), which
+        :class:`AsyncArray` awaits."""
         self._check_writable()
         if math.prod(sel.buffer_shape) == 0:
-            return
-        if np.ndim(value) == 0 and self._write_scalar(sel, value):
-            return
+            return None
+        if np.ndim(value) == 0:
+            step = self._write_scalar(sel, value)
+            if step is not None:
+                return step
         if self._var_len:
             return self._write_var(sel, value)
         arr = self._broadcast(self._values(value), sel, value).reshape(sel.buffer_shape)
@@ -929,10 +995,9 @@ class Array(Node):
             # Fortran-ordered values into Fortran-ordered chunks: nothing transposed.
             # (C-ordered values are gathered per chunk and each chunk transposed: faster
             # than reordering all of them first.)
-            self._io_write(sel, arr.T.reshape(-1).view(np.uint8), fortran=True)
-            return
+            return _IO.WRITE, sel, arr.T.reshape(-1).view(np.uint8), True
         buf = c_ordered(arr)
-        self._io_write(sel, buf.reshape(-1).view(np.uint8))
+        return _IO.WRITE, sel, buf.reshape(-1).view(np.uint8), False
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         if is_pure_fancy(selection, self.shape):
@@ -1087,7 +1152,16 @@ def _create_array(*args: Any, **kwargs: Any) -> Array:
 class AsyncArray(AsyncNode):
     """An array whose reads, writes and metadata changes are awaited (zarr-python's
     ``AsyncArray``). Wraps a :class:`zarrox.Array` (``AsyncArray(array)``); the properties
-    describing the array are the same."""
+    describing the array are the same.
+
+    Reads and writes of a store Rust reads (local files, memory, zip, object stores) are
+    awaitables that the engine completes: no Python thread per await; an object store's
+    requests run on the engine's I/O runtime and decoding on its worker pool; cancelling
+    the awaiting task cancels the requests not yet answered. A buffer given as ``out`` is
+    written while the event loop runs: leave it alone until the read is done. Reads and
+    writes of a store served from Python (and the pickle codec) run the blocking call on a
+    worker thread. Opening, creating, resizing and attribute updates (a few small metadata
+    documents) also run on a worker thread."""
 
     _kind = Array
     _sync: Array
@@ -1095,61 +1169,130 @@ class AsyncArray(AsyncNode):
     # -- opening and creating ------------------------------------------------------------
     @classmethod
     async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncArray:
+        """The array at ``store`` (metadata read on a worker thread)."""
         return AsyncArray(await run(_open_array, store, zarr_format=zarr_format, **kwargs))
 
     @classmethod
     async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
+        """A new array (metadata written on a worker thread)."""
         return AsyncArray(await run(_create_array, store, **kwargs))
 
     def __repr__(self) -> str:
         return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"
 
     @property
-    def oindex(self) -> AsyncIndex:
-        return AsyncIndex(self._sync.oindex)
+    def oindex(self) -> _AsyncOIndex:
+        return _AsyncOIndex(self)
 
     @property
-    def vindex(self) -> AsyncIndex:
-        return AsyncIndex(self._sync.vindex)
+    def vindex(self) -> _AsyncVIndex:
+        return _AsyncVIndex(self)
 
     # -- reading and writing -------------------------------------------------------------
+    def _native(self) -> bool:
+        """Whether the engine completes this array's reads and writes (a store Rust reads)."""
+        return bool(self._sync._handle.in_rust)
+
+    async def _read(
+        self, sel: Selection, out: np.ndarray | None = None, basic: bool = False
+    ) -> Any:
+        """:meth:`Array._read`'s steps, each chunk I/O awaited."""
+        array = self._sync
+        steps = array._read_steps(sel, out, basic=basic)
+        try:
+            step = next(steps)
+            while True:
+                step = steps.send(await _await_io(array, step))
+        except StopIteration as done:
+            return done.value
+
+    async def _write(self, sel: Selection, value: Any) -> None:
+        """:meth:`Array._write`, its chunk I/O awaited."""
+        step = self._sync._write_step(sel, value)
+        if step is not None:
+            await _await_io(self._sync, step)
+
     async def getitem(self, selection: Any) -> Any:
-        return await to_thread(self._sync.__getitem__, selection)
+        a = self._sync
+        if not self._native():
+            return await run(a.__getitem__, selection)
+        if is_pure_fancy(selection, a.shape):
+            return await self.vindex.getitem(selection)
+        if is_fancy(selection) or is_orthogonal_basic(selection, a.ndim):
+            return await self._read(orthogonal_selection(selection, a.shape))
+        return await self._read(basic_selection(selection, a.shape), basic=True)
 
     async def setitem(self, selection: Any, value: Any) -> None:
-        await to_thread(self._sync.__setitem__, selection, value)
+        a = self._sync
+        if not self._native():
+            return await run(a.__setitem__, selection, value)
+        if is_pure_fancy(selection, a.shape):
+            await self.vindex.setitem(selection, value)
+        elif is_fancy(selection):
+            await self.set_orthogonal_selection(selection, value)
+        else:
+            await self.set_basic_selection(selection, value)
 
-    async def get_basic_selection(self, selection: Any = Ellipsis, **kwargs: Any) -> Any:
-        return await run(self._sync.get_basic_selection, selection, **kwargs)
+    async def get_basic_selection(
+        self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
+    ) -> Any:
+        if not self._native():
+            return await run(self._sync.get_basic_selection, selection, out=out)
+        sel = basic_selection(selection, self._sync.shape)
+        return await self._read(sel, out, basic=True)
 
-    async def get_orthogonal_selection(self, selection: Any, **kwargs: Any) -> Any:
-        return await run(self._sync.get_orthogonal_selection, selection, **kwargs)
+    async def get_orthogonal_selection(
+        self, selection: Any, *, out: np.ndarray | None = None
+    ) -> Any:
+        if not self._native():
+            return await run(self._sync.get_orthogonal_selection, selection, out=out)
+        return await self._read(orthogonal_selection(selection, self._sync.shape), out)
 
-    async def get_coordinate_selection(self, selection: Any, **kwargs: Any) -> Any:
-        return await run(self._sync.get_coordinate_selection, selection, **kwargs)
+    async def get_coordinate_selection(
+        self, selection: Any, *, out: np.ndarray | None = None
+    ) -> Any:
+        if not self._native():
+            return await run(self._sync.get_coordinate_selection, selection, out=out)
+        return await self._read(coordinate_selection(selection, self._sync.shape), out)
 
-    async def get_mask_selection(self, selection: Any, **kwargs: Any) -> Any:
-        return await run(self._sync.get_mask_selection, selection, **kwargs)
+    async def get_mask_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        if not self._native():
+            return await run(self._sync.get_mask_selection, selection, out=out)
+        return await self._read(mask_selection(selection, self._sync.shape), out)
 
-    async def get_block_selection(self, selection: Any, **kwargs: Any) -> Any:
-        return await run(self._sync.get_block_selection, selection, **kwargs)
+    async def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        a = self._sync
+        if not self._native():
+            return await run(a.get_block_selection, selection, out=out)
+        return await self._read(block_selection(selection, a.shape, a._block_grid), out)
 
     async def set_basic_selection(self, selection: Any, value: Any) -> None:
-        await run(self._sync.set_basic_selection, selection, value)
+        if not self._native():
+            return await run(self._sync.set_basic_selection, selection, value)
+        await self._write(basic_selection(selection, self._sync.shape), value)
 
     async def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        await run(self._sync.set_orthogonal_selection, selection, value)
+        if not self._native():
+            return await run(self._sync.set_orthogonal_selection, selection, value)
+        await self._write(orthogonal_selection(selection, self._sync.shape), value)
 
     async def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        await run(self._sync.set_coordinate_selection, selection, value)
+        if not self._native():
+            return await run(self._sync.set_coordinate_selection, selection, value)
+        await self._write(coordinate_selection(selection, self._sync.shape), value)
 
     async def set_mask_selection(self, selection: Any, value: Any) -> None:
-        await run(self._sync.set_mask_selection, selection, value)
+        if not self._native():
+            return await run(self._sync.set_mask_selection, selection, value)
+        await self._write(mask_selection(selection, self._sync.shape), value)
 
     async def set_block_selection(self, selection: Any, value: Any) -> None:
-        await run(self._sync.set_block_selection, selection, value)
+        a = self._sync
+        if not self._native():
+            return await run(a.set_block_selection, selection, value)
+        await self._write(block_selection(selection, a.shape, a._block_grid), value)
 
-    # -- changing and inspecting ---------------------------------------------------------
+    # -- changing and inspecting (metadata and listings: on a worker thread) -------------
     async def resize(self, new_shape: Any) -> None:
         await run(self._sync.resize, new_shape)
 
@@ -1161,13 +1304,44 @@ class AsyncArray(AsyncNode):
         return self
 
     async def nchunks_initialized(self) -> int:
-        return await to_thread(lambda: self._sync.nchunks_initialized)
+        return await run(lambda: self._sync.nchunks_initialized)
 
     async def nshards_initialized(self) -> int:
-        return await to_thread(lambda: self._sync.nshards_initialized)
+        return await run(lambda: self._sync.nshards_initialized)
 
     async def nbytes_stored(self) -> int:
         return await run(self._sync.nbytes_stored)
 
     async def info_complete(self) -> Any:
         return await run(self._sync.info_complete)
+
+
+class _AsyncOIndex:
+    """``async_array.oindex``: awaitable orthogonal ``getitem`` and ``setitem``."""
+
+    def __init__(self, array: AsyncArray) -> None:
+        self._array = array
+
+    async def getitem(self, selection: Any) -> Any:
+        return await self._array.get_orthogonal_selection(selection)
+
+    async def setitem(self, selection: Any, value: Any) -> None:
+        await self._array.set_orthogonal_selection(selection, value)
+
+
+class _AsyncVIndex:
+    """``async_array.vindex``: awaitable coordinate and mask ``getitem`` and ``setitem``."""
+
+    def __init__(self, array: AsyncArray) -> None:
+        self._array = array
+
+    async def getitem(self, selection: Any) -> Any:
+        if is_mask(selection, self._array._sync.shape):
+            return await self._array.get_mask_selection(selection)
+        return await self._array.get_coordinate_selection(selection)
+
+    async def setitem(self, selection: Any, value: Any) -> None:
+        if is_mask(selection, self._array._sync.shape):
+            await self._array.set_mask_selection(selection, value)
+        else:
+            await self._array.set_coordinate_selection(selection, value)

@@ -1,8 +1,11 @@
 """What the awaitable forms of arrays and groups share (``AsyncArray`` in array.py,
-``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`): a synchronous call
-run in a worker thread (:func:`asyncio.to_thread`), so the event loop stays free while the
-Rust core reads, decodes, encodes and writes (it releases the GIL for the whole batch).
-asyncio is imported on the first await, not with zarrox."""
+``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`).
+
+Reads and writes of arrays in stores Rust reads are awaitables the engine completes (see
+``AsyncArray``). What is left runs as a synchronous call in a worker thread (:func:`run`,
+:func:`asyncio.to_thread`): opening and creating nodes, metadata and attribute updates,
+listings (a few small documents each), and reads and writes of stores served from Python.
+asyncio is imported when first awaited, not with ``import zarrox``."""
 
 from __future__ import annotations
 
@@ -41,19 +44,6 @@ async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await to_thread(func, *args, **kwargs)
 
 
-class AsyncIndex:
-    """``async_array.oindex`` / ``.vindex``: awaitable ``getitem`` and ``setitem``."""
-
-    def __init__(self, index: Any) -> None:
-        self._index = index
-
-    async def getitem(self, selection: Any) -> Any:
-        return await to_thread(self._index.__getitem__, selection)
-
-    async def setitem(self, selection: Any, value: Any) -> None:
-        await to_thread(self._index.__setitem__, selection, value)
-
-
 class AsyncNode:
     """An asynchronous view of a node: the properties that describe it are the synchronous
     node's (no I/O); the methods that do I/O are the subclass's coroutines."""
@@ -87,4 +77,4 @@ class AsyncNode:
         return value
 
 
-__all__ = ["AsyncIndex", "AsyncNode", "gather", "run", "to_thread", "unwrap"]
+__all__ = ["AsyncNode", "gather", "run", "to_thread", "unwrap"]

@@ -1,10 +1,16 @@
 """The asynchronous API, with zarr-python's names (``zarrox.api.asynchronous``,
 ``zarrox.AsyncArray``, ``zarrox.AsyncGroup``).
 
-Every awaitable runs the synchronous call it mirrors in a worker thread
-(:func:`asyncio.to_thread`), so the event loop stays free while the Rust core reads, decodes,
-encodes and writes (it releases the GIL for the whole batch). Many awaits in flight at once
-(``asyncio.gather``) run concurrently, each on its own thread, each parallel inside.
+Reads and writes of array data (``AsyncArray``'s getitem, setitem and selections,
+:func:`load` and :func:`array` here) are awaitables that the Rust engine completes, with no
+Python thread per await: an object store's requests run on the engine's I/O runtime, decoding
+and encoding on its worker pool, and cancelling the awaiting task cancels the requests not yet
+answered; a store that answers at once (local files, memory, zip) is read by one job on the
+worker pool. Thousands of awaits in flight at once (``asyncio.gather``) are fine.
+
+The rest (opening and creating nodes, metadata, attributes, listings, copies, and reads and
+writes of stores served from Python) runs the synchronous call it mirrors in a worker thread
+(:func:`asyncio.to_thread`): a few small documents each.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from zarrox import api as _api
 from zarrox import hierarchy as _hierarchy
-from zarrox.array import AsyncArray
+from zarrox.array import Array, AsyncArray
 from zarrox.async_node import run as _run
 from zarrox.group import AsyncGroup, wrap
 
@@ -33,7 +39,6 @@ def _awaitable(func: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, An
 
 # -- module-level functions (zarr.api.asynchronous) -----------------------------------------------
 
-array = _awaitable(_api.array)
 consolidate_metadata = _awaitable(_api.consolidate_metadata)
 create = _awaitable(_api.create)
 create_array = _awaitable(_api.create_array)
@@ -44,7 +49,6 @@ from_array = _awaitable(_api.from_array)
 full = _awaitable(_api.full)
 full_like = _awaitable(_api.full_like)
 group = _awaitable(_api.group)
-load = _awaitable(_api.load)
 ones = _awaitable(_api.ones)
 ones_like = _awaitable(_api.ones_like)
 open = _awaitable(_api.open)  # noqa: A001 - zarr-python's name
@@ -61,6 +65,30 @@ zeros_like = _awaitable(_api.zeros_like)
 copy = _awaitable(_hierarchy.copy)
 copy_all = _awaitable(_hierarchy.copy_all)
 copy_store = _awaitable(_hierarchy.copy_store)
+
+
+async def array(data: Any, **kwargs: Any) -> AsyncArray:
+    """:func:`zarrox.array`: created on a worker thread, ``data`` written through an
+    awaitable the engine completes."""
+    created, data = await _run(_api._array_for, data, **kwargs)
+    new = AsyncArray(created)
+    await new.setitem(Ellipsis, data)
+    return new
+
+
+async def load(
+    store: Any,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    zarr_version: int | None = None,
+) -> Any:
+    """:func:`zarrox.load`: the node opened on a worker thread, an array's data read through
+    an awaitable the engine completes (a group: :class:`zarrox.api.LazyLoader`, which reads
+    each array when looked up)."""
+    node = await _run(_api._load_node, store, path, zarr_format, zarr_version)
+    if isinstance(node, Array):
+        return await AsyncArray(node).getitem(Ellipsis)
+    return _api.LazyLoader(node)
 
 
 async def create_hierarchy(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.array import Array, AsyncArray
-from zarrox.async_node import AsyncNode, gather, run, to_thread
+from zarrox.async_node import AsyncNode, gather, run
 from zarrox.attributes import Attributes
 from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from zarrox.metadata import GroupMetadataV3
@@ -566,7 +566,11 @@ def _create_group(*args: Any, **kwargs: Any) -> Group:
 
 class AsyncGroup(AsyncNode):
     """A group whose member lookups and changes are awaited (zarr-python's ``AsyncGroup``);
-    members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`."""
+    members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`.
+
+    Its methods read and write metadata documents and listings (little I/O each) and run
+    on a worker thread; the arrays it gives read and write their chunks through awaitables
+    the engine completes (:class:`zarrox.AsyncArray`)."""
 
     _kind = Group
     _sync: Group
@@ -599,7 +603,7 @@ class AsyncGroup(AsyncNode):
 
     # -- members -------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
-        return wrap(await to_thread(self._sync.__getitem__, key))  # type: ignore[no-any-return]
+        return wrap(await run(self._sync.__getitem__, key))  # type: ignore[no-any-return]
 
     async def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -608,13 +612,13 @@ class AsyncGroup(AsyncNode):
             return default
 
     async def setitem(self, key: str, value: Any) -> None:
-        await to_thread(self._sync.__setitem__, key, value)
+        await run(self._sync.__setitem__, key, value)
 
     async def delitem(self, key: str) -> None:
-        await to_thread(self._sync.__delitem__, key)
+        await run(self._sync.__delitem__, key)
 
     async def contains(self, key: str) -> bool:
-        return await to_thread(self._sync.__contains__, key)
+        return await run(self._sync.__contains__, key)
 
     async def nmembers(self, max_depth: int | None = 0) -> int:
         return await run(self._sync.nmembers, max_depth)

@@ -417,6 +417,18 @@ async def _open(store: Any) -> None:
 _INLINE_BYTES = 64 * 1024
 
 
+async def _run_native(nbytes: int | None, func: Any, func_async: Any, *args: Any) -> Any:
+    """``func(*args)`` (a ``ChunkCodec`` read or write of a store Rust reads): inline when it
+    works on at most ``_INLINE_BYTES`` decoded bytes, else (``nbytes`` None: network I/O)
+    awaiting ``func_async(*args)``, the awaitable the engine completes (no Python thread;
+    the requests on the engine's I/O runtime, decoding on its worker pool). A read the
+    engine refuses in the order asked returns None at once, as ``func`` does."""
+    if nbytes is not None and nbytes <= _INLINE_BYTES:
+        return func(*args)
+    pending = func_async(*args)
+    return None if pending is None else await pending
+
+
 async def _run_blocking(nbytes: int | None, func: Any, *args: Any) -> Any:
     """``func(*args)``: inline when it works on at most ``_INLINE_BYTES`` decoded bytes
     (``nbytes`` None: always on a thread, e.g. network I/O), else on a worker thread."""
@@ -626,15 +638,16 @@ class ZarroxCodecPipeline(CodecPipeline):
             zarr_store, store = rust
             await _open(zarr_store)
             if isinstance(store, (RustObstoreStore, RustObjectStore)):
-                nbytes = None  # network I/O: on a thread, so that batches overlap
+                nbytes = None  # network I/O: awaited, so that batches overlap
             with _as_its_errors(store):
 
                 async def read_rust(buffer: np.ndarray | None, order: _Order = "C") -> Any:
                     """Read into ``buffer`` (None: variable-length values, returned)."""
                     view = None if buffer is None else buffer.reshape(-1).view(np.uint8)
-                    return await _run_blocking(
+                    return await _run_native(
                         nbytes,
                         kind.codec.read,
+                        kind.codec.read_async,
                         store.handle,
                         keys,
                         chunk_sels,
@@ -809,11 +822,12 @@ class ZarroxCodecPipeline(CodecPipeline):
             zarr_store._check_writable()
             keys = [item[0].path for item in items]
             with _as_its_errors(store):
-                await _run_blocking(
+                await _run_native(
                     None
                     if isinstance(store, (RustObstoreStore, RustObjectStore))
                     else len(items) * kind.nbytes,
                     kind.codec.write,
+                    kind.codec.write_async,
                     store.handle,
                     keys,
                     [bool(item[4]) for item in items],

@@ -21,6 +21,7 @@ pub mod buffer;
 pub mod cached;
 pub mod commit;
 pub mod fetch;
+pub mod jobs;
 pub mod place;
 pub use crate::region;
 pub mod session;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use commit::store_chunk;
 use futures::future::BoxFuture;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use rayon::prelude::*;
 
 use crate::cache::DataCache;
@@ -100,19 +101,33 @@ impl ChunkTask {
 #[derive(Clone, Copy)]
 enum Worker<'s, 'env> {
     Here,
-    Pool(&'s rayon::Scope<'env>),
+    Pool(Spawn<'s, 'env>),
 }
 
-/// Run `f` as a job of `scope` on the worker pool; its result arrives on the
-/// channel.
+/// How jobs reach the worker pool: a rayon scope (a blocking call, which
+/// waits for its jobs before it returns), or the [`jobs::Jobs`] of an
+/// awaitable read or write, which waits for its jobs when it is dropped.
+#[derive(Clone, Copy)]
+pub(crate) enum Spawn<'s, 'env> {
+    Scope(&'s rayon::Scope<'env>),
+    Jobs(&'s jobs::Jobs<'env>),
+}
+
+/// Run `f` as a job on the worker pool; its result arrives on the channel
+/// (or the channel is closed, when the job panicked).
 fn on_pool<'env, R: Send + 'env>(
-    scope: &rayon::Scope<'env>,
+    spawn: Spawn<'_, 'env>,
     f: impl FnOnce() -> R + Send + 'env,
 ) -> futures::channel::oneshot::Receiver<R> {
     let (tx, rx) = futures::channel::oneshot::channel();
-    scope.spawn(move |_| {
-        let _ = tx.send(f());
-    });
+    match spawn {
+        Spawn::Scope(scope) => scope.spawn(move |_| {
+            let _ = tx.send(f());
+        }),
+        Spawn::Jobs(jobs) => jobs.spawn(move || {
+            let _ = tx.send(f());
+        }),
+    }
     rx
 }
 
@@ -154,7 +169,7 @@ struct DecodeSink<'s, 'a> {
 impl Sink for DecodeSink<'_, '_> {
     fn emit<'r>(&self, pieces: Vec<Piece<'r>>) -> impl Future<Output = Result<()>> + Send {
         use futures::future::Either;
-        let Worker::Pool(scope) = self.worker else {
+        let Worker::Pool(spawn) = self.worker else {
             return Either::Left(std::future::ready(decode_pieces(
                 self.top, pieces, self.out,
             )));
@@ -163,7 +178,7 @@ impl Sink for DecodeSink<'_, '_> {
         // can run while the task waits for it.
         let owned: Vec<Piece<'static>> = pieces.into_iter().map(Piece::into_owned).collect();
         let (top, out) = (self.top, self.out);
-        let job = on_pool(scope, move || decode_pieces(top, owned, out));
+        let job = on_pool(spawn, move || decode_pieces(top, owned, out));
         Either::Right(async move { job.await.map_err(lost)? })
     }
 }
@@ -231,35 +246,76 @@ pub fn read_since(
             let read = read_chunk_consistent(chain, store, key, region, fetching, &sink, sleep);
             crate::store::now(read)?
         }),
-        IoMode::Concurrent => run_concurrent(tasks, |task, scope| {
-            let chain = task.chain(chain);
-            let shards = shards(chain);
-            let sink = DecodeSink {
-                top: chain,
-                out,
-                worker: Worker::Pool(scope),
-            };
-            Box::pin(async move {
-                let fetching = Fetching {
-                    cache: shards.as_ref(),
-                    ..base
-                };
-                if cached::applies(cache, chain, &out) {
-                    let decode = |b| async move {
-                        on_pool(scope, move || chain.decode_stored(b))
-                            .await
-                            .map_err(lost)?
-                    };
-                    return cached::read(cache, chain, store, task, out, opened, decode).await;
-                }
-                let (key, region, sleep) = (&task.key, &task.region, tokio::time::sleep);
-                read_chunk_consistent(chain, store, key, region, fetching, &sink, sleep).await
-            })
+        IoMode::Concurrent => run_concurrent(tasks, |task, spawn| {
+            read_one_concurrent(chain, store, task, out, opened, cache, spawn)
         }),
         IoMode::Caller => Err(Error::value(
             "internal error: a store the caller reads is read through a session",
         )),
     }
+}
+
+/// The future that reads `task` from an object store into `out` on the I/O
+/// runtime, its decoding a job on the worker pool (`spawn`).
+fn read_one_concurrent<'s, 't>(
+    chain: &'t CodecChain,
+    store: &'t dyn Store,
+    task: &'t ChunkTask,
+    out: Output<'t>,
+    opened: std::time::Instant,
+    cache: &'t DataCache,
+    spawn: Spawn<'s, 't>,
+) -> BoxFuture<'s, Result<bool>> {
+    let base = Fetching::for_store(Some(store));
+    let chain = task.chain(chain);
+    let shards = cached::ReadCache::for_parts(cache, chain, &out, opened);
+    let sink = DecodeSink {
+        top: chain,
+        out,
+        worker: Worker::Pool(spawn),
+    };
+    Box::pin(async move {
+        let fetching = Fetching {
+            cache: shards.as_ref(),
+            ..base
+        };
+        if cached::applies(cache, chain, &out) {
+            let decode = |b| async move {
+                on_pool(spawn, move || chain.decode_stored(b))
+                    .await
+                    .map_err(lost)?
+            };
+            return cached::read(cache, chain, store, task, out, opened, decode).await;
+        }
+        let (key, region, sleep) = (&task.key, &task.region, tokio::time::sleep);
+        read_chunk_consistent(chain, store, key, region, fetching, &sink, sleep).await
+    })
+}
+
+/// [`read_since`] from an object store as a future that runs on the I/O
+/// runtime (no thread waits for the network); decoding runs on the worker
+/// pool.
+///
+/// # Safety
+/// The future must not be leaked (`mem::forget`) while what it borrows is
+/// freed: its decoding jobs may still use that data, and only dropping the
+/// future (or running it to its end) waits for them. Leaking the future with
+/// the data it borrows (both owned by one outer future) is fine.
+pub(crate) async unsafe fn read_concurrent(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    out: Output<'_>,
+    opened: std::time::Instant,
+    cache: &DataCache,
+) -> Result<Vec<bool>> {
+    // SAFETY: the caller's contract is this function's.
+    unsafe {
+        run_concurrent_async(tasks, |task, spawn| {
+            read_one_concurrent(chain, store, task, out, opened, cache, spawn)
+        })
+    }
+    .await
 }
 
 /// Decode chunks the caller already has (`encoded[i]` for `tasks[i]`;
@@ -348,29 +404,81 @@ fn run_blocking<T: Send>(
 }
 
 /// Run the future `one` makes for every task on the I/O runtime, many in
-/// flight at once; CPU work they hand to the scope runs on the worker pool.
+/// flight at once; CPU work they hand to the pool runs on the worker pool.
 /// Results in task order; errors name the chunk.
 fn run_concurrent<'t, T, F>(tasks: &'t [ChunkTask], one: F) -> Result<Vec<T>>
 where
     T: Send,
-    F: for<'s> Fn(&'t ChunkTask, &'s rayon::Scope<'t>) -> BoxFuture<'s, Result<T>> + Sync,
+    F: for<'s> Fn(&'t ChunkTask, Spawn<'s, 't>) -> BoxFuture<'s, Result<T>> + Sync,
 {
     let pool = pool()?;
-    let limit = io_concurrency();
     pool.in_place_scope(|scope| {
-        crate::store::runtime::block_on(async {
-            let mut results: Vec<(usize, T)> = futures::stream::iter(tasks.iter().enumerate())
-                .map(|(i, task)| {
-                    let fut = one(task, scope);
-                    async move { fut.await.map(|v| (i, v)).map_err(task.at()) }
-                })
-                .buffer_unordered(limit)
-                .try_collect()
-                .await?;
-            results.sort_unstable_by_key(|(i, _)| *i);
-            Ok(results.into_iter().map(|(_, v)| v).collect())
-        })?
+        crate::store::runtime::block_on(in_flight(tasks, |task| one(task, Spawn::Scope(scope))))?
     })
+}
+
+/// [`run_concurrent`] as a future, on whatever runtime polls it; its CPU
+/// work runs as [`jobs::Jobs`] on the worker pool.
+///
+/// # Safety
+/// As [`read_concurrent`]: the future is not leaked while what it borrows
+/// for `'t` is freed.
+async unsafe fn run_concurrent_async<'t, T, F>(tasks: &'t [ChunkTask], one: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: for<'s> Fn(&'t ChunkTask, Spawn<'s, 't>) -> BoxFuture<'s, Result<T>> + Sync,
+{
+    // SAFETY: `jobs` is a local of this future, declared after everything its
+    // jobs borrow (`tasks`, and what `one` captures, all borrowed for `'t`
+    // from outside this future): it is dropped, and waits for every job it
+    // started, when the future ends or is dropped, before the borrows end.
+    // The one way around that, leaking this future, is ruled out by the
+    // caller's contract.
+    let jobs = unsafe { jobs::Jobs::new()? };
+    in_flight(tasks, |task| one(task, Spawn::Jobs(&jobs))).await
+}
+
+/// The futures `one` makes for `tasks`, at most [`io_concurrency`] in flight;
+/// results in task order, errors naming the chunk. (A loop over
+/// `FuturesUnordered` rather than a stream adaptor with a closure: the
+/// compiler can then tell that an awaitable read's future is `Send`.)
+async fn in_flight<'t, 's, T>(
+    tasks: &'t [ChunkTask],
+    one: impl Fn(&'t ChunkTask) -> BoxFuture<'s, Result<T>>,
+) -> Result<Vec<T>>
+where
+    't: 's,
+{
+    let limit = io_concurrency().max(1);
+    let mut waiting = tasks.iter().enumerate();
+    let mut running = futures::stream::FuturesUnordered::new();
+    let mut results: Vec<(usize, T)> = Vec::with_capacity(tasks.len());
+    loop {
+        while running.len() < limit {
+            let Some((i, task)) = waiting.next() else {
+                break;
+            };
+            running.push(numbered(i, task, one(task)));
+        }
+        match running.next().await {
+            Some(done) => results.push(done?),
+            None => break,
+        }
+    }
+    results.sort_unstable_by_key(|(i, _)| *i);
+    Ok(results.into_iter().map(|(_, v)| v).collect())
+}
+
+/// `fut`'s value with its task's number, or its error naming the chunk.
+async fn numbered<T>(
+    i: usize,
+    task: &ChunkTask,
+    fut: BoxFuture<'_, Result<T>>,
+) -> Result<(usize, T)> {
+    match fut.await {
+        Ok(v) => Ok((i, v)),
+        Err(e) => Err(task.at()(e)),
+    }
 }
 
 /// Write `value`'s regions (`tasks`) over the chunks of `chain` in `store`:
@@ -445,40 +553,19 @@ pub fn write_cached(
             })?;
         }
         IoMode::Concurrent => {
-            run_concurrent(tasks, |task, scope| {
-                let memo = &memo;
-                let settle = &settle;
-                Box::pin(async move {
-                    if matches!(task.region, ChunkRegion::Empty) {
-                        return Ok(());
-                    }
-                    let chain = task.chain(chain);
-                    let region = &task.region;
-                    let merge = |old| async move {
-                        on_pool(scope, move || {
-                            encode_region(chain, region, old, value, write_empty, memo)
-                        })
-                        .await
-                        .map_err(lost)?
-                    };
-                    let written = if task.needs_old(chain) {
-                        commit::read_modify_write(
-                            chain,
-                            store,
-                            &task.key,
-                            merge,
-                            tokio::time::sleep,
-                            versioned,
-                        )
-                        .await
-                    } else {
-                        match merge(None).await {
-                            Ok(new) => store_chunk(chain, store, &task.key, new, versioned).await,
-                            Err(e) => Err(e),
-                        }
-                    };
-                    settle(chain, task, written)
-                })
+            let settle = &settle;
+            run_concurrent(tasks, |task, spawn| {
+                write_one_concurrent(
+                    chain,
+                    store,
+                    task,
+                    value,
+                    write_empty,
+                    &memo,
+                    versioned,
+                    settle,
+                    spawn,
+                )
             })?;
         }
         IoMode::Caller => {
@@ -487,6 +574,104 @@ pub fn write_cached(
             ))
         }
     }
+    store.flush()
+}
+
+/// What a write tells the data cache once a chunk is stored (or failed).
+type Settle<'a> =
+    dyn Fn(&CodecChain, &ChunkTask, Result<commit::Written>) -> Result<()> + Sync + 'a;
+
+/// The future that writes `task` of `value` to an object store on the I/O
+/// runtime, its encoding a job on the worker pool (`spawn`); `settle` tells
+/// the data cache what it wrote.
+#[allow(clippy::too_many_arguments)]
+fn write_one_concurrent<'s, 't>(
+    chain: &'t CodecChain,
+    store: &'t dyn Store,
+    task: &'t ChunkTask,
+    value: Input<'t>,
+    write_empty: bool,
+    memo: &'t ScalarMemo,
+    versioned: bool,
+    settle: &'t Settle<'t>,
+    spawn: Spawn<'s, 't>,
+) -> BoxFuture<'s, Result<()>> {
+    Box::pin(async move {
+        if matches!(task.region, ChunkRegion::Empty) {
+            return Ok(());
+        }
+        let chain = task.chain(chain);
+        let region = &task.region;
+        let merge = |old| async move {
+            on_pool(spawn, move || {
+                encode_region(chain, region, old, value, write_empty, memo)
+            })
+            .await
+            .map_err(lost)?
+        };
+        let written = if task.needs_old(chain) {
+            commit::read_modify_write(
+                chain,
+                store,
+                &task.key,
+                merge,
+                tokio::time::sleep,
+                versioned,
+            )
+            .await
+        } else {
+            match merge(None).await {
+                Ok(new) => store_chunk(chain, store, &task.key, new, versioned).await,
+                Err(e) => Err(e),
+            }
+        };
+        settle(chain, task, written)
+    })
+}
+
+/// [`write_cached`] to an object store as a future that runs on the I/O
+/// runtime; encoding runs on the worker pool.
+///
+/// # Safety
+/// As [`read_concurrent`]: the future is not leaked while what it borrows is
+/// freed.
+pub(crate) async unsafe fn write_concurrent(
+    chain: &CodecChain,
+    store: &dyn Store,
+    tasks: &[ChunkTask],
+    value: Input<'_>,
+    write_empty: bool,
+    cache: &DataCache,
+) -> Result<()> {
+    let memo = ScalarMemo::default();
+    let versioned = cache.budget() > 0;
+    let settle = |chain: &CodecChain, task: &ChunkTask, written: Result<commit::Written>| {
+        match &written {
+            Ok(w) => cached::wrote(cache, chain, store, task, w),
+            Err(_) => cached::forget(cache, chain, store, &task.key),
+        }
+        written.map(|_| ())
+    };
+    // SAFETY: the caller's contract is this function's; `memo` and `settle`
+    // are declared before the future that borrows them, so they outlive its
+    // jobs (see `run_concurrent_async`).
+    unsafe {
+        run_concurrent_async(tasks, |task, spawn| {
+            write_one_concurrent(
+                chain,
+                store,
+                task,
+                value,
+                write_empty,
+                &memo,
+                versioned,
+                &settle,
+                spawn,
+            )
+        })
+    }
+    .await?;
+    // Only a zip archive (a store that answers at once) does anything here.
     store.flush()
 }
 

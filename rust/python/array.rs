@@ -5,12 +5,13 @@ use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use super::awaitable::{awaitable, held_destination, held_input, read_result, write_result};
 use super::buffers::{destination, out_bytes, read_done, write_done, Value};
 use super::keys::{plain_keys, BasicRead, SelectionHandle};
 use super::stores::StoreHandle;
 use super::to_py_err;
 use super::CachePool;
-use crate::array::ArrayCore;
+use crate::array::{ArrayCore, StoreRef};
 use crate::batch::{Destination, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::selection::{self, Normalized};
@@ -102,6 +103,58 @@ impl ArrayHandle {
                 .map_err(to_py_err)?
         };
         read_done(py, done, out, self.utf8())
+    }
+
+    /// `read` as an awaitable (an `asyncio.Future` of the running loop that
+    /// the engine completes; no Python thread waits): `out` is held until it
+    /// is done and must not be used meanwhile. Only for a store Rust reads
+    /// (`in_rust`). Cancelling the future cancels the read.
+    #[pyo3(signature = (selection_, out=None, order="C"))]
+    fn read_async<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &SelectionHandle,
+        out: Option<PyReadwriteArray1<'py, u8>>,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let sel = &selection_.inner.selection;
+        // the GIL held: this runs on the event loop's thread, which waits either way
+        let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
+        let StoreRef::Rust(store) = store else {
+            return Err(PyValueError::new_err(
+                "awaitable reads need a store Rust reads (see in_rust)",
+            ));
+        };
+        let into = held_destination(out)?;
+        let utf8 = self.utf8();
+        awaitable(py, batch.read_async(store, into), move |py, done| {
+            read_result(py, done, utf8)
+        })
+    }
+
+    /// `write` as an awaitable (see `read_async`), resolving to None: the
+    /// value's buffer is held until it is done. Cancelled part way, the
+    /// chunks already stored stay written.
+    #[pyo3(signature = (selection_, value, order="C"))]
+    fn write_async<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &SelectionHandle,
+        value: &Bound<'py, PyAny>,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let sel = &selection_.inner.selection;
+        // the GIL held: this runs on the event loop's thread, which waits either way
+        let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
+        let StoreRef::Rust(store) = store else {
+            return Err(PyValueError::new_err(
+                "awaitable writes need a store Rust writes (see in_rust)",
+            ));
+        };
+        let input = held_input(value)?;
+        awaitable(py, batch.write_async(store, input), write_result)
     }
 
     /// Read a basic selection (integers, slices with positive steps, one

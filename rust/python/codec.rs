@@ -5,9 +5,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use super::awaitable::{awaitable, held_destination, held_input, read_result, write_result};
 use super::buffers::{destination, out_bytes, read_done, write_done, ChunkSource, Value};
 use super::keys::{chunk_regions, Zarr};
+use super::stores::StoreHandle;
 use super::to_py_err;
+use crate::array::StoreRef;
 use crate::batch::{Batch, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::pipeline::ChunkCodec as BatchCodec;
@@ -242,5 +245,88 @@ impl ChunkCodec {
                 .map_err(to_py_err)?
         };
         write_done(py, done, &value)
+    }
+
+    /// `read` from a store Rust reads (`chunks`: a `StoreHandle`) as an
+    /// awaitable: an `asyncio.Future` of the running loop that the engine
+    /// completes with what `read` returns (no Python thread waits), or None
+    /// at once where `read` returns None. `out` is held until the future is
+    /// done and must not be used meanwhile. Cancelling the future cancels the
+    /// read.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (chunks, keys, chunk_selections, out_selections, out, out_shape, drop_axes=None, generic=None, order="C"))]
+    fn read_async<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: &Bound<'py, StoreHandle>,
+        keys: Vec<String>,
+        chunk_selections: &Bound<'py, PyAny>,
+        out_selections: &Bound<'py, PyAny>,
+        out: Option<PyReadwriteArray1<'py, u8>>,
+        out_shape: Vec<usize>,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'py, PyAny>>,
+        order: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let StoreRef::Rust(store) = chunks.get().inner.clone() else {
+            return Err(PyValueError::new_err(
+                "awaitable reads need a store Rust reads",
+            ));
+        };
+        let regions = (chunk_selections, out_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let (batch, runs_in) = self.batch(keys, regions, out_shape, None, zarr, order)?;
+        if runs_in != order {
+            return Ok(None); // read nothing: the caller reads in C order
+        }
+        let into = held_destination(out)?;
+        let utf8 = self.utf8();
+        awaitable(py, batch.read_async(store, into), move |py, done| {
+            read_result(py, done, utf8)
+        })
+        .map(Some)
+    }
+
+    /// `write` to a store Rust writes (`chunks`: a `StoreHandle`) as an
+    /// awaitable resolving to None (see `read_async`); the value's buffer is
+    /// held until it is done. Cancelled part way, the chunks already stored
+    /// stay written.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (chunks, keys, complete, chunk_selections, value_selections, value, value_shape, write_empty, drop_axes=None, generic=None, order="C"))]
+    fn write_async<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: &Bound<'py, StoreHandle>,
+        keys: Vec<String>,
+        complete: Vec<bool>,
+        chunk_selections: &Bound<'py, PyAny>,
+        value_selections: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        value_shape: Vec<usize>,
+        write_empty: bool,
+        drop_axes: Option<Vec<usize>>,
+        generic: Option<Bound<'py, PyAny>>,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let order = MemoryOrder::parse(order).map_err(to_py_err)?;
+        let StoreRef::Rust(store) = chunks.get().inner.clone() else {
+            return Err(PyValueError::new_err(
+                "awaitable writes need a store Rust writes",
+            ));
+        };
+        let regions = (chunk_selections, value_selections);
+        let zarr = (drop_axes, generic.as_ref());
+        let shape = value_shape.clone();
+        let (batch, runs_in) = self.batch(keys, regions, shape, Some(&complete), zarr, order)?;
+        let value = if runs_in == order {
+            value.clone()
+        } else {
+            // "F" refused: the value copied to C order
+            self.c_ordered(value, &value_shape)?
+        };
+        let input = held_input(&value)?;
+        let batch = batch.write_empty(write_empty);
+        awaitable(py, batch.write_async(store, input), write_result)
     }
 }

@@ -6,6 +6,7 @@
 //! configurations), `dtype` (the core's data-type sizes).
 
 mod array;
+mod awaitable;
 mod buffers;
 mod codec;
 mod config;

@@ -324,6 +324,13 @@ def open_like(a: Any, path: str, *, zarr_format: int | None = None, **kwargs: An
 def array(data: Any, **kwargs: Any) -> Array:
     """A new array holding ``data`` (shape, dtype and, when it has them, chunks taken from
     it unless given); ``kwargs`` go to :func:`create`, ``shape`` among them being ignored."""
+    z, data = _array_for(data, **kwargs)
+    z[...] = data
+    return z
+
+
+def _array_for(data: Any, **kwargs: Any) -> tuple[Array, Any]:
+    """:func:`array`'s new array, empty, and the data to write to it."""
     if not hasattr(data, "shape") or not hasattr(data, "dtype"):
         data = np.asanyarray(data)
     if kwargs.get("dtype") is None:
@@ -334,9 +341,7 @@ def array(data: Any, **kwargs: Any) -> Array:
         kwargs["chunks"] = chunks
     if kwargs.pop("read_only", False):
         raise ValueError("read_only=True is no longer supported when creating new arrays")
-    z = create(**kwargs)
-    z[...] = data
-    return z
+    return create(**kwargs), data
 
 
 def group(
@@ -467,11 +472,18 @@ def load(
 ) -> Any:
     """Read the array at ``path`` into a numpy array; for a group, a read-only mapping
     of its arrays' names to their data, each read when looked up."""
-    zarr_format = zarr_format_arg(zarr_version, zarr_format)
-    node = open_node(store, path=path, mode="r", zarr_format=zarr_format)
+    node = _load_node(store, path, zarr_format, zarr_version)
     if isinstance(node, Array):
         return node[...]
     return LazyLoader(node)
+
+
+def _load_node(
+    store: Any, path: str | None, zarr_format: int | None, zarr_version: int | None
+) -> Array | Group:
+    """The node :func:`load` reads."""
+    zarr_format = zarr_format_arg(zarr_version, zarr_format)
+    return open_node(store, path=path, mode="r", zarr_format=zarr_format)  # type: ignore[no-any-return]
 
 
 def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> Any:
