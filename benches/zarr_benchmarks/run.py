@@ -106,14 +106,18 @@ def layout(scale: int, chunk: int | None, inner: int | None) -> tuple[int, int, 
     return scale, c, inner or max(1, c // 4)
 
 
-def generate(root: Path, scale: int, chunk: int, inner: int) -> dict[str, Path]:
-    """The three arrays under ``root``, written with zarrox a slab of chunks at a time (kept
-    when a previous run finished writing them with the same layout)."""
+def generate(
+    root: Path, scale: int, chunk: int, inner: int, names: list[str] | None = None
+) -> dict[str, Path]:
+    """The arrays ``names`` (all three by default) under ``root``, written with zarrox a slab
+    of chunks at a time (kept when a previous run finished writing them with this layout)."""
     import zarrox
 
     zstd = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
     paths: dict[str, Path] = {}
     for name, (dirname, compressed, sharded) in _suite.DATASETS.items():
+        if names is not None and name not in names:
+            continue
         path = root / dirname
         paths[name] = path
         stamp = path / ".generated"
@@ -435,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         out_root.mkdir(exist_ok=True)
         stack.callback(shutil.rmtree, out_root, True)
         print(f"host: {host_line()}", flush=True)
-        paths = generate(root, scale, chunk, inner)
+        paths = generate(root, scale, chunk, inner, args.datasets)
         results = {(d, c, i): Cell() for d in args.datasets for c in args.cases for i in impls}
         rounds = ([] if args.no_warmup else ["warm-up"]) + list(range(args.repeat))
         started = time.perf_counter()
