@@ -3,9 +3,12 @@
 array-like) with bounded memory.
 
 A block is a whole number of the destination's stored objects (shards, or chunks when it is
-not sharded), grown along the last dimensions first up to about :data:`BLOCK_BYTES`, so that
-each read and each write is one call into the Rust core over many chunks (decoded and encoded
-in parallel) and no stored object is written twice.
+not sharded), grown up to about :data:`BLOCK_BYTES`, so that each read and each write is one
+call into the Rust core over many chunks (decoded and encoded in parallel) and no stored object
+is written twice. Read from an array, a block stacks whole objects along the first dimension
+(each object one contiguous run of the block: decoded straight into it, encoded straight out of
+it); values already in memory are taken in blocks grown along the last dimensions first (the
+longest runs of them).
 
 Reading and writing overlap: a reader thread reads (fetches and decodes) the next block while
 the calling thread writes (encodes and stores) the current one, both in the Rust core with the
