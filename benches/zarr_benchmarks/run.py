@@ -367,6 +367,8 @@ def plot(
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
+        plt.rcParams["svg.fonttype"] = "none"  # text as text: a smaller file, searchable
     except ImportError:
         return "matplotlib is not installed: no plot"
     fig, axes = plt.subplots(2, len(cases), figsize=(4.5 * len(cases), 7), squeeze=False)
