@@ -267,12 +267,12 @@ class _ReadAhead:
 
 
 def _decodes_into(source: Any) -> bool:
-    """Whether ``source`` is a zarrox array that decodes fixed-size values straight into a
-    buffer it is given (``get_basic_selection(out=)``)."""
-    from zarrox.array import Array
-
+    """Whether ``source`` is a zarrox array (known by its core handle and ``_var_len``: this
+    module sits below the array layer and does not import it) that decodes fixed-size values
+    straight into a buffer it is given (``get_basic_selection(out=)``)."""
     return (
-        isinstance(source, Array)
-        and not source._var_len
+        getattr(source, "_var_len", None) is False
+        and hasattr(source, "_handle")
+        and callable(getattr(source, "get_basic_selection", None))
         and np.dtype(source.dtype).kind not in "OTSUV"
     )
