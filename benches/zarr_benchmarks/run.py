@@ -14,7 +14,7 @@ rotating from one repetition to the next, so that a noisy phase of the host is s
 first repetition is an untimed warm-up (page cache, bytecode caches) in which every script
 checks the values it read, and every round trip's copy is checked by the runner. A cell is
 the best of ``--repeat`` timed runs: wall seconds of the whole process (imports included,
-as the suite's ``time -v``) and its peak RSS (``ru_maxrss`` of the child, GB = 1e9 bytes).
+as the suite's ``time -v``) and its peak RSS (GNU time's, as the suite's; GB = 1e9 bytes).
 """
 
 from __future__ import annotations
@@ -191,6 +191,10 @@ def worker_env() -> dict[str, str]:
     return env
 
 
+#: GNU time, as the suite measures (a process forked from it inherits its own small peak RSS)
+TIME = shutil.which("time", path="/usr/bin:/bin") or ""
+
+
 def run_one(impl: str, case: str, data: Path, out_root: Path, check: bool, timeout: float) -> Run:
     """Run one implementation's script on one case as a fresh process."""
     script, _ = IMPLS[impl]
@@ -204,9 +208,21 @@ def run_one(impl: str, case: str, data: Path, out_root: Path, check: bool, timeo
     if check:
         argv.append("--check")
     os.sync()  # the previous copy's writeback lands before, not during, this run
-    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+    rss = math.nan
+    with contextlib.ExitStack() as files:
+        stdout, stderr, timed = (files.enter_context(tempfile.TemporaryFile("w+")) for _ in "123")
+        if TIME:
+            # ``-o``: its figures in a file of their own; %M: the peak RSS in KiB
+            argv = [TIME, "-f", "%M", "-o", f"/dev/fd/{timed.fileno()}", *argv]
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, cwd=HERE, env=worker_env())
+        proc = subprocess.Popen(
+            argv,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=HERE,
+            env=worker_env(),
+            pass_fds=(timed.fileno(),),
+        )
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
         try:
@@ -215,13 +231,22 @@ def run_one(impl: str, case: str, data: Path, out_root: Path, check: bool, timeo
             timer.cancel()
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        stdout.seek(0)
-        stderr.seek(0)
-        text, err = stdout.read(), stderr.read()
-    run = Run(wall=wall, rss=usage.ru_maxrss * 1024.0)
+        for f in (stdout, stderr, timed):
+            f.seek(0)
+        text, err, kib = stdout.read(), stderr.read(), timed.read().split()
+        # Without GNU time, the child's own figure: it counts this process's peak RSS at the
+        # moment the child started (Linux keeps the peak across exec), so the runner keeps
+        # itself small (generation and checks run in processes of their own).
+        rss = (
+            float(kib[-1]) * 1024
+            if TIME and kib and kib[-1].isdigit()
+            else usage.ru_maxrss * 1024.0
+        )
+    run = Run(wall=wall, rss=rss)
     if proc.returncode != 0:
         lines = [ln for ln in err.strip().splitlines() if ln.strip()] or [f"exit {proc.returncode}"]
-        run.error = lines[-1][:300]
+        lines = [ln for ln in lines if not ln.startswith("Command exited with non-zero status")]
+        run.error = (lines or [f"exit {proc.returncode}"])[-1][:300]
         return run
     if _suite.UNSUPPORTED in text:
         run.unsupported = True
@@ -232,12 +257,27 @@ def run_one(impl: str, case: str, data: Path, out_root: Path, check: bool, timeo
     if case == "roundtrip":
         try:
             if check:
-                check_copy(data, out)
-        except AssertionError as e:
+                in_process(["--internal-check-copy", str(data), str(out)])
+        except RuntimeError as e:
             run.error = str(e)[:300]
         finally:
             shutil.rmtree(out, ignore_errors=True)
     return run
+
+
+def in_process(argv: list[str]) -> None:
+    """Run this script with ``argv`` (generation, a copy's check) in a process of its own,
+    so that this one stays small; RuntimeError with its last line when it fails."""
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *argv],
+        capture_output=True,
+        text=True,
+        env=worker_env(),
+    )
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or ["failed"]
+        raise RuntimeError(lines[-1])
+    sys.stdout.write(proc.stdout)
 
 
 # -- reports -------------------------------------------------------------------------------------
@@ -260,9 +300,12 @@ def host_line() -> str:
 
 
 def _zarrox_dir() -> str:
-    import zarrox
+    """Where the workers import zarrox from (found without importing it here)."""
+    import importlib.util
 
-    return str(Path(zarrox.__file__).resolve().parent.parent)
+    spec = importlib.util.find_spec("zarrox")
+    origin = spec.origin if spec is not None else None
+    return str(Path(origin).resolve().parent.parent) if origin else "not found"
 
 
 def tables(
@@ -428,6 +471,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    internal = list(argv if argv is not None else sys.argv[1:])
+    if internal[:1] == ["--internal-check-copy"]:
+        check_copy(Path(internal[1]), Path(internal[2]))
+        return 0
+    if internal[:1] == ["--internal-generate"]:
+        root, scale, chunk, inner = Path(internal[1]), *(int(x) for x in internal[2:5])
+        generate(root, scale, chunk, inner, internal[5].split(","))
+        return 0
     args = parse_args(argv)
     scale, chunk, inner = layout(args.scale, args.chunk, args.inner)
     impls = [i for i in IMPLS if i in args.impls]
@@ -441,7 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         out_root.mkdir(exist_ok=True)
         stack.callback(shutil.rmtree, out_root, True)
         print(f"host: {host_line()}", flush=True)
-        paths = generate(root, scale, chunk, inner, args.datasets)
+        in_process(
+            ["--internal-generate", str(root), str(scale), str(chunk), str(inner)]
+            + [",".join(args.datasets)]
+        )
+        paths = {d: root / _suite.DATASETS[d][0] for d in args.datasets}
         results = {(d, c, i): Cell() for d in args.datasets for c in args.cases for i in impls}
         rounds = ([] if args.no_warmup else ["warm-up"]) + list(range(args.repeat))
         started = time.perf_counter()
