@@ -275,3 +275,37 @@ def test_bench_async_latency_quick_smoke(tmp_path: Path) -> None:
     assert re.search(r"zarrox-await / tensorstore: \d+\.\d\dx", out), context
     assert re.search(r"zarrox-await / zarrox-threads \(64 threads\): \d+\.\d\dx", out), context
     assert md.read_text() in out
+
+
+def test_field_suite_smoke(tmp_path: Path) -> None:
+    """benches/zarr_benchmarks/run.py at 32^3: it generates the sharded array, runs one
+    implementation's scripts as processes (a checked warm-up, then one timed round), checks
+    the round trip's copy, and appends its tables to a results file."""
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# results\n")
+    out, context = run_suite(
+        *("--scale", "32", "--repeat", "1", "--impls", "zarrox", "--datasets", "sharded"),
+        *("--cases", "chunks,roundtrip", "--data", str(tmp_path / "data")),
+        *("--results", str(results)),
+    )
+    text = results.read_text()
+    assert text.startswith("# results\n\n## The field's suite (zarrs/zarr_benchmarks) at 32^3")
+    for case in ("chunk by chunk", "round trip"):
+        assert re.search(rf"^\| sharded \| {case} \| \*?\*?\d+\.\d\d", text, re.M), text
+    assert "8^3 shards of 2^3 inner chunks" in text
+    assert "[warm-up] sharded      roundtrip    zarrox" in out, context
+    data = tmp_path / "data" / "32-8-2"
+    assert sorted(p.name for p in data.iterdir()) == ["benchmark_compress_shard.zarr"]
+    assert "plot" in out
+
+
+def run_suite(*argv: str) -> tuple[str, str]:
+    proc = subprocess.run(
+        [sys.executable, str(BENCHES / "zarr_benchmarks" / "run.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    context = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, context
+    return proc.stdout, context

@@ -21,7 +21,7 @@ from zarrox.array import Array
 from zarrox.errors import ChecksumError, ZarroxError
 from zarrox.group import Group
 from zarrox.nodes.node import NODE_KEYS, V2_ATTRS_KEY
-from zarrox.transfer import block_shape, regions
+from zarrox.transfer import BLOCK_BYTES, block_shape, regions
 
 #: called after each block of an array with (bytes checked so far, bytes in all arrays)
 Progress = Callable[[int, int], None]
@@ -146,8 +146,8 @@ def verify_array(
                 report.corrupt.append(problem)
         return report
     itemsize = max(array.dtype.itemsize, 1) if array.dtype.kind not in "OT" else 16
-    kwargs = {} if block_bytes is None else {"target": block_bytes}
-    step = block_shape(array.shape, grid, itemsize, **kwargs)
+    target = BLOCK_BYTES if block_bytes is None else block_bytes
+    step = block_shape(array.shape, grid, itemsize, target)
     by_coords = {coords: key for key, coords in stored.items()}
     for region in regions(array.shape, step):
         try:
