@@ -516,11 +516,7 @@ pub fn write_cached(
     // The data cache holds what each task wrote, or forgets the chunk when
     // the write failed.
     let settle = |chain: &CodecChain, task: &ChunkTask, written: Result<commit::Written>| {
-        match &written {
-            Ok(w) => cached::wrote(cache, chain, store, task, w),
-            Err(_) => cached::forget(cache, chain, store, &task.key),
-        }
-        written.map(|_| ())
+        settle_in_cache(cache, store, chain, task, written)
     };
     match store.io_mode() {
         IoMode::Blocking => {
@@ -575,6 +571,22 @@ pub fn write_cached(
         }
     }
     store.flush()
+}
+
+/// The data cache holds what `task` wrote, or forgets the chunk when the
+/// write failed; the write's result without what it wrote.
+fn settle_in_cache(
+    cache: &DataCache,
+    store: &dyn Store,
+    chain: &CodecChain,
+    task: &ChunkTask,
+    written: Result<commit::Written>,
+) -> Result<()> {
+    match &written {
+        Ok(w) => cached::wrote(cache, chain, store, task, w),
+        Err(_) => cached::forget(cache, chain, store, &task.key),
+    }
+    written.map(|_| ())
 }
 
 /// What a write tells the data cache once a chunk is stored (or failed).
@@ -646,11 +658,7 @@ pub(crate) async unsafe fn write_concurrent(
     let memo = ScalarMemo::default();
     let versioned = cache.budget() > 0;
     let settle = |chain: &CodecChain, task: &ChunkTask, written: Result<commit::Written>| {
-        match &written {
-            Ok(w) => cached::wrote(cache, chain, store, task, w),
-            Err(_) => cached::forget(cache, chain, store, &task.key),
-        }
-        written.map(|_| ())
+        settle_in_cache(cache, store, chain, task, written)
     };
     // SAFETY: the caller's contract is this function's; `memo` and `settle`
     // are declared before the future that borrows them, so they outlive its

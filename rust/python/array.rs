@@ -5,13 +5,15 @@ use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::awaitable::{awaitable, held_destination, held_input, read_result, write_result};
+use super::awaitable::{
+    awaitable, held_destination, held_input, read_result, rust_store, write_result,
+};
 use super::buffers::{destination, out_bytes, read_done, write_done, Value};
 use super::keys::{plain_keys, BasicRead, SelectionHandle};
 use super::stores::StoreHandle;
 use super::to_py_err;
 use super::CachePool;
-use crate::array::{ArrayCore, StoreRef};
+use crate::array::ArrayCore;
 use crate::batch::{Destination, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::selection::{self, Normalized};
@@ -121,11 +123,10 @@ impl ArrayHandle {
         let sel = &selection_.inner.selection;
         // the GIL held: this runs on the event loop's thread, which waits either way
         let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
-        let StoreRef::Rust(store) = store else {
-            return Err(PyValueError::new_err(
-                "awaitable reads need a store Rust reads (see in_rust)",
-            ));
-        };
+        let store = rust_store(
+            store,
+            "awaitable reads need a store Rust reads (see in_rust)",
+        )?;
         let into = held_destination(out)?;
         let utf8 = self.utf8();
         awaitable(py, batch.read_async(store, into), move |py, done| {
@@ -148,11 +149,10 @@ impl ArrayHandle {
         let sel = &selection_.inner.selection;
         // the GIL held: this runs on the event loop's thread, which waits either way
         let (store, batch) = self.core.batch_of(sel, order).map_err(to_py_err)?;
-        let StoreRef::Rust(store) = store else {
-            return Err(PyValueError::new_err(
-                "awaitable writes need a store Rust writes (see in_rust)",
-            ));
-        };
+        let store = rust_store(
+            store,
+            "awaitable writes need a store Rust writes (see in_rust)",
+        )?;
         let input = held_input(value)?;
         awaitable(py, batch.write_async(store, input), write_result)
     }

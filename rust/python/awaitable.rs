@@ -15,8 +15,19 @@ use pyo3::types::{PyBytes, PyList, PyString};
 
 use super::buffers::{out_bytes, value_bytes, var_items, var_list};
 use super::to_py_err;
+use crate::array::StoreRef;
 use crate::batch::{InBuffer, OutBuffer, OwnedDestination, OwnedInput, ReadDone, WriteDone};
 use crate::error::Result;
+use crate::store::Store;
+
+/// The store an awaitable read or write runs on: only one Rust reads and
+/// writes itself; else a ValueError saying `refusal`.
+pub(super) fn rust_store(store: StoreRef, refusal: &str) -> PyResult<std::sync::Arc<dyn Store>> {
+    match store {
+        StoreRef::Rust(store) => Ok(store),
+        StoreRef::Caller(_) => Err(PyValueError::new_err(refusal.to_string())),
+    }
+}
 
 /// A future of the running event loop that `work` completes: with
 /// `convert`'s value of its result, or with its error as the blocking call

@@ -5,12 +5,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use super::awaitable::{awaitable, held_destination, held_input, read_result, write_result};
+use super::awaitable::{
+    awaitable, held_destination, held_input, read_result, rust_store, write_result,
+};
 use super::buffers::{destination, out_bytes, read_done, write_done, ChunkSource, Value};
 use super::keys::{chunk_regions, Zarr};
 use super::stores::StoreHandle;
 use super::to_py_err;
-use crate::array::StoreRef;
 use crate::batch::{Batch, MemoryOrder};
 use crate::dtype::DataKind;
 use crate::pipeline::ChunkCodec as BatchCodec;
@@ -269,11 +270,10 @@ impl ChunkCodec {
         order: &str,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let order = MemoryOrder::parse(order).map_err(to_py_err)?;
-        let StoreRef::Rust(store) = chunks.get().inner.clone() else {
-            return Err(PyValueError::new_err(
-                "awaitable reads need a store Rust reads",
-            ));
-        };
+        let store = rust_store(
+            chunks.get().inner.clone(),
+            "awaitable reads need a store Rust reads",
+        )?;
         let regions = (chunk_selections, out_selections);
         let zarr = (drop_axes, generic.as_ref());
         let (batch, runs_in) = self.batch(keys, regions, out_shape, None, zarr, order)?;
@@ -310,11 +310,10 @@ impl ChunkCodec {
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let order = MemoryOrder::parse(order).map_err(to_py_err)?;
-        let StoreRef::Rust(store) = chunks.get().inner.clone() else {
-            return Err(PyValueError::new_err(
-                "awaitable writes need a store Rust writes",
-            ));
-        };
+        let store = rust_store(
+            chunks.get().inner.clone(),
+            "awaitable writes need a store Rust writes",
+        )?;
         let regions = (chunk_selections, value_selections);
         let zarr = (drop_axes, generic.as_ref());
         let shape = value_shape.clone();
