@@ -11,6 +11,8 @@ leaves later reads working; a thousand awaits in flight; errors of the blocking 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -370,3 +372,71 @@ def test_zarr_python_pipeline_awaits_the_engine_on_local_files(
     ref = _reference((2048, 64), "uint16")
     asyncio.run(_pipeline_round_trip(LocalStore(tmp_path / "pipe"), ref))
     assert threaded == []
+
+
+# A process that exits right after its last await: the completer thread may still be inside
+# `call_soon_threadsafe` (it yields the GIL between bytecodes); taking the GIL back while the
+# interpreter finalizes ended it with pthread_exit and glibc aborted ("FATAL: exception not
+# rethrown", about one exit in six before the fix).
+_EXIT_RIGHT_AFTER = """
+import asyncio, zarrox
+a = zarrox.create_array(zarrox.MemoryStore(), shape=(4,), dtype="i2")
+async def main():
+    aa = zarrox.AsyncArray(a)
+    await aa.setitem(slice(None), 7)
+    return await aa.getitem(slice(1, 3))
+print(asyncio.run(main()).tolist())
+"""
+
+# An `atexit` function (registered before zarrox's, so it runs after it) that awaits reads
+# and writes: they complete in place rather than wait for a completer that has stopped.
+_AWAIT_AT_EXIT = """
+import asyncio, atexit, zarrox
+def at_exit():
+    async def main():
+        aa = zarrox.AsyncArray(a)
+        await aa.setitem(slice(0, 2), 5)
+        return await aa.getitem(slice(None))
+    print("at exit", asyncio.run(main()).tolist(), flush=True)
+atexit.register(at_exit)
+a = zarrox.create_array(zarrox.MemoryStore(), shape=(4,), dtype="i2", fill_value=1)
+async def first():
+    return await zarrox.AsyncArray(a).getitem(slice(None))
+print("first", asyncio.run(first()).tolist(), flush=True)
+"""
+
+
+def _run_children(code: str, n: int, parallel: int = 4) -> list[subprocess.CompletedProcess[str]]:
+    """Run ``code`` in ``n`` fresh interpreters, ``parallel`` at a time (killed after 120 s)."""
+    done: list[subprocess.CompletedProcess[str]] = []
+    for start in range(0, n, parallel):
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(min(parallel, n - start))
+        ]
+        for p in procs:
+            try:
+                out, err = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    return done
+
+
+def test_the_interpreter_exits_cleanly_right_after_an_await() -> None:
+    runs = _run_children(_EXIT_RIGHT_AFTER, 40)
+    bad = [(r.returncode, r.stderr.strip()[-300:]) for r in runs if r.returncode != 0]
+    assert not bad, f"{len(bad)} of {len(runs)} exits failed: {bad[:3]}"
+    assert {r.stdout for r in runs} == {"[7, 7]\n"}
+
+
+def test_awaits_in_an_atexit_function_complete() -> None:
+    (run,) = _run_children(_AWAIT_AT_EXIT, 1)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["first [1, 1, 1, 1]", "at exit [5, 5, 1, 1]"]

@@ -46,7 +46,22 @@ where
     let asyncio = py.import(intern!(py, "asyncio"))?;
     let event_loop = asyncio.call_method0(intern!(py, "get_running_loop"))?;
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    if completer::exiting() {
+        // an `atexit` function awaits after the completer stopped: the work
+        // runs here, and the future is done before it is returned
+        let result = py
+            .detach(|| crate::store::runtime::block_on(work))
+            .and_then(|r| r)
+            .map_err(to_py_err)
+            .and_then(|v| convert(py, v));
+        match result {
+            Ok(value) => future.call_method1(intern!(py, "set_result"), (value,))?,
+            Err(e) => future.call_method1(intern!(py, "set_exception"), (e.into_value(py),))?,
+        };
+        return Ok(future);
+    }
     let runtime = crate::store::runtime::runtime().map_err(to_py_err)?;
+    completer::stop_at_exit(py)?;
     let (target, on_loop) = (future.clone().unbind(), event_loop.unbind());
     let task = runtime.spawn(async move {
         use futures::FutureExt;
@@ -94,9 +109,19 @@ struct Done {
 /// schedules one callback per event loop (`call_soon_threadsafe`): the I/O
 /// threads never wait for the GIL, and a burst of completions wakes the loop
 /// once. Rebuilt after a fork, as the runtime is.
+///
+/// The thread must not be inside Python when the interpreter finalizes: a
+/// thread that takes the GIL back then (even between two bytecodes of
+/// `call_soon_threadsafe`) is ended by CPython < 3.14 with `pthread_exit`,
+/// whose unwinding Rust's thread entry catches, and glibc aborts the process
+/// ("FATAL: exception not rethrown"). So an `atexit` function (Python runs
+/// them before it finalizes) closes a gate and waits, the GIL released, for
+/// a batch that went through it; later batches are dropped unresolved.
 mod completer {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     use std::sync::mpsc::{channel, Receiver, Sender};
     use std::sync::Mutex;
+    use std::time::{Duration, Instant};
 
     use pyo3::intern;
     use pyo3::prelude::*;
@@ -131,11 +156,64 @@ mod completer {
         }
     }
 
+    /// The interpreter is exiting: no batch goes into Python any more.
+    static EXITING: AtomicBool = AtomicBool::new(false);
+    /// The process whose completer is in Python now (0: none). A process id,
+    /// not a flag: a child forked meanwhile has no such thread to wait for.
+    static IN_PYTHON: AtomicU32 = AtomicU32::new(0);
+    /// `stop` is registered with `atexit` (inherited by a forked child).
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    /// How long the exit waits for a batch in Python: resolving is a few
+    /// calls of `call_soon_threadsafe`; a wait this long means the thread is
+    /// stuck, and the exit goes on rather than hang.
+    const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+    /// `stop` ran: the interpreter is exiting.
+    pub(super) fn exiting() -> bool {
+        EXITING.load(Ordering::SeqCst)
+    }
+
+    /// Register `stop` with `atexit`, once per process.
+    pub(super) fn stop_at_exit(py: Python<'_>) -> PyResult<()> {
+        if REGISTERED.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let stop = wrap_pyfunction!(stop, py)?;
+        py.import(intern!(py, "atexit"))?
+            .call_method1(intern!(py, "register"), (stop,))?;
+        REGISTERED.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Close the gate, then wait (GIL released, so that a batch waiting for
+    /// it can finish) until no batch of this process is in Python.
+    #[pyfunction]
+    fn stop(py: Python<'_>) {
+        EXITING.store(true, Ordering::SeqCst);
+        let pid = std::process::id();
+        py.detach(|| {
+            let since = Instant::now();
+            while IN_PYTHON.load(Ordering::SeqCst) == pid && since.elapsed() < EXIT_WAIT {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+    }
+
     fn run(rx: Receiver<Done>) {
+        let pid = std::process::id();
         while let Ok(first) = rx.recv() {
             let mut batch = vec![first];
             batch.extend(rx.try_iter());
-            Python::attach(|py| resolve(py, batch));
+            // announce, then look at the gate (both SeqCst): either `stop`
+            // sees this batch in Python and waits, or the batch sees `stop`
+            IN_PYTHON.store(pid, Ordering::SeqCst);
+            if !EXITING.load(Ordering::SeqCst) {
+                Python::attach(|py| resolve(py, batch));
+            } else {
+                // its references are released without the GIL (deferred)
+                drop(batch);
+            }
+            IN_PYTHON.store(0, Ordering::SeqCst);
         }
     }
 
