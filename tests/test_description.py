@@ -133,16 +133,15 @@ def _open_from_description(root: Path, path: str) -> tuple[Any, dict[str, Any]]:
 
 def _assert_reads(handle: Any, expected: np.ndarray) -> None:
     """The values the core reads with the description are the stored ones."""
-    got = handle.read_basic((Ellipsis,))
+    native = expected.dtype.newbyteorder("=") if expected.dtype.kind in "biufc" else expected.dtype
+    got = handle.read_basic((Ellipsis,), native)
     if expected.dtype.kind == "O":
         assert got is None  # variable-length: read element by element, not by bytes
         return
     assert got is not None
-    data, shape = got
-    assert list(shape) == list(expected.shape)
-    native = expected.dtype.newbyteorder("=") if expected.dtype.kind in "biufc" else expected.dtype
+    assert got.dtype == native and got.shape == expected.shape
     want = np.ascontiguousarray(expected.astype(native))
-    assert bytes(data) == want.tobytes()
+    assert got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize(("root", "path", "expected"), CASES, ids=IDS)

@@ -392,6 +392,80 @@ def test_plain_basic_reads_take_one_rust_call_and_match_numpy(selection: Any) ->
         np.testing.assert_array_equal(got, ref[selection])
 
 
+PLAIN_WRITES = [
+    (slice(0, 4), slice(2, 7), 3),
+    (-1, slice(None), slice(None, None, 3)),
+    (Ellipsis, 2),
+    (1, Ellipsis, slice(-3, None)),
+    (slice(2, 5),),
+    (6, 7, 8),
+    Ellipsis,
+    (),
+]
+
+
+@pytest.mark.parametrize("selection", PLAIN_WRITES)
+@pytest.mark.parametrize("dtype", ["<i4", ">f8", "M8[s]", [("a", "<u2"), ("b", "S3")]])
+def test_plain_basic_writes_take_one_rust_call_and_match_numpy(selection: Any, dtype: Any) -> None:
+    dt = np.dtype(dtype)
+    shape = (7, 8, 9)
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=shape, dtype=dt, chunks=(3, 4, 4))
+    empty = a[...]  # the fill value everywhere
+    ref = empty.copy()
+    values = np.arange(math.prod(ref[selection].shape) or 1).astype(np.uint16).astype("u8")
+    typed = np.empty(ref[selection].shape, dtype=a.dtype)
+    typed.reshape(-1).view(np.uint8)[:] = np.resize(
+        values.view(np.uint8), typed.nbytes
+    )  # arbitrary bytes of the array's own type, whatever it is
+    ref[selection] = typed
+    assert a._handle.write_basic(selection, typed, a._plain_dtype), "one-call path"
+    np.testing.assert_array_equal(a[...], ref)
+    # the read of the same selection: one call, typed, of the selection's shape
+    got = a._read_plain(selection)
+    assert got is not None and got.dtype == a.dtype and got.shape == ref[selection].shape
+    np.testing.assert_array_equal(got, ref[selection])
+    # through the front doors too
+    a[...] = empty
+    a[selection] = typed
+    a.set_basic_selection((Ellipsis,), a[...])  # an unchanged rewrite of everything
+    np.testing.assert_array_equal(a[...], ref)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.arange(20, dtype="<i8").reshape(4, 5),  # another dtype: cast
+        np.arange(5, dtype="<i4"),  # broadcast along the first dimension
+        np.asfortranarray(np.arange(20, dtype="<i4").reshape(4, 5)),  # not C-contiguous
+        np.arange(40, dtype="<i4").reshape(4, 10)[:, ::2],  # strided
+        7,  # a Python scalar
+        np.int32(7),
+        [[1, 2, 3, 4, 5]] * 4,  # a list
+    ],
+)
+def test_other_write_values_take_the_general_path(value: Any) -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 7), dtype="<i4", chunks=(4, 3))
+    ref = np.zeros((6, 7), dtype="<i4")
+    sel = (slice(1, 5), slice(2, 7))
+    assert not a._handle.write_basic(sel, value, a._plain_dtype)
+    assert not a[...].any(), "nothing was written by the refusal"
+    a[sel] = value
+    ref[sel] = value
+    np.testing.assert_array_equal(a[...], ref)
+
+
+def test_plain_writes_keep_the_general_paths_errors() -> None:
+    a = zarrox.create_array(zarrox.MemoryStore(), shape=(6, 7), dtype="<i4", chunks=(4, 3))
+    with pytest.raises(IndexError):
+        a[9, 0:2] = np.zeros(2, dtype="<i4")
+    with pytest.raises(ValueError, match="broadcast"):
+        a[0:2, 0:2] = np.zeros((3, 3), dtype="<i4")
+    ro = zarrox.open_array(a.store, mode="r")
+    with pytest.raises(zarrox.errors.ReadOnlyError):
+        ro[0:2, 0:2] = np.zeros((2, 2), dtype="<i4")
+    assert not a[...].any()
+
+
 @pytest.mark.parametrize(
     "selection,error",
     [

@@ -259,6 +259,11 @@ class Array(Node):
         self._core = core
         #: `a[...]` of integers and slices goes through one Rust call (`_read_plain`)
         self._plain_reads = not self._var_len and self._order == "C" and len(m.shape) > 0
+        #: `a[...] = values` of such a selection and an array of exactly its dtype and
+        #: shape goes through one Rust call too
+        self._plain_writes = self._plain_reads and not self._read_only
+        #: the numpy data type of those reads and writes (:attr:`dtype`, computed once)
+        self._plain_dtype = self.dtype
         #: where the engine's chunk requests go: the store, or for chunks of the pickle
         #: codec, which only Python can run, the store through that codec
         stage = m.pickle_stage() if isinstance(m, ArrayMetadataV2) else None
@@ -880,12 +885,9 @@ class Array(Node):
 
     def _read_plain(self, selection: Any) -> np.ndarray | None:
         """A plain basic selection (Python integers in bounds, slices with positive
-        steps, one Ellipsis) read in one Rust call; None for anything else."""
-        got = self._handle.read_basic(selection)
-        if got is None:
-            return None
-        data, shape = got
-        return data.view(self.dtype).reshape(shape)  # type: ignore[no-any-return]
+        steps, one Ellipsis) read in one Rust call into an array of its dtype and
+        shape; None for anything else."""
+        return self._handle.read_basic(selection, self._plain_dtype)
 
     def __getitem__(self, selection: Any) -> Any:
         if self._plain_reads:
@@ -1000,6 +1002,8 @@ class Array(Node):
         return _IO.WRITE, sel, buf.reshape(-1).view(np.uint8), False
 
     def __setitem__(self, selection: Any, value: Any) -> None:
+        if self._plain_writes and self._handle.write_basic(selection, value, self._plain_dtype):
+            return  # a plain selection and an array of its shape and dtype: one Rust call
         if is_pure_fancy(selection, self.shape):
             self.vindex[selection] = value
         elif is_fancy(selection):
@@ -1008,6 +1012,8 @@ class Array(Node):
             self.set_basic_selection(selection, value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
+        if self._plain_writes and self._handle.write_basic(selection, value, self._plain_dtype):
+            return
         self._write(basic_selection(selection, self.shape), value)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:

@@ -1,21 +1,25 @@
 //! Arrays: the core's array over a store, and writes to a store Python
 //! writes itself.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadwriteArray1};
+use numpy::{
+    PyArrayDescr, PyArrayDescrMethods, PyReadwriteArray1, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::awaitable::{
     awaitable, held_destination, held_input, read_result, rust_store, write_result,
 };
-use super::buffers::{destination, out_bytes, read_done, write_done, Value};
-use super::keys::{plain_keys, BasicRead, SelectionHandle};
+use super::buffers::{array_data, destination, new_array, read_done, write_done, Value};
+use super::keys::{plain_keys, SelectionHandle};
 use super::stores::StoreHandle;
 use super::to_py_err;
 use super::CachePool;
 use crate::array::ArrayCore;
 use crate::batch::{Destination, MemoryOrder};
 use crate::dtype::DataKind;
+use crate::engine::Input;
+use crate::indexing::Selection;
 use crate::selection::{self, Normalized};
 
 /// An opened array: reads and writes whole selections in one call.
@@ -28,6 +32,18 @@ impl ArrayHandle {
     /// The array this handle holds.
     pub(crate) fn core(&self) -> &ArrayCore {
         &self.core
+    }
+
+    /// `selection` normalised with its result shape, when it is plain
+    /// (Python integers in bounds, slices with positive steps, one Ellipsis).
+    fn plain_selection(&self, selection: &Bound<'_, PyAny>) -> Option<(Selection, Vec<usize>)> {
+        let keys = plain_keys(selection)?;
+        let Normalized {
+            selection,
+            result_shape,
+            ..
+        } = selection::basic(&keys, self.core.shape()).ok()?;
+        Some((selection, result_shape))
     }
 
     fn utf8(&self) -> bool {
@@ -157,61 +173,99 @@ impl ArrayHandle {
         awaitable(py, batch.write_async(store, input), write_result)
     }
 
-    /// Read a basic selection (integers, slices with positive steps, one
-    /// Ellipsis) into a new array: (its bytes as a uint8 array, the result
-    /// shape), or None when the selection is not one (the caller's general
-    /// path raises the errors) or Python reads the store. One call for the
-    /// common `a[i, j:k, ...]`.
+    /// A plain basic selection (Python integers, slices with positive steps,
+    /// one Ellipsis) read in one call into a new array of numpy data type
+    /// `dtype` (the array's) and the selection's shape; None when the
+    /// selection or the array needs the general path (it then raises what
+    /// the general path raises).
     fn read_basic<'py>(
         &self,
         py: Python<'py>,
         selection_: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<BasicRead<'py>>> {
-        if self.core.caller_store() || self.core.data_type().is_var_len() {
+        dtype: &Bound<'py, PyArrayDescr>,
+    ) -> PyResult<Option<Bound<'py, PyUntypedArray>>> {
+        let size = self.core.data_type().size;
+        if self.core.caller_store()
+            || self.core.data_type().is_var_len()
+            || dtype.itemsize() != size
+        {
             return Ok(None);
         }
-        let Some(keys) = plain_keys(selection_) else {
-            return Ok(None);
-        };
-        let Ok(Normalized {
-            selection: sel,
-            result_shape,
-            ..
-        }) = selection::basic(&keys, self.core.shape())
-        else {
+        let Some((sel, result_shape)) = self.plain_selection(selection_) else {
             return Ok(None);
         };
         // integer-indexed dimensions, dropped from the result shape, hold one element
         let elements = result_shape
             .iter()
             .try_fold(1usize, |acc, &n| acc.checked_mul(n));
-        let Some(nbytes) = elements.and_then(|n| n.checked_mul(self.core.data_type().size)) else {
+        let Some(nbytes) = elements.and_then(|n| n.checked_mul(size)) else {
             return Err(PyValueError::new_err("the selection is too large"));
         };
-        let out = if nbytes >= crate::alloc::LARGE {
-            // Checked as chunk-sized buffers are, then `numpy.empty`, whose
-            // refusal is a MemoryError (`PyArray1::new` panics on it).
+        if nbytes >= crate::alloc::LARGE {
+            // checked as chunk-sized buffers are
             self.core.admit_output(nbytes).map_err(to_py_err)?;
-            let numpy = py.import("numpy")?;
-            numpy
-                .getattr("empty")?
-                .call1((nbytes, numpy.getattr("uint8")?))?
-                .cast_into::<PyArray1<u8>>()?
-        } else {
-            // SAFETY: the array is uninitialised; `read` writes every byte of
-            // it (every output element belongs to one chunk's region, filled
-            // when the chunk is missing) before it is returned, and on an error
-            // the array is dropped unseen. Its memory comes from numpy's
-            // allocator, as with `numpy.empty`.
-            unsafe { PyArray1::<u8>::new(py, [nbytes], false) }
-        };
-        {
-            let mut rw = out.readwrite();
-            let into = Destination::Buffer(out_bytes(&mut rw)?);
-            py.detach(|| self.core.read(&sel, into, MemoryOrder::C))
-                .map_err(to_py_err)?;
         }
-        Ok(Some((out, result_shape)))
+        let out = new_array(py, dtype, &result_shape)?;
+        // SAFETY: `out` was just made, C-contiguous, of `nbytes` bytes (its
+        // shape's elements times `dtype`'s size), and nothing else refers to
+        // it yet, so this is the only access to its data. Its bytes are
+        // uninitialised: `read` writes every one (every output element belongs
+        // to one chunk's region, filled when the chunk is missing) before the
+        // array is returned, and on an error it is dropped unseen.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(array_data(&out), nbytes) };
+        py.detach(|| {
+            self.core
+                .read(&sel, Destination::Buffer(bytes), MemoryOrder::C)
+        })
+        .map_err(to_py_err)?;
+        Ok(Some(out))
+    }
+
+    /// Write `value` to a plain basic selection (see `read_basic`) in one
+    /// call, when `value` is a C-contiguous numpy array of the numpy data
+    /// type `dtype` (the array's) and exactly the selection's shape: True. Else
+    /// nothing is written and False says the general path (conversion,
+    /// broadcasting, its errors) has the write.
+    fn write_basic<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        dtype: &Bound<'py, PyArrayDescr>,
+    ) -> PyResult<bool> {
+        let size = self.core.data_type().size;
+        if self.core.caller_store()
+            || self.core.data_type().is_var_len()
+            || dtype.itemsize() != size
+        {
+            return Ok(false);
+        }
+        let Ok(values) = value.cast::<PyUntypedArray>() else {
+            return Ok(false);
+        };
+        if !values.is_c_contiguous() || !values.dtype().is_equiv_to(dtype) {
+            return Ok(false);
+        }
+        let Some((sel, result_shape)) = self.plain_selection(selection_) else {
+            return Ok(false);
+        };
+        let nbytes = values.len().checked_mul(size);
+        if values.shape() != result_shape.as_slice() || matches!(nbytes, None | Some(0)) {
+            return Ok(false);
+        }
+        let nbytes = nbytes.unwrap_or(0);
+        // SAFETY: `values` is a C-contiguous array of `nbytes` bytes (its
+        // elements times its data type's size, checked equal to the array's),
+        // alive while `value` (held by the caller for this call) refers to it;
+        // numpy neither frees nor moves the data of a referenced array. The
+        // write only reads it; a Python thread changing it meanwhile races as
+        // with any write in flight (numpy's own copies release the GIL too).
+        let bytes = unsafe { std::slice::from_raw_parts(array_data(values).cast_const(), nbytes) };
+        let done = py
+            .detach(|| self.core.write(&sel, Input::Fixed(bytes), MemoryOrder::C))
+            .map_err(to_py_err)?;
+        debug_assert!(matches!(done, crate::batch::WriteDone::Written));
+        Ok(true)
     }
 
     /// Write `value` to `selection`: a C-contiguous uint8 view of the

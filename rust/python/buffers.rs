@@ -2,7 +2,11 @@
 //! numpy arrays as byte slices, variable-length items, and what a write is given.
 
 use bytes::Bytes;
-use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use numpy::npyffi::{self, npy_intp, NpyTypes, PY_ARRAY_API};
+use numpy::{
+    PyArrayDescr, PyArrayDescrMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -257,4 +261,54 @@ pub(super) fn fortran_to_c(
     let dst = out_bytes(&mut dst)?;
     py.detach(|| crate::order::fortran_to_c(src, dst, &shape, itemsize))
         .map_err(to_py_err)
+}
+
+/// A new C-contiguous numpy array of data type `dtype` and `shape`, its data
+/// uninitialised (as `numpy.empty`'s): for a caller that writes every byte
+/// before anyone sees it. A MemoryError when numpy cannot allocate it.
+pub(super) fn new_array<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyArrayDescr>,
+    shape: &[usize],
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let mut dims = shape
+        .iter()
+        .map(|&n| npy_intp::try_from(n))
+        .collect::<std::result::Result<Vec<npy_intp>, _>>()
+        .map_err(|_| PyValueError::new_err("the selection is too large"))?;
+    let ndim = std::ffi::c_int::try_from(dims.len())
+        .map_err(|_| PyValueError::new_err("too many dimensions"))?;
+    // SAFETY: numpy's array constructor with its own array type, a data type
+    // reference it takes over (`into_dtype_ptr` hands one over), `ndim`
+    // dimensions read from `dims` (alive for the call), and no strides, data
+    // or base object: numpy allocates C-contiguous data. It returns a new
+    // reference, or NULL with a Python error set.
+    let made = unsafe {
+        let array_type = npyffi::get_type_object(py, NpyTypes::PyArray_Type);
+        let ptr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            array_type,
+            dtype.clone().into_dtype_ptr(),
+            ndim,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, ptr)?
+    };
+    Ok(made.cast_into::<PyUntypedArray>()?)
+}
+
+/// Where the data of `array` starts.
+pub(super) fn array_data(array: &Bound<'_, PyUntypedArray>) -> *mut u8 {
+    // SAFETY: `array` is a live numpy array (the reference holds it); reading
+    // its data pointer field, as rust-numpy's typed `data()` does, is a plain
+    // field read through numpy's accessor.
+    unsafe {
+        (*npyffi::objects::_PyArray_GET_ITEM_DATA(array.as_array_ptr()))
+            .data
+            .cast()
+    }
 }

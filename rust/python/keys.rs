@@ -1,9 +1,7 @@
 //! Selections from Python: user keys converted to the core's `Key`s, and
 //! zarr-python's per-chunk selections and caller-spelled regions.
 
-use numpy::{
-    PyArray1, PyArrayDescrMethods, PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
-};
+use numpy::{PyArrayDescrMethods, PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -420,6 +418,3 @@ pub(super) fn chunk_regions(
         .map(|(c, b)| region(c, b, chunk_shape, buffer_shape, zarr))
         .collect()
 }
-
-/// A basic read's result: its bytes, and the shape they have.
-pub(super) type BasicRead<'py> = (Bound<'py, PyArray1<u8>>, Vec<usize>);
