@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -275,6 +276,35 @@ def test_bench_async_latency_quick_smoke(tmp_path: Path) -> None:
     assert re.search(r"zarrox-await / tensorstore: \d+\.\d\dx", out), context
     assert re.search(r"zarrox-await / zarrox-threads \(64 threads\): \d+\.\d\dx", out), context
     assert md.read_text() in out
+
+
+def test_bench_per_call_quick_smoke(tmp_path: Path) -> None:
+    """bench_per_call.py reads and writes chunk by chunk with every implementation it finds,
+    checks what each read and wrote, and reports every codec and case with zarrox's ratio."""
+    md = tmp_path / "per_call.md"
+    impls = ["zarrox"] + [
+        m for m in ("zarrista", "tensorstore") if importlib.util.find_spec(m) is not None
+    ]
+    run_bench(
+        "bench_per_call.py",
+        "--quick",
+        "--repeat",
+        "1",
+        "--impls",
+        ",".join(impls),
+        "--tmpdir",
+        str(tmp_path),
+        "--markdown",
+        str(md),
+    )
+    rows = [line.split("|")[1:-1] for line in md.read_text().splitlines()[2:]]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [
+        (codec, case) for codec in ("raw", "zstd", "blosc", "sharded") for case in ("read", "write")
+    ]
+    for row in rows:
+        assert all(" s (" in cell for cell in row[2:-1]), row
+        if len(impls) > 1:
+            assert float(row[-1]) > 0
 
 
 def test_field_suite_smoke(tmp_path: Path) -> None:
