@@ -46,6 +46,7 @@ from zarrox.api import (
 )
 from zarrox.array import Array
 from zarrox.asynchronous import AsyncArray, AsyncGroup
+from zarrox.batching import Batch, batch, read_many
 from zarrox.config import config
 from zarrox.convert import convert
 from zarrox.group import Group
@@ -64,6 +65,7 @@ __all__ = [
     "ArrayView",
     "AsyncArray",
     "AsyncGroup",
+    "Batch",
     "Group",
     "LocalStore",
     "MemoryStore",
@@ -72,6 +74,7 @@ __all__ = [
     "__version__",
     "api",
     "array",
+    "batch",
     "codecs",
     "config",
     "consolidate_metadata",
@@ -100,6 +103,7 @@ __all__ = [
     "open_consolidated",
     "open_group",
     "open_like",
+    "read_many",
     "save",
     "save_array",
     "save_group",

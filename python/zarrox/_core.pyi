@@ -331,3 +331,8 @@ class ChunkCodec:
         order: _Order = "C",
     ) -> asyncio.Future[None]:
         """``write`` to a store Rust writes as a future the engine completes."""
+
+def read_many(reads: list[tuple[ArrayHandle, Selection, _U8, _Order, str]]) -> None:
+    """Every (array, selection, uint8 view of the result, order, where the array is) read
+    at once (stores Rust reads); the first read's error, beginning with where its array
+    is, raised once all have ended."""

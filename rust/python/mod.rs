@@ -12,6 +12,7 @@ mod codec;
 mod config;
 mod dtype;
 mod keys;
+mod many;
 mod stores;
 
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
@@ -256,6 +257,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_floor, m)?)?;
     m.add_function(wrap_pyfunction!(memory_items, m)?)?;
     m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
+    m.add_function(wrap_pyfunction!(many::read_many, m)?)?;
     config::register(m)?;
     dtype::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,74 @@
+//! Reads of many arrays at once (`zarrox.read_many`, `zarrox.Batch`): every
+//! read's engine future is started together on the I/O runtime and waited
+//! for together, so the requests of all of them are in flight at once (one
+//! round of latency on an object store instead of one per read) and their
+//! chunks decode on the one worker pool.
+
+use numpy::PyReadwriteArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::array::ArrayHandle;
+use super::awaitable::{held_destination, rust_store};
+use super::buffers::out_bytes;
+use super::keys::SelectionHandle;
+use super::to_py_err;
+use crate::batch::MemoryOrder;
+use crate::error::Error;
+
+/// One read: the array, its normalised selection, the uint8 view of the
+/// result buffer in memory `order` ("C" or "F"), and where the array is (its
+/// errors begin with it: many arrays may have the same path in their stores).
+type OneRead<'py> = (
+    PyRef<'py, ArrayHandle>,
+    PyRef<'py, SelectionHandle>,
+    Bound<'py, PyAny>,
+    String,
+    String,
+);
+
+/// Read every `(array, selection, out, order, name)` of `reads` into its `out`
+/// (as `ArrayHandle.read` does, for stores Rust reads), all at once; returns
+/// when all are done. An error of any read (the first in `reads`' order) is
+/// raised once all have ended; the others' buffers are then filled or not.
+#[pyfunction]
+pub(super) fn read_many(py: Python<'_>, reads: Vec<OneRead<'_>>) -> PyResult<()> {
+    let mut spans = Vec::with_capacity(reads.len());
+    let mut futures = Vec::with_capacity(reads.len());
+    let mut names = Vec::with_capacity(reads.len());
+    for (handle, selection, out, order, name) in reads {
+        names.push(name);
+        let order = MemoryOrder::parse(&order).map_err(to_py_err)?;
+        // borrowed one at a time (each is held by its read's future): a buffer
+        // two reads share is refused below, by its bytes
+        let mut out = out.extract::<PyReadwriteArray1<'_, u8>>()?;
+        let bytes = out_bytes(&mut out)?;
+        spans.push((bytes.as_ptr() as usize, bytes.len()));
+        let (store, batch) = handle
+            .core()
+            .batch_of(&selection.inner.selection, order)
+            .map_err(to_py_err)?;
+        let store = rust_store(store, "read_many reads stores Rust reads (see in_rust)")?;
+        futures.push(batch.read_async(store, held_destination(Some(out))?));
+    }
+    // The reads write their buffers from other threads at once: no two may
+    // share a byte.
+    spans.sort_unstable();
+    if spans.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
+        return Err(PyValueError::new_err(
+            "read_many: two reads share an output buffer",
+        ));
+    }
+    let results = py
+        .detach(|| crate::store::runtime::block_on(futures::future::join_all(futures)))
+        .map_err(to_py_err)?;
+    for (result, name) in results.into_iter().zip(names) {
+        result.map_err(|e| {
+            to_py_err(Error {
+                kind: e.kind,
+                message: format!("{name}: {}", e.message),
+            })
+        })?;
+    }
+    Ok(())
+}
