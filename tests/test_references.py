@@ -350,3 +350,28 @@ def test_s3_hand_made_references_relative_urls(
     )
     names = [n for n in VARIABLES if n != "u8"]
     _check_all(zarrox.open_group(store, mode="r"), h5_file, names)
+
+
+def test_zarr_v3_metadata_and_whole_object_references(tmp_path: Path) -> None:
+    """References to a v3 array's own files: ``zarr.json`` inline, chunks whole objects."""
+    data = np.arange(120, dtype="<i4").reshape(10, 12)
+    written = zarrox.open_array(
+        str(tmp_path / "v3.zarr"), mode="w", shape=data.shape, chunks=(4, 5), dtype="<i4"
+    )
+    written[...] = data
+    root = tmp_path / "v3.zarr"
+    refs: dict[str, Any] = {"zarr.json": (root / "zarr.json").read_text()}
+    for chunk in (root / "c").rglob("*"):
+        if chunk.is_file():
+            refs[chunk.relative_to(root).as_posix()] = [str(chunk)]
+    array = zarrox.open_array(refs, mode="r")
+    assert array.metadata.zarr_format == 3
+    np.testing.assert_array_equal(array[...], data)
+
+
+def test_http_references(h5_file: Path, http_server: Any, http_root: Path) -> None:
+    """Files on a web server, reached by URL."""
+    (http_root / "refs-data.h5").write_bytes(h5_file.read_bytes())
+    url = f"{http_server.url}/refs-data.h5"
+    group = zarrox.open_group(_kerchunk_refs(h5_file, url), mode="r")
+    _check_all(group, h5_file, VARIABLES)
