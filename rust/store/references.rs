@@ -69,9 +69,11 @@ pub struct ReferenceOptions {
 /// The largest merged request by default.
 pub const MAX_REQUEST: u64 = 32 * 1024 * 1024;
 
-/// Range requests waiting to be fetched from one file.
-#[derive(Default)]
+/// Range requests waiting to be fetched from one file, by the process that
+/// asked (a child forked mid-round finds its parent's round and starts anew:
+/// no leader of that round runs in the child).
 struct Queue {
+    pid: u32,
     waiting: Vec<Waiting>,
 }
 
@@ -182,7 +184,17 @@ impl ReferenceStore {
         let (answer, receiver) = oneshot::channel();
         let lead = {
             let mut queues = fork::lock(&self.queues);
-            let queue = queues.entry(url.to_string()).or_default();
+            let pid = std::process::id();
+            let queue = queues.entry(url.to_string()).or_insert_with(|| Queue {
+                pid,
+                waiting: Vec::new(),
+            });
+            if queue.pid != pid {
+                *queue = Queue {
+                    pid,
+                    waiting: Vec::new(),
+                };
+            }
             queue.waiting.push(Waiting {
                 offset,
                 length,
@@ -918,6 +930,98 @@ mod tests {
         })
         .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A memory store that counts the ranges asked of it.
+    #[derive(Debug, Default)]
+    struct Counting {
+        inner: crate::store::MemoryStore,
+        ranges: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Store for Counting {
+        fn location(&self, key: &str) -> String {
+            self.inner.location(key)
+        }
+        async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+            self.inner.get(key).await
+        }
+        fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+            self.inner.open(key)
+        }
+        async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+            let counted = std::sync::atomic::Ordering::Relaxed;
+            self.ranges.fetch_add(ranges.len(), counted);
+            self.inner.get_ranges(key, ranges).await
+        }
+        async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+            self.inner.set(key, value).await
+        }
+        async fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key).await
+        }
+        async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+            self.inner.list_prefix(prefix).await
+        }
+        async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+            self.inner.list_dir(prefix).await
+        }
+    }
+
+    /// A store of 8 references to 8-byte ranges of `s3://b/f` (10 bytes apart),
+    /// the file in a counting memory store.
+    fn counted(gap: Option<u64>) -> (ReferenceStore, Arc<Counting>) {
+        let refs = (0..8u64)
+            .map(|i| {
+                let r = Reference::Range {
+                    url: "s3://b/f".into(),
+                    offset: i * 10,
+                    length: 8,
+                };
+                (format!("a/{i}"), r)
+            })
+            .collect();
+        let options = ReferenceOptions {
+            coalesce_gap: gap,
+            ..ReferenceOptions::default()
+        };
+        let store = ReferenceStore::new("t", refs, options);
+        let file = Arc::new(Counting::default());
+        let bytes: Vec<u8> = (0..100u8).collect();
+        futures::executor::block_on(file.inner.set("f", Bytes::from(bytes))).unwrap();
+        let target: Arc<dyn Store> = file.clone();
+        fork::lock(&store.stores).insert("s3://b".into(), target);
+        (store, file)
+    }
+
+    #[test]
+    fn reads_made_together_are_one_request() {
+        let want = |i: u8| Bytes::from((i * 10..i * 10 + 8).collect::<Vec<u8>>());
+        for (gap, requests) in [(None, 1), (Some(1), 8)] {
+            let (s, file) = counted(gap);
+            let keys: Vec<String> = (0..8).map(|i| format!("a/{i}")).collect();
+            let got = futures::executor::block_on(futures::future::join_all(
+                keys.iter().map(|k| s.get(k)),
+            ));
+            for (i, g) in got.into_iter().enumerate() {
+                assert_eq!(g.unwrap().unwrap(), want(i as u8));
+            }
+            let ranges = file.ranges.load(std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(ranges, requests, "gap {gap:?}");
+        }
+        // The first read of a round dropped before it fetched: the others
+        // fetch their own ranges, never wait for it.
+        let (s, _) = counted(None);
+        futures::executor::block_on(async {
+            let mut lead = Box::pin(s.get("a/0"));
+            assert!(futures::poll!(lead.as_mut()).is_pending());
+            let mut follow = Box::pin(s.get("a/3"));
+            assert!(futures::poll!(follow.as_mut()).is_pending());
+            drop(lead);
+            assert_eq!(follow.await.unwrap().unwrap(), want(3));
+            assert_eq!(s.get("a/1").await.unwrap().unwrap(), want(1));
+        });
     }
 
     #[test]
