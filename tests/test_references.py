@@ -375,3 +375,18 @@ def test_http_references(h5_file: Path, http_server: Any, http_root: Path) -> No
     url = f"{http_server.url}/refs-data.h5"
     group = zarrox.open_group(_kerchunk_refs(h5_file, url), mode="r")
     _check_all(group, h5_file, VARIABLES)
+
+
+def test_awaitable_reads(h5_file: Path) -> None:
+    """Awaitable reads that the engine completes, many at once."""
+    import asyncio
+
+    store = ReferenceStore(_kerchunk_refs(h5_file))
+    expected = h5py.File(h5_file, "r")["temp"][...]
+
+    async def main() -> list[Any]:
+        array = await zarrox.AsyncArray.open(store, path="temp")
+        return list(await asyncio.gather(*(array.getitem(slice(i, i + 3)) for i in range(18))))
+
+    for i, got in enumerate(asyncio.run(main())):
+        np.testing.assert_array_equal(got, expected[i : i + 3])
