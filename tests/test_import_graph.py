@@ -88,6 +88,7 @@ LAYERS: dict[str, int] = {
     "zarrox.storage": STORAGE_METADATA,
     "zarrox.storage.bridge": STORAGE_METADATA,
     "zarrox.storage.options": STORAGE_METADATA,
+    "zarrox.storage.references": STORAGE_METADATA,
     "zarrox.storage.zarr_adapter": STORAGE_METADATA,
     "zarrox.metadata": STORAGE_METADATA,
     "zarrox.metadata._checks": STORAGE_METADATA,

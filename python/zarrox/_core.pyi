@@ -151,6 +151,15 @@ class StoreHandle:
     @staticmethod
     def obstore(store: Any, url: str) -> StoreHandle: ...
     @staticmethod
+    def references(
+        name: str,
+        json: str,
+        protocol: str | None = None,
+        options: Sequence[tuple[str, str]] = (),
+        coalesce_gap: int | None = None,
+        max_request: int = 0,
+    ) -> StoreHandle: ...
+    @staticmethod
     def caller(name: str) -> StoreHandle: ...
     @property
     def in_rust(self) -> bool: ...

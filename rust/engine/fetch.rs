@@ -795,37 +795,17 @@ where
     f
 }
 
-/// Byte ranges fetched as one request, and the parts in it.
-struct Group {
-    span: Range<u64>,
-    /// Indices into the sorted part list.
-    members: Vec<usize>,
-}
+/// Byte ranges fetched as one request, and the parts in it (indices into
+/// the sorted part list).
+type Group = crate::store::Span;
 
-/// Parts (sorted by offset) grouped into spans: neighbours closer than
-/// `gap` bytes share one request, as long as the span stays within `limit`
-/// bytes (the batch size: consecutive parts would otherwise become one
-/// chunk-sized request).
+/// Parts (sorted by offset) grouped into spans (see [`crate::store::coalesce`]).
 fn coalesce(
     sorted: &[(usize, ChunkRegion, Range<u64>)],
     gap: u64,
     limit: Option<u64>,
 ) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
-    for (k, (_, _, r)) in sorted.iter().enumerate() {
-        let fits = |g: &Group| limit.is_none_or(|l| r.end.max(g.span.end) - g.span.start <= l);
-        match groups.last_mut() {
-            Some(g) if r.start <= g.span.end.saturating_add(gap) && fits(g) => {
-                g.span.end = g.span.end.max(r.end);
-                g.members.push(k);
-            }
-            _ => groups.push(Group {
-                span: r.clone(),
-                members: vec![k],
-            }),
-        }
-    }
-    groups
+    crate::store::coalesce(sorted.iter().map(|(_, _, r)| r.clone()), gap, limit)
 }
 
 /// Groups in consecutive batches of about `limit` bytes each (a batch holds

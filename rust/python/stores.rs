@@ -109,6 +109,34 @@ impl StoreHandle {
             .map_err(to_py_err)
     }
 
+    /// A read-only store of kerchunk references (`json`: version 0 or 1);
+    /// `name` says where they came from. Referenced URLs without a scheme
+    /// have `protocol`'s; `options` configure the referenced object stores;
+    /// ranges of one file closer than `coalesce_gap` bytes (default: the
+    /// file's store's own gap) are fetched in one request of at most
+    /// `max_request` bytes (0: 32 MiB).
+    #[staticmethod]
+    #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0))]
+    fn references(
+        py: Python<'_>,
+        name: &str,
+        json: &str,
+        protocol: Option<String>,
+        options: Vec<(String, String)>,
+        coalesce_gap: Option<u64>,
+        max_request: u64,
+    ) -> PyResult<Self> {
+        let options = store::references::ReferenceOptions {
+            protocol,
+            options,
+            coalesce_gap,
+            max_request,
+        };
+        py.detach(|| store::ReferenceStore::from_json(name, json, options))
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
     /// An obstore store object (S3Store, GCSStore, AzureStore, HTTPStore),
     /// read and written by Rust; `url` names it in messages.
     #[staticmethod]

@@ -13,6 +13,7 @@ pub mod filesystem;
 pub mod memory;
 #[cfg(feature = "object-stores")]
 pub mod object;
+pub mod references;
 pub mod runtime;
 pub mod zip;
 
@@ -28,6 +29,7 @@ pub use filesystem::FilesystemStore;
 pub use memory::MemoryStore;
 #[cfg(feature = "object-stores")]
 pub use object::ObjectStore;
+pub use references::ReferenceStore;
 pub use zip::ZipStore;
 
 /// A byte range of a stored value.
@@ -131,6 +133,40 @@ pub fn fit_range(bytes: Bytes, range: &ByteRange, store: &str) -> Result<Bytes> 
         }
         _ => Ok(bytes),
     }
+}
+
+/// Byte ranges of one value fetched as one request, and which of the ranges
+/// asked for it holds (indices into the sorted list given to [`coalesce`]).
+#[derive(Debug)]
+pub struct Span {
+    pub span: std::ops::Range<u64>,
+    pub members: Vec<usize>,
+}
+
+/// Ranges (sorted by start) grouped into spans: neighbours closer than `gap`
+/// bytes share one request, as long as the span stays within `limit` bytes
+/// (consecutive ranges would otherwise become one huge request). The shard
+/// reads of the engine and the reference store both merge their ranges here.
+pub fn coalesce(
+    sorted: impl IntoIterator<Item = std::ops::Range<u64>>,
+    gap: u64,
+    limit: Option<u64>,
+) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    for (k, r) in sorted.into_iter().enumerate() {
+        let fits = |g: &Span| limit.is_none_or(|l| r.end.max(g.span.end) - g.span.start <= l);
+        match spans.last_mut() {
+            Some(g) if r.start <= g.span.end.saturating_add(gap) && fits(g) => {
+                g.span.end = g.span.end.max(r.end);
+                g.members.push(k);
+            }
+            _ => spans.push(Span {
+                span: r,
+                members: vec![k],
+            }),
+        }
+    }
+    spans
 }
 
 /// The version of a stored value that a read saw: what a conditional write

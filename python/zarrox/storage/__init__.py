@@ -868,10 +868,21 @@ def resolve_store(
     values there, as zarr-python's ``MemoryStore(store_dict)``), a local path (``str`` or
     ``os.PathLike``; a path ending in ``.zip`` is a zip archive), or a URL: ``file://``,
     ``memory://``, ``zip://path.zip``, ``s3://``, ``gs://``, ``az://``/``abfs://``,
-    ``http(s)://``. ``storage_options`` apply to object store URLs only
+    ``http(s)://``; kerchunk references: ``reference://`` (their ``fo``,
+    ``remote_protocol``, ``remote_options`` in ``storage_options``), a local ``.json``
+    file of them or a dict of them (:class:`~zarrox.storage.references.ReferenceStore`).
+    Otherwise ``storage_options`` apply to object store URLs only
     (:class:`~zarrox.errors.StorageOptionsError` otherwise, a TypeError as zarr-python
     raises and a ValueError). ``mode`` (zarr-python's ``r``/``r+``/``a``/``w``/``w-``)
     opens a zip archive."""
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if _references(store):
+        from zarrox.storage.references import from_options
+
+        if isinstance(store, str) and store.startswith("reference://"):
+            return from_options(store, storage_options)
+        return from_options("reference://", {**(storage_options or {}), "fo": store})
     if storage_options and not (isinstance(store, str) and _remote(store)):
         raise StorageOptionsError(
             "'storage_options' was provided but unused. 'storage_options' is only used "
@@ -897,6 +908,20 @@ def resolve_store(
     if _is_obstore(store):
         return from_obstore(store)
     raise TypeError(f"cannot use {type(store).__name__} as a store")
+
+
+def _references(store: Any) -> bool:
+    """Whether ``store`` names kerchunk references: ``reference://``, a local ``.json``
+    file, or a dict of references (see :func:`zarrox.storage.references.is_references`)."""
+    if isinstance(store, str):
+        return store.startswith("reference://") or (
+            store.lower().endswith(".json") and "://" not in store and os.path.isfile(store)
+        )
+    if isinstance(store, Mapping) and not isinstance(store, Store):
+        from zarrox.storage.references import is_references
+
+        return is_references(store)
+    return False
 
 
 def _remote(url: str) -> bool:
@@ -961,6 +986,8 @@ ObstorePythonStore = PythonObstoreStore
 PythonStore = PythonZarrStore
 ServedStore = PythonServedStore
 
+from zarrox.storage.references import ReferenceStore  # noqa: E402 - it subclasses Store
+
 __all__ = [
     "LocalStore",
     "MemoryStore",
@@ -971,6 +998,7 @@ __all__ = [
     "PythonServedStore",
     "PythonStore",
     "PythonZarrStore",
+    "ReferenceStore",
     "RustObjectStore",
     "RustObstoreStore",
     "ServedStore",

@@ -1,0 +1,392 @@
+"""Kerchunk references read by the engine (issue #46): netCDF4/HDF5 files written here by
+h5py, references made by kerchunk (where it is installed) or by hand from h5py's chunk
+offsets, every variable read through zarrox compared with h5py's reading of the original
+file, locally and from S3 (moto), where merged ranges make fewer requests than chunks."""
+
+from __future__ import annotations
+
+import base64
+import json
+import pickle
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import zarrox
+from zarrox.errors import ReadOnlyError
+from zarrox.storage import ReferenceStore
+
+h5py = pytest.importorskip("h5py", reason="h5py is not installed")
+
+#: the datasets of the test file: name -> (h5py create_dataset keywords, values written)
+DATASETS: dict[str, dict[str, Any]] = {
+    "temp": dict(
+        data=np.arange(600, dtype="<f4").reshape(20, 30) / 7,
+        chunks=(5, 10),
+        compression="gzip",
+        shuffle=True,
+        fillvalue=-9999.0,
+    ),
+    "big_endian": dict(
+        data=np.arange(96, dtype=">i4").reshape(12, 8) - 40,
+        chunks=(4, 8),
+        compression="gzip",
+        compression_opts=9,
+    ),
+    "u8": dict(data=np.arange(50, dtype="u1")),  # contiguous: one chunk
+    "grp/pres": dict(data=np.linspace(0, 1, 80).reshape(10, 8), chunks=(4, 4)),
+    "grp/sub/flags": dict(data=np.arange(33, dtype="i8") % 3, chunks=(10,), shuffle=True),
+}
+
+
+def _write_h5(path: Path, scale: int = 1) -> None:
+    with h5py.File(path, "w") as f:
+        for name, kw in DATASETS.items():
+            kw = dict(kw)
+            data = kw.pop("data")
+            f.create_dataset(name, data=data * scale, **kw)
+        # partly written: the chunks never written are not stored (the fill value)
+        partial = f.create_dataset("count", shape=(40,), dtype="<i2", chunks=(7,), fillvalue=3)
+        partial[:20] = np.arange(20)
+        f.attrs["title"] = "made by h5py"
+        f["temp"].attrs["units"] = "K"
+
+
+VARIABLES = [*DATASETS, "count"]
+
+
+@pytest.fixture(scope="module")
+def h5_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("refs") / "data.h5"
+    _write_h5(path)
+    return path
+
+
+def _kerchunk_refs(path: Path | str, url: str | None = None) -> dict[str, Any]:
+    hdf = pytest.importorskip("kerchunk.hdf", reason="kerchunk is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with open(path, "rb") as f:
+            refs = hdf.SingleHdf5ToZarr(f, url or str(path), inline_threshold=0).translate()
+    return refs  # type: ignore[no-any-return]
+
+
+def _zarray(ds: Any, filters: list[dict[str, Any]] | None) -> str:
+    chunks = ds.chunks or ds.shape
+    return json.dumps(
+        {
+            "zarr_format": 2,
+            "shape": list(ds.shape),
+            "chunks": list(chunks),
+            "dtype": ds.dtype.str,
+            "fill_value": ds.fillvalue.item(),
+            "order": "C",
+            "compressor": None,
+            "filters": filters,
+            "dimension_separator": ".",
+        }
+    )
+
+
+def _hand_refs(path: Path, url: str) -> dict[str, Any]:
+    """Version 1 references made from h5py's chunk offsets (no kerchunk): every chunked
+    dataset, its HDF5 filters as numcodecs filters, the file's URL a template."""
+    refs: dict[str, Any] = {".zgroup": json.dumps({"zarr_format": 2})}
+    with h5py.File(path, "r") as f:
+
+        def visit(name: str, obj: Any) -> None:
+            if isinstance(obj, h5py.Group):
+                refs[f"{name}/.zgroup"] = json.dumps({"zarr_format": 2})
+                return
+            if obj.chunks is None:
+                return
+            filters: list[dict[str, Any]] = []
+            if obj.shuffle:
+                filters.append({"id": "shuffle", "elementsize": obj.dtype.itemsize})
+            if obj.compression == "gzip":
+                filters.append({"id": "zlib", "level": obj.compression_opts})
+            if obj.fletcher32:
+                filters.append({"id": "fletcher32"})
+            refs[f"{name}/.zarray"] = _zarray(obj, filters or None)
+            for i in range(obj.id.get_num_chunks()):
+                info = obj.id.get_chunk_info(i)
+                index = ".".join(
+                    str(o // c) for o, c in zip(info.chunk_offset, obj.chunks, strict=True)
+                )
+                refs[f"{name}/{index}"] = ["{{f}}", info.byte_offset, info.size]
+
+        f.visititems(visit)
+    return {"version": 1, "templates": {"f": url}, "refs": refs}
+
+
+def _check_all(group: Any, path: Path, names: list[str]) -> None:
+    with h5py.File(path, "r") as f:
+        for name in names:
+            expected = f[name][...]
+            got = group[name][...]
+            assert got.dtype == expected.dtype.newbyteorder("=") or got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+            # a part across chunk borders
+            sel = tuple(slice(1, max(2, n - 1)) for n in expected.shape)
+            np.testing.assert_array_equal(group[name][sel], expected[sel], err_msg=name)
+
+
+def test_kerchunk_references_read_as_h5py_reads_the_file(h5_file: Path) -> None:
+    refs = _kerchunk_refs(h5_file)
+    group = zarrox.open_group(refs, mode="r")
+    assert sorted(group.keys()) == ["big_endian", "count", "grp", "temp", "u8"]
+    _check_all(group, h5_file, VARIABLES)
+    assert group.attrs["title"] == "made by h5py"
+    assert group["temp"].attrs["units"] == "K"
+    # the chunks of "count" never written read as the fill value
+    assert (group["count"][21:] == 3).all()
+
+
+def test_front_doors(h5_file: Path, tmp_path: Path) -> None:
+    refs = _kerchunk_refs(h5_file)
+    json_path = tmp_path / "refs.json"
+    json_path.write_text(json.dumps(refs))
+    expected = h5py.File(h5_file, "r")["temp"][...]
+    by_url = zarrox.open_group("reference://", storage_options={"fo": str(json_path)}, mode="r")
+    np.testing.assert_array_equal(by_url["temp"][...], expected)
+    by_path = zarrox.open_group(str(json_path), mode="r")
+    np.testing.assert_array_equal(by_path["temp"][...], expected)
+    array = zarrox.open_array(refs, path="temp", mode="r")
+    np.testing.assert_array_equal(array[...], expected)
+    store = ReferenceStore(json_path)
+    assert store.url == f"reference://{json_path}"
+    again = pickle.loads(pickle.dumps(store))
+    np.testing.assert_array_equal(zarrox.open_array(again, path="temp")[...], expected)
+
+
+def test_hand_made_version_1_references(h5_file: Path) -> None:
+    refs = _hand_refs(h5_file, str(h5_file))
+    group = zarrox.open_group(refs, mode="r")
+    names = [n for n in VARIABLES if n != "u8"]
+    _check_all(group, h5_file, names)
+
+
+def test_fletcher32_chunks_decode(tmp_path: Path) -> None:
+    """HDF5's fletcher32 filter (kerchunk skips such datasets; references made by hand)."""
+    path = tmp_path / "f32.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset(
+            "x", data=np.arange(101, dtype="<f8"), chunks=(10,), fletcher32=True, shuffle=True
+        )
+        f.create_dataset("y", data=np.arange(24, dtype="<i2"), chunks=(5,), fletcher32=True)
+    group = zarrox.open_group(_hand_refs(path, str(path)), mode="r")
+    _check_all(group, path, ["x", "y"])
+
+
+def test_inline_values_and_writes_refused(h5_file: Path) -> None:
+    data = np.arange(6, dtype="<u2")
+    refs = {
+        ".zgroup": '{"zarr_format": 2}',
+        "a/.zarray": _zarray_for(data),
+        "a/0": "base64:" + base64.b64encode(data.tobytes()).decode(),
+        "b/.zarray": {"zarr_format": 2, **json.loads(_zarray_for(data))},
+        "b/0": ["file://" + str(h5_file)],  # a whole object: only its size is checked here
+    }
+    group = zarrox.open_group(refs, mode="r")
+    np.testing.assert_array_equal(group["a"][...], data)
+    store = ReferenceStore(refs)
+    assert store.list_dir("") == ([".zgroup"], ["a", "b"])
+    assert store.get("b/0") == h5_file.read_bytes()
+    with pytest.raises(ReadOnlyError):
+        store.set("a/0", b"")
+    with pytest.raises(ReadOnlyError):
+        zarrox.open_group(refs, mode="r+")["a"][0] = 1
+
+
+def _zarray_for(data: np.ndarray) -> str:
+    return json.dumps(
+        {
+            "zarr_format": 2,
+            "shape": list(data.shape),
+            "chunks": list(data.shape),
+            "dtype": data.dtype.str,
+            "fill_value": 0,
+            "order": "C",
+            "compressor": None,
+            "filters": None,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("refs", "match"),
+    [
+        ({"a/0": ["x.h5", 1]}, "'a/0'"),
+        ({"a/0": 5, "b": ["x"]}, "'a/0'"),
+        ({"version": 1, "refs": {"k": ["{{nope}}", 0, 1]}}, "nope"),
+        ({"version": 1, "refs": {"k": "base64:*"}}, "'k'"),
+    ],
+)
+def test_bad_references_name_the_key(refs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        ReferenceStore(refs)
+
+
+def test_missing_file_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    store = ReferenceStore({"k": [str(tmp_path / "gone.h5"), 0, 4]})
+    with pytest.raises(Exception, match="'k'"):
+        store.get("k")
+
+
+def test_options(tmp_path: Path) -> None:
+    from zarrox.errors import StorageOptionsError
+
+    with pytest.raises(StorageOptionsError, match="unsupported"):
+        zarrox.open_group("reference://", storage_options={"fo": {}, "nope": 1})
+    with pytest.raises(StorageOptionsError, match="remote_protocol"):
+        ReferenceStore({"a": ["x"]}, remote_options={"anon": True})
+    with pytest.raises(NotImplementedError, match="Parquet"):
+        ReferenceStore(str(tmp_path / "refs.parq"))
+
+
+def test_xarray_reads_a_netcdf_like_file(tmp_path: Path) -> None:
+    xr = pytest.importorskip("xarray")
+    path = tmp_path / "nc.h5"
+    _write_netcdf_like(path, start=0)
+    refs = _kerchunk_refs(path)
+    ds = xr.open_dataset(
+        "reference://",
+        engine="zarrox",
+        storage_options={"fo": refs},
+        mask_and_scale=False,
+        consolidated=False,
+    )
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(ds["t2m"].values, f["t2m"][...])
+        np.testing.assert_array_equal(ds["time"].values, f["time"][...])
+    assert ds["t2m"].dims == ("time", "lat")
+
+
+def _write_netcdf_like(path: Path, start: int) -> None:
+    """A netCDF4-style file: dimension scales time and lat, a variable over both."""
+    with h5py.File(path, "w") as f:
+        time = f.create_dataset("time", data=np.arange(start, start + 4, dtype="<f8"))
+        time.make_scale("time")
+        lat = f.create_dataset("lat", data=np.linspace(-10, 10, 6, dtype="<f4"))
+        lat.make_scale("lat")
+        t2m = f.create_dataset(
+            "t2m",
+            data=np.arange(24, dtype="<f4").reshape(4, 6) + start * 100,
+            chunks=(1, 6),
+            compression="gzip",
+            shuffle=True,
+        )
+        t2m.dims[0].attach_scale(time)
+        t2m.dims[1].attach_scale(lat)
+
+
+def test_multizarr_along_time(tmp_path: Path) -> None:
+    combine = pytest.importorskip("kerchunk.combine", reason="kerchunk is not installed")
+    paths = [tmp_path / f"part{i}.h5" for i in range(2)]
+    for i, p in enumerate(paths):
+        _write_netcdf_like(p, start=4 * i)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        combined = combine.MultiZarrToZarr(
+            [_kerchunk_refs(p) for p in paths], concat_dims=["time"], identical_dims=["lat"]
+        ).translate()
+    group = zarrox.open_group(combined, mode="r")
+    parts = [h5py.File(p, "r") for p in paths]
+    np.testing.assert_array_equal(group["t2m"][...], np.concatenate([f["t2m"][...] for f in parts]))
+    np.testing.assert_array_equal(
+        group["time"][...], np.concatenate([f["time"][...] for f in parts])
+    )
+
+
+# -- S3 (moto), through the counting proxy ------------------------------------------------------
+
+
+def _chunk_gets(proxy: Any, name: str) -> list[dict[str, Any]]:
+    return [e for e in proxy.log() if e["method"] == "GET" and e["path"].endswith(name)]
+
+
+def test_s3_references_merge_ranges(
+    h5_file: Path, s3_bucket: Any, proxied_bucket: Any, s3_proxy: Any, tmp_path: Path
+) -> None:
+    s3_bucket.put("files/data.h5", h5_file.read_bytes())
+    url = s3_bucket.url("files/data.h5")
+    refs = _kerchunk_refs(h5_file, url)
+    s3_bucket.put("refs/data.json", json.dumps(refs).encode())
+    options = {
+        "fo": s3_bucket.url("refs/data.json"),
+        "target_options": proxied_bucket.object_store_options(),
+        "remote_protocol": "s3",
+        "remote_options": proxied_bucket.object_store_options(),
+    }
+    group = zarrox.open_group("reference://", storage_options=options, mode="r")
+    s3_proxy.log(reset=True)
+    temp = group["temp"][...]
+    chunks = sum(1 for k in refs["refs"] if k.startswith("temp/") and "/." not in k)
+    gets = _chunk_gets(s3_proxy, "/files/data.h5")
+    assert chunks == 12
+    assert 0 < len(gets) < chunks, gets
+    _check_all(group, h5_file, VARIABLES)
+    np.testing.assert_array_equal(temp, h5py.File(h5_file, "r")["temp"][...])
+    # with no merging, one request per chunk
+    options["coalesce_gap"] = 0
+    options["max_request"] = 1
+    unmerged = zarrox.open_group("reference://", storage_options=options, mode="r")
+    s3_proxy.log(reset=True)
+    np.testing.assert_array_equal(unmerged["temp"][...], temp)
+    assert len(_chunk_gets(s3_proxy, "/files/data.h5")) == chunks
+
+
+def test_s3_hand_made_references_relative_urls(
+    h5_file: Path, s3_bucket: Any, tmp_path: Path
+) -> None:
+    """URLs without a scheme take ``remote_protocol``'s."""
+    s3_bucket.put("data.h5", h5_file.read_bytes())
+    refs = _hand_refs(h5_file, f"{s3_bucket.name}/data.h5")
+    store = ReferenceStore(
+        refs, remote_protocol="s3", remote_options=s3_bucket.object_store_options()
+    )
+    names = [n for n in VARIABLES if n != "u8"]
+    _check_all(zarrox.open_group(store, mode="r"), h5_file, names)
+
+
+def test_zarr_v3_metadata_and_whole_object_references(tmp_path: Path) -> None:
+    """References to a v3 array's own files: ``zarr.json`` inline, chunks whole objects."""
+    data = np.arange(120, dtype="<i4").reshape(10, 12)
+    written = zarrox.open_array(
+        str(tmp_path / "v3.zarr"), mode="w", shape=data.shape, chunks=(4, 5), dtype="<i4"
+    )
+    written[...] = data
+    root = tmp_path / "v3.zarr"
+    refs: dict[str, Any] = {"zarr.json": (root / "zarr.json").read_text()}
+    for chunk in (root / "c").rglob("*"):
+        if chunk.is_file():
+            refs[chunk.relative_to(root).as_posix()] = [str(chunk)]
+    array = zarrox.open_array(refs, mode="r")
+    assert array.metadata.zarr_format == 3
+    np.testing.assert_array_equal(array[...], data)
+
+
+def test_http_references(h5_file: Path, http_server: Any, http_root: Path) -> None:
+    """Files on a web server, reached by URL."""
+    (http_root / "refs-data.h5").write_bytes(h5_file.read_bytes())
+    url = f"{http_server.url}/refs-data.h5"
+    group = zarrox.open_group(_kerchunk_refs(h5_file, url), mode="r")
+    _check_all(group, h5_file, VARIABLES)
+
+
+def test_awaitable_reads(h5_file: Path) -> None:
+    """Awaitable reads that the engine completes, many at once."""
+    import asyncio
+
+    store = ReferenceStore(_kerchunk_refs(h5_file))
+    expected = h5py.File(h5_file, "r")["temp"][...]
+
+    async def main() -> list[Any]:
+        array = await zarrox.AsyncArray.open(store, path="temp")
+        return list(await asyncio.gather(*(array.getitem(slice(i, i + 3)) for i in range(18))))
+
+    for i, got in enumerate(asyncio.run(main())):
+        np.testing.assert_array_equal(got, expected[i : i + 3])
