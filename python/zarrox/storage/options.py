@@ -142,6 +142,16 @@ _FS_PYTHON_ONLY = frozenset(
     }
 )
 
+#: gcsfs (its classic and its 2026 class)
+_GCSFS = (
+    "gs",
+    frozenset({"token"}),
+    frozenset(
+        {"project", "access", "consistency", "cache_timeout", "secure_serialize"}
+        | {"check_connection", "requests_timeout", "block_size"}
+    ),
+)
+
 #: Per file system class (module, name): the options translated to the Rust store (the
 #: fsspec spellings :func:`object_store_options` knows) and the other options that steer
 #: only the Python side. A file system of another class, or given any other option, is
@@ -155,23 +165,9 @@ _FS_KINDS: dict[tuple[str, str], tuple[str, frozenset[str], frozenset[str]]] = {
         ),
         frozenset({"fixed_upload_size", "cache_regions"}),
     ),
-    ("gcsfs.core", "GCSFileSystem"): (
-        "gs",
-        frozenset({"token"}),
-        frozenset(
-            {"project", "access", "consistency", "cache_timeout", "secure_serialize"}
-            | {"check_connection", "requests_timeout", "block_size"}
-        ),
-    ),
+    ("gcsfs.core", "GCSFileSystem"): _GCSFS,
     # (gcsfs 2026's GCSFileSystem where it can be: the same objects, hierarchical buckets too)
-    ("gcsfs.extended_gcsfs", "ExtendedGcsFileSystem"): (
-        "gs",
-        frozenset({"token"}),
-        frozenset(
-            {"project", "access", "consistency", "cache_timeout", "secure_serialize"}
-            | {"check_connection", "requests_timeout", "block_size"}
-        ),
-    ),
+    ("gcsfs.extended_gcsfs", "ExtendedGcsFileSystem"): _GCSFS,
     ("adlfs.spec", "AzureBlobFileSystem"): (
         "az",
         frozenset(
