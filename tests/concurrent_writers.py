@@ -31,7 +31,9 @@ class Case:
     zarr_format: int
     #: "own" (zarrox's API) or "pipeline" (zarr-python on zarrox's pipeline)
     front: str
-    #: "local" or "s3"
+    #: "local" or "s3"; for the pipeline also "fsspec-s3" (an ``FsspecStore`` over s3fs,
+    #: opened by URL with s3fs's storage options) and "fsspec-local" (over fsspec's local
+    #: file system, by ``file://`` URL)
     store: str
     writers: int = 4
 
@@ -105,6 +107,12 @@ def open_array(case: Case, where: dict[str, Any], mode: str = "r+") -> Any:
     zarr.config.set({"codec_pipeline.path": PIPELINE})
     if case.store == "local":
         store: Any = zarr.storage.LocalStore(where["url"], read_only=mode == "r")
+    elif case.store == "fsspec-local":
+        store = zarr.storage.FsspecStore.from_url(f"file://{where['url']}", read_only=mode == "r")
+    elif case.store == "fsspec-s3":
+        store = zarr.storage.FsspecStore.from_url(
+            where["url"], storage_options=where["fsspec"], read_only=mode == "r"
+        )
     else:
         from obstore.store import S3Store
 

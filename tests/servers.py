@@ -286,7 +286,8 @@ class FaultProxy(ServerProcess):
 
     def log(self, reset: bool = False) -> list[dict[str, Any]]:
         """The requests seen (the last 10,000), in the order they were answered: method, path,
-        range (the request's Range header), action, status, bytes (of the body sent back)."""
+        range (the request's Range header), if_match and if_none_match (its conditions), action,
+        status, bytes (of the body sent back)."""
         return self.command({"op": "log", "reset": reset})["log"]
 
     @contextlib.contextmanager
@@ -786,7 +787,13 @@ class _Proxy:
                 req = _Head(raw)
                 method, path = req.start.split(" ")[:2]
                 rule, latency, generation = self.decide(method, path, req)
-                entry = {"method": method, "path": path, "range": req.get("range")}
+                entry = {
+                    "method": method,
+                    "path": path,
+                    "range": req.get("range"),
+                    "if_match": req.get("if-match"),
+                    "if_none_match": req.get("if-none-match"),
+                }
                 action = rule.action if rule else "forward"
                 if (req.get("expect") or "").lower() == "100-continue":
                     if action == "drop":  # the client never sends its body then

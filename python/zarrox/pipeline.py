@@ -10,13 +10,21 @@ zarr-python keeps doing the indexing: for each chunk it hands over the chunk's k
 selection of the output (or input) buffer. :class:`ZarroxCodecPipeline` turns the batch into one
 call to Rust (:class:`zarrox._core.ChunkCodec`), with the GIL released:
 
-- a ``LocalStore``, and an ``ObjectStore`` over obstore's S3, GCS, Azure or HTTP store, are read
-  and written by Rust's engine directly (a shard's index and only the inner chunks needed; many
-  requests in flight on object stores);
-- every other store (memory, zip, fsspec, wrappers) is read on the Python side: the engine hands
-  out its byte requests round by round (whole chunks; or a shard's index, then the byte ranges of
-  the inner chunks needed), all requests of a round are fetched concurrently, and the fetched
-  bytes stay in Rust; writes are encoded in one Rust call and stored concurrently.
+- a ``LocalStore``, an ``ObjectStore`` over obstore's S3, GCS, Azure or HTTP store, and an
+  ``FsspecStore`` over s3fs, gcsfs, adlfs, fsspec's local or HTTP (read-only) file system
+  (``s3://`` and ``gs://`` URLs with their ``storage_options``...) are read and written by
+  Rust's engine directly, on the same objects with the same credentials (a shard's index and
+  only the inner chunks needed; many requests in flight on object stores; writes that merge
+  into a stored chunk or shard commit only on the version they read, so concurrent writers of
+  disjoint parts lose nothing);
+- every other store (memory, zip, wrappers, an ``FsspecStore`` over another file system or
+  with options Rust has no equivalent for: :func:`zarrox.storage.options.fsspec_target`) is
+  read on the Python side: the engine hands out its byte requests round by round (whole
+  chunks; or a shard's index, then the byte ranges of the inner chunks needed), all requests
+  of a round are fetched concurrently, and the fetched bytes stay in Rust; writes are encoded
+  in one Rust call and stored concurrently. **Such writes are not protected**: a write into
+  part of a stored chunk or shard is read, merged and stored unconditionally, so writers of
+  the same chunk or shard at once can lose each other's cells (the last writer wins).
 
 zarr-python 3.1 and newer releases are both served: from 3.2 on, ``read`` returns one
 ``GetResult`` per chunk (detected at import: :data:`READ_RETURNS_RESULTS`), and ``validate``
@@ -359,7 +367,8 @@ def _zarr_form(drop_axes: tuple[int, ...]) -> tuple[list[int], Any]:
 def _rust_store(items: Sequence[_BatchItem]) -> tuple[Any, Store] | None:
     """(the zarr-python store, zarrox's Rust store for it) when every chunk of the batch is
     in one store that Rust reads and writes itself (a ``LocalStore``, an ``ObjectStore`` over
-    obstore's S3, GCS, Azure or HTTP store), else None."""
+    obstore's S3, GCS, Azure or HTTP store, an ``FsspecStore`` over a file system Rust can
+    reach: see :func:`zarrox.storage.from_zarr_store`), else None."""
     store = getattr(items[0][0], "store", None)
     if store is None:
         return None

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from zarrox._core import StoreHandle, memory_items
 from zarrox._post_import import when_imported
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
-from zarrox.storage.options import SCHEMES, object_store_options
+from zarrox.storage.options import SCHEMES, fsspec_target, object_store_options
 
 if TYPE_CHECKING:
     from zarr.abc.store import Store as ZarrPythonStore
@@ -675,9 +675,11 @@ def _obstore_url(store: Any) -> str:
 
 
 class PythonZarrStore(PythonServedStore):
-    """A zarr-python store object with no Rust equivalent (``ZipStore``, ``FsspecStore``,
-    ``MemoryStore``, wrappers): metadata is read and written through its async methods,
-    chunks through the engine's request rounds. It pickles as the wrapped store does."""
+    """A zarr-python store object with no Rust equivalent (``ZipStore``, ``MemoryStore``,
+    an ``FsspecStore`` over another file system or with options Rust cannot take,
+    wrappers): its writes are not conditional (the last writer wins); metadata is read and
+    written through its async methods, chunks through the engine's request rounds. It
+    pickles as the wrapped store does."""
 
     def __init__(self, store: Any) -> None:
         from zarrox.storage.bridge import Answerer
@@ -792,8 +794,10 @@ _ADAPTED: dict[int, tuple[weakref.ref[Any], Any, Store]] = {}
 
 def from_zarr_store(store: Any) -> Store:
     """The zarrox store for a zarr-python store object: Rust's own where one exists
-    (``LocalStore``, ``ObjectStore`` over an obstore S3, GCS, Azure or HTTP store), else
-    one served from Python."""
+    (``LocalStore``, ``ObjectStore`` over an obstore S3, GCS, Azure or HTTP store,
+    ``FsspecStore`` over s3fs, gcsfs, adlfs, fsspec's local or HTTP file system with
+    options Rust can take: :func:`zarrox.storage.options.fsspec_target`), else one served
+    from Python (whose writes are not conditional: the last writer wins)."""
     where = getattr(store, "root", None)
     found = _ADAPTED.get(id(store))
     if found is not None and found[0]() is store and found[1] == where:
@@ -824,6 +828,12 @@ def _adapt(store: Any) -> Store:
             return RustObstoreStore(inner, read_only=read_only)
         if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
             return LocalStore(inner.prefix, read_only=read_only)
+    if module == "zarr" and name == "FsspecStore":
+        target = fsspec_target(store.fs, store.path)
+        if target is not None and target[0] == "file":
+            return LocalStore(store.path, read_only=read_only)
+        if target is not None:
+            return RustObjectStore(target[0], target[1], read_only=read_only)
     return PythonZarrStore(store)
 
 
