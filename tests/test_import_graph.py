@@ -157,6 +157,7 @@ LAYERS: dict[str, int] = {
     "zarrox.tensorstore_spec.store_io": USER_FRONT,
     "zarrox.tensorstore_spec.view": USER_FRONT,
     "zarrox.api": USER_FRONT,
+    "zarrox.batching": USER_FRONT,
     "zarrox.api.asynchronous": USER_FRONT,
     "zarrox.api.synchronous": USER_FRONT,
     "zarrox.asynchronous": USER_FRONT,

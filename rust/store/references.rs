@@ -322,6 +322,7 @@ impl Future for YieldTwice {
 }
 
 /// The kind of object store a URL scheme names.
+#[cfg(feature = "object-stores")]
 fn family(scheme: &str) -> &str {
     match scheme {
         "s3" | "s3a" => "s3",
