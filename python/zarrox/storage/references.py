@@ -231,6 +231,8 @@ def _parquet_refs(root: str, read: Any) -> dict[str, Any]:
         ) from None
     import io
     import itertools
+    import math
+    from concurrent.futures import ThreadPoolExecutor
 
     text = read(".zmetadata")
     if text is None:
@@ -249,22 +251,30 @@ def _parquet_refs(root: str, read: Any) -> dict[str, Any]:
     for key, value in metadata.items():
         refs[key] = value if isinstance(value, str) else json.dumps(value)
     fields = sorted(k[: -len("/.zarray")] for k in metadata if k.endswith("/.zarray"))
+    grids = {}
     for field in fields:
         zarray = metadata[f"{field}/.zarray"]
         if isinstance(zarray, str):
             zarray = json.loads(zarray)
-        grid = _chunk_grid(root, field, zarray)
+        grids[field] = _chunk_grid(root, field, zarray)
+    # the record files fetched together (one request each on an object store)
+    names = [
+        f"{field}/refs.{record}.parq"
+        for field, grid in grids.items()
+        for record in range(-(-math.prod(grid) // record_size))
+    ]
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as pool:
+        files = dict(zip(names, pool.map(read, names), strict=True))
+    for field, grid in grids.items():
         keys = (
             f"{field}/" + ".".join(map(str, index))
             for index in itertools.product(*(range(n) for n in grid))
         )
-        total = 1
-        for n in grid:
-            total *= n
+        total = math.prod(grid)
         for record in range(-(-total // record_size)):
             name = f"{field}/refs.{record}.parq"
             rows = record_size if record < total // record_size else total % record_size
-            data = read(name)
+            data = files[name]
             if data is None:  # as fsspec: an absent record's chunks are missing
                 for _ in itertools.islice(keys, rows):
                     pass
