@@ -339,3 +339,18 @@ def run_suite(*argv: str) -> tuple[str, str]:
     context = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, context
     return proc.stdout, context
+
+
+def test_bench_references_quick_smoke() -> None:
+    """bench_references.py (issue 46): a virtual dataset on moto behind the latency proxy;
+    every implementation that can run is verified and tabled, with its requests."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("h5py")
+    pytest.importorskip("kerchunk.hdf")
+    pytest.importorskip("s3fs")
+    out, context = run_bench("bench_references.py", "--quick")
+    lines = out.splitlines()
+    for op in ("whole", "series"):
+        for impl in ("zarrox", "zarr-fsspec"):
+            assert any(re.match(rf"{op} +{impl} +\d+\.\d+ +\d+ +\d", ln) for ln in lines), context
+    assert "chunks of t2m: 32" in out, context

@@ -65,12 +65,12 @@ def h5_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _kerchunk_refs(path: Path | str, url: str | None = None) -> dict[str, Any]:
+def _kerchunk_refs(path: Path | str, url: str | None = None, inline: int = 0) -> dict[str, Any]:
     hdf = pytest.importorskip("kerchunk.hdf", reason="kerchunk is not installed")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with open(path, "rb") as f:
-            refs = hdf.SingleHdf5ToZarr(f, url or str(path), inline_threshold=0).translate()
+            refs = hdf.SingleHdf5ToZarr(f, url or str(path), inline_threshold=inline).translate()
     return refs  # type: ignore[no-any-return]
 
 
@@ -243,8 +243,11 @@ def test_options(tmp_path: Path) -> None:
         zarrox.open_group("reference://", storage_options={"fo": {}, "nope": 1})
     with pytest.raises(StorageOptionsError, match="remote_protocol"):
         ReferenceStore({"a": ["x"]}, remote_options={"anon": True})
-    with pytest.raises(NotImplementedError, match="Parquet"):
+    with pytest.raises(FileNotFoundError, match="refs.parq"):
         ReferenceStore(str(tmp_path / "refs.parq"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"empty/\.zmetadata: not found"):
+        ReferenceStore(tmp_path / "empty")
 
 
 def test_xarray_reads_a_netcdf_like_file(tmp_path: Path) -> None:
@@ -390,3 +393,113 @@ def test_awaitable_reads(h5_file: Path) -> None:
 
     for i, got in enumerate(asyncio.run(main())):
         np.testing.assert_array_equal(got, expected[i : i + 3])
+
+
+# -- Parquet references (kerchunk.df) --------------------------------------------------------
+
+
+def _parquet_refs(refs: dict[str, Any], directory: Path, record_size: int = 2) -> Path:
+    """``kerchunk.df.refs_to_dataframe(refs, directory, record_size=...)``; where fastparquet
+    (its engine) is not installed, the same steps with fsspec's pyarrow engine."""
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed")
+    df = pytest.importorskip("kerchunk.df", reason="kerchunk is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            import fastparquet  # noqa: F401
+        except ImportError:
+            import fsspec
+            from fsspec.implementations.reference import LazyReferenceMapper
+
+            out = LazyReferenceMapper.create(
+                root=str(directory),
+                fs=fsspec.filesystem("file"),
+                record_size=record_size,
+                categorical_threshold=10,
+                engine="pyarrow",
+            )
+            for key in sorted(refs["refs"]):
+                out[key] = refs["refs"][key]
+            out.flush()
+        else:
+            df.refs_to_dataframe(refs, str(directory), record_size=record_size)
+    return directory
+
+
+def test_parquet_references_read_as_h5py_reads_the_file(h5_file: Path, tmp_path: Path) -> None:
+    # small chunks inline (raw), small records: several record files per variable
+    refs = _kerchunk_refs(h5_file, inline=100)
+    assert any(isinstance(v, str) and not v.startswith("{") for v in refs["refs"].values())
+    root = _parquet_refs(refs, tmp_path / "refs.parq", record_size=3)
+    assert len(list((root / "temp").glob("refs.*.parq"))) == 4
+    for group in (
+        zarrox.open_group("reference://", storage_options={"fo": str(root)}, mode="r"),
+        zarrox.open_group(ReferenceStore(root), mode="r"),
+    ):
+        assert sorted(group.keys()) == ["big_endian", "count", "grp", "temp", "u8"]
+        _check_all(group, h5_file, VARIABLES)
+        assert group.attrs["title"] == "made by h5py"
+        assert group["temp"].attrs["units"] == "K"
+        # the chunks of "count" never written are missing rows: the fill value
+        assert (group["count"][21:] == 3).all()
+    again = pickle.loads(pickle.dumps(ReferenceStore(root)))
+    _check_all(zarrox.open_group(again, mode="r"), h5_file, ["temp"])
+
+
+def test_parquet_multizarr_along_time(tmp_path: Path) -> None:
+    combine = pytest.importorskip("kerchunk.combine", reason="kerchunk is not installed")
+    paths = [tmp_path / f"part{i}.h5" for i in range(3)]
+    for i, p in enumerate(paths):
+        _write_netcdf_like(p, start=4 * i)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        combined = combine.MultiZarrToZarr(
+            [_kerchunk_refs(p) for p in paths], concat_dims=["time"], identical_dims=["lat"]
+        ).translate()
+    root = _parquet_refs(combined, tmp_path / "combined", record_size=5)
+    group = zarrox.open_group(ReferenceStore(root), mode="r")
+    parts = [h5py.File(p, "r") for p in paths]
+    np.testing.assert_array_equal(group["t2m"][...], np.concatenate([f["t2m"][...] for f in parts]))
+    np.testing.assert_array_equal(
+        group["t2m"][:, 2], np.concatenate([f["t2m"][:, 2] for f in parts])
+    )
+    np.testing.assert_array_equal(
+        group["time"][...], np.concatenate([f["time"][...] for f in parts])
+    )
+
+
+def test_parquet_references_on_s3(
+    h5_file: Path, s3_bucket: Any, proxied_bucket: Any, s3_proxy: Any, tmp_path: Path
+) -> None:
+    s3_bucket.put("files/data.h5", h5_file.read_bytes())
+    refs = _kerchunk_refs(h5_file, s3_bucket.url("files/data.h5"), inline=100)
+    root = _parquet_refs(refs, tmp_path / "refs", record_size=4)
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            s3_bucket.put(f"refs/{path.relative_to(root).as_posix()}", path.read_bytes())
+    options = {
+        "fo": s3_bucket.url("refs"),
+        "target_options": proxied_bucket.object_store_options(),
+        "remote_protocol": "s3",
+        "remote_options": proxied_bucket.object_store_options(),
+    }
+    group = zarrox.open_group("reference://", storage_options=options, mode="r")
+    s3_proxy.log(reset=True)
+    temp = group["temp"][...]
+    assert 0 < len(_chunk_gets(s3_proxy, "/files/data.h5")) < 12
+    np.testing.assert_array_equal(temp, h5py.File(h5_file, "r")["temp"][...])
+    _check_all(group, h5_file, VARIABLES)
+
+
+def test_malformed_parquet_references_name_the_file(h5_file: Path, tmp_path: Path) -> None:
+    root = _parquet_refs(_kerchunk_refs(h5_file), tmp_path / "refs", record_size=3)
+    bad = root / "temp" / "refs.1.parq"
+    bad.write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match=r"temp/refs\.1\.parq: not a Parquet file"):
+        ReferenceStore(root)
+    (root / ".zmetadata").write_text('{"metadata": {}}')
+    with pytest.raises(ValueError, match=r"\.zmetadata: not kerchunk Parquet"):
+        ReferenceStore(root)
+    (root / ".zmetadata").unlink()
+    with pytest.raises(FileNotFoundError, match=r"\.zmetadata: not found"):
+        ReferenceStore(root)

@@ -7,7 +7,11 @@ of one. The referenced files are read by the engine from local disk or object st
 (``remote_protocol``/``remote_options``, as fsspec's ``ReferenceFileSystem`` takes them),
 one store per bucket or host; chunks of one file read together are merged into fewer
 ranged requests (``coalesce_gap`` bytes apart at most; the file's store's default).
-Parquet references are not read yet.
+
+Kerchunk's Parquet references (``kerchunk.df.refs_to_dataframe``, fsspec's
+``LazyReferenceMapper``: a directory of ``.zmetadata`` and ``<var>/refs.<i>.parq``) are read
+with pyarrow (the ``references`` extra) when the store is opened: every record file of every
+variable, their rows handed to the engine as the JSON references are.
 """
 
 from __future__ import annotations
@@ -152,13 +156,33 @@ def _load(
         url = f"{protocol}://{url}"
     if url.startswith("file://"):
         url = url[len("file://") :]
-    if url.endswith((".parq", ".parquet")) or (
-        "://" not in url and os.path.isdir(url) and os.path.exists(os.path.join(url, ".zmetadata"))
-    ):
-        raise NotImplementedError(f"{fo!r}: Parquet references are not read yet (JSON only)")
+    if "://" not in url and os.path.isdir(url):
+        if target_options:
+            raise StorageOptionsError("'target_options' apply to references at a URL only")
+        root = os.path.abspath(url)
+
+        def read_local(name: str) -> bytes | None:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    return f.read()
+            except FileNotFoundError:
+                return None
+
+        refs = _parquet_refs(root, read_local)
+        return json.dumps(refs, default=_inline), root
     if "://" in url:
         if url.split("://", 1)[0].lower() not in SCHEMES:
             raise ValueError(f"unsupported references URL {fo!r}")
+        if not url.endswith(".json"):
+            directory = RustObjectStore(url.rstrip("/"), target_options)
+            zmetadata = directory.get(".zmetadata")
+            if zmetadata is not None:
+                read = _store_reader(directory)
+                refs = _parquet_refs(
+                    url.rstrip("/"),
+                    lambda name: bytes(zmetadata) if name == ".zmetadata" else read(name),
+                )
+                return json.dumps(refs, default=_inline), url.rstrip("/")
         parent, _, name = url.rstrip("/").rpartition("/")
         store = RustObjectStore(parent, target_options)
         data = store.get(name)
@@ -169,6 +193,120 @@ def _load(
         raise StorageOptionsError("'target_options' apply to references at a URL only")
     with open(url, "rb") as f:
         return f.read().decode(), os.path.abspath(url)
+
+
+def _store_reader(store: Store) -> Any:
+    def read(name: str) -> bytes | None:
+        data = store.get(name)
+        return None if data is None else bytes(data)
+
+    return read
+
+
+def _chunk_grid(root: str, field: str, zarray: Any) -> list[int]:
+    """Chunks along each axis of ``field``, as fsspec's ``LazyReferenceMapper`` counts them
+    (a scalar: one chunk)."""
+    try:
+        shape, chunks = zarray["shape"], zarray["chunks"]
+        grid = [-(-int(s) // int(c)) for s, c in zip(shape, chunks, strict=True)]
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise ValueError(
+            f"{root}/.zmetadata: {field}/.zarray has no valid 'shape' and 'chunks' ({e})"
+        ) from None
+    return grid or [1]
+
+
+def _parquet_refs(root: str, read: Any) -> dict[str, Any]:
+    """The references of a kerchunk Parquet directory as a version 0 dict. ``read(name)``:
+    the bytes of a file of the directory, None if it is absent. Record ``i`` of a variable
+    (``<var>/refs.<i>.parq``) holds its chunks ``i * record_size`` to ``(i + 1) *
+    record_size - 1``, numbered in C order over the chunk grid, keys ``<var>/i.j...``; a row
+    whose ``raw`` is set is an inline value, one with a ``path`` a reference (offset and
+    size 0: the whole file), one with neither a missing chunk (the fill value)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError(
+            f"{root}: Parquet references need pyarrow (pip install 'zarrox[references]')"
+        ) from None
+    import io
+    import itertools
+    import math
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = read(".zmetadata")
+    if text is None:
+        raise FileNotFoundError(f"{root}/.zmetadata: not found (not Parquet references)")
+    try:
+        meta = json.loads(text)
+        metadata = meta["metadata"]
+        record_size = int(meta["record_size"])
+        if not isinstance(metadata, dict) or record_size < 1:
+            raise ValueError("'metadata' must be an object and 'record_size' positive")
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(
+            f"{root}/.zmetadata: not kerchunk Parquet references' metadata ({e!r})"
+        ) from None
+    refs: dict[str, Any] = {}
+    for key, value in metadata.items():
+        refs[key] = value if isinstance(value, str) else json.dumps(value)
+    fields = sorted(k[: -len("/.zarray")] for k in metadata if k.endswith("/.zarray"))
+    grids = {}
+    for field in fields:
+        zarray = metadata[f"{field}/.zarray"]
+        if isinstance(zarray, str):
+            zarray = json.loads(zarray)
+        grids[field] = _chunk_grid(root, field, zarray)
+    # the record files fetched together (one request each on an object store)
+    names = [
+        f"{field}/refs.{record}.parq"
+        for field, grid in grids.items()
+        for record in range(-(-math.prod(grid) // record_size))
+    ]
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as pool:
+        files = dict(zip(names, pool.map(read, names), strict=True))
+    for field, grid in grids.items():
+        keys = (
+            f"{field}/" + ".".join(map(str, index))
+            for index in itertools.product(*(range(n) for n in grid))
+        )
+        total = math.prod(grid)
+        for record in range(-(-total // record_size)):
+            name = f"{field}/refs.{record}.parq"
+            rows = record_size if record < total // record_size else total % record_size
+            data = files[name]
+            if data is None:  # as fsspec: an absent record's chunks are missing
+                for _ in itertools.islice(keys, rows):
+                    pass
+                continue
+            try:
+                table = pq.read_table(io.BytesIO(data))
+            except Exception as e:  # pyarrow's errors: ArrowInvalid, OSError, ...
+                raise ValueError(f"{root}/{name}: not a Parquet file ({e})") from None
+            columns = {c: table.column(c).to_pylist() for c in table.column_names}
+            if "path" not in columns and "raw" not in columns:
+                raise ValueError(
+                    f"{root}/{name}: no 'path' or 'raw' column (has {table.column_names})"
+                )
+            if table.num_rows < rows:
+                raise ValueError(
+                    f"{root}/{name}: {table.num_rows} rows, record {record} of {field!r} "
+                    f"needs {rows}"
+                )
+            none = itertools.repeat(None)
+            paths = columns.get("path", none)
+            offsets = columns.get("offset", none)
+            sizes = columns.get("size", none)
+            raws = columns.get("raw", none)
+            for key, path, offset, size, raw in zip(
+                itertools.islice(keys, rows), paths, offsets, sizes, raws, strict=False
+            ):
+                if raw is not None:
+                    refs[key] = raw if isinstance(raw, bytes) else str(raw).encode()
+                elif path is not None:
+                    offset, size = int(offset or 0), int(size or 0)
+                    refs[key] = [path] if offset == 0 and size == 0 else [path, offset, size]
+    return refs
 
 
 def is_references(value: Any) -> bool:
