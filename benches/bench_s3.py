@@ -520,6 +520,15 @@ def method_text(args: argparse.Namespace) -> str:
     )
 
 
+def use_isolated_aws(work: Path) -> None:
+    """This process's AWS settings: none of the user's (config under ``work``), moto's
+    credentials in the environment (tensorstore's s3 kvstore takes them from there)."""
+    for key, value in servers.isolated_aws_env(work).items():
+        os.environ[key] = value
+    os.environ["AWS_ACCESS_KEY_ID"] = servers.AWS_KEY_ID
+    os.environ["AWS_SECRET_ACCESS_KEY"] = servers.AWS_SECRET
+
+
 def run_s3(args: argparse.Namespace, work: Path, emit: Callable[[str], None]) -> list[str]:
     """Start the servers, run every dataset, hand each part of the report to ``emit``; the
     failure lines."""
@@ -533,10 +542,7 @@ def run_s3(args: argparse.Namespace, work: Path, emit: Callable[[str], None]) ->
         if missing:
             impls.remove("zarrox")
             emit(f"zarrox (own API, s3:// URLs): not run: {missing}")
-    for key, value in servers.isolated_aws_env(work).items():
-        os.environ[key] = value
-    os.environ["AWS_ACCESS_KEY_ID"] = servers.AWS_KEY_ID  # tensorstore's credentials
-    os.environ["AWS_SECRET_ACCESS_KEY"] = servers.AWS_SECRET
+    use_isolated_aws(work)
     with servers.start_moto() as moto:
         plan = servers.FaultPlan(latency_ms=args.latency_ms)
         with servers.FaultProxy(moto.port, plan) as proxy:

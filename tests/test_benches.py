@@ -278,6 +278,28 @@ def test_bench_async_latency_quick_smoke(tmp_path: Path) -> None:
     assert md.read_text() in out
 
 
+def test_bench_batch_reads_quick_smoke(tmp_path: Path) -> None:
+    """bench_batch_reads.py starts moto behind its latency proxy, reads one time step of
+    every variable with each implementation (each result checked), and reports medians,
+    the requests the proxy saw and the issue's targets, for both layouts."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("obstore")
+    pytest.importorskip("tensorstore")
+    md = tmp_path / "batch.md"
+    out, context = run_bench("bench_batch_reads.py", "--quick", "--markdown", str(md))
+    for layout in ("chunked", "sharded"):
+        assert f"### {layout}: one time step of 4 variables" in out, context
+        for impl in ("zarrox-read-many", "zarrox-loop", "tensorstore-batch", "tensorstore-loop"):
+            assert re.search(
+                rf"^\| {impl} \| \d+\.\d{{3}} \|( [\d.]+ \|){{2}} \d+ \|", out, re.M
+            ), context
+        assert re.search(rf"{layout}: zarrox-read-many / zarrox-loop: \d+\.\d\dx", out), context
+        assert re.search(rf"{layout}: zarrox-read-many / tensorstore-batch: \d+\.\d\dx", out), (
+            context
+        )
+    assert md.read_text() in out
+
+
 def test_bench_per_call_quick_smoke(tmp_path: Path) -> None:
     """bench_per_call.py reads and writes chunk by chunk with every implementation it finds,
     checks what each read and wrote, and reports every codec and case with zarrox's ratio."""
