@@ -889,6 +889,20 @@ class Array(Node):
         shape; None for anything else."""
         return self._handle.read_basic(selection, self._plain_dtype)
 
+    def _item_selection(self, selection: Any) -> tuple[Selection, bool]:
+        """``selection`` parsed as ``a[selection]`` parses it: a coordinate or mask selection
+        (``vindex``), an orthogonal one, or a basic one; and whether it is basic (a basic
+        selection of one element reads a numpy scalar). :class:`AsyncArray` and
+        :func:`zarrox.read_many` parse with it too."""
+        shape = self.shape
+        if is_pure_fancy(selection, shape):
+            if is_mask(selection, shape):
+                return mask_selection(selection, shape), False
+            return coordinate_selection(selection, shape), False
+        if is_fancy(selection) or is_orthogonal_basic(selection, self.ndim):
+            return orthogonal_selection(selection, shape), False
+        return basic_selection(selection, shape), True
+
     def __getitem__(self, selection: Any) -> Any:
         if self._plain_reads:
             result = self._read_plain(selection)
@@ -896,11 +910,8 @@ class Array(Node):
                 if not result.shape and not is_orthogonal_basic(selection, self.ndim):
                     return result[()]  # e.g. a[1, ..., 2]: a basic selection
                 return result
-        if is_pure_fancy(selection, self.shape):
-            return self.vindex[selection]
-        if is_fancy(selection) or is_orthogonal_basic(selection, self.ndim):
-            return self.get_orthogonal_selection(selection)
-        return self.get_basic_selection(selection)
+        sel, basic = self._item_selection(selection)
+        return self._read(sel, basic=basic)
 
     def get_basic_selection(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
@@ -1222,11 +1233,8 @@ class AsyncArray(AsyncNode):
         a = self._sync
         if not self._native():
             return await run(a.__getitem__, selection)
-        if is_pure_fancy(selection, a.shape):
-            return await self.vindex.getitem(selection)
-        if is_fancy(selection) or is_orthogonal_basic(selection, a.ndim):
-            return await self._read(orthogonal_selection(selection, a.shape))
-        return await self._read(basic_selection(selection, a.shape), basic=True)
+        sel, basic = a._item_selection(selection)
+        return await self._read(sel, basic=basic)
 
     async def setitem(self, selection: Any, value: Any) -> None:
         a = self._sync

@@ -19,16 +19,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
-from zarrox.indexing import (
-    basic_selection,
-    coordinate_selection,
-    is_fancy,
-    is_mask,
-    is_orthogonal_basic,
-    is_pure_fancy,
-    mask_selection,
-    orthogonal_selection,
-)
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -39,23 +29,13 @@ __all__ = ["Batch", "BatchRead", "batch", "read_many"]
 
 
 def _steps(array: Array, selection: Any, out: np.ndarray | None) -> _Steps:
-    """The read steps of ``array[selection]`` (into ``out`` when given): the selection
-    parsed as ``Array.__getitem__`` parses it."""
+    """The read steps of ``array[selection]`` (into ``out`` when given)."""
     from zarrox.array import Array
 
     if not isinstance(array, Array):
         raise TypeError(f"read_many reads zarrox arrays, got {type(array).__name__}")
-    shape = array.shape
-    if is_pure_fancy(selection, shape):
-        sel = (
-            mask_selection(selection, shape)
-            if is_mask(selection, shape)
-            else coordinate_selection(selection, shape)
-        )
-        return array._read_steps(sel, out, basic=False)
-    if is_fancy(selection) or is_orthogonal_basic(selection, array.ndim):
-        return array._read_steps(orthogonal_selection(selection, shape), out, basic=False)
-    return array._read_steps(basic_selection(selection, shape), out, basic=True)
+    sel, basic = array._item_selection(selection)
+    return array._read_steps(sel, out, basic=basic)
 
 
 def _batched(array: Array, step: _IOStep) -> bool:
