@@ -34,6 +34,15 @@ impl ArrayHandle {
         &self.core
     }
 
+    /// The size of an element, when the one-call paths (`read_basic`,
+    /// `write_basic`) serve this array with numpy data type `dtype`: a store
+    /// Rust reads and writes, elements of fixed size, `dtype`'s.
+    fn plain_element_size(&self, dtype: &Bound<'_, PyArrayDescr>) -> Option<usize> {
+        let data_type = self.core.data_type();
+        let served = !self.core.caller_store() && !data_type.is_var_len();
+        (served && dtype.itemsize() == data_type.size).then_some(data_type.size)
+    }
+
     /// `selection` normalised with its result shape, when it is plain
     /// (Python integers in bounds, slices with positive steps, one Ellipsis).
     fn plain_selection(&self, selection: &Bound<'_, PyAny>) -> Option<(Selection, Vec<usize>)> {
@@ -184,13 +193,9 @@ impl ArrayHandle {
         selection_: &Bound<'py, PyAny>,
         dtype: &Bound<'py, PyArrayDescr>,
     ) -> PyResult<Option<Bound<'py, PyUntypedArray>>> {
-        let size = self.core.data_type().size;
-        if self.core.caller_store()
-            || self.core.data_type().is_var_len()
-            || dtype.itemsize() != size
-        {
+        let Some(size) = self.plain_element_size(dtype) else {
             return Ok(None);
-        }
+        };
         let Some((sel, result_shape)) = self.plain_selection(selection_) else {
             return Ok(None);
         };
@@ -233,13 +238,9 @@ impl ArrayHandle {
         value: &Bound<'py, PyAny>,
         dtype: &Bound<'py, PyArrayDescr>,
     ) -> PyResult<bool> {
-        let size = self.core.data_type().size;
-        if self.core.caller_store()
-            || self.core.data_type().is_var_len()
-            || dtype.itemsize() != size
-        {
+        let Some(size) = self.plain_element_size(dtype) else {
             return Ok(false);
-        }
+        };
         let Ok(values) = value.cast::<PyUntypedArray>() else {
             return Ok(false);
         };
@@ -249,11 +250,13 @@ impl ArrayHandle {
         let Some((sel, result_shape)) = self.plain_selection(selection_) else {
             return Ok(false);
         };
-        let nbytes = values.len().checked_mul(size);
-        if values.shape() != result_shape.as_slice() || matches!(nbytes, None | Some(0)) {
+        if values.shape() != result_shape.as_slice() {
             return Ok(false);
         }
-        let nbytes = nbytes.unwrap_or(0);
+        // an empty selection: nothing to write, the general path's answer
+        let Some(nbytes) = values.len().checked_mul(size).filter(|&n| n > 0) else {
+            return Ok(false);
+        };
         // SAFETY: `values` is a C-contiguous array of `nbytes` bytes (its
         // elements times its data type's size, checked equal to the array's),
         // alive while `value` (held by the caller for this call) refers to it;

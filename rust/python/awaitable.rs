@@ -51,13 +51,9 @@ where
         // runs here, and the future is done before it is returned
         let result = py
             .detach(|| crate::store::runtime::block_on(work))
-            .and_then(|r| r)
-            .map_err(to_py_err)
-            .and_then(|v| convert(py, v));
-        match result {
-            Ok(value) => future.call_method1(intern!(py, "set_result"), (value,))?,
-            Err(e) => future.call_method1(intern!(py, "set_exception"), (e.into_value(py),))?,
-        };
+            .and_then(|r| r);
+        let (ok, value) = outcome(result, convert)(py);
+        completer::settle(&future, ok, value.bind(py))?;
         return Ok(future);
     }
     let runtime = crate::store::runtime::runtime().map_err(to_py_err)?;
@@ -73,17 +69,10 @@ where
                     "internal error: an awaitable read or write panicked",
                 ))
             });
-        let value: Outcome =
-            Box::new(
-                move |py| match result.map_err(to_py_err).and_then(|v| convert(py, v)) {
-                    Ok(value) => (true, value),
-                    Err(e) => (false, e.into_value(py).into_any()),
-                },
-            );
         completer::send(Done {
             on_loop,
             target,
-            value,
+            value: outcome(result, convert),
         });
     });
     let cancel = Cancel {
@@ -96,6 +85,21 @@ where
 /// What an awaitable resolves to, made with the GIL held: (ok, the value or
 /// the exception).
 type Outcome = Box<dyn FnOnce(Python<'_>) -> (bool, Py<PyAny>) + Send>;
+
+/// The outcome of work that ended with `result`: `convert`'s value of it, or
+/// the error as the blocking call raises it.
+fn outcome<T, C>(result: Result<T>, convert: C) -> Outcome
+where
+    T: Send + 'static,
+    C: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+{
+    Box::new(
+        move |py| match result.map_err(to_py_err).and_then(|v| convert(py, v)) {
+            Ok(value) => (true, value),
+            Err(e) => (false, e.into_value(py).into_any()),
+        },
+    )
+}
 
 /// A finished read or write, to resolve its future on its loop.
 struct Done {
@@ -255,14 +259,24 @@ mod completer {
             if future.call_method0(intern!(py, "done"))?.is_truthy()? {
                 continue;
             }
-            let method = if ok {
-                intern!(py, "set_result")
-            } else {
-                intern!(py, "set_exception")
-            };
-            future.call_method1(method, (value,))?;
+            settle(&future, ok, &value)?;
         }
         Ok(())
+    }
+
+    /// Resolve `future` with its result `value`, or (`ok` false) the exception.
+    pub(super) fn settle(
+        future: &Bound<'_, PyAny>,
+        ok: bool,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = future.py();
+        let method = if ok {
+            intern!(py, "set_result")
+        } else {
+            intern!(py, "set_exception")
+        };
+        future.call_method1(method, (value,)).map(|_| ())
     }
 }
 
