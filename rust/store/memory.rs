@@ -19,6 +19,8 @@ use crate::fork::Section;
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     map: RwLock<BTreeMap<String, (Bytes, u64)>>,
+    /// The bytes of the values in `map` (changed under its write lock).
+    bytes: AtomicU64,
 }
 
 /// Numbers writes across every memory store, so that a value written again
@@ -98,6 +100,10 @@ impl Store for MemoryStore {
         Ok(true)
     }
 
+    fn bytes_in_memory(&self) -> Option<u64> {
+        Some(self.bytes.load(Ordering::Relaxed))
+    }
+
     fn conditional_deletes(&self) -> bool {
         true
     }
@@ -126,7 +132,11 @@ impl Store for MemoryStore {
             return Ok(None);
         }
         let n = WRITES.fetch_add(1, Ordering::Relaxed);
-        map.insert(key.to_string(), (value, n));
+        let added = value.len() as u64;
+        if let Some((old, _)) = map.insert(key.to_string(), (value, n)) {
+            self.bytes.fetch_sub(old.len() as u64, Ordering::Relaxed);
+        }
+        self.bytes.fetch_add(added, Ordering::Relaxed);
         Ok(Some(generation_of(map.get(key))))
     }
 
@@ -144,7 +154,9 @@ impl Store for MemoryStore {
         if *expected != Generation::Unknown && generation_of(map.get(key)) != *expected {
             return Ok(false);
         }
-        map.remove(key);
+        if let Some((old, _)) = map.remove(key) {
+            self.bytes.fetch_sub(old.len() as u64, Ordering::Relaxed);
+        }
         Ok(true)
     }
 
@@ -172,5 +184,32 @@ mod tests {
         super::super::tests::exercise(&s);
         super::super::tests::exercise_read_into(&s);
         super::super::tests::exercise_conditional(&s);
+    }
+
+    #[test]
+    fn bytes_in_memory_follow_writes_overwrites_and_deletes() {
+        use super::super::{Generation, Store};
+        use bytes::Bytes;
+        let s = super::MemoryStore::new();
+        assert_eq!(s.bytes_in_memory(), Some(0));
+        crate::store::now(s.set("a", Bytes::from_static(b"12345")))
+            .unwrap()
+            .unwrap();
+        crate::store::now(s.set("b", Bytes::from_static(b"123")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.bytes_in_memory(), Some(8));
+        crate::store::now(s.set("a", Bytes::from_static(b"1")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.bytes_in_memory(), Some(4));
+        // a conditional write that fails changes nothing
+        let stale = Generation::Tag("0".into());
+        let failed = crate::store::now(s.set_if("b", Bytes::from_static(b"1234567"), &stale));
+        assert_eq!(failed.unwrap().unwrap(), None);
+        assert_eq!(s.bytes_in_memory(), Some(4));
+        crate::store::now(s.delete("b")).unwrap().unwrap();
+        crate::store::now(s.delete("missing")).unwrap().unwrap();
+        assert_eq!(s.bytes_in_memory(), Some(1));
     }
 }

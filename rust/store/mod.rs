@@ -425,6 +425,12 @@ pub trait Store: Send + Sync + Debug {
     fn supports_deletes(&self) -> bool {
         true
     }
+    /// The bytes of the values the store holds in this process's memory (an
+    /// in-memory store: a transaction's staged writes count against its
+    /// budget by it); `None` for a store that holds them elsewhere.
+    fn bytes_in_memory(&self) -> Option<u64> {
+        None
+    }
     /// Make every write so far durable and visible to other readers of the
     /// store (a zip archive writes its directory); nothing to do for most.
     fn flush(&self) -> Result<()> {
