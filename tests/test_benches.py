@@ -300,6 +300,32 @@ def test_bench_batch_reads_quick_smoke(tmp_path: Path) -> None:
     assert md.read_text() in out
 
 
+def test_bench_transaction_fill_quick_smoke(tmp_path: Path) -> None:
+    """bench_transaction_fill.py fills shards with and without a transaction and whole with
+    each implementation it finds, checks every shard it filled, and reports the ratios."""
+    md = tmp_path / "tx.md"
+    impls = ["zarrox-tx", "zarrox-loop", "zarrox-whole"]
+    if importlib.util.find_spec("tensorstore") is not None:
+        impls += ["tensorstore-tx", "tensorstore-loop", "tensorstore-whole"]
+    out, context = run_bench(
+        "bench_transaction_fill.py",
+        "--quick",
+        "--impls",
+        ",".join(impls),
+        "--tmpfs-dir",
+        str(tmp_path),
+        "--markdown",
+        str(md),
+    )
+    assert "### tmpfs: a 128x128 uint16 shard" in out, context
+    for impl in impls:
+        assert re.search(rf"^\| {impl} \| \d+\.\d{{4}} \|", out, re.M), context
+    assert re.search(r"tmpfs: zarrox-tx / zarrox-whole: \d+\.\d\dx \(target", out), context
+    assert re.search(r"tmpfs: zarrox-tx / zarrox-loop: \d+\.\d\dx", out), context
+    assert "failed cases: 0" in out, context
+    assert md.read_text() in out
+
+
 def test_bench_per_call_quick_smoke(tmp_path: Path) -> None:
     """bench_per_call.py reads and writes chunk by chunk with every implementation it finds,
     checks what each read and wrote, and reports every codec and case with zarrox's ratio."""
