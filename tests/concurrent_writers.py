@@ -29,7 +29,10 @@ class Case:
     #: 32x32 zstd chunks, a quarter of a chunk (8 rows) per write
     layout: str
     zarr_format: int
-    #: "own" (zarrox's API) or "pipeline" (zarr-python on zarrox's pipeline)
+    #: "own" (zarrox's API), "transaction" (zarrox's API, each round's writes of a writer
+    #: staged in one ``zarrox.transaction()`` and committed together: every writer's commit
+    #: merges into the same shards or chunks as the others') or "pipeline" (zarr-python on
+    #: zarrox's pipeline)
     front: str
     #: "local" or "s3"; for the pipeline also "fsspec-s3" (an ``FsspecStore`` over s3fs,
     #: opened by URL with s3fs's storage options) and "fsspec-local" (over fsspec's local
@@ -96,7 +99,7 @@ def create(case: Case, where: dict[str, Any]) -> None:
 
 def open_array(case: Case, where: dict[str, Any], mode: str = "r+") -> Any:
     """The case's array through its front door."""
-    if case.front == "own":
+    if case.front in ("own", "transaction"):
         import zarrox
 
         return zarrox.open_array(
@@ -146,13 +149,26 @@ def write_rounds(
     mine = blocks(case, writer)
     for r in range(rounds):
         barrier.wait(BARRIER_TIMEOUT)
-        for block in mine:
-            arr[block] = np.full(
-                (block[0].stop - block[0].start, block[1].stop - block[1].start),
-                value(r, writer),
-                dtype="int32",
-            )
+        with _round_scope(case):
+            for block in mine:
+                arr[block] = np.full(
+                    (block[0].stop - block[0].start, block[1].stop - block[1].start),
+                    value(r, writer),
+                    dtype="int32",
+                )
         barrier.wait(BARRIER_TIMEOUT)
+
+
+def _round_scope(case: Case) -> Any:
+    """What a writer's round of writes runs in: a transaction for the "transaction" front
+    door (committed when the round's writes are staged), else nothing."""
+    if case.front == "transaction":
+        import zarrox
+
+        return zarrox.transaction()
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def set_attributes(url: str, options: dict[str, Any] | None, writer: int, n: int) -> None:

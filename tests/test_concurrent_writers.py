@@ -105,6 +105,26 @@ def test_disjoint_writers_of_shared_chunks_lose_nothing(case: Case, where: dict[
     _lose_nothing(case, where, ROUNDS)
 
 
+#: Each writer's round staged in one transaction and committed at once (issue #43 item 2):
+#: the writers' commits of the same shards (chunks) conflict, and each one that lost merges
+#: again into what the winner stored.
+TRANSACTION_CASES = [Case("shards", 3, "transaction", store) for store in STORES] + [
+    Case("chunks", 2, "transaction", "local")
+]
+
+
+@pytest.mark.parametrize(
+    "case, where",
+    [(c, c) for c in TRANSACTION_CASES],
+    ids=[c.name for c in TRANSACTION_CASES],
+    indirect=["where"],
+)
+def test_transactions_of_many_writers_committing_into_shared_shards_lose_nothing(
+    case: Case, where: dict[str, Any]
+) -> None:
+    _lose_nothing(case, where, ROUNDS)
+
+
 #: zarr-python with zarrox's pipeline on an FsspecStore opened by URL (s3:// with s3fs's
 #: options, file://): the pipeline reads and writes through the same Rust stores, so the
 #: writes that merge into shared shards are conditional (issue #43 item 3; before, four

@@ -82,6 +82,7 @@ LAYERS: dict[str, int] = {
     # core: the Rust extension's companions, importing nothing above them
     "zarrox.errors": CORE,
     "zarrox.config": CORE,
+    "zarrox.staging": CORE,
     "zarrox._progress": CORE,
     "zarrox._post_import": CORE,
     # storage and metadata
@@ -149,6 +150,7 @@ LAYERS: dict[str, int] = {
     "zarrox.async_node": USER_OBJECTS,
     "zarrox.array_dask": USER_OBJECTS,
     "zarrox.array": USER_OBJECTS,
+    "zarrox.transactions": USER_OBJECTS,
     "zarrox.group": USER_OBJECTS,
     "zarrox.hierarchy": USER_OBJECTS,
     # user API: the front doors (opening and creating by store, path, URL or spec)

@@ -52,6 +52,7 @@ from zarrox.convert import convert
 from zarrox.group import Group
 from zarrox.hierarchy import copy, copy_all, copy_store, create_hierarchy
 from zarrox.storage import LocalStore, MemoryStore, Store
+from zarrox.transactions import Transaction, transaction
 
 # zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and
 # zarrox.api.asynchronous the awaitable API (import zarrox.api.asynchronous works too).
@@ -71,6 +72,7 @@ __all__ = [
     "MemoryStore",
     "Spec",
     "Store",
+    "Transaction",
     "__version__",
     "api",
     "array",
@@ -108,6 +110,7 @@ __all__ = [
     "save_array",
     "save_group",
     "set_num_threads",
+    "transaction",
     "tree",
     "zeros",
     "zeros_like",

@@ -20,6 +20,7 @@ from zarrox.errors import (
     MetadataError,
     ReadOnlyError,
     StoreError,
+    TransactionError,
     UnknownCodecError,
     UnsupportedError,
     in_node,
@@ -61,6 +62,7 @@ from zarrox.nodes.node import (
 )
 from zarrox.nodes.plans import ArrayPlan
 from zarrox.pickle_codec import PickledChunks
+from zarrox.staging import current_transaction
 from zarrox.storage import Store
 from zarrox.transfer import copy_values
 
@@ -107,7 +109,19 @@ _Steps = Generator[_IOStep, Any, Any]
 
 
 def _do_io(array: Array, step: _IOStep) -> Any:
-    """Run one chunk I/O step of ``array`` with the blocking core calls."""
+    """Run one chunk I/O step of ``array`` with the blocking core calls (inside a
+    transaction: writes staged, reads seeing them, see :mod:`zarrox.transactions`)."""
+    tx = current_transaction()
+    if tx is not None:
+        if step[0] == _IO.WRITE:
+            tx.stage(array, step)
+            return None
+        return tx.read(array, step, lambda: _do_store_io(array, step))
+    return _do_store_io(array, step)
+
+
+def _do_store_io(array: Array, step: _IOStep) -> Any:
+    """:func:`_do_io` on the store itself."""
     kind, dims, arg, fortran = step
     if kind == _IO.READ:
         array._io_read(dims, arg, fortran)
@@ -132,6 +146,19 @@ def _run_io(array: Array, steps: _Steps) -> Any:
 async def _await_io(array: Array, step: _IOStep) -> Any:
     """Await one chunk I/O step of ``array`` (a store Rust reads): an awaitable that the
     engine completes, no Python thread (see ``ArrayHandle.read_async``)."""
+    tx = current_transaction()
+    if tx is not None:
+        if step[0] == _IO.WRITE:
+            tx.stage(array, step)
+            return None
+        plan = tx.read_plan(array, step)
+        if plan is not None:
+            return tx.finish_read(plan, step, await _await_store_io(array, step))
+    return await _await_store_io(array, step)
+
+
+async def _await_store_io(array: Array, step: _IOStep) -> Any:
+    """:func:`_await_io` on the store itself."""
     kind, dims, arg, fortran = step
     handle = array._handle
     if kind == _IO.READ:
@@ -257,6 +284,10 @@ class Array(Node):
             else m.fill_bytes()
         )
         self._core = core
+        #: which stored array this is to a transaction (zarrox.transactions), when asked
+        self._transaction_key: tuple[Any, ...] | None = None
+        #: one element of the fill value, as the core takes it
+        self._fill_bytes = fill
         #: `a[...]` of integers and slices goes through one Rust call (`_read_plain`)
         self._plain_reads = not self._var_len and self._order == "C" and len(m.shape) > 0
         #: `a[...] = values` of such a selection and an array of exactly its dtype and
@@ -693,6 +724,7 @@ class Array(Node):
         the chunk (a write into a shard keeps them, see ``__setitem__``). The metadata is
         updated by a read-modify-write (see ``io.conditional_writes``)."""
         self._check_writable()
+        self._check_no_transaction("resize")
         shape = (
             tuple(int(s) for s in new_shape[0])
             if len(new_shape) == 1 and isinstance(new_shape[0], tuple | list)
@@ -750,6 +782,7 @@ class Array(Node):
         grows by a read-modify-write of the stored metadata, so that processes appending
         to one array at once each get their own rows (see ``io.conditional_writes``)."""
         self._check_writable()
+        self._check_no_transaction("append")
         arr = np.asarray(data)
         if arr.ndim != self.ndim:
             raise ValueError(f"data has {arr.ndim} dimensions, the array has {self.ndim}")
@@ -812,6 +845,14 @@ class Array(Node):
         self._check_writable()
         self._metadata = update_node(self._store, self._path, self._metadata, change)  # type: ignore[assignment]
         self._open_handle()
+
+    def _check_no_transaction(self, what: str) -> None:
+        """A shape change is not staged: refused inside a transaction."""
+        if current_transaction() is not None:
+            raise TransactionError(
+                f"array '{self._path}': {what} changes the metadata at once and cannot be "
+                "staged in a transaction; call it before or after the transaction"
+            )
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -889,6 +930,15 @@ class Array(Node):
         shape; None for anything else."""
         return self._handle.read_basic(selection, self._plain_dtype)
 
+    def _write_plain(self, selection: Any, value: Any) -> bool:
+        """Write (or stage, inside a transaction) ``value`` to a plain basic selection in
+        one Rust call when it is an array of exactly its dtype and shape; False for anything
+        else (the general path has the write)."""
+        tx = current_transaction()
+        if tx is None:
+            return bool(self._handle.write_basic(selection, value, self._plain_dtype))
+        return tx.stage_plain(self, selection, value)
+
     def _item_selection(self, selection: Any) -> tuple[Selection, bool]:
         """``selection`` parsed as ``a[selection]`` parses it: a coordinate or mask selection
         (``vindex``), an orthogonal one, or a basic one; and whether it is basic (a basic
@@ -904,7 +954,7 @@ class Array(Node):
         return basic_selection(selection, shape), True
 
     def __getitem__(self, selection: Any) -> Any:
-        if self._plain_reads:
+        if self._plain_reads and current_transaction() is None:
             result = self._read_plain(selection)
             if result is not None:
                 if not result.shape and not is_orthogonal_basic(selection, self.ndim):
@@ -916,7 +966,7 @@ class Array(Node):
     def get_basic_selection(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
     ) -> Any:
-        if out is None and self._plain_reads:
+        if out is None and self._plain_reads and current_transaction() is None:
             result = self._read_plain(selection)
             if result is not None:
                 return result[()] if not result.shape else result
@@ -1013,7 +1063,7 @@ class Array(Node):
         return _IO.WRITE, sel, buf.reshape(-1).view(np.uint8), False
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        if self._plain_writes and self._handle.write_basic(selection, value, self._plain_dtype):
+        if self._plain_writes and self._write_plain(selection, value):
             return  # a plain selection and an array of its shape and dtype: one Rust call
         if is_pure_fancy(selection, self.shape):
             self.vindex[selection] = value
@@ -1023,7 +1073,7 @@ class Array(Node):
             self.set_basic_selection(selection, value)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
-        if self._plain_writes and self._handle.write_basic(selection, value, self._plain_dtype):
+        if self._plain_writes and self._write_plain(selection, value):
             return
         self._write(basic_selection(selection, self.shape), value)
 

@@ -42,8 +42,13 @@ def _batched(array: Array, step: _IOStep) -> bool:
     """Whether the engine's one call takes ``step``: a read into a buffer of a store Rust
     reads (the others run through :func:`zarrox.array._do_io`)."""
     from zarrox.array import _IO
+    from zarrox.staging import current_transaction
 
-    return step[0] == _IO.READ and array._handle.in_rust and array._chunk_io is array._store
+    if step[0] != _IO.READ or not array._handle.in_rust or array._chunk_io is not array._store:
+        return False
+    tx = current_transaction()
+    # reads that must see a transaction's staged writes go through _do_io
+    return tx is None or not tx.staged_for(array)
 
 
 def read_many(

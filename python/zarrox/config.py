@@ -32,6 +32,8 @@ _DEFAULTS: dict[str, Any] = {
     # was cached before the array was opened), False (never), or a number of seconds (when
     # it was last checked longer ago)
     "cache.bytes": 0,
+    # bytes a transaction's staged writes may hold (zarrox.Transaction's budget)
+    "transaction.bytes": 1 << 30,
     "cache.recheck": True,
 }
 
@@ -79,6 +81,10 @@ class Config:
                 raise ValueError(f"array.order must be 'C' or 'F', got {value!r}")
             if key == "threading.max_workers":
                 _core.set_num_threads(int(value or 0))
+            if key == "transaction.bytes" and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise ValueError(f"transaction.bytes must be an integer >= 0, got {value!r}")
             if key == "io.concurrency":
                 _core.set_io_concurrency(int(value or 0))
             if key == "io.conditional_writes":

@@ -306,6 +306,12 @@ class WriteConflictError(StoreError):
     on condition."""
 
 
+class TransactionError(ZarroxError, RuntimeError):
+    """A transaction (:class:`zarrox.Transaction`) cannot go on: it was committed or
+    aborted already, its staged writes went over its budget (it is then aborted), or an
+    operation that cannot be staged (``resize``, ``append``) was called inside it."""
+
+
 class ReadOnlyError(ZarroxError, PermissionError, ValueError):
     """A write was attempted on a node opened read-only. Also a ValueError, which is
     what zarr-python raises then."""
@@ -368,6 +374,7 @@ __all__ = [
     "UnsupportedDataTypeError",
     "UnsupportedError",
     "VindexInvalidSelectionError",
+    "TransactionError",
     "WriteConflictError",
     "ZarroxError",
 ]

@@ -22,6 +22,20 @@ use crate::engine::Input;
 use crate::indexing::Selection;
 use crate::selection::{self, Normalized};
 
+/// The data of `values`, a C-contiguous array of `nbytes` bytes (see
+/// `ArrayHandle::plain_write`), for as long as `values` is borrowed.
+fn c_contiguous_bytes<'a>(values: &'a Bound<'_, PyUntypedArray>, nbytes: usize) -> &'a [u8] {
+    debug_assert!(values.is_c_contiguous());
+    // SAFETY: `values` is a C-contiguous array of `nbytes` bytes (its
+    // elements times its data type's size, checked equal to the array's by
+    // `plain_write`), alive while the borrow of `values` that the slice's
+    // lifetime is tied to lasts; numpy neither frees nor moves the data of a
+    // referenced array. The write only reads it; a Python thread changing it
+    // meanwhile races as with any write in flight (numpy's own copies release
+    // the GIL too).
+    unsafe { std::slice::from_raw_parts(array_data(values).cast_const(), nbytes) }
+}
+
 /// An opened array: reads and writes whole selections in one call.
 #[pyclass(module = "zarrox._core", name = "ArrayHandle", frozen)]
 pub struct ArrayHandle {
@@ -53,6 +67,46 @@ impl ArrayHandle {
             ..
         } = selection::basic(&keys, self.core.shape()).ok()?;
         Some((selection, result_shape))
+    }
+
+    /// The selection, the values (C-contiguous: `value` itself, or its
+    /// C-ordered copy where it is strided) and their size in bytes of a
+    /// one-call write (see `write_basic`): None where the general path has
+    /// the write.
+    fn plain_write<'py>(
+        &self,
+        selection: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        dtype: &Bound<'py, PyArrayDescr>,
+    ) -> PyResult<Option<(Selection, Bound<'py, PyUntypedArray>, usize)>> {
+        let Some(size) = self.plain_element_size(dtype) else {
+            return Ok(None);
+        };
+        let Ok(values) = value.cast::<PyUntypedArray>() else {
+            return Ok(None);
+        };
+        if !values.dtype().is_equiv_to(dtype) {
+            return Ok(None);
+        }
+        let Some((sel, result_shape)) = self.plain_selection(selection) else {
+            return Ok(None);
+        };
+        if values.shape() != result_shape.as_slice() {
+            return Ok(None);
+        }
+        // an empty selection: nothing to write, the general path's answer
+        let Some(nbytes) = values.len().checked_mul(size).filter(|&n| n > 0) else {
+            return Ok(None);
+        };
+        let values = if values.is_c_contiguous() {
+            values.clone()
+        } else {
+            // what the general path would copy (`c_ordered`), numpy's copy
+            values
+                .call_method1("copy", ("C",))?
+                .cast_into::<PyUntypedArray>()?
+        };
+        Ok(Some((sel, values, nbytes)))
     }
 
     fn utf8(&self) -> bool {
@@ -227,8 +281,9 @@ impl ArrayHandle {
     }
 
     /// Write `value` to a plain basic selection (see `read_basic`) in one
-    /// call, when `value` is a C-contiguous numpy array of the numpy data
-    /// type `dtype` (the array's) and exactly the selection's shape: True. Else
+    /// call, when `value` is a numpy array of the numpy data type `dtype`
+    /// (the array's) and exactly the selection's shape (copied to C order
+    /// first where it is strided): True. Else
     /// nothing is written and False says the general path (conversion,
     /// broadcasting, its errors) has the write.
     fn write_basic<'py>(
@@ -238,36 +293,44 @@ impl ArrayHandle {
         value: &Bound<'py, PyAny>,
         dtype: &Bound<'py, PyArrayDescr>,
     ) -> PyResult<bool> {
-        let Some(size) = self.plain_element_size(dtype) else {
+        let Some((sel, values, nbytes)) = self.plain_write(selection_, value, dtype)? else {
             return Ok(false);
         };
-        let Ok(values) = value.cast::<PyUntypedArray>() else {
-            return Ok(false);
-        };
-        if !values.is_c_contiguous() || !values.dtype().is_equiv_to(dtype) {
-            return Ok(false);
-        }
-        let Some((sel, result_shape)) = self.plain_selection(selection_) else {
-            return Ok(false);
-        };
-        if values.shape() != result_shape.as_slice() {
-            return Ok(false);
-        }
-        // an empty selection: nothing to write, the general path's answer
-        let Some(nbytes) = values.len().checked_mul(size).filter(|&n| n > 0) else {
-            return Ok(false);
-        };
-        // SAFETY: `values` is a C-contiguous array of `nbytes` bytes (its
-        // elements times its data type's size, checked equal to the array's),
-        // alive while `value` (held by the caller for this call) refers to it;
-        // numpy neither frees nor moves the data of a referenced array. The
-        // write only reads it; a Python thread changing it meanwhile races as
-        // with any write in flight (numpy's own copies release the GIL too).
-        let bytes = unsafe { std::slice::from_raw_parts(array_data(values).cast_const(), nbytes) };
+        let bytes = c_contiguous_bytes(&values, nbytes);
         let done = py
             .detach(|| self.core.write(&sel, Input::Fixed(bytes), MemoryOrder::C))
             .map_err(to_py_err)?;
         debug_assert!(matches!(done, crate::batch::WriteDone::Written));
+        Ok(true)
+    }
+
+    /// A transaction's staging of a write (`zarrox.transactions`): what
+    /// `write_basic` does to this array (the staged values), and a 1 written
+    /// to the same selection of `marks` (which elements were written, an
+    /// array of this one's shape), in one call. False where `write_basic`
+    /// would refuse: nothing was written to either.
+    fn stage_basic<'py>(
+        &self,
+        py: Python<'py>,
+        selection_: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+        dtype: &Bound<'py, PyArrayDescr>,
+        marks: &ArrayHandle,
+    ) -> PyResult<bool> {
+        if marks.core.shape() != self.core.shape() {
+            return Err(PyValueError::new_err(
+                "stage_basic: the marks array must have the staged array's shape",
+            ));
+        }
+        let Some((sel, values, nbytes)) = self.plain_write(selection_, value, dtype)? else {
+            return Ok(false);
+        };
+        let bytes = c_contiguous_bytes(&values, nbytes);
+        py.detach(|| {
+            self.core.write(&sel, Input::Fixed(bytes), MemoryOrder::C)?;
+            marks.core.write(&sel, Input::Scalar(&[1]), MemoryOrder::C)
+        })
+        .map_err(to_py_err)?;
         Ok(true)
     }
 

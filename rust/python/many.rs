@@ -9,17 +9,18 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::array::ArrayHandle;
-use super::awaitable::{held_destination, rust_store};
+use super::awaitable::{held_destination, held_input, rust_store};
 use super::buffers::out_bytes;
 use super::keys::SelectionHandle;
 use super::to_py_err;
 use crate::batch::MemoryOrder;
 use crate::error::Error;
 
-/// One read: the array, its normalised selection, the uint8 view of the
-/// result buffer in memory `order` ("C" or "F"), and where the array is (its
+/// One read or write: the array, its normalised selection, the uint8 view
+/// of the result buffer (a read) or the value as `ArrayHandle.write` takes it
+/// (a write), its memory `order` ("C" or "F"), and where the array is (its
 /// errors begin with it: many arrays may have the same path in their stores).
-type OneRead<'py> = (
+type OneIo<'py> = (
     PyRef<'py, ArrayHandle>,
     PyRef<'py, SelectionHandle>,
     Bound<'py, PyAny>,
@@ -32,7 +33,7 @@ type OneRead<'py> = (
 /// when all are done. An error of any read (the first in `reads`' order) is
 /// raised once all have ended; the others' buffers are then filled or not.
 #[pyfunction]
-pub(super) fn read_many(py: Python<'_>, reads: Vec<OneRead<'_>>) -> PyResult<()> {
+pub(super) fn read_many(py: Python<'_>, reads: Vec<OneIo<'_>>) -> PyResult<()> {
     let mut spans = Vec::with_capacity(reads.len());
     let mut futures = Vec::with_capacity(reads.len());
     let mut names = Vec::with_capacity(reads.len());
@@ -63,12 +64,47 @@ pub(super) fn read_many(py: Python<'_>, reads: Vec<OneRead<'_>>) -> PyResult<()>
         .detach(|| crate::store::runtime::block_on(futures::future::join_all(futures)))
         .map_err(to_py_err)?;
     for (result, name) in results.into_iter().zip(names) {
-        result.map_err(|e| {
-            to_py_err(Error {
-                kind: e.kind,
-                message: format!("{name}: {}", e.message),
-            })
-        })?;
+        result.map_err(|e| named(e, &name))?;
     }
     Ok(())
+}
+
+/// Write every `(array, selection, value, order, name)` of `writes` (as
+/// `ArrayHandle.write` does, for stores Rust writes), all at once: their
+/// requests in flight together, each read-modify-write conditional on the
+/// generation it read. Returns when all have ended, one entry per write:
+/// None where it committed, else its exception (its message begins with
+/// `name`). A transaction's commit (`zarrox.Transaction`) writes each stored
+/// object it staged once through this.
+#[pyfunction]
+pub(super) fn write_many(py: Python<'_>, writes: Vec<OneIo<'_>>) -> PyResult<Vec<Option<PyErr>>> {
+    let mut futures = Vec::with_capacity(writes.len());
+    let mut names = Vec::with_capacity(writes.len());
+    for (handle, selection, value, order, name) in writes {
+        let order = MemoryOrder::parse(&order).map_err(to_py_err)?;
+        let (store, batch) = handle
+            .core()
+            .batch_of(&selection.inner.selection, order)
+            .map_err(to_py_err)?;
+        let store = rust_store(store, "write_many writes stores Rust writes (see in_rust)")?;
+        futures.push(batch.write_async(store, held_input(&value)?));
+        names.push(name);
+    }
+    let results = py
+        .detach(|| crate::store::runtime::block_on(futures::future::join_all(futures)))
+        .map_err(to_py_err)?;
+    Ok(results
+        .into_iter()
+        .zip(names)
+        .map(|(result, name)| result.err().map(|e| named(e, &name)))
+        .collect())
+}
+
+/// `e` as a Python exception whose message begins with `name` (where its
+/// array is).
+fn named(e: Error, name: &str) -> PyErr {
+    to_py_err(Error {
+        kind: e.kind,
+        message: format!("{name}: {}", e.message),
+    })
 }

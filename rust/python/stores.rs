@@ -174,6 +174,15 @@ impl StoreHandle {
         matches!(self.inner, StoreRef::Rust(_))
     }
 
+    /// The bytes of the values an in-memory store holds (None for any other
+    /// store).
+    fn bytes_in_memory(&self) -> Option<u64> {
+        match &self.inner {
+            StoreRef::Rust(s) => s.bytes_in_memory(),
+            StoreRef::Caller(_) => None,
+        }
+    }
+
     /// Where `key` is: a path or URL.
     fn location(&self, key: &str) -> String {
         match &self.inner {

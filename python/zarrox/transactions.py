@@ -1,0 +1,510 @@
+"""Transactions: writes to any number of arrays staged in memory and committed together,
+each stored object (chunk, or shard) written once (TensorStore's ``ts.Transaction`` in its
+isolated mode; zarr-python #3604).
+
+Inside ``with zarrox.transaction():`` (or ``with tx:`` for a :class:`Transaction` ``tx``)
+every write of zarrox's own API (``a[...] = v``, ``oindex``, ``vindex``, ``blocks``,
+``set_*_selection``, :class:`~zarrox.AsyncArray`'s writes) goes to the transaction instead of
+the store, and every read of an array it has staged writes for sees them. Nothing reaches
+the store until the block ends without an exception: then each stored object the writes
+touched is written once, merging all of them. An exception in the block discards
+everything staged.
+
+How the commit writes an object: where the staged writes cover all of it, it is encoded
+and stored without reading it (no condition is needed: nothing stored is kept); else the
+object is read with its generation, the staged elements merged in, and the result stored
+only if the object is still that generation, re-read and merged again if another writer
+committed first (the engine's read-modify-write, ``rust/engine/commit.rs``). All the
+objects of all the arrays go to the engine in one call (``_core.write_many``), their
+requests in flight together. A write that keeps losing raises
+:class:`~zarrox.errors.WriteConflictError` naming every object that did not commit.
+
+What is atomic: each stored object, on stores with generations (local files, memory,
+object stores; see the README's table). A commit of several objects is not atomic as a
+whole: no store zarrox writes has multi-object transactions, and where some objects commit
+and others fail, the error says which. Stores served from Python have no generations, so
+their objects are written unconditionally (the last writer wins), one after another.
+
+How writes are staged: per array, two in-memory arrays of the array's shape on its chunk
+grid (inner chunks when sharded): one holds the values written, uncompressed, one which
+elements were written. Their size counts against the transaction's budget (``budget``, or
+the configuration's ``transaction.bytes``); a write that would exceed it fails the
+transaction (:class:`~zarrox.errors.TransactionError`), which then commits nothing.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from zarrox import _core
+from zarrox.errors import TransactionError, WriteConflictError
+from zarrox.staging import StagingTransaction, current_transaction, reset_current, set_current
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from zarrox.array import Array, _IOStep
+
+__all__ = ["Transaction", "current_transaction", "transaction"]
+
+
+def _array_key(array: Array) -> tuple[Any, ...]:
+    """Which stored array ``array`` is: two Array objects opened on the same location
+    share what a transaction staged for it. A memory store is its own location."""
+    store = array._store
+    url = getattr(store, "url", None)
+    if not url or url == "memory://":
+        # the store itself where it says which stores are one (a memory store over the
+        # user's dict is equal to another over the same dict), else its identity
+        try:
+            hash(store)
+        except TypeError:
+            return ("object", id(store), array._path)
+        return ("object", store, array._path)
+    return ("url", type(store).__name__, str(url), array._path)
+
+
+def _bytes_codec() -> dict[str, Any]:
+    return {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+class _Staged:
+    """What a transaction staged for one array: the values written and which elements
+    were written, each an in-memory array of the array's shape on its chunk grid (inner
+    chunks when sharded, so that a small write copies a small chunk), stored raw."""
+
+    def __init__(self, array: Array) -> None:
+        self.array = array
+        core = array._core
+        sharding = array._sharding_config()
+        self.rectilinear = array._rectilinear
+        grid: dict[str, Any]
+        if self.rectilinear is not None:
+            # staged per stored object: the grid's chunks are not regular inside it
+            grid = {"chunk_shapes": self.rectilinear.core_json()}
+            self.outer: tuple[int, ...] = ()
+            self.inner: tuple[int, ...] = ()
+        else:
+            self.outer = tuple(int(c) for c in core["chunk_shape"])
+            self.inner = (
+                tuple(int(c) for c in sharding["chunk_shape"])
+                if sharding is not None
+                else self.outer
+            )
+            grid = {"chunk_shape": list(self.inner)}
+        data_type = core["data_type"]
+        var_len = data_type in ("string", "bytes")
+        codec = (
+            {"name": "vlen-utf8" if data_type == "string" else "vlen-bytes", "configuration": {}}
+            if var_len
+            else _bytes_codec()
+        )
+        keys = {"name": "default", "separator": "/"}
+        shape = list(core["shape"])
+        self.store = _core.StoreHandle.memory()
+        self.data = _core.ArrayHandle(
+            self.store,
+            "data",
+            json.dumps(
+                {
+                    "shape": shape,
+                    "data_type": data_type,
+                    "codecs": [codec],
+                    "chunk_key_encoding": keys,
+                    **grid,
+                }
+            ),
+            array._fill_bytes,
+            True,
+        )
+        self.mask = _core.ArrayHandle(
+            self.store,
+            "mask",
+            json.dumps(
+                {
+                    "shape": shape,
+                    "data_type": "bool",
+                    "codecs": [_bytes_codec()],
+                    "chunk_key_encoding": keys,
+                    **grid,
+                }
+            ),
+            b"\x00",
+            True,
+        )
+        self.var_len = var_len
+        self.dtype = array.dtype
+
+    @property
+    def nbytes(self) -> int:
+        """The memory the staged values and marks hold."""
+        return int(self.store.bytes_in_memory() or 0)
+
+    # -- staging -----------------------------------------------------------------------
+    def stage(self, step: _IOStep) -> None:
+        _, sel, value, fortran = step
+        if fortran and isinstance(value, np.ndarray):
+            # Fortran-ordered values (of a Fortran-ordered array's chunks): staged C-ordered
+            shape = tuple(sel.buffer_shape)
+            values = np.frombuffer(value, dtype=self.dtype).reshape(shape[::-1]).T
+            value = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        self.data.write(sel, value, "C")
+        self.mask.write(sel, b"\x01", "C")
+
+    # -- reading -----------------------------------------------------------------------
+    def written(self, sel: Any) -> np.ndarray:
+        """Which elements of the selection ``sel`` (its buffer's shape) were staged."""
+        mask = np.empty(tuple(sel.buffer_shape), dtype=np.bool_)
+        self.mask.read(sel, mask.reshape(-1).view(np.uint8), "C")
+        return mask
+
+    def read_into(self, step: _IOStep, written: np.ndarray, whole: bool) -> None:
+        """Lay the staged values of the read ``step`` (into a buffer: fixed-size elements)
+        over its result where ``written`` says; all of it when ``whole`` (the store was not
+        read)."""
+        _, sel, buf, fortran = step
+        shape = tuple(sel.buffer_shape)
+        if fortran:
+            result = buf.view(self.dtype).reshape(shape[::-1]).T
+        else:
+            result = buf.view(self.dtype).reshape(shape)
+        if whole and not fortran:
+            self.data.read(sel, buf, "C")
+            return
+        staged = np.empty(shape, dtype=self.dtype)
+        self.data.read(sel, staged.reshape(-1).view(np.uint8), "C")
+        if whole:
+            result[...] = staged
+        else:
+            np.copyto(result, staged, where=written)
+
+    def _values(self, sel: Any) -> list[Any]:
+        """The staged variable-length values of ``sel`` (a memory store: Rust reads it)."""
+        got = self.data.read(sel)
+        assert isinstance(got, tuple)
+        return list(got[0])
+
+    def read_var(self, sel: Any, values: list[Any], written: np.ndarray) -> list[Any]:
+        staged = self._values(sel)
+        flat = written.reshape(-1)
+        return [s if w else v for v, s, w in zip(values, staged, flat, strict=True)]
+
+    # -- committing --------------------------------------------------------------------
+    def objects(self) -> Iterator[tuple[int, ...]]:
+        """Grid coordinates of the stored objects (shards, or chunks) staged writes touch."""
+        seen: set[tuple[int, ...]] = set()
+        for _, coords in self.mask.stored_chunks():
+            c = tuple(int(x) for x in coords)
+            if self.rectilinear is None:
+                c = tuple(i * n // o for i, n, o in zip(c, self.inner, self.outer, strict=True))
+            if c not in seen:
+                seen.add(c)
+                yield c
+
+    def box(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
+        """The elements of the stored object at grid ``coords`` inside the array."""
+        shape = self.array.shape
+        if self.rectilinear is not None:
+            spans = [self.rectilinear.chunk(d, c) for d, c in enumerate(coords)]
+            return tuple(
+                slice(start, min(start + size, n))
+                for (start, size), n in zip(spans, shape, strict=True)
+            )
+        return tuple(
+            slice(c * o, min((c + 1) * o, n))
+            for c, o, n in zip(coords, self.outer, shape, strict=True)
+        )
+
+    def writes(self) -> Iterator[tuple[tuple[int, ...], Any, Any]]:
+        """Per stored object: (its coordinates, a selection, the values) that writes what
+        was staged for it in one write: the whole object's region where every element of it
+        was written, else the written elements by coordinates."""
+        shape = list(self.array.shape)
+        for coords in self.objects():
+            box = self.box(coords)
+            sel = _core.Selection.basic(box, shape)
+            written = self.written(sel)
+            if not written.any():
+                continue
+            if written.all():
+                if self.var_len:
+                    yield coords, sel, self._values(sel)
+                else:
+                    buf = np.empty(tuple(sel.buffer_shape), dtype=self.dtype)
+                    self.data.read(sel, buf.reshape(-1).view(np.uint8), "C")
+                    yield coords, sel, buf.reshape(-1).view(np.uint8)
+                continue
+            where = np.nonzero(written)
+            points = tuple(w + b.start for w, b in zip(where, box, strict=True))
+            psel = _core.Selection.coordinate(points, shape)
+            if self.var_len:
+                yield coords, psel, self._values(psel)
+            else:
+                buf = np.empty(len(where[0]), dtype=self.dtype)
+                self.data.read(psel, buf.view(np.uint8), "C")
+                yield coords, psel, buf.view(np.uint8)
+
+
+class _Staging:
+    """:meth:`Transaction.staging`'s block."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self._tx = tx
+        self._token: contextvars.Token[StagingTransaction | None] | None = None
+
+    def __enter__(self) -> Transaction:
+        self._tx._check_open()
+        self._token = set_current(self._tx)
+        return self._tx
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        reset_current(self._token)
+
+
+class Transaction:
+    """Writes staged in memory and committed together (see the module's documentation).
+
+    ``with Transaction() as tx:`` stages the block's writes and commits them when it ends
+    (discards them on an exception), as :func:`transaction` does. The explicit form::
+
+        tx = zarrox.Transaction()
+        with tx.staging():
+            a[0:10] = 1
+        with tx.staging():
+            b[5] = 2
+        tx.commit()  # or tx.abort()
+
+    ``budget``: bytes staged at most (None: the configuration's ``transaction.bytes``).
+    """
+
+    def __init__(self, budget: int | None = None) -> None:
+        from zarrox.config import config
+
+        self.budget = int(config["transaction.bytes"] if budget is None else budget)
+        if self.budget < 0:
+            raise ValueError(f"budget must be >= 0, got {budget}")
+        self._staged: dict[tuple[Any, ...], _Staged] = {}
+        self._state = "open"  # then "committed" or "aborted"
+        self._failure: str | None = None
+        self._lock = threading.RLock()
+        self._tokens: list[contextvars.Token[StagingTransaction | None]] = []
+
+    def __repr__(self) -> str:
+        return f"<zarrox.Transaction {self._state}, {len(self._staged)} arrays staged>"
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def open(self) -> bool:
+        """Whether writes can still be staged and the transaction committed."""
+        return self._state == "open"
+
+    @property
+    def committed(self) -> bool:
+        return self._state == "committed"
+
+    @property
+    def aborted(self) -> bool:
+        return self._state == "aborted"
+
+    @property
+    def staged_bytes(self) -> int:
+        """Memory the staged writes hold (counted as the budget counts it)."""
+        with self._lock:
+            return sum(s.nbytes for s in self._staged.values())
+
+    def _check_open(self) -> None:
+        if self._state != "open":
+            why = f" ({self._failure})" if self._failure else ""
+            raise TransactionError(f"the transaction is {self._state}{why}; start a new one")
+
+    # -- scopes ------------------------------------------------------------------------
+    def staging(self) -> _Staging:
+        """A block whose writes this transaction stages (and whose reads see them),
+        without committing when it ends."""
+        return _Staging(self)
+
+    def __enter__(self) -> Transaction:
+        self._check_open()
+        self._tokens.append(set_current(self))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        reset_current(self._tokens.pop())
+        if exc_type is not None:
+            self.abort()
+        elif self._state == "open":
+            self.commit()
+
+    # -- what arrays call --------------------------------------------------------------
+    def _for(self, array: Array, create: bool) -> _Staged | None:
+        key = array._transaction_key
+        if key is None:
+            key = array._transaction_key = _array_key(array)
+        staged = self._staged.get(key)
+        if staged is None and create:
+            staged = self._staged[key] = _Staged(array)
+        return staged
+
+    def stage(self, array: Array, step: _IOStep) -> None:
+        """Stage the write ``step`` of ``array``."""
+        with self._lock:
+            self._check_open()
+            staged = self._for(array, create=True)
+            assert staged is not None
+            staged.stage(step)
+            self._check_budget()
+
+    def stage_plain(self, array: Array, selection: Any, value: Any) -> bool:
+        """Stage ``array[selection] = value`` in one Rust call when the selection is plain
+        and ``value`` an array of exactly its dtype and shape (``ArrayHandle.stage_basic``);
+        False (nothing staged) for anything else."""
+        with self._lock:
+            self._check_open()
+            staged = self._for(array, create=True)
+            assert staged is not None
+            if not staged.data.stage_basic(selection, value, array._plain_dtype, staged.mask):
+                return False
+            self._check_budget()
+            return True
+
+    def _check_budget(self) -> None:
+        used = sum(s.nbytes for s in self._staged.values())
+        if used > self.budget:
+            self._failure = (
+                f"the staged writes need {used} bytes, over the budget of {self.budget} "
+                "(Transaction(budget=...) or the configuration's 'transaction.bytes')"
+            )
+            self._discard()
+            raise TransactionError(f"transaction aborted: {self._failure}")
+
+    def staged_for(self, array: Array) -> bool:
+        return self._for(array, create=False) is not None
+
+    def read(self, array: Array, step: _IOStep, base: Callable[[], Any]) -> Any:
+        """The read ``step`` of ``array``, seeing the staged writes; ``base`` reads the
+        store (not at all where the staged writes cover the selection)."""
+        plan = self.read_plan(array, step)
+        if plan is None:
+            return base()
+        staged, written = plan
+        if not staged.var_len and written.all():
+            with self._lock:
+                return staged.read_into(step, written, True)
+        return self.finish_read(plan, step, base())
+
+    def read_plan(self, array: Array, step: _IOStep) -> tuple[_Staged, np.ndarray] | None:
+        """For an awaited read: None when the store's values are the answer, else what
+        to lay over them (:meth:`finish_read`)."""
+        with self._lock:
+            staged = self._for(array, create=False)
+            if staged is None:
+                return None
+            written = staged.written(step[1])
+            return (staged, written) if written.any() else None
+
+    def finish_read(self, plan: tuple[_Staged, np.ndarray], step: _IOStep, got: Any) -> Any:
+        staged, written = plan
+        with self._lock:
+            if staged.var_len:
+                return staged.read_var(step[1], got, written)
+            return staged.read_into(step, written, False)
+
+    # -- the end -----------------------------------------------------------------------
+    def abort(self) -> None:
+        """Discard everything staged; nothing is written."""
+        with self._lock:
+            if self._state == "open":
+                self._discard()
+
+    def _discard(self) -> None:
+        self._staged.clear()
+        self._state = "aborted"
+
+    def commit(self) -> None:
+        """Write every stored object the staged writes touch, once each (see the module's
+        documentation); raises :class:`~zarrox.errors.WriteConflictError` naming the
+        objects that did not commit."""
+        with self._lock:
+            self._check_open()
+            staged = list(self._staged.values())
+            self._state = "committing"
+            try:
+                failures = _commit(staged)
+            finally:
+                self._staged.clear()
+                self._state = "committed"
+        if failures:
+            self._state = "failed"
+            raise _commit_error(failures)
+
+
+def _object_name(staged: _Staged, coords: tuple[int, ...]) -> str:
+    array = staged.array
+    return f"{array.store_path} chunk '{array._handle.chunk_key([int(c) for c in coords])}'"
+
+
+def _commit(staged: list[_Staged]) -> list[tuple[str, Exception]]:
+    """Write every staged object; the (object, error) of those that failed."""
+    failures: list[tuple[str, Exception]] = []
+    together: list[tuple[Any, Any, Any, Literal["C"], str]] = []
+    names: list[str] = []
+    for s in staged:
+        array = s.array
+        rust = array._handle.in_rust and array._chunk_io is array._store
+        for coords, sel, value in s.writes():
+            name = _object_name(s, coords)
+            if rust:
+                together.append((array._handle, sel, value, "C", str(array.store_path)))
+                names.append(name)
+                continue
+            try:
+                array._io_write(sel, value, False)
+            except Exception as e:  # noqa: BLE001 - reported with the others
+                failures.append((name, e))
+    if together:
+        for name, error in zip(names, _core.write_many(together), strict=True):
+            if error is not None:
+                failures.append((name, error))
+    return failures
+
+
+def _commit_error(failures: list[tuple[str, Exception]]) -> Exception:
+    names = ", ".join(name for name, _ in failures)
+    first = failures[0][1]
+    conflicts = all(isinstance(e, WriteConflictError) for _, e in failures)
+    message = (
+        f"the transaction's commit failed for {len(failures)} stored object(s): {names} "
+        f"(the others were written); first error: {first}"
+    )
+    if conflicts:
+        return WriteConflictError(message)
+    kinds = {type(e) for _, e in failures}
+    if len(kinds) == 1 and _rebuildable(first):
+        return type(first)(message)
+    return TransactionError(message)
+
+
+def _rebuildable(e: Exception) -> bool:
+    try:
+        type(e)("")
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def transaction(budget: int | None = None) -> Transaction:
+    """``with zarrox.transaction():`` stages the block's writes and commits them when it
+    ends without an exception (see the module's documentation)."""
+    return Transaction(budget)
