@@ -432,6 +432,27 @@ impl ArrayCore {
         batch.write(core.store.chunks(), value)
     }
 
+    /// [`write`](Self::write), and the grid coordinates of the chunks whose
+    /// every in-bounds element it wrote (a transaction's staging keeps them:
+    /// such a chunk needs no check of which of its elements were written).
+    pub fn write_covering(
+        &self,
+        sel: &Selection,
+        value: Input<'_>,
+        order: MemoryOrder,
+    ) -> Result<(WriteDone, Vec<Vec<u64>>)> {
+        let (core, batch) = self.batch(sel, order)?;
+        let covered = batch
+            .tasks()
+            .iter()
+            .filter(|t| t.complete || t.region.covers_chunk())
+            .map(|t| t.key.clone())
+            .collect();
+        let done = batch.write(core.store.chunks(), value)?;
+        let coords = core.chunk_coords(covered).into_iter().map(|(_, c)| c);
+        Ok((done, coords.collect()))
+    }
+
     /// The key prefix of this array's chunks (its node's path and a `/`).
     fn chunk_prefix(&self) -> String {
         if self.path.is_empty() {

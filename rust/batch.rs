@@ -386,6 +386,11 @@ impl Batch {
 /// running does nothing, and the jobs running are waited for (they use the
 /// buffer), so that the buffer is released only once nothing touches it.
 impl Batch {
+    /// The grid-free description of each chunk's part of the batch.
+    pub fn tasks(&self) -> &[ChunkTask] {
+        &self.tasks
+    }
+
     /// [`Batch::read`] from `store` as a future.
     pub fn read_async(
         self,

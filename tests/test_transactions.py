@@ -99,6 +99,34 @@ def _block_slices(a: zarrox.Array, i: int, j: int) -> tuple[slice, slice]:
     return slice(starts[0][i], starts[0][i + 1]), slice(starts[1][j], starts[1][j + 1])
 
 
+def test_chunks_staged_whole_and_marks_agree(root: Path) -> None:
+    """The commit knows a shard is written whole from the writes that covered its chunks
+    (no look at its marks), or from its marks; both give the values written."""
+    a = zarrox.create_array(
+        str(root / "w"), shape=(30, 26), chunks=(4, 4), shards=(8, 12), dtype="i4", fill_value=-1
+    )
+    a[...] = 0
+    model = np.zeros((30, 26), dtype="i4")
+    with zarrox.transaction() as tx:
+        # the edge shard (grid (3, 2): rows 24-29, columns 24-25): its two inner chunks
+        # written whole by one-call writes
+        a[24:28, 24:26] = np.full((4, 2), 5, dtype="i4")
+        a[28:30, 24:26] = np.full((2, 2), 6, dtype="i4")
+        model[24:28, 24:26], model[28:30, 24:26] = 5, 6
+        # shard (0, 0): every element written, by writes of half chunks
+        for i in range(0, 8, 2):
+            a[i : i + 2, 0:12] = np.full((2, 12), i + 1, dtype="i4")
+            model[i : i + 2, 0:12] = i + 1
+        # shard (1, 1): one inner chunk whole, and one element (the general path)
+        a[8:12, 12:16] = np.full((4, 4), 7, dtype="i4")
+        a[13, 20] = 9
+        model[8:12, 12:16], model[13, 20] = 7, 9
+        (staged,) = tx._staged.values()
+        assert staged.objects() == {(3, 2): True, (0, 0): False, (1, 1): False}
+        np.testing.assert_array_equal(a[...], model)
+    np.testing.assert_array_equal(zarrox.open_array(str(root / "w"))[...], model)
+
+
 def test_variable_length_strings_and_fill_value_edges(root: Path) -> None:
     s = zarrox.create_array(str(root / "s"), shape=(11,), chunks=(4,), dtype=str)
     s[...] = np.array([f"v{i}" for i in range(11)])
@@ -291,13 +319,14 @@ def test_sixty_four_writes_into_one_shard_are_one_request(
     s3_proxy.log(reset=True)
     with zarrox.transaction():
         for n, b in enumerate(blocks):
-            a[b] = n
+            a[b] = np.full((8, 8), n, dtype="uint16")  # one call each
             model[b] = n
     log = s3_proxy.log(reset=True)
     # covered whole: written once, not read
     assert (_shard_requests(log, "PUT"), _shard_requests(log, "GET")) == (1, 0), log
     np.testing.assert_array_equal(a[...], model)
-    # all but one inner chunk, over what is stored: read once, written once, on condition
+    # all but one inner chunk (scalars: the general path), over what is stored: read once,
+    # written once, on condition
     s3_proxy.log(reset=True)
     with zarrox.transaction():
         for n, b in enumerate(blocks[:-1]):
@@ -313,3 +342,40 @@ def test_sixty_four_writes_into_one_shard_are_one_request(
         a[b] = n
     log = s3_proxy.log(reset=True)
     assert _shard_requests(log, "PUT") == 8, log
+
+
+def test_tensorstore_views_bound_to_a_transaction(root: Path) -> None:
+    """``zarrox.open(spec, transaction=tx)`` and ``view.with_transaction(tx)``, as
+    TensorStore's: the view's writes are staged in ``tx`` (its reads see them), other views
+    see the store until ``tx.commit()``."""
+    path = str(root / "ts")
+    spec = {
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": path + "/"},
+        "metadata": {
+            "shape": [6, 4],
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3, 4]}},
+            "data_type": "int16",
+        },
+        "create": True,
+    }
+    plain = zarrox.open(spec)
+    tx = zarrox.Transaction()
+    bound = zarrox.open({**spec, "create": False, "open": True}, transaction=tx)
+    assert bound.transaction is tx and plain.transaction is None
+    bound[1:3, :] = 5
+    np.testing.assert_array_equal(bound[1:3, 0].read(), [5, 5])
+    np.testing.assert_array_equal(plain.read(), np.zeros((6, 4)))  # not stored
+    other = plain.with_transaction(tx)
+    other[5, 3] = 7
+    np.testing.assert_array_equal(other[5, 3].read(), 7)
+    np.testing.assert_array_equal(plain[5, 3].read(), 0)
+    tx.commit()
+    expect = np.zeros((6, 4), dtype="int16")
+    expect[1:3] = 5
+    expect[5, 3] = 7
+    np.testing.assert_array_equal(plain.read(), expect)
+    with pytest.raises(TransactionError, match="committed"):
+        bound[0, 0] = 1
+    with pytest.raises(zarrox.errors.SpecError, match="zarrox.Transaction"):
+        zarrox.open({**spec, "create": False, "open": True}, transaction="tx")

@@ -4,16 +4,22 @@ threads and asyncio tasks see the transaction of the context they were started i
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["StagingTransaction", "current_transaction", "reset_current", "set_current"]
 
 
+@runtime_checkable
 class StagingTransaction(Protocol):
     """What an array asks of the transaction in force (``array`` is a
-    :class:`zarrox.Array`; ``step`` one of its chunk I/O steps)."""
+    :class:`zarrox.Array`; ``step`` one of its chunk I/O steps), and a block that makes it
+    the one in force (:meth:`staging`: what a view bound to it reads and writes in)."""
+
+    def staging(self) -> contextlib.AbstractContextManager[Any]:
+        """A block in which this transaction stages the writes."""
 
     def stage(self, array: Any, step: Any) -> None:
         """Stage the write ``step`` of ``array``."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
@@ -140,6 +141,9 @@ class _Staged:
         )
         self.var_len = var_len
         self.dtype = array.dtype
+        #: grid coordinates of the staged chunks written whole (so the commit need not
+        #: look at their marks)
+        self.whole: set[tuple[int, ...]] = set()
 
     @property
     def nbytes(self) -> int:
@@ -196,16 +200,31 @@ class _Staged:
         return [s if w else v for v, s, w in zip(values, staged, flat, strict=True)]
 
     # -- committing --------------------------------------------------------------------
-    def objects(self) -> Iterator[tuple[int, ...]]:
-        """Grid coordinates of the stored objects (shards, or chunks) staged writes touch."""
-        seen: set[tuple[int, ...]] = set()
+    def objects(self) -> dict[tuple[int, ...], bool]:
+        """The grid coordinates of the stored objects (shards, or chunks) staged writes
+        touch, each with whether it is known to be written whole: every chunk of it staged
+        by writes that covered the chunk (else its marks say)."""
+        staged: dict[tuple[int, ...], int] = {}
+        whole: dict[tuple[int, ...], int] = {}
         for _, coords in self.mask.stored_chunks():
             c = tuple(int(x) for x in coords)
-            if self.rectilinear is None:
-                c = tuple(i * n // o for i, n, o in zip(c, self.inner, self.outer, strict=True))
-            if c not in seen:
-                seen.add(c)
-                yield c
+            o = c if self.rectilinear is not None else self.object_of(c)
+            staged[o] = staged.get(o, 0) + 1
+            if c in self.whole:
+                whole[o] = whole.get(o, 0) + 1
+        return {o: whole.get(o, 0) == self.chunks_in(o) for o in staged}
+
+    def object_of(self, chunk: tuple[int, ...]) -> tuple[int, ...]:
+        """The stored object (regular grid) that the staged chunk ``chunk`` is in."""
+        return tuple(i * n // o for i, n, o in zip(chunk, self.inner, self.outer, strict=True))
+
+    def chunks_in(self, coords: tuple[int, ...]) -> int:
+        """How many staged chunks the stored object at ``coords`` has inside the array."""
+        if self.rectilinear is not None:
+            return 1
+        return math.prod(
+            -(-(b.stop - b.start) // n) for b, n in zip(self.box(coords), self.inner, strict=True)
+        )
 
     def box(self, coords: tuple[int, ...]) -> tuple[slice, ...]:
         """The elements of the stored object at grid ``coords`` inside the array."""
@@ -226,13 +245,13 @@ class _Staged:
         was staged for it in one write: the whole object's region where every element of it
         was written, else the written elements by coordinates."""
         shape = list(self.array.shape)
-        for coords in self.objects():
+        for coords, known_whole in self.objects().items():
             box = self.box(coords)
             sel = _core.Selection.basic(box, shape)
-            written = self.written(sel)
-            if not written.any():
+            written = None if known_whole else self.written(sel)
+            if written is not None and not written.any():
                 continue
-            if written.all():
+            if written is None or written.all():
                 if self.var_len:
                     yield coords, sel, self._values(sel)
                 else:
@@ -374,8 +393,10 @@ class Transaction:
             self._check_open()
             staged = self._for(array, create=True)
             assert staged is not None
-            if not staged.data.stage_basic(selection, value, array._plain_dtype, staged.mask):
+            whole = staged.data.stage_basic(selection, value, array._plain_dtype, staged.mask)
+            if whole is None:
                 return False
+            staged.whole.update(tuple(c) for c in whole)
             self._check_budget()
             return True
 

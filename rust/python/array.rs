@@ -307,8 +307,10 @@ impl ArrayHandle {
     /// A transaction's staging of a write (`zarrox.transactions`): what
     /// `write_basic` does to this array (the staged values), and a 1 written
     /// to the same selection of `marks` (which elements were written, an
-    /// array of this one's shape), in one call. False where `write_basic`
-    /// would refuse: nothing was written to either.
+    /// array of this one's shape and grid), in one call. Returns the grid
+    /// coordinates of the chunks the write covered whole (every in-bounds
+    /// element written), or None where `write_basic` would refuse: nothing
+    /// was written to either.
     fn stage_basic<'py>(
         &self,
         py: Python<'py>,
@@ -316,22 +318,28 @@ impl ArrayHandle {
         value: &Bound<'py, PyAny>,
         dtype: &Bound<'py, PyArrayDescr>,
         marks: &ArrayHandle,
-    ) -> PyResult<bool> {
+    ) -> PyResult<Option<Vec<Vec<u64>>>> {
         if marks.core.shape() != self.core.shape() {
             return Err(PyValueError::new_err(
                 "stage_basic: the marks array must have the staged array's shape",
             ));
         }
         let Some((sel, values, nbytes)) = self.plain_write(selection_, value, dtype)? else {
-            return Ok(false);
+            return Ok(None);
         };
         let bytes = c_contiguous_bytes(&values, nbytes);
-        py.detach(|| {
-            self.core.write(&sel, Input::Fixed(bytes), MemoryOrder::C)?;
-            marks.core.write(&sel, Input::Scalar(&[1]), MemoryOrder::C)
-        })
-        .map_err(to_py_err)?;
-        Ok(true)
+        let covered = py
+            .detach(|| {
+                let (_, covered) =
+                    self.core
+                        .write_covering(&sel, Input::Fixed(bytes), MemoryOrder::C)?;
+                marks
+                    .core
+                    .write(&sel, Input::Scalar(&[1]), MemoryOrder::C)
+                    .map(|_| covered)
+            })
+            .map_err(to_py_err)?;
+        Ok(Some(covered))
     }
 
     /// Write `value` to `selection`: a C-contiguous uint8 view of the

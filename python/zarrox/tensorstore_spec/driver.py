@@ -158,6 +158,7 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         assume_metadata=mode["assume_metadata"],
         resources=dict(parsed.resources),
         context=dict(parsed.context),
+        transaction=parsed.transaction,
     )
     pool = cache_pool_of(settings)
     if pool is not None:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from zarrox.errors import MetadataError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.staging import StagingTransaction
 from zarrox.storage import Store
 from zarrox.tensorstore_spec import zarr2, zarr3
 from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
@@ -54,6 +55,9 @@ class Settings:
     assume_metadata: bool = False
     resources: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    #: the transaction the view's reads and writes go through (``transaction=``,
+    #: ``with_transaction``)
+    transaction: StagingTransaction | None = None
 
 
 def document_of(array: ArrayLike) -> tuple[str, dict[str, Any]]:

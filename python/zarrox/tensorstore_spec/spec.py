@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import SpecError, UnsupportedError
+from zarrox.staging import StagingTransaction
 from zarrox.tensorstore_spec import zarr2, zarr3
 from zarrox.tensorstore_spec._json import (
     as_json,
@@ -121,6 +122,9 @@ class ParsedSpec:
     read: bool | None = None
     write: bool | None = None
     extra_json: dict[str, Any] = field(default_factory=dict)
+    #: the ``transaction`` open option: a :class:`zarrox.Transaction` the view's reads and
+    #: writes go through (not part of the JSON, as in TensorStore)
+    transaction: StagingTransaction | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"driver": self.driver, "kvstore": self.kvstore.to_json()}
@@ -352,7 +356,11 @@ def apply_options(parsed: ParsedSpec, options: Mapping[str, Any]) -> ParsedSpec:
         elif key == "context":
             out.context.update(expect_object(as_json(value), where))
         elif key == "transaction":
-            raise UnsupportedError(f"{where}: transactions are not supported by zarrox")
+            if not isinstance(value, StagingTransaction):
+                raise SpecError(
+                    f"{where}: expected a zarrox.Transaction, got {type(value).__name__}"
+                )
+            out.transaction = value
         elif key == "batch":
             continue  # reads and writes run at once; there is nothing to batch
         elif key == "kvstore":

@@ -34,6 +34,7 @@ from zarrox.errors import (
     ReadOnlyError,
     SpecMismatchError,
 )
+from zarrox.staging import StagingTransaction
 from zarrox.tensorstore_spec import index_space, store_io, zarr2, zarr3
 from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import kvstore_of
@@ -286,14 +287,35 @@ class ArrayView(index_space.TransformOps):
 
     # ---- reading and writing ----------------------------------------------------------
 
+    @property
+    def transaction(self) -> StagingTransaction | None:
+        """The transaction this view's reads and writes go through (None: the store's,
+        or the one of a ``with zarrox.transaction()`` block)."""
+        return self._state.settings.transaction
+
+    def with_transaction(self, transaction: StagingTransaction | None) -> ArrayView:
+        """This view with its reads and writes going through ``transaction`` (a
+        :class:`zarrox.Transaction`; None: none), as TensorStore's ``with_transaction``."""
+        if transaction is not None and not isinstance(transaction, StagingTransaction):
+            raise TypeError(f"expected a zarrox.Transaction, got {type(transaction).__name__}")
+        state = _State(
+            self._state.array,
+            self._state.doc,
+            replace(self._state.settings, transaction=transaction),
+        )
+        return ArrayView(self._state.array, self._transform, _state=state)
+
     @contextlib.contextmanager
     def _threads(self) -> Iterator[None]:
-        """Reads and writes run with the spec's threads (``data_copy_concurrency``)."""
+        """Reads and writes run with the spec's threads (``data_copy_concurrency``), in the
+        view's transaction where it has one."""
         threads = self._state.settings.threads
-        if threads is None:
-            yield
-            return
-        with global_config.set({"threading.max_workers": threads}):
+        tx = self._state.settings.transaction
+        with contextlib.ExitStack() as scope:
+            if threads is not None:
+                scope.enter_context(global_config.set({"threading.max_workers": threads}))
+            if tx is not None:
+                scope.enter_context(tx.staging())
             yield
 
     def read(self) -> np.ndarray:
