@@ -304,6 +304,51 @@ def test_multizarr_along_time(tmp_path: Path) -> None:
     )
 
 
+def _write_netcdf3(path: Path) -> dict[str, np.ndarray]:
+    """A netCDF3 (classic, big-endian) file written by scipy: record variables along the
+    unlimited dimension, whose records interleave in the file, and fixed ones."""
+    netcdf = pytest.importorskip("scipy.io", reason="scipy is not installed").netcdf_file
+    values = {
+        "time": np.arange(5) * 0.5,
+        "temp": np.arange(35, dtype="f4").reshape(5, 7) / 3,
+        "q": (np.arange(35).reshape(5, 7) - 17).astype("i2"),
+        "mask": (np.arange(7) - 3).astype("i1"),
+        "height": np.linspace(0, 1, 7),
+    }
+    with netcdf(path, "w", version=2) as f:
+        f.title = "made by scipy"
+        f.createDimension("time", None)
+        f.createDimension("x", 7)
+        for name, data in values.items():
+            dims = ("time", "x") if data.ndim == 2 else ("time",) if name == "time" else ("x",)
+            v = f.createVariable(name, data.dtype.str.lstrip("<>|="), dims)
+            v[:] = data
+        f.variables["temp"].units = "K"
+    return values
+
+
+def test_netcdf3_references_read_as_scipy_reads_the_file(tmp_path: Path) -> None:
+    nc3 = pytest.importorskip("kerchunk.netCDF3", reason="kerchunk is not installed")
+    path = tmp_path / "classic.nc"
+    values = _write_netcdf3(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refs = nc3.NetCDF3ToZarr(str(path), inline_threshold=0).translate()
+    group = zarrox.open_group(refs, mode="r")
+    assert group.attrs["title"] == "made by scipy"
+    assert group["temp"].attrs["units"] == "K"
+    netcdf = pytest.importorskip("scipy.io").netcdf_file
+    with netcdf(path, "r", mmap=False) as f:
+        for name, written in values.items():
+            expected = f.variables[name][:].copy()
+            assert expected.dtype.byteorder == ">" or expected.dtype.itemsize == 1
+            got = group[name][...]
+            assert got.dtype == expected.dtype.newbyteorder("="), name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+            np.testing.assert_array_equal(got, written, err_msg=name)
+        np.testing.assert_array_equal(group["temp"][1:4, 2:6], values["temp"][1:4, 2:6])
+
+
 # -- S3 (moto), through the counting proxy ------------------------------------------------------
 
 

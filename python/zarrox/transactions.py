@@ -56,19 +56,21 @@ __all__ = ["Transaction", "current_transaction", "transaction"]
 
 
 def _array_key(array: Array) -> tuple[Any, ...]:
-    """Which stored array ``array`` is: two Array objects opened on the same location
-    share what a transaction staged for it. A memory store is its own location."""
+    """Which stored array ``array`` is: two Array objects opened on the same location (with
+    the same shape and data type: one opened after a resize is another) share what a
+    transaction staged for it. A memory store is its own location."""
     store = array._store
     url = getattr(store, "url", None)
+    kind = (array._path, array.shape, str(array.dtype))
     if not url or url == "memory://":
         # the store itself where it says which stores are one (a memory store over the
         # user's dict is equal to another over the same dict), else its identity
         try:
             hash(store)
         except TypeError:
-            return ("object", id(store), array._path)
-        return ("object", store, array._path)
-    return ("url", type(store).__name__, str(url), array._path)
+            return ("object", id(store), *kind)
+        return ("object", store, *kind)
+    return ("url", type(store).__name__, str(url), *kind)
 
 
 def _bytes_codec() -> dict[str, Any]:
