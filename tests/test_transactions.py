@@ -379,3 +379,57 @@ def test_tensorstore_views_bound_to_a_transaction(root: Path) -> None:
         bound[0, 0] = 1
     with pytest.raises(zarrox.errors.SpecError, match="zarrox.Transaction"):
         zarrox.open({**spec, "create": False, "open": True}, transaction="tx")
+
+
+def test_async_with_commits_with_an_awaitable(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy, tmp_path: Path
+) -> None:
+    """``async with zarrox.transaction():`` commits with ``commit_async``: the engine
+    completes the commit's writes while the event loop runs other tasks (here a ticker
+    that counts while a 0.5 s delay holds the shard's PUT back)."""
+    opts = proxied_bucket.object_store_options()
+    url = proxied_bucket.url("async.zarr")
+    a = zarrox.create_array(
+        url, shape=(16, 16), chunks=(8, 8), shards=(16, 16), dtype="i4", storage_options=opts
+    )
+    local = zarrox.create_array({}, shape=(4,), chunks=(2,), dtype="i4")
+
+    async def main() -> int:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        aa = zarrox.AsyncArray(a)
+        slow = servers.FaultRule(
+            "delay", path_regex=r"/async\.zarr/c/0/0", methods=("PUT",), delay_s=0.5, times=1
+        )
+        with s3_proxy.faults(slow):
+            async with zarrox.transaction():
+                await aa.setitem((slice(0, 8), slice(0, 16)), 1)
+                a[8:16, :] = np.full((8, 16), 2, dtype="i4")
+                local[1:3] = 5  # a store served from Python: written on a worker thread
+            ticked = ticks
+        stop.set()
+        await task
+        return ticked
+
+    ticked = asyncio.run(main())
+    assert ticked >= 20, ticked  # the loop ran during the 0.5 s the commit waited
+    np.testing.assert_array_equal(a[:8], 1)
+    np.testing.assert_array_equal(a[8:], 2)
+    np.testing.assert_array_equal(local[...], [0, 5, 5, 0])
+
+    async def aborted() -> None:
+        async with zarrox.transaction():
+            a[...] = 9
+            raise KeyError("stop")
+
+    with pytest.raises(KeyError):
+        asyncio.run(aborted())
+    np.testing.assert_array_equal(a[:8], 1)

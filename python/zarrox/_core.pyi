@@ -352,6 +352,11 @@ def write_many(
     Rust writes), each read-modify-write conditional on the generation it read; one entry
     per write once all have ended: None, or its error (beginning with where its array is)."""
 
+def write_many_async(
+    writes: Sequence[tuple[ArrayHandle, Selection, _Value, _Order, str]],
+) -> asyncio.Future[list[Exception | None]]:
+    """``write_many`` as a future the engine completes."""
+
 def read_many(reads: list[tuple[ArrayHandle, Selection, _U8, _Order, str]]) -> None:
     """Every (array, selection, uint8 view of the result, order, where the array is) read
     at once (stores Rust reads); the first read's error, beginning with where its array

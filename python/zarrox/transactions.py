@@ -8,7 +8,8 @@ every write of zarrox's own API (``a[...] = v``, ``oindex``, ``vindex``, ``block
 the store, and every read of an array it has staged writes for sees them. Nothing reaches
 the store until the block ends without an exception: then each stored object the writes
 touched is written once, merging all of them. An exception in the block discards
-everything staged.
+everything staged. ``async with zarrox.transaction():`` does the same in asynchronous code,
+committing with :meth:`Transaction.commit_async` (an awaitable the engine completes).
 
 How the commit writes an object: where the staged writes cover all of it, it is encoded
 and stored without reading it (no condition is needed: nothing stored is kept); else the
@@ -459,15 +460,54 @@ class Transaction:
         """Write every stored object the staged writes touch, once each (see the module's
         documentation); raises :class:`~zarrox.errors.WriteConflictError` naming the
         objects that did not commit."""
+        plan = self._begin_commit()
+        try:
+            failures = plan.run()
+        finally:
+            self._end_commit()
+        self._raise(failures)
+
+    async def commit_async(self) -> None:
+        """:meth:`commit`, awaited: the engine completes the writes of stores Rust writes
+        (the event loop is not blocked while they are in flight)."""
+        plan = self._begin_commit()
+        try:
+            failures = await plan.run_async()
+        finally:
+            self._end_commit()
+        self._raise(failures)
+
+    async def __aenter__(self) -> Transaction:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        reset_current(self._tokens.pop())
+        if exc_type is not None:
+            self.abort()
+        elif self._state == "open":
+            await self.commit_async()
+
+    def _begin_commit(self) -> _CommitPlan:
         with self._lock:
             self._check_open()
-            staged = list(self._staged.values())
             self._state = "committing"
             try:
-                failures = _commit(staged)
-            finally:
-                self._staged.clear()
-                self._state = "committed"
+                return _CommitPlan(list(self._staged.values()))
+            except BaseException:
+                self._end_commit()
+                raise
+
+    def _end_commit(self) -> None:
+        with self._lock:
+            self._staged.clear()
+            self._state = "committed"
+
+    def _raise(self, failures: list[tuple[str, Exception]]) -> None:
         if failures:
             self._state = "failed"
             raise _commit_error(failures)
@@ -478,29 +518,55 @@ def _object_name(staged: _Staged, coords: tuple[int, ...]) -> str:
     return f"{array.store_path} chunk '{array._handle.chunk_key([int(c) for c in coords])}'"
 
 
-def _commit(staged: list[_Staged]) -> list[tuple[str, Exception]]:
-    """Write every staged object; the (object, error) of those that failed."""
-    failures: list[tuple[str, Exception]] = []
-    together: list[tuple[Any, Any, Any, Literal["C"], str]] = []
-    names: list[str] = []
-    for s in staged:
-        array = s.array
-        rust = array._handle.in_rust and array._chunk_io is array._store
-        for coords, sel, value in s.writes():
-            name = _object_name(s, coords)
-            if rust:
-                together.append((array._handle, sel, value, "C", str(array.store_path)))
-                names.append(name)
-                continue
+class _CommitPlan:
+    """The writes of a commit: per stored object a selection and its values, those of
+    stores Rust writes to go to the engine in one call, the others one by one."""
+
+    def __init__(self, staged: list[_Staged]) -> None:
+        self.together: list[tuple[Any, Any, Any, Literal["C"], str]] = []
+        self.names: list[str] = []
+        #: (array, selection, values, object name) of stores served from Python
+        self.one_by_one: list[tuple[Any, Any, Any, str]] = []
+        for s in staged:
+            array = s.array
+            rust = array._handle.in_rust and array._chunk_io is array._store
+            for coords, sel, value in s.writes():
+                name = _object_name(s, coords)
+                if rust:
+                    self.together.append((array._handle, sel, value, "C", str(array.store_path)))
+                    self.names.append(name)
+                else:
+                    self.one_by_one.append((array, sel, value, name))
+
+    def _named(self, errors: list[Exception | None]) -> list[tuple[str, Exception]]:
+        return [(n, e) for n, e in zip(self.names, errors, strict=True) if e is not None]
+
+    def run(self) -> list[tuple[str, Exception]]:
+        """Write everything; the (object, error) of those that failed."""
+        failures = []
+        for array, sel, value, name in self.one_by_one:
             try:
                 array._io_write(sel, value, False)
             except Exception as e:  # noqa: BLE001 - reported with the others
                 failures.append((name, e))
-    if together:
-        for name, error in zip(names, _core.write_many(together), strict=True):
-            if error is not None:
-                failures.append((name, error))
-    return failures
+        if self.together:
+            failures += self._named(_core.write_many(self.together))
+        return failures
+
+    async def run_async(self) -> list[tuple[str, Exception]]:
+        """:meth:`run`, awaited: the engine's writes completed by the engine (no Python
+        thread waits), those of stores served from Python on a worker thread."""
+        import asyncio  # not at import: `import zarrox` does not load asyncio
+
+        failures = []
+        for array, sel, value, name in self.one_by_one:
+            try:
+                await asyncio.to_thread(array._io_write, sel, value, False)
+            except Exception as e:  # noqa: BLE001 - reported with the others
+                failures.append((name, e))
+        if self.together:
+            failures += self._named(await _core.write_many_async(self.together))
+        return failures
 
 
 def _commit_error(failures: list[tuple[str, Exception]]) -> Exception:

@@ -4,16 +4,18 @@
 //! round of latency on an object store instead of one per read) and their
 //! chunks decode on the one worker pool.
 
+use futures::future::BoxFuture;
 use numpy::PyReadwriteArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use super::array::ArrayHandle;
-use super::awaitable::{held_destination, held_input, rust_store};
+use super::awaitable::{awaitable, held_destination, held_input, rust_store};
 use super::buffers::out_bytes;
 use super::keys::SelectionHandle;
 use super::to_py_err;
-use crate::batch::MemoryOrder;
+use crate::batch::{MemoryOrder, WriteDone};
 use crate::error::Error;
 
 /// One read or write: the array, its normalised selection, the uint8 view
@@ -78,6 +80,44 @@ pub(super) fn read_many(py: Python<'_>, reads: Vec<OneIo<'_>>) -> PyResult<()> {
 /// object it staged once through this.
 #[pyfunction]
 pub(super) fn write_many(py: Python<'_>, writes: Vec<OneIo<'_>>) -> PyResult<Vec<Option<PyErr>>> {
+    let (futures, names) = write_futures(writes)?;
+    let results = py
+        .detach(|| crate::store::runtime::block_on(futures::future::join_all(futures)))
+        .map_err(to_py_err)?;
+    Ok(outcomes(results, names))
+}
+
+/// `write_many` as an awaitable (an `asyncio.Future` the engine completes,
+/// no Python thread waiting): it resolves to the list `write_many` returns.
+/// The values' buffers are held until it is done.
+#[pyfunction]
+pub(super) fn write_many_async<'py>(
+    py: Python<'py>,
+    writes: Vec<OneIo<'py>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (futures, names) = write_futures(writes)?;
+    let work = async move { Ok(futures::future::join_all(futures).await) };
+    awaitable(py, work, move |py, results| {
+        let list = PyList::empty(py);
+        for error in outcomes(results, names) {
+            match error {
+                Some(e) => list.append(e.into_value(py))?,
+                None => list.append(py.None())?,
+            }
+        }
+        Ok(list.into_any().unbind())
+    })
+}
+
+/// Each write's engine future (its value held), and the names its errors
+/// begin with.
+#[allow(clippy::type_complexity)]
+fn write_futures(
+    writes: Vec<OneIo<'_>>,
+) -> PyResult<(
+    Vec<BoxFuture<'static, crate::error::Result<WriteDone>>>,
+    Vec<String>,
+)> {
     let mut futures = Vec::with_capacity(writes.len());
     let mut names = Vec::with_capacity(writes.len());
     for (handle, selection, value, order, name) in writes {
@@ -90,14 +130,19 @@ pub(super) fn write_many(py: Python<'_>, writes: Vec<OneIo<'_>>) -> PyResult<Vec
         futures.push(batch.write_async(store, held_input(&value)?));
         names.push(name);
     }
-    let results = py
-        .detach(|| crate::store::runtime::block_on(futures::future::join_all(futures)))
-        .map_err(to_py_err)?;
-    Ok(results
+    Ok((futures, names))
+}
+
+/// One entry per write: None where it committed, else its error named.
+fn outcomes(
+    results: Vec<crate::error::Result<WriteDone>>,
+    names: Vec<String>,
+) -> Vec<Option<PyErr>> {
+    results
         .into_iter()
         .zip(names)
         .map(|(result, name)| result.err().map(|e| named(e, &name)))
-        .collect())
+        .collect()
 }
 
 /// `e` as a Python exception whose message begins with `name` (where its

@@ -259,6 +259,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(buffers::fortran_to_c, m)?)?;
     m.add_function(wrap_pyfunction!(many::read_many, m)?)?;
     m.add_function(wrap_pyfunction!(many::write_many, m)?)?;
+    m.add_function(wrap_pyfunction!(many::write_many_async, m)?)?;
     config::register(m)?;
     dtype::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
