@@ -71,7 +71,9 @@ pub const MAX_REQUEST: u64 = 32 * 1024 * 1024;
 
 /// Range requests waiting to be fetched from one file, by the process that
 /// asked (a child forked mid-round finds its parent's round and starts anew:
-/// no leader of that round runs in the child).
+/// no leader of that round runs in the child). A queue exists while its
+/// leader serves it: one round of the file in flight at a time, each the
+/// ranges that queued while the one before was fetched, merged.
 struct Queue {
     pid: u32,
     waiting: Vec<Waiting>,
@@ -185,32 +187,49 @@ impl ReferenceStore {
         let lead = {
             let mut queues = fork::lock(&self.queues);
             let pid = std::process::id();
-            let queue = queues.entry(url.to_string()).or_insert_with(|| Queue {
-                pid,
-                waiting: Vec::new(),
-            });
-            if queue.pid != pid {
-                *queue = Queue {
-                    pid,
-                    waiting: Vec::new(),
-                };
-            }
-            queue.waiting.push(Waiting {
+            let waiting = Waiting {
                 offset,
                 length,
                 answer,
-            });
-            queue.waiting.len() == 1
+            };
+            match queues.get_mut(url) {
+                // a leader serves this file: the range goes out with its next round
+                Some(queue) if queue.pid == pid => {
+                    queue.waiting.push(waiting);
+                    false
+                }
+                // none (or one of the parent process, before a fork): lead
+                _ => {
+                    queues.insert(
+                        url.to_string(),
+                        Queue {
+                            pid,
+                            waiting: vec![waiting],
+                        },
+                    );
+                    true
+                }
+            }
         };
         if lead {
-            // The first range of a round waits for the others asked for at
-            // once (the futures polled with it), then fetches them all. If
-            // this future is dropped first, the guard takes the round back:
-            // the others fetch their own ranges.
-            let guard = Round { store: self, url };
+            // The leader's first round waits for the ranges asked for at once
+            // (the futures polled with it); then, round after round, it
+            // fetches what queued while the round before was in flight, until
+            // none is left. If this future is dropped first, the guard takes
+            // the queue back: the reads waiting fetch their own ranges.
+            let mut guard = Round {
+                store: self,
+                url,
+                done: false,
+            };
             YieldTwice(0).await;
-            let round = guard.take();
-            self.fetch_round(url, round).await;
+            loop {
+                let round = guard.next_round();
+                if round.is_empty() {
+                    break;
+                }
+                self.fetch_round(url, round).await;
+            }
         }
         match receiver.await {
             Ok(got) => got,
@@ -284,24 +303,46 @@ impl ReferenceStore {
     }
 }
 
-/// The requests of a round taken back when its leader is dropped early.
+/// A leader's hold on its file's queue: the rounds it takes, and the queue
+/// taken back when the leader is dropped early.
 struct Round<'a> {
     store: &'a ReferenceStore,
     url: &'a str,
+    /// The queue is gone: the leader ended it (a later queue of the same
+    /// file is another leader's).
+    done: bool,
 }
 
 impl Round<'_> {
-    fn take(self) -> Vec<Waiting> {
-        let round = fork::lock(&self.store.queues).remove(self.url);
-        std::mem::forget(self);
-        round.map(|q| q.waiting).unwrap_or_default()
+    /// The ranges waiting now; none when the queue is empty, which then
+    /// ends (in the same lock: a range asked for after it finds no queue and
+    /// leads a new one).
+    fn next_round(&mut self) -> Vec<Waiting> {
+        let mut queues = fork::lock(&self.store.queues);
+        let pid = std::process::id();
+        match queues.get_mut(self.url) {
+            Some(queue) if queue.pid == pid && !queue.waiting.is_empty() => {
+                std::mem::take(&mut queue.waiting)
+            }
+            Some(queue) if queue.pid == pid => {
+                queues.remove(self.url);
+                self.done = true;
+                Vec::new()
+            }
+            _ => {
+                self.done = true;
+                Vec::new()
+            }
+        }
     }
 }
 
 impl Drop for Round<'_> {
     fn drop(&mut self) {
-        // Dropping the senders tells the waiting reads to fetch themselves.
-        fork::lock(&self.store.queues).remove(self.url);
+        if !self.done {
+            // Dropping the senders tells the waiting reads to fetch themselves.
+            fork::lock(&self.store.queues).remove(self.url);
+        }
     }
 }
 
