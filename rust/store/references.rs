@@ -7,8 +7,10 @@
 //!
 //! Chunks read together from one file are merged into fewer requests: the
 //! ranges asked for at the same time (the engine keeps many chunk reads in
-//! flight) are gathered, sorted and coalesced when the gap between them is
-//! under [`ReferenceOptions::coalesce_gap`] (the target store's own gap by
+//! flight), and those asked for while a request to the file is in flight
+//! (they wait for it: one round per file at a time), are gathered, sorted
+//! and coalesced when the gap between them is under
+//! [`ReferenceOptions::coalesce_gap`] (the target store's own gap by
 //! default), each merged request at most [`ReferenceOptions::max_request`]
 //! bytes.
 //!
