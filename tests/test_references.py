@@ -387,37 +387,6 @@ def test_s3_references_merge_ranges(
     assert len(_chunk_gets(s3_proxy, "/files/data.h5")) == chunks
 
 
-def test_s3_ranges_asked_while_a_round_is_in_flight_go_out_merged(
-    s3_bucket: Any, proxied_bucket: Any, s3_proxy: Any, tmp_path: Path
-) -> None:
-    """With four chunk reads in flight at a time, the reads of a 64-chunk file arrive a few
-    at a time as earlier ones finish: those asked for while a request to the file is in
-    flight wait for it and go out together, so the whole read takes a fraction of one
-    request per chunk (before, each late read was a request of its own)."""
-    path = tmp_path / "many.h5"
-    data = np.arange(64 * 256, dtype="<i4").reshape(64, 256)
-    with h5py.File(path, "w") as f:
-        f.create_dataset("v", data=data, chunks=(1, 256))
-    s3_bucket.put("files/many.h5", path.read_bytes())
-    refs = _kerchunk_refs(path, s3_bucket.url("files/many.h5"))
-    options = {
-        "fo": refs,
-        "remote_protocol": "s3",
-        "remote_options": proxied_bucket.object_store_options(),
-    }
-    group = zarrox.open_group("reference://", storage_options=options, mode="r")
-    with zarrox.config.set({"io.concurrency": 4}):
-        s3_proxy.log(reset=True)
-        np.testing.assert_array_equal(group["v"][...], data)
-        merged = len(_chunk_gets(s3_proxy, "/files/many.h5"))
-        unmerged_options = {**options, "coalesce_gap": 0, "max_request": 1}
-        unmerged = zarrox.open_group("reference://", storage_options=unmerged_options, mode="r")
-        s3_proxy.log(reset=True)
-        np.testing.assert_array_equal(unmerged["v"][...], data)
-        assert len(_chunk_gets(s3_proxy, "/files/many.h5")) == 64
-    assert 0 < merged <= 32, merged
-
-
 def test_s3_hand_made_references_relative_urls(
     h5_file: Path, s3_bucket: Any, tmp_path: Path
 ) -> None:
