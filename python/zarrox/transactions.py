@@ -363,11 +363,18 @@ class Transaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        reset_current(self._tokens.pop())
-        if exc_type is not None:
-            self.abort()
-        elif self._state == "open":
+        if self._leave(failed=exc_type is not None):
             self.commit()
+
+    def _leave(self, *, failed: bool) -> bool:
+        """Leave a ``with`` (or ``async with``) block: this transaction is no longer the
+        current one, and an exception in the block aborts it. Whether it is to be
+        committed now."""
+        reset_current(self._tokens.pop())
+        if failed:
+            self.abort()
+            return False
+        return self._state == "open"
 
     # -- what arrays call --------------------------------------------------------------
     def _for(self, array: Array, create: bool) -> _Staged | None:
@@ -486,10 +493,7 @@ class Transaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        reset_current(self._tokens.pop())
-        if exc_type is not None:
-            self.abort()
-        elif self._state == "open":
+        if self._leave(failed=exc_type is not None):
             await self.commit_async()
 
     def _begin_commit(self) -> _CommitPlan:
