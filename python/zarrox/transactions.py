@@ -411,7 +411,7 @@ class Transaction:
             return True
 
     def _check_budget(self) -> None:
-        used = sum(s.nbytes for s in self._staged.values())
+        used = self.staged_bytes
         if used > self.budget:
             self._failure = (
                 f"the staged writes need {used} bytes, over the budget of {self.budget} "
