@@ -1068,6 +1068,92 @@ mod tests {
         });
     }
 
+    /// A memory store whose first ranged read waits until the test opens
+    /// its gate; it records how many ranges each read asked for.
+    #[derive(Debug, Default)]
+    struct Gated {
+        inner: crate::store::MemoryStore,
+        gate: Mutex<Option<oneshot::Receiver<()>>>,
+        reads: Mutex<Vec<usize>>,
+    }
+
+    #[async_trait]
+    impl Store for Gated {
+        fn location(&self, key: &str) -> String {
+            self.inner.location(key)
+        }
+        async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+            self.inner.get(key).await
+        }
+        fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
+            self.inner.open(key)
+        }
+        async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
+            self.reads.lock().unwrap().push(ranges.len());
+            let gate = self.gate.lock().unwrap().take();
+            if let Some(gate) = gate {
+                gate.await.unwrap();
+            }
+            self.inner.get_ranges(key, ranges).await
+        }
+        async fn set(&self, key: &str, value: Bytes) -> Result<()> {
+            self.inner.set(key, value).await
+        }
+        async fn delete(&self, key: &str) -> Result<()> {
+            self.inner.delete(key).await
+        }
+        async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+            self.inner.list_prefix(prefix).await
+        }
+        async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
+            self.inner.list_dir(prefix).await
+        }
+    }
+
+    #[test]
+    fn ranges_asked_while_a_round_is_in_flight_go_out_in_the_next_one() {
+        let want = |i: u8| Bytes::from((i * 10..i * 10 + 8).collect::<Vec<u8>>());
+        let (s, _) = counted(None);
+        let file = Arc::new(Gated::default());
+        let (open_gate, gate) = oneshot::channel();
+        *file.gate.lock().unwrap() = Some(gate);
+        let bytes: Vec<u8> = (0..100u8).collect();
+        futures::executor::block_on(file.inner.set("f", Bytes::from(bytes))).unwrap();
+        let target: Arc<dyn Store> = file.clone();
+        fork::lock(&s.stores).insert("s3://b".into(), target);
+        futures::executor::block_on(async {
+            // the first read leads: its round (one range) is held at the store
+            let mut first = Box::pin(s.get("a/0"));
+            for _ in 0..4 {
+                assert!(futures::poll!(first.as_mut()).is_pending());
+            }
+            assert_eq!(*file.reads.lock().unwrap(), vec![1]);
+            // six more reads of the file, one after another (each polled as
+            // long as a leader waits for company), while that round is in
+            // flight: they queue for the next round
+            let keys: Vec<String> = (1..7).map(|i| format!("a/{i}")).collect();
+            let mut later: Vec<_> = keys.iter().map(|k| Box::pin(s.get(k))).collect();
+            for read in &mut later {
+                for _ in 0..4 {
+                    assert!(futures::poll!(read.as_mut()).is_pending());
+                }
+            }
+            assert_eq!(*file.reads.lock().unwrap(), vec![1], "none went out alone");
+            open_gate.send(()).unwrap();
+            assert_eq!(first.await.unwrap().unwrap(), want(0));
+            let got = futures::future::join_all(later).await;
+            for (i, g) in got.into_iter().enumerate() {
+                assert_eq!(g.unwrap().unwrap(), want(i as u8 + 1));
+            }
+            // the leader's second round: all six in one merged request
+            assert_eq!(*file.reads.lock().unwrap(), vec![1, 1]);
+            // the queue ended with the rounds: a later read leads a new one
+            assert_eq!(s.get("a/7").await.unwrap().unwrap(), want(7));
+            assert_eq!(*file.reads.lock().unwrap(), vec![1, 1, 1]);
+            assert!(fork::lock(&s.queues).is_empty());
+        });
+    }
+
     #[test]
     fn merged_ranges() {
         let spans = coalesce([0..10, 12..20, 100..110, 2000..2010], 50, Some(1000));
