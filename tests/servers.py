@@ -178,9 +178,14 @@ def start_moto(**kw: Any) -> ServerProcess:
     return ServerProcess("moto", [], **kw)
 
 
-def start_http(root: str | os.PathLike[str], *, ranges: bool = True, **kw: Any) -> ServerProcess:
-    """A static file server for ``root``; ``ranges=False``: one that ignores ``Range``."""
-    return ServerProcess("http" if ranges else "http-norange", ["--root", os.fspath(root)], **kw)
+def start_http(
+    root: str | os.PathLike[str], *, ranges: bool = True, token: str | None = None, **kw: Any
+) -> ServerProcess:
+    """A static file server for ``root``; ``ranges=False``: one that ignores ``Range``;
+    ``token``: one that answers 403 to a request whose URL lacks ``?token=<token>`` (as
+    presigned or SAS URLs are refused without their query)."""
+    args = ["--root", os.fspath(root)] + (["--token", token] if token is not None else [])
+    return ServerProcess("http" if ranges else "http-norange", args, **kw)
 
 
 @dataclass
@@ -532,8 +537,10 @@ def run_http(args: argparse.Namespace, ranges: bool) -> None:
 
     root = Path(args.root).resolve()
 
-    def resolve(tail: str) -> Path:
-        path = (root / tail).resolve()
+    def resolve(request: web.Request) -> Path:
+        if args.token is not None and request.query.get("token") != args.token:
+            raise web.HTTPForbidden()
+        path = (root / request.match_info["tail"]).resolve()
         if root != path and root not in path.parents:
             raise web.HTTPForbidden()
         if not path.is_file():
@@ -541,10 +548,10 @@ def run_http(args: argparse.Namespace, ranges: bool) -> None:
         return path
 
     async def with_ranges(request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(resolve(request.match_info["tail"]))
+        return web.FileResponse(resolve(request))
 
     async def without_ranges(request: web.Request) -> web.StreamResponse:
-        path = resolve(request.match_info["tail"])
+        path = resolve(request)
         return web.Response(body=path.read_bytes(), content_type="application/octet-stream")
 
     app = web.Application()
@@ -976,6 +983,7 @@ def child_main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="a test server on 127.0.0.1 (see the module doc)")
     p.add_argument("kind", choices=("moto", "http", "http-norange", "proxy"))
     p.add_argument("--root", help="http: the directory served")
+    p.add_argument("--token", help="http: the ?token= every request must carry")
     p.add_argument("--upstream-port", type=int, help="proxy: the server behind it")
     p.add_argument("--plan", default='{"rules": []}', help="proxy: a FaultPlan as JSON")
     p.add_argument("--max-lifetime", type=float, default=MAX_LIFETIME_S)

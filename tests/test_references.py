@@ -425,6 +425,28 @@ def test_http_references(h5_file: Path, http_server: Any, http_root: Path) -> No
     _check_all(group, h5_file, VARIABLES)
 
 
+def test_http_references_with_a_query(h5_file: Path, tmp_path: Path) -> None:
+    """URLs that carry a query (a presigned URL's signature, an Azure SAS token): the
+    server refuses a request without it, so every read shows the query went along."""
+    pytest.importorskip("aiohttp")
+    from servers import start_http
+
+    (tmp_path / "data.h5").write_bytes(h5_file.read_bytes())
+    with start_http(tmp_path, token="s3cr3t") as server:
+        url = f"{server.url}/data.h5"
+        group = zarrox.open_group(_kerchunk_refs(h5_file, url + "?token=s3cr3t"), mode="r")
+        _check_all(group, h5_file, VARIABLES)
+        # the same file under another query is another store: refused without the token
+        refs = _kerchunk_refs(h5_file, url + "?token=wrong")
+        with pytest.raises(OSError, match=r"temp/0\.0") as e:
+            zarrox.open_group(refs, mode="r")["temp"][...]
+        assert "403" in str(e.value) or "Forbidden" in str(e.value), str(e.value)
+    # a query elsewhere would name what the store cannot ask for: refused, not dropped
+    refs = _kerchunk_refs(h5_file, "s3://bucket/data.h5?versionId=3")
+    with pytest.raises(ValueError, match="only read from http"):
+        zarrox.open_group(refs, mode="r")["temp"][...]
+
+
 def test_awaitable_reads(h5_file: Path) -> None:
     """Awaitable reads that the engine completes, many at once."""
     import asyncio

@@ -153,7 +153,12 @@ fn build(url: &url::Url, options: &[(String, String)]) -> Result<Arc<dyn Inner>>
     let mut options = options.to_vec();
     let own = OwnOptions::take(&mut options)?;
     let bucket_url = match scheme {
-        Scheme::Http => url[..url::Position::BeforePath].to_string(),
+        // the host, and the query every request carries (a presigned or SAS
+        // URL's signature): the HTTP client appends each key's path to it
+        Scheme::Http => match url.query() {
+            Some(query) => format!("{}?{query}", &url[..url::Position::BeforePath]),
+            None => url[..url::Position::BeforePath].to_string(),
+        },
         _ => url.to_string(),
     };
     let failed =
@@ -717,9 +722,12 @@ impl Store for ObjectStore {
 
     fn location(&self, key: &str) -> String {
         if key.is_empty() {
-            self.url.clone()
-        } else {
-            format!("{}/{key}", self.url)
+            return self.url.clone();
+        }
+        // the key's path goes before a query the URL carries
+        match self.url.split_once('?') {
+            Some((base, query)) => format!("{}/{key}?{query}", base.trim_end_matches('/')),
+            None => format!("{}/{key}", self.url),
         }
     }
 

@@ -403,10 +403,27 @@ fn split_url(url: &str, protocol: Option<&str>) -> Result<(String, String)> {
     }
     let parsed = url::Url::parse(&full).map_err(|e| bad(&e.to_string()))?;
     let host = parsed.host_str().ok_or_else(|| bad("no bucket or host"))?;
-    let base = match parsed.port() {
-        Some(port) => format!("{}://{host}:{port}", parsed.scheme()),
-        None => format!("{}://{host}", parsed.scheme()),
+    let scheme = parsed.scheme();
+    // abfs[s]://<container>@<account>.dfs.core.windows.net/<path>: the
+    // container is the user part
+    let user = match parsed.username() {
+        "" => String::new(),
+        u => format!("{u}@"),
     };
+    let mut base = match parsed.port() {
+        Some(port) => format!("{scheme}://{user}{host}:{port}"),
+        None => format!("{scheme}://{user}{host}"),
+    };
+    // A query (a presigned URL's signature, an Azure SAS token) goes with
+    // every request to the file: files with different queries get stores
+    // of their own. Elsewhere it would name something the store cannot ask
+    // for (an object version): refused rather than dropped.
+    if let Some(query) = parsed.query() {
+        if !matches!(scheme, "http" | "https") {
+            return Err(bad("a query is only read from http(s) URLs"));
+        }
+        base = format!("{base}?{query}");
+    }
     let path = percent_encoding::percent_decode_str(parsed.path().trim_start_matches('/'))
         .decode_utf8()
         .map_err(|_| bad("not UTF-8"))?
@@ -1206,5 +1223,20 @@ mod tests {
             ("file:///d".into(), "f.nc".into())
         );
         assert!(split_url("s3://b", None).is_err());
+        assert_eq!(
+            s("https://h/d/f.nc?sig=a%2Fb&e=1", None),
+            ("https://h?sig=a%2Fb&e=1".into(), "d/f.nc".into())
+        );
+        let e = split_url("s3://b/f.nc?versionId=3", None).unwrap_err();
+        assert!(e.to_string().contains("only read from http(s)"), "{e}");
+        assert_eq!(
+            s("abfs://c@acct.dfs.core.windows.net/d/f.nc", None),
+            ("abfs://c@acct.dfs.core.windows.net".into(), "d/f.nc".into())
+        );
+        assert_eq!(
+            s("c/d/f.nc", Some("az")),
+            ("az://c".into(), "d/f.nc".into())
+        );
+        assert_eq!(s("gs://b/f.nc", None), ("gs://b".into(), "f.nc".into()));
     }
 }
