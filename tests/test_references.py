@@ -162,6 +162,30 @@ def test_front_doors(h5_file: Path, tmp_path: Path) -> None:
     np.testing.assert_array_equal(zarrox.open_array(again, path="temp")[...], expected)
 
 
+def test_tensorstore_specs_name_references(h5_file: Path, tmp_path: Path) -> None:
+    """zarrox's ``reference`` kvstore (fsspec's reference:// options as members) and its URL
+    form ``reference://<references>``; an opened view's spec opens the same array again."""
+    refs = _kerchunk_refs(h5_file)
+    json_path = tmp_path / "refs.json"
+    json_path.write_text(json.dumps(refs))
+    parquet = _parquet_refs(refs, tmp_path / "refs.parq", record_size=3)
+    expected = h5py.File(h5_file, "r")["grp/pres"][...]
+    for kvstore in (
+        {"driver": "reference", "fo": str(json_path), "path": "grp/pres"},
+        {"driver": "reference", "fo": refs, "path": "grp/pres/", "coalesce_gap": 0},
+        {"driver": "reference", "fo": str(parquet), "path": "grp/pres"},
+    ):
+        view = zarrox.open({"driver": "zarr", "kvstore": kvstore}, read=True)
+        np.testing.assert_array_equal(view.read(), expected)
+    view = zarrox.open(f"reference://{json_path}|zarr2:grp/pres", read=True)
+    np.testing.assert_array_equal(view.read(), expected)
+    spec = view.spec().to_json()
+    assert spec["kvstore"] == {"driver": "reference", "fo": str(json_path), "path": "grp/pres/"}
+    np.testing.assert_array_equal(zarrox.open(spec, read=True).read(), expected)
+    with pytest.raises(ValueError, match="fo"):
+        zarrox.open({"driver": "zarr", "kvstore": {"driver": "reference"}}, read=True)
+
+
 def test_hand_made_version_1_references(h5_file: Path) -> None:
     refs = _hand_refs(h5_file, str(h5_file))
     group = zarrox.open_group(refs, mode="r")
@@ -513,6 +537,65 @@ def test_parquet_references_read_as_h5py_reads_the_file(h5_file: Path, tmp_path:
     _check_all(zarrox.open_group(again, mode="r"), h5_file, ["temp"])
 
 
+def test_parquet_references_every_front_door(
+    h5_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Parquet directory opens by its path as a JSON file does (a v2 store with
+    consolidated ``.zmetadata`` stays a store); records load in awaitables, listing, the CLI
+    (``zarrox copy`` to a real Zarr v3 hierarchy), a pickled store and a forked child."""
+    import asyncio
+    import multiprocessing
+
+    from zarrox.cli import main
+
+    refs = _kerchunk_refs(h5_file, inline=100)
+    root = _parquet_refs(refs, tmp_path / "refs.parq", record_size=3)
+    expected = h5py.File(h5_file, "r")["temp"][...]
+    np.testing.assert_array_equal(zarrox.open_group(str(root), mode="r")["temp"][...], expected)
+    v2 = zarrox.open_group(tmp_path / "v2", mode="w", zarr_format=2)
+    v2.create_array("x", shape=(3,), dtype="i1")[...] = [1, 2, 3]
+    zarrox.consolidate_metadata(tmp_path / "v2")
+    assert zarrox.open_group(str(tmp_path / "v2"), mode="r")["x"][...].tolist() == [1, 2, 3]
+
+    async def gather() -> list[Any]:
+        array = await zarrox.AsyncArray.open(ReferenceStore(root), path="temp")
+        return list(await asyncio.gather(*(array.getitem(slice(i, i + 3)) for i in range(18))))
+
+    for i, got in enumerate(asyncio.run(gather())):
+        np.testing.assert_array_equal(got, expected[i : i + 3])
+    # listing loads the records: the chunks stored, not those never written
+    store = ReferenceStore(root)
+    count = zarrox.open_array(store, path="count", mode="r")
+    assert count.nchunks_initialized == 3  # chunks 0..2 of 6 hold the 20 values written
+    assert "temp/0.0" in set(store.list_prefix("temp/"))
+    assert main(["tree", str(root)]) == 0
+    assert "temp (20, 30) float32" in capsys.readouterr().out
+    assert main(["copy", str(root), str(tmp_path / "real.zarr"), "--zarr-format", "3"]) == 0
+    real = zarrox.open_group(tmp_path / "real.zarr", mode="r")
+    assert real["temp"].metadata.zarr_format == 3
+    _check_all(real, h5_file, VARIABLES)
+    # a child forked with one record loaded and the others not reads them all
+    group = zarrox.open_group(pickle.loads(pickle.dumps(ReferenceStore(root))), mode="r")
+    np.testing.assert_array_equal(group["temp"][:5], expected[:5])
+    _FORKED["group"] = group  # the child has it by the fork, not by a pickle
+    ctx = multiprocessing.get_context("fork")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork() of a threaded process
+            with ctx.Pool(1) as pool:
+                got = pool.apply_async(_read_forked_temp).get(timeout=120)
+    finally:
+        _FORKED.clear()
+    np.testing.assert_array_equal(got, expected)
+
+
+_FORKED: dict[str, Any] = {}
+
+
+def _read_forked_temp() -> Any:
+    return _FORKED["group"]["temp"][...]
+
+
 def test_parquet_multizarr_along_time(tmp_path: Path) -> None:
     combine = pytest.importorskip("kerchunk.combine", reason="kerchunk is not installed")
     paths = [tmp_path / f"part{i}.h5" for i in range(3)]
@@ -550,20 +633,92 @@ def test_parquet_references_on_s3(
         "remote_protocol": "s3",
         "remote_options": proxied_bucket.object_store_options(),
     }
-    group = zarrox.open_group("reference://", storage_options=options, mode="r")
     s3_proxy.log(reset=True)
+    group = zarrox.open_group("reference://", storage_options=options, mode="r")
+    # opening reads the metadata, no record; a read fetches the records it covers
+    paths = [e["path"] for e in s3_proxy.log(reset=True)]
+    assert any(p.endswith("/.zmetadata") for p in paths), paths
+    assert not any(p.endswith(".parq") for p in paths), paths
+    with h5py.File(h5_file, "r") as f:
+        # temp: 4 x 3 chunks, 4 per record: its first 5 rows are record 0's chunks
+        np.testing.assert_array_equal(group["temp"][:5], f["temp"][:5])
+
+    def records(reset: bool) -> list[str]:
+        paths = (e["path"] for e in s3_proxy.log(reset=reset))
+        return sorted(p.split("/refs/", 1)[1] for p in paths if p.endswith(".parq"))
+
+    assert records(reset=True) == ["temp/refs.0.parq"]
     temp = group["temp"][...]
+    assert records(reset=False) == ["temp/refs.1.parq", "temp/refs.2.parq"]
     assert 0 < len(_chunk_gets(s3_proxy, "/files/data.h5")) < 12
     np.testing.assert_array_equal(temp, h5py.File(h5_file, "r")["temp"][...])
     _check_all(group, h5_file, VARIABLES)
 
 
+@pytest.mark.parametrize("kind", ["json", "parquet"])
+def test_zarr_python_over_fsspec_reference_file_system_reads_through_rust(
+    kind: str,
+    h5_file: Path,
+    s3_bucket: Any,
+    proxied_bucket: Any,
+    s3_proxy: Any,
+    tmp_path: Path,
+) -> None:
+    """zarr-python's ``FsspecStore`` over fsspec's ``ReferenceFileSystem``, read by
+    zarrox's pipeline: the engine's reference store serves it (chunks of one file merged
+    into few requests), with the s3fs options mapped to Rust's."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("s3fs")
+    from zarrox.storage import from_zarr_store
+
+    s3_bucket.put("files/data.h5", h5_file.read_bytes())
+    refs = _kerchunk_refs(h5_file, s3_bucket.url("files/data.h5"), inline=100)
+    fo: Any = refs if kind == "json" else str(_parquet_refs(refs, tmp_path / "p", 4))
+    options = {
+        "fo": fo,
+        "remote_protocol": "s3",
+        "remote_options": {**proxied_bucket.fsspec_options(), "asynchronous": True},
+        "asynchronous": True,
+    }
+    pipeline = {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
+    with zarr.config.set(pipeline), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        store = zarr.storage.FsspecStore.from_url(
+            "reference://", storage_options=options, read_only=True
+        )
+        assert isinstance(from_zarr_store(store), ReferenceStore)
+        group = zarr.open_group(store, mode="r")
+        s3_proxy.log(reset=True)
+        temp = group["temp"][...]
+        gets = _chunk_gets(s3_proxy, "/files/data.h5")
+        assert 0 < len(gets) < 12, len(gets)  # 12 chunks: merged
+        np.testing.assert_array_equal(temp, h5py.File(h5_file, "r")["temp"][...])
+        _check_all(group, h5_file, VARIABLES)
+    # a file system Rust cannot take faithfully (options of Python's clients only) stays
+    # served from Python
+    odd = {**options, "remote_options": {**options["remote_options"], "config_kwargs": {}}}
+    odd["remote_options"]["config_kwargs"] = {"read_timeout": 5}
+    store = zarr.storage.FsspecStore.from_url("reference://", storage_options=odd, read_only=True)
+    assert not isinstance(from_zarr_store(store), ReferenceStore)
+
+
 def test_malformed_parquet_references_name_the_file(h5_file: Path, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
     root = _parquet_refs(_kerchunk_refs(h5_file), tmp_path / "refs", record_size=3)
     bad = root / "temp" / "refs.1.parq"
     bad.write_bytes(b"not parquet")
+    # records load when read: the other variables, and temp's other records, read
+    group = zarrox.open_group(ReferenceStore(root), mode="r")
+    _check_all(group, h5_file, ["big_endian", "grp/pres"])
+    with h5py.File(h5_file, "r") as f:
+        np.testing.assert_array_equal(group["temp"][:5, :], f["temp"][:5, :])
     with pytest.raises(ValueError, match=r"temp/refs\.1\.parq: not a Parquet file"):
-        ReferenceStore(root)
+        group["temp"][...]
+    # a record short of rows
+    table = pq.read_table(root / "temp" / "refs.0.parq")
+    pq.write_table(table.slice(0, 2), root / "temp" / "refs.0.parq")
+    with pytest.raises(ValueError, match=r"temp/refs\.0\.parq: 2 rows, the record needs 3"):
+        zarrox.open_group(ReferenceStore(root), mode="r")["temp"][:5, :]
     (root / ".zmetadata").write_text('{"metadata": {}}')
     with pytest.raises(ValueError, match=r"\.zmetadata: not kerchunk Parquet"):
         ReferenceStore(root)

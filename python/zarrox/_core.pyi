@@ -7,7 +7,7 @@ compiled module is declared here).
 """
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from os import PathLike
 from typing import Any, Literal, TypeAlias, final
 
@@ -158,6 +158,21 @@ class StoreHandle:
         options: Sequence[tuple[str, str]] = (),
         coalesce_gap: int | None = None,
         max_request: int = 0,
+        records: tuple[
+            StoreHandle,
+            int,
+            Sequence[tuple[str, Sequence[int]]],
+            Callable[
+                [str, bytes, int],
+                tuple[
+                    Sequence[str | None],
+                    Sequence[int | None],
+                    Sequence[int | None],
+                    Sequence[bytes | None],
+                ],
+            ],
+        ]
+        | None = None,
     ) -> StoreHandle: ...
     @staticmethod
     def caller(name: str) -> StoreHandle: ...

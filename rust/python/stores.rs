@@ -20,6 +20,82 @@ use crate::store::{
     self, ByteRange, FilesystemStore, Generation, MemoryStore, ObjectStore, Store, ZipStore,
 };
 
+/// `StoreHandle.references`' Parquet records: the directory, the record
+/// size, each variable's chunk grid and the decoding function.
+type ParquetRecords<'py> = (
+    PyRef<'py, StoreHandle>,
+    u64,
+    Vec<(String, Vec<u64>)>,
+    Bound<'py, PyAny>,
+);
+
+/// A Python function that decodes record files (pyarrow):
+/// `decode(name, data, rows) -> (paths, offsets, sizes, raws)`.
+struct PyRecordDecoder(Py<PyAny>);
+
+/// One row of a record file's columns.
+type RecordRow = (Option<String>, Option<u64>, Option<u64>, Option<Vec<u8>>);
+
+impl store::reference_records::RecordDecoder for PyRecordDecoder {
+    fn decode(
+        &self,
+        name: &str,
+        data: bytes::Bytes,
+        rows: usize,
+    ) -> crate::error::Result<Vec<Option<store::references::Reference>>> {
+        use store::references::Reference;
+        let columns: PyResult<Vec<RecordRow>> = Python::attach(|py| {
+            let got = self.0.call1(py, (name, PyBytes::new(py, &data), rows))?;
+            let columns: RecordColumns = got.extract(py)?;
+            rows_of(name, columns)
+        });
+        let columns = columns.map_err(|e| {
+            let text = Python::attach(|py| e.value(py).to_string());
+            Error::value(text)
+        })?;
+        Ok(columns
+            .into_iter()
+            .map(|(path, offset, size, raw)| match (raw, path) {
+                (Some(raw), _) => Some(Reference::Inline(bytes::Bytes::from(raw))),
+                (None, Some(url)) => match (offset.unwrap_or(0), size.unwrap_or(0)) {
+                    (0, 0) => Some(Reference::Whole(url)),
+                    (offset, length) => Some(Reference::Range {
+                        url,
+                        offset,
+                        length,
+                    }),
+                },
+                (None, None) => None,
+            })
+            .collect())
+    }
+}
+
+/// A record file's columns: paths, offsets, sizes, raw values.
+type RecordColumns = (
+    Vec<Option<String>>,
+    Vec<Option<u64>>,
+    Vec<Option<u64>>,
+    Vec<Option<Vec<u8>>>,
+);
+
+/// The rows of a record file's columns (all of one length).
+fn rows_of(name: &str, (paths, offsets, sizes, raws): RecordColumns) -> PyResult<Vec<RecordRow>> {
+    let n = paths.len();
+    if offsets.len() != n || sizes.len() != n || raws.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "{name}: columns of different lengths"
+        )));
+    }
+    Ok(paths
+        .into_iter()
+        .zip(offsets)
+        .zip(sizes)
+        .zip(raws)
+        .map(|(((p, o), s), r)| (p, o, s, r))
+        .collect())
+}
+
 /// A store implemented in Rust (or, `caller`, one the Python layer reads itself).
 #[pyclass(module = "zarrox._core", name = "StoreHandle", frozen)]
 pub struct StoreHandle {
@@ -115,8 +191,14 @@ impl StoreHandle {
     /// ranges of one file closer than `coalesce_gap` bytes (default: the
     /// file's store's own gap) are fetched in one request of at most
     /// `max_request` bytes (0: 32 MiB).
+    ///
+    /// `records`: the chunk references of Parquet references, loaded record
+    /// by record: `(directory, record_size, [(variable, chunk grid)],
+    /// decode)`, where `decode(name, data, rows)` returns the record file's
+    /// columns `(paths, offsets, sizes, raws)`, a value per row.
     #[staticmethod]
-    #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0))]
+    #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0, records=None))]
+    #[allow(clippy::too_many_arguments)]
     fn references(
         py: Python<'_>,
         name: &str,
@@ -125,6 +207,7 @@ impl StoreHandle {
         options: Vec<(String, String)>,
         coalesce_gap: Option<u64>,
         max_request: u64,
+        records: Option<ParquetRecords<'_>>,
     ) -> PyResult<Self> {
         let options = store::references::ReferenceOptions {
             protocol,
@@ -132,9 +215,31 @@ impl StoreHandle {
             coalesce_gap,
             max_request,
         };
-        py.detach(|| store::ReferenceStore::from_json(name, json, options))
-            .map(wrap)
-            .map_err(to_py_err)
+        let records = match records {
+            None => None,
+            Some((directory, record_size, fields, decode)) => {
+                let dir = match &directory.inner {
+                    StoreRef::Rust(s) => Arc::clone(s),
+                    StoreRef::Caller(name) => {
+                        return Err(PyValueError::new_err(format!(
+                            "Parquet references in {name}: the directory must be a Rust store"
+                        )))
+                    }
+                };
+                let decoder = Arc::new(PyRecordDecoder(decode.unbind()));
+                let fields = fields.into_iter().collect();
+                Some(
+                    store::reference_records::Records::new(dir, record_size, fields, decoder)
+                        .map_err(to_py_err)?,
+                )
+            }
+        };
+        let built = py.detach(|| store::ReferenceStore::from_json(name, json, options));
+        let mut refs = built.map_err(to_py_err)?;
+        if let Some(records) = records {
+            refs = refs.with_records(records);
+        }
+        Ok(wrap(refs))
     }
 
     /// An obstore store object (S3Store, GCSStore, AzureStore, HTTPStore),

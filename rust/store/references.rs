@@ -31,6 +31,7 @@ use bytes::Bytes;
 use futures::channel::oneshot;
 use serde_json::Value;
 
+use super::reference_records::Records;
 use super::{
     check_key, check_prefix, children, coalesce, slice_ranges, ByteRange, FilesystemStore, IoMode,
     OpenValue, Store,
@@ -98,6 +99,8 @@ pub struct ReferenceStore {
     stores: Mutex<HashMap<String, Arc<dyn Store>>>,
     /// Range requests gathered per file URL, and whether one of them leads.
     queues: Mutex<HashMap<String, Queue>>,
+    /// Chunk references loaded record by record (Parquet references).
+    records: Option<Records>,
 }
 
 impl std::fmt::Debug for ReferenceStore {
@@ -120,6 +123,23 @@ impl ReferenceStore {
             options,
             stores: Mutex::new(HashMap::new()),
             queues: Mutex::new(HashMap::new()),
+            records: None,
+        }
+    }
+
+    /// The store with chunk references that `records` load when read (keys
+    /// of `refs` come first).
+    pub fn with_records(mut self, records: Records) -> Self {
+        self.records = Some(records);
+        self
+    }
+
+    /// What `key` resolves to.
+    async fn resolve(&self, key: &str) -> Result<Option<Reference>> {
+        match (self.refs.get(key), &self.records) {
+            (Some(r), _) => Ok(Some(r.clone())),
+            (None, Some(records)) => records.resolve(key).await,
+            (None, None) => Ok(None),
         }
     }
 
@@ -456,7 +476,11 @@ impl Store for ReferenceStore {
     }
 
     fn location(&self, key: &str) -> String {
-        match self.refs.get(key) {
+        let loaded = match self.refs.get(key) {
+            Some(r) => Some(r.clone()),
+            None => self.records.as_ref().and_then(|r| r.peek(key)),
+        };
+        match loaded.as_ref() {
             Some(Reference::Whole(url)) => format!("{url} (reference '{key}')"),
             Some(Reference::Range {
                 url,
@@ -470,11 +494,11 @@ impl Store for ReferenceStore {
 
     async fn get(&self, key: &str) -> Result<Option<Bytes>> {
         check_key(key)?;
-        match self.refs.get(key) {
+        match self.resolve(key).await? {
             None => Ok(None),
-            Some(Reference::Inline(b)) => Ok(Some(b.clone())),
+            Some(Reference::Inline(b)) => Ok(Some(b)),
             Some(Reference::Whole(url)) => {
-                let (store, file) = self.target(url)?;
+                let (store, file) = self.target(&url)?;
                 store
                     .get(&file)
                     .await
@@ -491,7 +515,7 @@ impl Store for ReferenceStore {
                 offset,
                 length,
             }) => self
-                .read_range(url, *offset, *length)
+                .read_range(&url, offset, length)
                 .await
                 .map(Some)
                 .map_err(|e| e.context(format!("reference '{key}'"))),
@@ -524,17 +548,24 @@ impl Store for ReferenceStore {
 
     async fn exists(&self, key: &str) -> Result<bool> {
         check_key(key)?;
-        Ok(self.refs.contains_key(key))
+        Ok(self.resolve(key).await?.is_some())
     }
 
     async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         check_prefix(prefix)?;
-        Ok(self
+        let mut keys: Vec<String> = self
             .refs
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(k, _)| k.clone())
-            .collect())
+            .collect();
+        if let Some(records) = &self.records {
+            // the chunk keys the records hold (loading them; `refs` wins)
+            let chunks = records.keys(prefix).await?;
+            keys.extend(chunks.into_iter().filter(|k| !self.refs.contains_key(k)));
+            keys.sort();
+        }
+        Ok(keys)
     }
 
     async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {

@@ -23,6 +23,7 @@ environment), a memory store's contents, a zarr-python store object itself.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import warnings
@@ -796,7 +797,9 @@ def from_zarr_store(store: Any) -> Store:
     """The zarrox store for a zarr-python store object: Rust's own where one exists
     (``LocalStore``, ``ObjectStore`` over an obstore S3, GCS, Azure or HTTP store,
     ``FsspecStore`` over s3fs, gcsfs, adlfs, fsspec's local or HTTP file system with
-    options Rust can take: :func:`zarrox.storage.options.fsspec_target`), else one served
+    options Rust can take: :func:`zarrox.storage.options.fsspec_target`, or over fsspec's
+    ``ReferenceFileSystem``: :func:`~zarrox.storage.references.from_reference_file_system`),
+    else one served
     from Python (whose writes are not conditional: the last writer wins)."""
     where = getattr(store, "root", None)
     found = _ADAPTED.get(id(store))
@@ -829,6 +832,11 @@ def _adapt(store: Any) -> Store:
         if _is_obstore(inner) and type(inner).__name__ == "LocalStore":
             return LocalStore(inner.prefix, read_only=read_only)
     if module == "zarr" and name == "FsspecStore":
+        from zarrox.storage.references import from_reference_file_system
+
+        references = from_reference_file_system(store.fs, store.path)
+        if references is not None:
+            return references
         target = fsspec_target(store.fs, store.path)
         if target is not None and target[0] == "file":
             return LocalStore(store.path, read_only=read_only)
@@ -924,14 +932,36 @@ def _references(store: Any) -> bool:
     """Whether ``store`` names kerchunk references: ``reference://``, a local ``.json``
     file, or a dict of references (see :func:`zarrox.storage.references.is_references`)."""
     if isinstance(store, str):
-        return store.startswith("reference://") or (
-            store.lower().endswith(".json") and "://" not in store and os.path.isfile(store)
-        )
+        if store.startswith("reference://"):
+            return True
+        if "://" in store:
+            return False
+        if store.lower().endswith(".json"):
+            return os.path.isfile(store)
+        return _parquet_references(store)
     if isinstance(store, Mapping) and not isinstance(store, Store):
         from zarrox.storage.references import is_references
 
         return is_references(store)
     return False
+
+
+def _parquet_references(path: str) -> bool:
+    """Whether ``path`` is a directory of kerchunk Parquet references: its ``.zmetadata``
+    has their ``record_size`` (Zarr v2's consolidated metadata, also ``.zmetadata``, has
+    not)."""
+    try:
+        with open(os.path.join(path, ".zmetadata"), "rb") as f:
+            text = f.read()
+    except OSError:  # not a directory, no .zmetadata
+        return False
+    if b'"record_size"' not in text:
+        return False
+    try:
+        meta = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and "record_size" in meta and "metadata" in meta
 
 
 def _remote(url: str) -> bool:

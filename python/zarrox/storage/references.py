@@ -9,9 +9,9 @@ one store per bucket or host; chunks of one file read together are merged into f
 ranged requests (``coalesce_gap`` bytes apart at most; the file's store's default).
 
 Kerchunk's Parquet references (``kerchunk.df.refs_to_dataframe``, fsspec's
-``LazyReferenceMapper``: a directory of ``.zmetadata`` and ``<var>/refs.<i>.parq``) are read
-with pyarrow (the ``references`` extra) when the store is opened: every record file of every
-variable, their rows handed to the engine as the JSON references are.
+``LazyReferenceMapper``: a directory of ``.zmetadata`` and ``<var>/refs.<i>.parq``) are
+loaded record by record: opening reads ``.zmetadata`` only; the engine fetches a record file
+when one of its chunks is first read and pyarrow (the ``references`` extra) decodes it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from zarrox._core import StoreHandle
 from zarrox.errors import StorageOptionsError
-from zarrox.storage import RustObjectStore, Store
+from zarrox.storage import LocalStore, RustObjectStore, Store
 from zarrox.storage.options import SCHEMES, object_store_options
 
 #: storage_options of ``reference://`` (fsspec's names, and zarrox's merging options).
@@ -63,7 +63,18 @@ class ReferenceStore(Store):
         coalesce_gap: int | None = None,
         max_request: int | None = None,
     ) -> None:
-        self._text, self._name = _load(fo, target_protocol, target_options)
+        self._text, self._name, parquet = _load(fo, target_protocol, target_options)
+        if isinstance(fo, os.PathLike):
+            fo = os.fspath(fo)
+        if isinstance(fo, str) and "://" not in fo and target_protocol is None:
+            fo = os.path.abspath(fo)
+        self._opened_from = (fo, target_protocol, dict(target_options or {}))
+        # what a pickle re-opens: the text, or a Parquet directory (its records unread)
+        self._source: Any = (
+            {"__json__": self._text, "__name__": self._name}
+            if parquet is None
+            else self._opened_from
+        )
         self.remote_protocol = _protocol(remote_protocol)
         self.remote_options = dict(remote_options or {})
         self.coalesce_gap = None if coalesce_gap is None else int(coalesce_gap)
@@ -83,10 +94,32 @@ class ReferenceStore(Store):
             options,
             self.coalesce_gap,
             self.max_request,
+            None if parquet is None else parquet.arguments(),
         )
 
     def __repr__(self) -> str:
         return f"ReferenceStore({self._name!r})"
+
+    def spec_members(self) -> dict[str, Any] | None:
+        """The members of a TensorStore-style ``reference`` kvstore that opens these
+        references again (None for references given as a dict, which have no name)."""
+        fo, target_protocol, target_options = self._opened_from
+        if not isinstance(fo, str):
+            return None
+        members: dict[str, Any] = {"fo": fo}
+        if target_protocol:
+            members["target_protocol"] = target_protocol
+        if target_options:
+            members["target_options"] = dict(target_options)
+        if self.remote_protocol:
+            members["remote_protocol"] = self.remote_protocol
+        if self.remote_options:
+            members["remote_options"] = dict(self.remote_options)
+        if self.coalesce_gap is not None:
+            members["coalesce_gap"] = self.coalesce_gap
+        if self.max_request:
+            members["max_request"] = self.max_request
+        return members
 
     @property
     def url(self) -> str:
@@ -96,7 +129,7 @@ class ReferenceStore(Store):
         return (
             _reference_store,
             (
-                {"__json__": self._text, "__name__": self._name},
+                self._source,
                 self.remote_protocol,
                 self.remote_options,
                 self.coalesce_gap,
@@ -106,14 +139,19 @@ class ReferenceStore(Store):
 
 
 def _reference_store(
-    fo: Any,
+    source: Any,
     remote_protocol: str | None,
     remote_options: dict[str, Any],
     coalesce_gap: int | None,
     max_request: int,
 ) -> ReferenceStore:
+    fo, target_protocol, target_options = (
+        (source, None, None) if isinstance(source, Mapping) else source
+    )
     return ReferenceStore(
         fo,
+        target_protocol=target_protocol,
+        target_options=target_options,
         remote_protocol=remote_protocol,
         remote_options=remote_options,
         coalesce_gap=coalesce_gap,
@@ -138,14 +176,29 @@ def _inline(value: Any) -> Any:
     raise TypeError(f"references cannot hold a {type(value).__name__}")
 
 
+class _Parquet:
+    """Kerchunk Parquet references: the directory's store, the record size and each
+    variable's chunk grid (the chunk references are loaded record by record)."""
+
+    def __init__(self, directory: Store, record_size: int, grids: dict[str, list[int]]) -> None:
+        self.directory = directory
+        self.record_size = record_size
+        self.grids = grids
+
+    def arguments(self) -> tuple[Any, int, list[tuple[str, list[int]]], Any]:
+        """``StoreHandle.references``' ``records``."""
+        return (self.directory.handle, self.record_size, list(self.grids.items()), _decode_record)
+
+
 def _load(
     fo: Any, target_protocol: str | None, target_options: Mapping[str, Any] | None
-) -> tuple[str, str]:
-    """The references' JSON text and a name for them."""
+) -> tuple[str, str, _Parquet | None]:
+    """The references' JSON text, a name for them, and for Parquet references their
+    records (the text is then the metadata only)."""
     if isinstance(fo, Mapping):
         if "__json__" in fo:  # unpickled
-            return str(fo["__json__"]), str(fo["__name__"])
-        return json.dumps(dict(fo), default=_inline), "<dict>"
+            return str(fo["__json__"]), str(fo["__name__"]), None
+        return json.dumps(dict(fo), default=_inline), "<dict>", None
     if isinstance(fo, os.PathLike):
         fo = os.fspath(fo)
     if not isinstance(fo, str):
@@ -160,47 +213,24 @@ def _load(
         if target_options:
             raise StorageOptionsError("'target_options' apply to references at a URL only")
         root = os.path.abspath(url)
-
-        def read_local(name: str) -> bytes | None:
-            try:
-                with open(os.path.join(root, name), "rb") as f:
-                    return f.read()
-            except FileNotFoundError:
-                return None
-
-        refs = _parquet_refs(root, read_local)
-        return json.dumps(refs, default=_inline), root
+        return _parquet(root, LocalStore(root, read_only=True))
     if "://" in url:
         if url.split("://", 1)[0].lower() not in SCHEMES:
             raise ValueError(f"unsupported references URL {fo!r}")
         if not url.endswith(".json"):
-            directory = RustObjectStore(url.rstrip("/"), target_options)
-            zmetadata = directory.get(".zmetadata")
-            if zmetadata is not None:
-                read = _store_reader(directory)
-                refs = _parquet_refs(
-                    url.rstrip("/"),
-                    lambda name: bytes(zmetadata) if name == ".zmetadata" else read(name),
-                )
-                return json.dumps(refs, default=_inline), url.rstrip("/")
+            directory = RustObjectStore(url.rstrip("/"), target_options, read_only=True)
+            if directory.get(".zmetadata") is not None:
+                return _parquet(url.rstrip("/"), directory)
         parent, _, name = url.rstrip("/").rpartition("/")
         store = RustObjectStore(parent, target_options)
         data = store.get(name)
         if data is None:
             raise FileNotFoundError(f"references {fo!r} not found")
-        return bytes(data).decode(), url
+        return bytes(data).decode(), url, None
     if target_options:
         raise StorageOptionsError("'target_options' apply to references at a URL only")
     with open(url, "rb") as f:
-        return f.read().decode(), os.path.abspath(url)
-
-
-def _store_reader(store: Store) -> Any:
-    def read(name: str) -> bytes | None:
-        data = store.get(name)
-        return None if data is None else bytes(data)
-
-    return read
+        return f.read().decode(), os.path.abspath(url), None
 
 
 def _chunk_grid(root: str, field: str, zarray: Any) -> list[int]:
@@ -216,29 +246,22 @@ def _chunk_grid(root: str, field: str, zarray: Any) -> list[int]:
     return grid or [1]
 
 
-def _parquet_refs(root: str, read: Any) -> dict[str, Any]:
-    """The references of a kerchunk Parquet directory as a version 0 dict. ``read(name)``:
-    the bytes of a file of the directory, None if it is absent. Record ``i`` of a variable
+def _parquet(root: str, directory: Store) -> tuple[str, str, _Parquet]:
+    """The metadata and records of a kerchunk Parquet directory. Record ``i`` of a variable
     (``<var>/refs.<i>.parq``) holds its chunks ``i * record_size`` to ``(i + 1) *
-    record_size - 1``, numbered in C order over the chunk grid, keys ``<var>/i.j...``; a row
-    whose ``raw`` is set is an inline value, one with a ``path`` a reference (offset and
-    size 0: the whole file), one with neither a missing chunk (the fill value)."""
+    record_size - 1``, numbered in C order over the chunk grid, keys ``<var>/i.j...``; the
+    engine loads a record when one of its chunks is first read (:func:`_decode_record`)."""
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise ImportError(
             f"{root}: Parquet references need pyarrow (pip install 'zarrox[references]')"
         ) from None
-    import io
-    import itertools
-    import math
-    from concurrent.futures import ThreadPoolExecutor
-
-    text = read(".zmetadata")
+    text = directory.get(".zmetadata")
     if text is None:
         raise FileNotFoundError(f"{root}/.zmetadata: not found (not Parquet references)")
     try:
-        meta = json.loads(text)
+        meta = json.loads(bytes(text))
         metadata = meta["metadata"]
         record_size = int(meta["record_size"])
         if not isinstance(metadata, dict) or record_size < 1:
@@ -250,63 +273,47 @@ def _parquet_refs(root: str, read: Any) -> dict[str, Any]:
     refs: dict[str, Any] = {}
     for key, value in metadata.items():
         refs[key] = value if isinstance(value, str) else json.dumps(value)
-    fields = sorted(k[: -len("/.zarray")] for k in metadata if k.endswith("/.zarray"))
     grids = {}
-    for field in fields:
-        zarray = metadata[f"{field}/.zarray"]
-        if isinstance(zarray, str):
-            zarray = json.loads(zarray)
-        grids[field] = _chunk_grid(root, field, zarray)
-    # the record files fetched together (one request each on an object store)
-    names = [
-        f"{field}/refs.{record}.parq"
-        for field, grid in grids.items()
-        for record in range(-(-math.prod(grid) // record_size))
+    for key in sorted(metadata):
+        if key.endswith("/.zarray"):
+            field = key[: -len("/.zarray")]
+            zarray = metadata[key]
+            if isinstance(zarray, str):
+                zarray = json.loads(zarray)
+            grids[field] = _chunk_grid(root, field, zarray)
+    return json.dumps(refs), root, _Parquet(directory, record_size, grids)
+
+
+def _decode_record(
+    name: str, data: bytes, rows: int
+) -> tuple[list[str | None], list[int | None], list[int | None], list[bytes | None]]:
+    """The first ``rows`` rows of a record file as columns: a row whose ``raw`` is set is an
+    inline value, one with a ``path`` a reference (offset and size 0: the whole file), one
+    with neither a missing chunk (the fill value). Called by the engine."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as e:  # pyarrow's errors: ArrowInvalid, OSError, ...
+        raise ValueError(f"{name}: not a Parquet file ({e})") from None
+    if "path" not in table.column_names and "raw" not in table.column_names:
+        raise ValueError(f"{name}: no 'path' or 'raw' column (has {table.column_names})")
+    if table.num_rows < rows:
+        raise ValueError(f"{name}: {table.num_rows} rows, the record needs {rows}")
+    table = table.slice(0, rows)
+
+    def column(c: str) -> list[Any]:
+        return table.column(c).to_pylist() if c in table.column_names else [None] * rows
+
+    raws = [
+        None if r is None else r if isinstance(r, bytes) else str(r).encode() for r in column("raw")
     ]
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as pool:
-        files = dict(zip(names, pool.map(read, names), strict=True))
-    for field, grid in grids.items():
-        keys = (
-            f"{field}/" + ".".join(map(str, index))
-            for index in itertools.product(*(range(n) for n in grid))
-        )
-        total = math.prod(grid)
-        for record in range(-(-total // record_size)):
-            name = f"{field}/refs.{record}.parq"
-            rows = record_size if record < total // record_size else total % record_size
-            data = files[name]
-            if data is None:  # as fsspec: an absent record's chunks are missing
-                for _ in itertools.islice(keys, rows):
-                    pass
-                continue
-            try:
-                table = pq.read_table(io.BytesIO(data))
-            except Exception as e:  # pyarrow's errors: ArrowInvalid, OSError, ...
-                raise ValueError(f"{root}/{name}: not a Parquet file ({e})") from None
-            columns = {c: table.column(c).to_pylist() for c in table.column_names}
-            if "path" not in columns and "raw" not in columns:
-                raise ValueError(
-                    f"{root}/{name}: no 'path' or 'raw' column (has {table.column_names})"
-                )
-            if table.num_rows < rows:
-                raise ValueError(
-                    f"{root}/{name}: {table.num_rows} rows, record {record} of {field!r} "
-                    f"needs {rows}"
-                )
-            none = itertools.repeat(None)
-            paths = columns.get("path", none)
-            offsets = columns.get("offset", none)
-            sizes = columns.get("size", none)
-            raws = columns.get("raw", none)
-            for key, path, offset, size, raw in zip(
-                itertools.islice(keys, rows), paths, offsets, sizes, raws, strict=False
-            ):
-                if raw is not None:
-                    refs[key] = raw if isinstance(raw, bytes) else str(raw).encode()
-                elif path is not None:
-                    offset, size = int(offset or 0), int(size or 0)
-                    refs[key] = [path] if offset == 0 and size == 0 else [path, offset, size]
-    return refs
+    paths = [None if p is None else str(p) for p in column("path")]
+    offsets = [None if o is None else int(o) for o in column("offset")]
+    sizes = [None if z is None else int(z) for z in column("size")]
+    return paths, offsets, sizes, raws
 
 
 def is_references(value: Any) -> bool:
@@ -335,3 +342,66 @@ def from_options(url: str, storage_options: Mapping[str, Any] | None) -> Referen
     if fo is None:
         raise StorageOptionsError("reference:// needs the references: storage_options['fo']")
     return ReferenceStore(fo, **opts)
+
+
+def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
+    """The reference store of fsspec's ``ReferenceFileSystem`` (zarr-python's
+    ``FsspecStore`` over ``reference://``): its references (the dict it parsed, or the
+    Parquet directory of its ``LazyReferenceMapper``) read by the engine from the stores
+    its file systems map to (:func:`~zarrox.storage.options.fsspec_target`). None (the
+    file system stays served from Python) when it is not one, is rooted below its top, or
+    reads files through a file system or options Rust cannot take faithfully, or through
+    file systems of more than one kind."""
+    from zarrox.storage.options import fsspec_target
+
+    fs = _unwrapped(fs)
+    if (type(fs).__module__, type(fs).__name__) != (
+        "fsspec.implementations.reference",
+        "ReferenceFileSystem",
+    ) or str(path).strip("/"):
+        return None
+    # the file systems of the referenced files: one kind besides the local one, and the
+    # default (URLs without a protocol) of that kind
+    remote: dict[str, Any] = {}
+    for fsi in {id(f): _unwrapped(f) for f in fs.fss.values()}.values():
+        kind = _protocol(getattr(fsi, "protocol", None))
+        if kind is not None:
+            remote[SCHEMES.get(kind, kind)] = fsi
+    if len(remote) > 1:
+        return None
+    remote_protocol, remote_options = None, {}
+    if remote:
+        ((family, remote_fs),) = remote.items()
+        default = _unwrapped(fs.fss.get(None))
+        if default is not remote_fs:
+            return None
+        remote_protocol = _protocol(remote_fs.protocol)
+        probe = "https://host/x" if family == "http" else "bucket/x"
+        target = fsspec_target(remote_fs, probe)
+        if target is None:
+            return None
+        remote_options = target[1]
+    refs = fs.references
+    if type(refs).__name__ == "LazyReferenceMapper":
+        target = fsspec_target(refs.fs, refs.root)
+        if target is None:
+            return None
+        fo, target_options = (refs.root, None) if target[0] == "file" else target
+    elif isinstance(refs, Mapping) and not any(callable(v) for v in refs.values()):
+        fo, target_options = dict(refs), None
+    else:
+        return None
+    return ReferenceStore(
+        fo,
+        remote_protocol=remote_protocol,
+        remote_options=remote_options,
+        target_options=target_options,
+    )
+
+
+def _unwrapped(fs: Any) -> Any:
+    """The file system fsspec's ``AsyncFileSystemWrapper`` wraps (else ``fs``)."""
+    sync_fs = getattr(fs, "sync_fs", None)
+    if type(fs).__name__ == "AsyncFileSystemWrapper" and sync_fs is not None:
+        return sync_fs
+    return fs
