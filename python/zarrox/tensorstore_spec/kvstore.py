@@ -68,6 +68,17 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
     ),
     "http": ("base_url", "headers", "http_request_concurrency", "http_request_retries", "context"),
     "zip": ("base", "cache_pool", "data_copy_concurrency", "context"),
+    # zarrox's own: kerchunk/VirtualiZarr references (fsspec's reference:// options)
+    "reference": (
+        "fo",
+        "remote_protocol",
+        "remote_options",
+        "target_protocol",
+        "target_options",
+        "coalesce_gap",
+        "max_request",
+        "context",
+    ),
 }
 _URL_SCHEMES = {
     "file": "file",
@@ -77,6 +88,7 @@ _URL_SCHEMES = {
     "gcs": "gcs",
     "http": "http",
     "https": "http",
+    "reference": "reference",
 }
 
 
@@ -134,6 +146,10 @@ class KvStore:
             return _http_url(self)
         if self.driver == "zip" and self.base is not None:
             return f"{self.base.url()}|zip:{self.path}"
+        if self.driver == "reference" and isinstance(self.members.get("fo"), str):
+            if set(self.members) - {"fo", "context"} or self.path:
+                raise UnsupportedError("a reference kvstore with options or a path has no URL form")
+            return "reference://" + self.members["fo"]
         raise UnsupportedError(f"kvstore {self.driver!r} has no URL form")
 
 
@@ -178,6 +194,14 @@ def parse_kvstore(value: object, where: str = "kvstore") -> KvStore:
             expect_list(obj["headers"], member(where, "headers"))
     if driver == "s3" and "requester_pays" in obj:
         expect_bool(obj["requester_pays"], member(where, "requester_pays"))
+    if driver == "reference":
+        if not isinstance(obj.get("fo"), str | dict) or not obj.get("fo"):
+            raise fail(
+                member(where, "fo"), "a reference kvstore needs its references (path, URL, object)"
+            )
+        for name in ("remote_options", "target_options"):
+            if name in obj:
+                expect_object(obj[name], member(where, name))
     if driver == "zip":
         if "base" not in obj:
             raise fail(where, 'a zip kvstore needs member "base"')
@@ -203,11 +227,15 @@ def _parse_single_url(url: str, where: str) -> KvStore:
         raise fail(
             where,
             f"unsupported kvstore URL {url!r}: expected file://, memory://, s3://, gs://, "
-            "http(s):// (optionally followed by |zip:PATH)",
+            "http(s)://, reference:// (optionally followed by |zip:PATH)",
         )
     driver = _URL_SCHEMES[scheme]
     if driver in ("file", "memory"):
         return KvStore(driver, rest)
+    if driver == "reference":
+        if not rest:
+            raise fail(where, f"{url!r} names no references")
+        return KvStore(driver, "", {"fo": rest})
     if driver in ("s3", "gcs"):
         bucket, _, path = rest.partition("/")
         if not bucket:
@@ -295,6 +323,9 @@ def open_kvstore(kv: KvStore, where: str = "kvstore") -> tuple[Store, str]:
             )
         zip_path = kv.base.path.rstrip("/")
         return _resolve("zip://" + zip_path, None, where, "zip"), kv.path.strip("/")
+    if kv.driver == "reference":
+        options = {k: v for k, v in kv.members.items() if k != "context"}
+        return _resolve("reference://", options, where, "reference"), kv.path.strip("/")
     raise UnsupportedError(f"{member(where, 'driver')}: {kv.driver!r} is not supported")
 
 
@@ -307,6 +338,13 @@ def kvstore_of(store: Store, path: str) -> KvStore:
         return KvStore("file", full + "/")
     if isinstance(store, MemoryStore):
         return KvStore("memory", sub + "/" if sub else "", bound=store, bound_path=sub)
+    from zarrox.storage.references import ReferenceStore
+
+    if isinstance(store, ReferenceStore):
+        members = store.spec_members()
+        if members is not None:
+            return KvStore("reference", sub + "/" if sub else "", members, None, store, sub)
+        return KvStore("store", sub, bound=store, bound_path=sub)
     url = getattr(store, "url", None)
     if isinstance(url, str):
         kv = _kvstore_of_url(url, sub)
