@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import zarrox
-from zarrox.errors import ReadOnlyError
+from zarrox.errors import ReadOnlyError, StorageOptionsError
 from zarrox.storage import ReferenceStore
 
 h5py = pytest.importorskip("h5py", reason="h5py is not installed")
@@ -409,6 +409,43 @@ def test_s3_references_merge_ranges(
     s3_proxy.log(reset=True)
     np.testing.assert_array_equal(unmerged["temp"][...], temp)
     assert len(_chunk_gets(s3_proxy, "/files/data.h5")) == chunks
+
+
+def test_references_spanning_buckets_take_each_prefix_options(
+    h5_file: Path, s3_bucket: Any, proxied_bucket: Any, s3_proxy: Any, moto_server: Any
+) -> None:
+    """References into two buckets: the files under a ``prefix_options`` prefix are read
+    with its options (here straight from moto), the others with ``remote_options`` (through
+    the counting proxy)."""
+    import servers
+
+    other = servers.S3Bucket.create(moto_server.url)
+    for bucket in (s3_bucket, other):
+        bucket.put("files/data.h5", h5_file.read_bytes())
+    refs = _kerchunk_refs(h5_file, s3_bucket.url("files/data.h5"))
+    for key, value in refs["refs"].items():
+        if key.startswith("grp/") and isinstance(value, list):
+            value[0] = other.url("files/data.h5")
+    options = {
+        "fo": refs,
+        "remote_protocol": "s3",
+        "remote_options": proxied_bucket.object_store_options(),
+        "prefix_options": {other.url(): other.object_store_options()},
+    }
+    s3_proxy.log(reset=True)
+    group = zarrox.open_group("reference://", storage_options=options, mode="r")
+    _check_all(group, h5_file, VARIABLES)
+    paths = {e["path"].split("/")[1] for e in s3_proxy.log()}
+    assert paths == {s3_bucket.name}, paths  # the other bucket's reads went around the proxy
+    # and the other way round
+    options["prefix_options"] = {other.url(): proxied_bucket.object_store_options()}
+    options["remote_options"] = s3_bucket.object_store_options()
+    s3_proxy.log(reset=True)
+    group = zarrox.open_group("reference://", storage_options=options, mode="r")
+    _check_all(group, h5_file, VARIABLES)
+    assert {e["path"].split("/")[1] for e in s3_proxy.log()} == {other.name}
+    with pytest.raises(StorageOptionsError, match="prefix_options"):
+        ReferenceStore(refs, prefix_options={"bucket/": {}})
 
 
 def test_s3_hand_made_references_relative_urls(

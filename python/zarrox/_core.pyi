@@ -173,6 +173,7 @@ class StoreHandle:
             ],
         ]
         | None = None,
+        prefixes: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
     ) -> StoreHandle: ...
     @staticmethod
     def caller(name: str) -> StoreHandle: ...

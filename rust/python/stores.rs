@@ -197,7 +197,11 @@ impl StoreHandle {
     /// decode)`, where `decode(name, data, rows)` returns the record file's
     /// columns `(paths, offsets, sizes, raws)`, a value per row.
     #[staticmethod]
-    #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0, records=None))]
+    ///
+    /// `prefixes`: `(URL prefix, options)` of referenced files whose URL
+    /// starts with the prefix (the longest that matches; others have
+    /// `options`).
+    #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0, records=None, prefixes=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn references(
         py: Python<'_>,
@@ -208,10 +212,12 @@ impl StoreHandle {
         coalesce_gap: Option<u64>,
         max_request: u64,
         records: Option<ParquetRecords<'_>>,
+        prefixes: Vec<(String, Vec<(String, String)>)>,
     ) -> PyResult<Self> {
         let options = store::references::ReferenceOptions {
             protocol,
             options,
+            prefixes,
             coalesce_gap,
             max_request,
         };

@@ -62,6 +62,10 @@ pub struct ReferenceOptions {
     pub protocol: Option<String>,
     /// object_store configuration of the referenced object stores.
     pub options: Vec<(String, String)>,
+    /// The configuration of the files whose URL starts with a prefix (the
+    /// longest that matches; others have `options`): references spanning
+    /// buckets or clouds with credentials of their own.
+    pub prefixes: Vec<(String, Vec<(String, String)>)>,
     /// Ranges of one file closer than this are fetched in one request
     /// (`None`: the target store's own gap).
     pub coalesce_gap: Option<u64>,
@@ -146,35 +150,54 @@ impl ReferenceStore {
     /// The store of the file at `url` and the file's key in it (stores are
     /// made once per bucket, host or directory).
     fn target(&self, url: &str) -> Result<Target> {
-        let (base, key) = split_url(url, self.options.protocol.as_deref())?;
+        let protocol = self.options.protocol.as_deref();
+        let (base, key) = split_url(url, protocol)?;
+        let prefix = self.prefix_of(&full_url(url, protocol));
+        let id = store_id(&base, prefix);
         let mut stores = fork::lock(&self.stores);
-        if let Some(s) = stores.get(&base) {
+        if let Some(s) = stores.get(&id) {
             return Ok((Arc::clone(s), key));
         }
-        let store = self.make_store(&base)?;
-        stores.insert(base, Arc::clone(&store));
+        let store = self.make_store(&base, prefix)?;
+        stores.insert(id, Arc::clone(&store));
         Ok((store, key))
     }
 
-    fn make_store(&self, base: &str) -> Result<Arc<dyn Store>> {
+    /// The longest of the options' prefixes that `url` starts with (at a
+    /// `/`: `s3://b` is not a prefix of `s3://bb/f`).
+    fn prefix_of(&self, url: &str) -> Option<usize> {
+        self.options
+            .prefixes
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, _))| {
+                url.strip_prefix(p.as_str()).is_some_and(|rest| {
+                    p.ends_with('/') || rest.is_empty() || rest.starts_with(['/', '?'])
+                })
+            })
+            .max_by_key(|(_, (p, _))| p.len())
+            .map(|(i, _)| i)
+    }
+
+    fn make_store(&self, base: &str, prefix: Option<usize>) -> Result<Arc<dyn Store>> {
         if let Some(dir) = base.strip_prefix("file://") {
             return Ok(Arc::new(FilesystemStore::new(dir)));
         }
-        self.object_store(base)
+        self.object_store(base, prefix)
     }
 
     #[cfg(feature = "object-stores")]
-    fn object_store(&self, base: &str) -> Result<Arc<dyn Store>> {
+    fn object_store(&self, base: &str, prefix: Option<usize>) -> Result<Arc<dyn Store>> {
         let scheme = base.split("://").next().unwrap_or_default();
         let same = self
             .options
             .protocol
             .as_deref()
             .is_some_and(|p| family(p) == family(scheme));
-        let mut options = if same {
-            self.options.options.clone()
-        } else {
-            Vec::new()
+        let mut options = match prefix {
+            Some(i) => self.options.prefixes[i].1.clone(),
+            None if same => self.options.options.clone(),
+            None => Vec::new(),
         };
         if scheme == "http" && !options.iter().any(|(k, _)| k == "allow_http") {
             options.push(("allow_http".to_string(), "true".to_string()));
@@ -183,7 +206,7 @@ impl ReferenceStore {
     }
 
     #[cfg(not(feature = "object-stores"))]
-    fn object_store(&self, base: &str) -> Result<Arc<dyn Store>> {
+    fn object_store(&self, base: &str, _prefix: Option<usize>) -> Result<Arc<dyn Store>> {
         Err(Error::unsupported(format!(
             "'{base}': object stores are not built in"
         )))
@@ -401,13 +424,7 @@ fn family(scheme: &str) -> &str {
 /// without a scheme has the `protocol`'s (a local path without one).
 fn split_url(url: &str, protocol: Option<&str>) -> Result<(String, String)> {
     let bad = |why: &str| Error::value(format!("referenced URL '{url}': {why}"));
-    let full = match (url.contains("://"), protocol) {
-        (true, _) => url.to_string(),
-        (false, Some(p)) if !matches!(p, "" | "file" | "local") => {
-            format!("{p}://{}", url.trim_start_matches('/'))
-        }
-        (false, _) => format!("file://{url}"),
-    };
+    let full = full_url(url, protocol);
     if let Some(path) = full.strip_prefix("file://") {
         let path = std::path::Path::new(path);
         let (Some(dir), Some(file)) = (path.parent(), path.file_name()) else {
@@ -452,6 +469,27 @@ fn split_url(url: &str, protocol: Option<&str>) -> Result<(String, String)> {
         return Err(bad("no object path"));
     }
     Ok((base, path))
+}
+
+/// The key of a referenced files' store: one per bucket (host, directory)
+/// and the options it has.
+fn store_id(base: &str, prefix: Option<usize>) -> String {
+    match prefix {
+        Some(i) => format!("{i} {base}"),
+        None => format!("- {base}"),
+    }
+}
+
+/// A referenced URL with its scheme: the `protocol`'s where it has none
+/// (`file://` for a local path).
+fn full_url(url: &str, protocol: Option<&str>) -> String {
+    match (url.contains("://"), protocol) {
+        (true, _) => url.to_string(),
+        (false, Some(p)) if !matches!(p, "" | "file" | "local") => {
+            format!("{p}://{}", url.trim_start_matches('/'))
+        }
+        (false, _) => format!("file://{url}"),
+    }
 }
 
 /// One opened key: its value read once, ranges cut from it.
@@ -1083,7 +1121,7 @@ mod tests {
         let bytes: Vec<u8> = (0..100u8).collect();
         futures::executor::block_on(file.inner.set("f", Bytes::from(bytes))).unwrap();
         let target: Arc<dyn Store> = file.clone();
-        fork::lock(&store.stores).insert("s3://b".into(), target);
+        fork::lock(&store.stores).insert(store_id("s3://b", None), target);
         (store, file)
     }
 
@@ -1168,7 +1206,7 @@ mod tests {
         let bytes: Vec<u8> = (0..100u8).collect();
         futures::executor::block_on(file.inner.set("f", Bytes::from(bytes))).unwrap();
         let target: Arc<dyn Store> = file.clone();
-        fork::lock(&s.stores).insert("s3://b".into(), target);
+        fork::lock(&s.stores).insert(store_id("s3://b", None), target);
         futures::executor::block_on(async {
             // the first read leads: its round (one range) is held at the store
             let mut first = Box::pin(s.get("a/0"));
@@ -1237,6 +1275,24 @@ mod tests {
         assert_eq!(eval("-(2 + 3) * 4 // 3 % 5", &[]).unwrap(), 3);
         assert_eq!(eval("i*10", &[("i", 7)]).unwrap(), 70);
         assert!(eval(&"(".repeat(1000), &[]).is_err());
+    }
+
+    #[test]
+    fn the_longest_prefix_gives_the_options() {
+        let options = ReferenceOptions {
+            prefixes: vec![
+                ("s3://b".into(), vec![("k".into(), "1".into())]),
+                ("s3://b/deep/".into(), vec![("k".into(), "2".into())]),
+                ("gs://".into(), vec![]),
+            ],
+            ..ReferenceOptions::default()
+        };
+        let s = ReferenceStore::new("t", BTreeMap::new(), options);
+        assert_eq!(s.prefix_of("s3://b/f.nc"), Some(0));
+        assert_eq!(s.prefix_of("s3://b/deep/f.nc"), Some(1));
+        assert_eq!(s.prefix_of("s3://bb/f.nc"), None);
+        assert_eq!(s.prefix_of("gs://x/f.nc"), Some(2));
+        assert_eq!(s.prefix_of("http://h/f.nc"), None);
     }
 
     #[test]

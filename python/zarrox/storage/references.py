@@ -33,6 +33,7 @@ OPTIONS = frozenset(
         "fo",
         "remote_protocol",
         "remote_options",
+        "prefix_options",
         "target_protocol",
         "target_options",
         "coalesce_gap",
@@ -47,8 +48,11 @@ class ReferenceStore(Store):
     ``fo``: the references (a dict, a local JSON file, or the URL of one on an object store,
     opened with ``target_options``). ``remote_protocol`` is the protocol of referenced URLs
     written without one and the one ``remote_options`` (storage options as for
-    :class:`~zarrox.storage.RustObjectStore`) configure. Ranges of one file closer than
-    ``coalesce_gap`` bytes are fetched in one request of at most ``max_request`` bytes."""
+    :class:`~zarrox.storage.RustObjectStore`) configure; ``prefix_options`` (``{URL prefix:
+    storage options}``) configure the files whose URL starts with a prefix (the longest
+    that matches), for references that span buckets or clouds with credentials of their
+    own. Ranges of one file closer than ``coalesce_gap`` bytes are fetched in one request
+    of at most ``max_request`` bytes."""
 
     read_only = True
 
@@ -62,6 +66,7 @@ class ReferenceStore(Store):
         target_options: Mapping[str, Any] | None = None,
         coalesce_gap: int | None = None,
         max_request: int | None = None,
+        prefix_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self._text, self._name, parquet = _load(fo, target_protocol, target_options)
         if isinstance(fo, os.PathLike):
@@ -79,6 +84,16 @@ class ReferenceStore(Store):
         self.remote_options = dict(remote_options or {})
         self.coalesce_gap = None if coalesce_gap is None else int(coalesce_gap)
         self.max_request = int(max_request or 0)
+        self.prefix_options = {str(k): dict(v) for k, v in (prefix_options or {}).items()}
+        prefixes = []
+        for prefix, opts in self.prefix_options.items():
+            scheme = prefix.split("://", 1)[0].lower() if "://" in prefix else ""
+            if scheme not in SCHEMES:
+                raise StorageOptionsError(
+                    f"'prefix_options': {prefix!r} is not the URL prefix of an object store "
+                    f"({', '.join(sorted(SCHEMES))})"
+                )
+            prefixes.append((prefix, object_store_options(f"{scheme}://", opts)))
         options: list[tuple[str, str]] = []
         if self.remote_protocol in SCHEMES:
             options = object_store_options(f"{self.remote_protocol}://", self.remote_options)
@@ -95,6 +110,7 @@ class ReferenceStore(Store):
             self.coalesce_gap,
             self.max_request,
             None if parquet is None else parquet.arguments(),
+            prefixes,
         )
 
     def __repr__(self) -> str:
@@ -119,6 +135,8 @@ class ReferenceStore(Store):
             members["coalesce_gap"] = self.coalesce_gap
         if self.max_request:
             members["max_request"] = self.max_request
+        if self.prefix_options:
+            members["prefix_options"] = dict(self.prefix_options)
         return members
 
     @property
@@ -134,6 +152,7 @@ class ReferenceStore(Store):
                 self.remote_options,
                 self.coalesce_gap,
                 self.max_request,
+                self.prefix_options,
             ),
         )
 
@@ -144,6 +163,7 @@ def _reference_store(
     remote_options: dict[str, Any],
     coalesce_gap: int | None,
     max_request: int,
+    prefix_options: dict[str, dict[str, Any]],
 ) -> ReferenceStore:
     fo, target_protocol, target_options = (
         (source, None, None) if isinstance(source, Mapping) else source
@@ -156,6 +176,7 @@ def _reference_store(
         remote_options=remote_options,
         coalesce_gap=coalesce_gap,
         max_request=max_request,
+        prefix_options=prefix_options,
     )
 
 

@@ -73,6 +73,7 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
         "fo",
         "remote_protocol",
         "remote_options",
+        "prefix_options",
         "target_protocol",
         "target_options",
         "coalesce_gap",
@@ -199,7 +200,7 @@ def parse_kvstore(value: object, where: str = "kvstore") -> KvStore:
             raise fail(
                 member(where, "fo"), "a reference kvstore needs its references (path, URL, object)"
             )
-        for name in ("remote_options", "target_options"):
+        for name in ("remote_options", "target_options", "prefix_options"):
             if name in obj:
                 expect_object(obj[name], member(where, name))
     if driver == "zip":
