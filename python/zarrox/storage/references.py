@@ -369,10 +369,10 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
     """The reference store of fsspec's ``ReferenceFileSystem`` (zarr-python's
     ``FsspecStore`` over ``reference://``): its references (the dict it parsed, or the
     Parquet directory of its ``LazyReferenceMapper``) read by the engine from the stores
-    its file systems map to (:func:`~zarrox.storage.options.fsspec_target`). None (the
-    file system stays served from Python) when it is not one, is rooted below its top, or
-    reads files through a file system or options Rust cannot take faithfully, or through
-    file systems of more than one kind."""
+    its file systems map to (:func:`~zarrox.storage.options.fsspec_target`; one per
+    protocol, as fsspec chooses them). None (the file system stays served from Python)
+    when it is not one, is rooted below its top, or reads files through a file system or
+    options Rust cannot take faithfully."""
     from zarrox.storage.options import fsspec_target
 
     fs = _unwrapped(fs)
@@ -381,27 +381,25 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
         "ReferenceFileSystem",
     ) or str(path).strip("/"):
         return None
-    # the file systems of the referenced files: one kind besides the local one, and the
-    # default (URLs without a protocol) of that kind
-    remote: dict[str, Any] = {}
+    # the file systems of the referenced files: each remote one's options (by its
+    # protocols' prefixes), the default one's (URLs without a protocol) as remote options
+    prefix_options: dict[str, dict[str, Any]] = {}
+    mapped: dict[int, dict[str, Any]] = {}
     for fsi in {id(f): _unwrapped(f) for f in fs.fss.values()}.values():
-        kind = _protocol(getattr(fsi, "protocol", None))
-        if kind is not None:
-            remote[SCHEMES.get(kind, kind)] = fsi
-    if len(remote) > 1:
-        return None
-    remote_protocol, remote_options = None, {}
-    if remote:
-        ((family, remote_fs),) = remote.items()
-        default = _unwrapped(fs.fss.get(None))
-        if default is not remote_fs:
-            return None
-        remote_protocol = _protocol(remote_fs.protocol)
+        protocols = fsi.protocol if isinstance(fsi.protocol, list | tuple) else [fsi.protocol]
+        if _protocol(protocols) is None:
+            continue
+        family = SCHEMES.get(str(protocols[0]))
         probe = "https://host/x" if family == "http" else "bucket/x"
-        target = fsspec_target(remote_fs, probe)
+        target = fsspec_target(fsi, probe) if family is not None else None
         if target is None:
             return None
-        remote_options = target[1]
+        mapped[id(fsi)] = target[1]
+        for protocol in protocols:
+            prefix_options[f"{protocol}://"] = target[1]
+    default = _unwrapped(fs.fss.get(None))
+    remote_protocol = _protocol(getattr(default, "protocol", None))
+    remote_options = mapped.get(id(default), {})
     refs = fs.references
     if type(refs).__name__ == "LazyReferenceMapper":
         target = fsspec_target(refs.fs, refs.root)
@@ -417,6 +415,7 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
         remote_protocol=remote_protocol,
         remote_options=remote_options,
         target_options=target_options,
+        prefix_options=prefix_options,
     )
 
 
