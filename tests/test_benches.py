@@ -398,7 +398,7 @@ def test_bench_references_quick_smoke() -> None:
     pytest.importorskip("s3fs")
     out, context = run_bench("bench_references.py", "--quick")
     lines = out.splitlines()
-    impls = ["zarrox", "zarr-fsspec"]
+    impls = ["zarrox", "zarr-fsspec", "zarr-fsspec-zarrox"]
     if importlib.util.find_spec("h5netcdf") is not None:
         impls.append("xarray-h5netcdf")  # the original files, read by xarray
     for op in ("whole", "series"):
