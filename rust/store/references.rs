@@ -1062,11 +1062,15 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A memory store that counts the ranges asked of it.
+    /// A memory store that counts the ranges asked of it, and records how
+    /// many each read asked for; with a gate, its next ranged read waits
+    /// until the test opens the gate.
     #[derive(Debug, Default)]
     struct Counting {
         inner: crate::store::MemoryStore,
         ranges: std::sync::atomic::AtomicUsize,
+        reads: Mutex<Vec<usize>>,
+        gate: Mutex<Option<oneshot::Receiver<()>>>,
     }
 
     #[async_trait]
@@ -1083,6 +1087,11 @@ mod tests {
         async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
             let counted = std::sync::atomic::Ordering::Relaxed;
             self.ranges.fetch_add(ranges.len(), counted);
+            self.reads.lock().unwrap().push(ranges.len());
+            let gate = self.gate.lock().unwrap().take();
+            if let Some(gate) = gate {
+                gate.await.unwrap();
+            }
             self.inner.get_ranges(key, ranges).await
         }
         async fn set(&self, key: &str, value: Bytes) -> Result<()> {
@@ -1154,59 +1163,12 @@ mod tests {
         });
     }
 
-    /// A memory store whose first ranged read waits until the test opens
-    /// its gate; it records how many ranges each read asked for.
-    #[derive(Debug, Default)]
-    struct Gated {
-        inner: crate::store::MemoryStore,
-        gate: Mutex<Option<oneshot::Receiver<()>>>,
-        reads: Mutex<Vec<usize>>,
-    }
-
-    #[async_trait]
-    impl Store for Gated {
-        fn location(&self, key: &str) -> String {
-            self.inner.location(key)
-        }
-        async fn get(&self, key: &str) -> Result<Option<Bytes>> {
-            self.inner.get(key).await
-        }
-        fn open<'a>(&'a self, key: &str) -> Result<Box<dyn OpenValue + 'a>> {
-            self.inner.open(key)
-        }
-        async fn get_ranges(&self, key: &str, ranges: &[ByteRange]) -> Result<Option<Vec<Bytes>>> {
-            self.reads.lock().unwrap().push(ranges.len());
-            let gate = self.gate.lock().unwrap().take();
-            if let Some(gate) = gate {
-                gate.await.unwrap();
-            }
-            self.inner.get_ranges(key, ranges).await
-        }
-        async fn set(&self, key: &str, value: Bytes) -> Result<()> {
-            self.inner.set(key, value).await
-        }
-        async fn delete(&self, key: &str) -> Result<()> {
-            self.inner.delete(key).await
-        }
-        async fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-            self.inner.list_prefix(prefix).await
-        }
-        async fn list_dir(&self, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
-            self.inner.list_dir(prefix).await
-        }
-    }
-
     #[test]
     fn ranges_asked_while_a_round_is_in_flight_go_out_in_the_next_one() {
         let want = |i: u8| Bytes::from((i * 10..i * 10 + 8).collect::<Vec<u8>>());
-        let (s, _) = counted(None);
-        let file = Arc::new(Gated::default());
+        let (s, file) = counted(None);
         let (open_gate, gate) = oneshot::channel();
         *file.gate.lock().unwrap() = Some(gate);
-        let bytes: Vec<u8> = (0..100u8).collect();
-        futures::executor::block_on(file.inner.set("f", Bytes::from(bytes))).unwrap();
-        let target: Arc<dyn Store> = file.clone();
-        fork::lock(&s.stores).insert(store_id("s3://b", None), target);
         futures::executor::block_on(async {
             // the first read leads: its round (one range) is held at the store
             let mut first = Box::pin(s.get("a/0"));

@@ -21,6 +21,8 @@ from urllib.parse import quote, urlsplit
 
 from zarrox.errors import UnsupportedError
 from zarrox.storage import LocalStore, MemoryStore, Store, resolve_store
+from zarrox.storage.references import OPTIONS as REFERENCE_OPTIONS
+from zarrox.storage.references import ReferenceStore
 from zarrox.tensorstore_spec._json import (
     check_members,
     expect_bool,
@@ -69,17 +71,7 @@ _MEMBERS: dict[str, tuple[str, ...]] = {
     "http": ("base_url", "headers", "http_request_concurrency", "http_request_retries", "context"),
     "zip": ("base", "cache_pool", "data_copy_concurrency", "context"),
     # zarrox's own: kerchunk/VirtualiZarr references (fsspec's reference:// options)
-    "reference": (
-        "fo",
-        "remote_protocol",
-        "remote_options",
-        "prefix_options",
-        "target_protocol",
-        "target_options",
-        "coalesce_gap",
-        "max_request",
-        "context",
-    ),
+    "reference": (*sorted(REFERENCE_OPTIONS), "context"),
 }
 _URL_SCHEMES = {
     "file": "file",
@@ -339,8 +331,6 @@ def kvstore_of(store: Store, path: str) -> KvStore:
         return KvStore("file", full + "/")
     if isinstance(store, MemoryStore):
         return KvStore("memory", sub + "/" if sub else "", bound=store, bound_path=sub)
-    from zarrox.storage.references import ReferenceStore
-
     if isinstance(store, ReferenceStore):
         members = store.spec_members()
         if members is not None:
