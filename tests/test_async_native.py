@@ -440,3 +440,102 @@ def test_awaits_in_an_atexit_function_complete() -> None:
     (run,) = _run_children(_AWAIT_AT_EXIT, 1)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["first [1, 1, 1, 1]", "at exit [5, 5, 1, 1]"]
+
+
+# -- metadata operations awaited without threads (zarrox.storage.replay) -------------------------
+
+
+def test_metadata_operations_on_s3_take_no_thread(
+    proxied_bucket: servers.S3Bucket, s3_proxy: servers.FaultProxy, no_threads: None
+) -> None:
+    """Opening, creating and listing nodes and updating attributes on an object store run on
+    the event loop, each request awaited through the engine: every metadata document is
+    written once, and the results equal the blocking API's."""
+    url, opts = proxied_bucket.url("meta.zarr"), proxied_bucket.object_store_options()
+    s3_proxy.log(reset=True)
+    counts: list[int] = []
+    before = threading.active_count()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        sampler = asyncio.create_task(_count_threads(counts, stop))
+        root = await za.open_group(url, mode="w", storage_options=opts, attributes={"a": 1})
+        x = await root.create_array("x", shape=(10,), chunks=(5,), dtype="i4", fill_value=7)
+        await x.setitem(slice(0, 5), np.arange(5))
+        sub = await root.create_group("sub", attributes={"s": True})
+        await sub.create_array("y", shape=(2, 3), dtype="f8")
+        await root.update_attributes({"b": 2})
+        await x.update_attributes({"units": "m"})
+        assert [k async for k in root.keys()] == ["sub", "x"]
+        assert [k async for k in root.array_keys()] == ["x"]
+        assert await root.contains("sub") and not await root.contains("nope")
+        assert sorted([n async for n, _ in root.members(max_depth=None)]) == ["sub", "sub/y", "x"]
+        got = await root.getitem("x")
+        np.testing.assert_array_equal(
+            await got.getitem(slice(None)), [0, 1, 2, 3, 4, 7, 7, 7, 7, 7]
+        )
+        # many opens in flight at once
+        opened = await asyncio.gather(
+            *(za.open_array(url, path="sub/y", mode="r", storage_options=opts) for _ in range(200))
+        )
+        assert {a.shape for a in opened} == {(2, 3)}
+        await root.delitem("sub")
+        assert not await root.contains("sub")
+        with pytest.raises(zarrox.errors.ArrayNotFoundError):
+            await za.open_array(url, path="missing", mode="r", storage_options=opts)
+        stop.set()
+        await sampler
+
+    asyncio.run(main())
+    assert max(counts) == before, "a Python thread was started"
+    root = zarrox.open_group(url, mode="r", storage_options=opts)
+    assert dict(root.attrs) == {"a": 1, "b": 2}
+    assert dict(root["x"].attrs) == {"units": "m"}
+    assert "sub" not in root
+    puts: dict[str, int] = {}
+    for e in s3_proxy.log():
+        if e["method"] == "PUT" and e["path"].endswith("zarr.json"):
+            key = e["path"].split("/meta.zarr/", 1)[1]
+            puts[key] = puts.get(key, 0) + 1
+    # created, then its attributes updated: two documents each; the others once
+    assert puts == {"zarr.json": 2, "x/zarr.json": 2, "sub/zarr.json": 1, "sub/y/zarr.json": 1}
+
+
+def test_metadata_operation_moving_data_finishes_on_a_thread(
+    s3_bucket: servers.S3Bucket,
+) -> None:
+    """An operation that also moves chunk data (``create_array(data=...)``) goes on in a
+    worker thread from where the event loop left it: nothing is done twice."""
+    url, opts = s3_bucket.url("moving.zarr"), s3_bucket.object_store_options()
+
+    async def main() -> Any:
+        return await za.create_array(
+            url, name="d", data=np.arange(12).reshape(3, 4), chunks=(2, 2), storage_options=opts
+        )
+
+    created = asyncio.run(main())
+    np.testing.assert_array_equal(created.sync[...], np.arange(12).reshape(3, 4))
+    with pytest.raises(zarrox.errors.ContainsArrayError):  # it exists: not overwritten
+        asyncio.run(main())
+
+
+def test_replay_answers_from_its_log_and_refuses_another_path() -> None:
+    from zarrox.storage.replay import Entry, NeedIO, Replay
+
+    store = zarrox.storage.MemoryStore()
+    replay = Replay()
+    with pytest.raises(NeedIO) as need:
+        replay.call(store, "get", ("k",))
+    entry = need.value.entry
+    assert (entry.op, entry.args) == ("get", ("k",))
+    replay.entries.append(Entry(store, "get", ("k",), result=b"v"))
+    assert replay.call(store, "get", ("k",)) == b"v"
+    replay.position = 0
+    with pytest.raises(RuntimeError, match="another path"):
+        replay.call(store, "get", ("other",))
+    replay.position = 0
+    replay.entries[0].error = KeyError("boom")
+    with pytest.raises(KeyError, match="boom"):
+        replay.call(store, "get", ("k",))
+    # NeedIO is no Exception: handlers of zarrox's (`except Exception`) let it through
+    assert not issubclass(NeedIO, Exception)

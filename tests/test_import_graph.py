@@ -85,6 +85,7 @@ LAYERS: dict[str, int] = {
     "zarrox.staging": CORE,
     "zarrox._progress": CORE,
     "zarrox._post_import": CORE,
+    "zarrox.storage.replay": CORE,
     # storage and metadata
     "zarrox.storage": STORAGE_METADATA,
     "zarrox.storage.bridge": STORAGE_METADATA,

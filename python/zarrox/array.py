@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrox import _core
-from zarrox.async_node import AsyncNode, run
+from zarrox.async_node import AsyncNode, run, run_metadata
 from zarrox.attributes import Attributes
 from zarrox.codecs import Codec, codec_value, numcodecs_value
 from zarrox.config import config as global_config
@@ -64,6 +64,7 @@ from zarrox.nodes.plans import ArrayPlan
 from zarrox.pickle_codec import PickledChunks
 from zarrox.staging import current_transaction
 from zarrox.storage import Store
+from zarrox.storage.replay import moving_data
 from zarrox.transfer import copy_values
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ def _do_io(array: Array, step: _IOStep) -> Any:
 
 def _do_store_io(array: Array, step: _IOStep) -> Any:
     """:func:`_do_io` on the store itself."""
+    moving_data()
     kind, dims, arg, fortran = step
     if kind == _IO.READ:
         array._io_read(dims, arg, fortran)
@@ -928,6 +930,7 @@ class Array(Node):
         """A plain basic selection (Python integers in bounds, slices with positive
         steps, one Ellipsis) read in one Rust call into an array of its dtype and
         shape; None for anything else."""
+        moving_data()
         return self._handle.read_basic(selection, self._plain_dtype)
 
     def _write_plain(self, selection: Any, value: Any) -> bool:
@@ -936,6 +939,7 @@ class Array(Node):
         else (the general path has the write)."""
         tx = current_transaction()
         if tx is None:
+            moving_data()
             return bool(self._handle.write_basic(selection, value, self._plain_dtype))
         return tx.stage_plain(self, selection, value)
 
@@ -1237,12 +1241,14 @@ class AsyncArray(AsyncNode):
     @classmethod
     async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncArray:
         """The array at ``store`` (metadata read on a worker thread)."""
-        return AsyncArray(await run(_open_array, store, zarr_format=zarr_format, **kwargs))
+        return AsyncArray(
+            await run_metadata(store, _open_array, store, zarr_format=zarr_format, **kwargs)
+        )
 
     @classmethod
     async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
         """A new array (metadata written on a worker thread)."""
-        return AsyncArray(await run(_create_array, store, **kwargs))
+        return AsyncArray(await run_metadata(store, _create_array, store, **kwargs))
 
     def __repr__(self) -> str:
         return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"
@@ -1364,7 +1370,7 @@ class AsyncArray(AsyncNode):
         return await run(self._sync.append, data, axis=axis)
 
     async def update_attributes(self, new_attributes: dict[str, Any]) -> AsyncArray:
-        await run(self._sync.update_attributes, new_attributes)
+        await run_metadata(self._sync.store, self._sync.update_attributes, new_attributes)
         return self
 
     async def nchunks_initialized(self) -> int:

@@ -2,10 +2,11 @@
 ``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`).
 
 Reads and writes of arrays in stores Rust reads are awaitables the engine completes (see
-``AsyncArray``). What is left runs as a synchronous call in a worker thread (:func:`run`,
-:func:`asyncio.to_thread`): opening and creating nodes, metadata and attribute updates,
-listings (a few small documents each), and reads and writes of stores served from Python.
-asyncio is imported when first awaited, not with ``import zarrox``."""
+``AsyncArray``). Opening and creating nodes, listings and attribute updates on those stores
+run on the event loop, their requests awaited through the engine (:func:`run_metadata`).
+What is left runs as a synchronous call in a worker thread (:func:`run`,
+:func:`asyncio.to_thread`): copies and stores served from Python. asyncio is imported when
+first awaited, not with ``import zarrox``."""
 
 from __future__ import annotations
 
@@ -44,6 +45,32 @@ async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await to_thread(func, *args, **kwargs)
 
 
+async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``func(*args, **kwargs)``, a metadata operation (opening, creating, listing nodes,
+    attributes) on ``store`` (a store or what names one): on the event loop with its
+    requests awaited through the engine (:mod:`zarrox.storage.replay`) where Rust serves
+    the store, else in a worker thread (:func:`run`)."""
+    if not _served_by_rust(store):
+        return await run(func, *args, **kwargs)
+    from zarrox.storage.replay import run as replayed
+
+    args = tuple(unwrap(a) for a in args)
+    kwargs = {k: unwrap(v) for k, v in kwargs.items()}
+    return await replayed(func, *args, **kwargs)  # type: ignore[no-any-return]
+
+
+def _served_by_rust(store: Any) -> bool:
+    """Whether ``store`` is (or names) a store Rust reads: a zarrox store Rust serves, a
+    path or URL, or None (a new memory store)."""
+    import os
+
+    from zarrox.storage import Store
+
+    if store is None or isinstance(store, str | os.PathLike):
+        return True
+    return isinstance(store, Store) and bool(store.handle.in_rust)
+
+
 class AsyncNode:
     """An asynchronous view of a node: the properties that describe it are the synchronous
     node's (no I/O); the methods that do I/O are the subclass's coroutines."""
@@ -77,4 +104,4 @@ class AsyncNode:
         return value
 
 
-__all__ = ["AsyncNode", "gather", "run", "to_thread", "unwrap"]
+__all__ = ["AsyncNode", "gather", "run", "run_metadata", "to_thread", "unwrap"]

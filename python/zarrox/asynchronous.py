@@ -8,9 +8,11 @@ and encoding on its worker pool, and cancelling the awaiting task cancels the re
 answered; a store that answers at once (local files, memory, zip) is read by one job on the
 worker pool. Thousands of awaits in flight at once (``asyncio.gather``) are fine.
 
-The rest (opening and creating nodes, metadata, attributes, listings, copies, and reads and
-writes of stores served from Python) runs the synchronous call it mirrors in a worker thread
-(:func:`asyncio.to_thread`): a few small documents each.
+Opening and creating nodes, listings and attributes on stores Rust serves run the
+synchronous call they mirror on the event loop, each request of an object store awaited
+through the engine (:mod:`zarrox.storage.replay`). The rest (copies, saving arrays, and
+stores served from Python) runs the synchronous call in a worker thread
+(:func:`asyncio.to_thread`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from zarrox import api as _api
 from zarrox import hierarchy as _hierarchy
 from zarrox.array import Array, AsyncArray
 from zarrox.async_node import run as _run
+from zarrox.async_node import run_metadata as _run_metadata
 from zarrox.group import AsyncGroup, wrap
 
 
@@ -37,30 +40,51 @@ def _awaitable(func: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, An
     return run
 
 
+def _metadata(func: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
+    """The coroutine function of the synchronous ``func``, which opens, creates or lists
+    nodes: on the event loop with its requests awaited through the engine where Rust
+    serves its ``store`` (:func:`zarrox.async_node.run_metadata`); arrays and groups
+    returned as AsyncArray / AsyncGroup."""
+    import inspect
+
+    signature = inspect.signature(func)
+
+    @functools.wraps(func)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind_partial(*args, **kwargs).arguments
+        except TypeError:  # the call raises it, as the synchronous one does
+            bound = {}
+        store = bound.get("store", kwargs.get("store"))
+        return wrap(await _run_metadata(store, func, *args, **kwargs))
+
+    return run
+
+
 # -- module-level functions (zarr.api.asynchronous) -----------------------------------------------
 
-consolidate_metadata = _awaitable(_api.consolidate_metadata)
-create = _awaitable(_api.create)
-create_array = _awaitable(_api.create_array)
-create_group = _awaitable(_api.create_group)
-empty = _awaitable(_api.empty)
+consolidate_metadata = _metadata(_api.consolidate_metadata)
+create = _metadata(_api.create)
+create_array = _metadata(_api.create_array)
+create_group = _metadata(_api.create_group)
+empty = _metadata(_api.empty)
 empty_like = _awaitable(_api.empty_like)
 from_array = _awaitable(_api.from_array)
-full = _awaitable(_api.full)
+full = _metadata(_api.full)
 full_like = _awaitable(_api.full_like)
-group = _awaitable(_api.group)
-ones = _awaitable(_api.ones)
+group = _metadata(_api.group)
+ones = _metadata(_api.ones)
 ones_like = _awaitable(_api.ones_like)
-open = _awaitable(_api.open)  # noqa: A001 - zarr-python's name
-open_array = _awaitable(_api.open_array)
-open_consolidated = _awaitable(_api.open_consolidated)
-open_group = _awaitable(_api.open_group)
+open = _metadata(_api.open)  # noqa: A001 - zarr-python's name
+open_array = _metadata(_api.open_array)
+open_consolidated = _metadata(_api.open_consolidated)
+open_group = _metadata(_api.open_group)
 open_like = _awaitable(_api.open_like)
 save = _awaitable(_api.save)
 save_array = _awaitable(_api.save_array)
 save_group = _awaitable(_api.save_group)
-tree = _awaitable(_api.tree)
-zeros = _awaitable(_api.zeros)
+tree = _metadata(_api.tree)
+zeros = _metadata(_api.zeros)
 zeros_like = _awaitable(_api.zeros_like)
 copy = _awaitable(_hierarchy.copy)
 copy_all = _awaitable(_hierarchy.copy_all)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.array import Array, AsyncArray
-from zarrox.async_node import AsyncNode, gather, run
+from zarrox.async_node import AsyncNode, gather, run, run_metadata
 from zarrox.attributes import Attributes
 from zarrox.errors import MetadataError, NodeNotFoundError, ReadOnlyError
 from zarrox.metadata import GroupMetadataV3
@@ -568,16 +568,19 @@ class AsyncGroup(AsyncNode):
     """A group whose member lookups and changes are awaited (zarr-python's ``AsyncGroup``);
     members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`.
 
-    Its methods read and write metadata documents and listings (little I/O each) and run
-    on a worker thread; the arrays it gives read and write their chunks through awaitables
-    the engine completes (:class:`zarrox.AsyncArray`)."""
+    Its methods read and write metadata documents and listings: on the event loop, their
+    requests awaited through the engine, where Rust serves the store (else, and
+    ``setitem`` and ``info_complete``, on a worker thread); the arrays it gives read and
+    write their chunks through awaitables the engine completes (:class:`zarrox.AsyncArray`)."""
 
     _kind = Group
     _sync: Group
 
     @classmethod
     async def open(cls, store: Any, zarr_format: int | None = None, **kwargs: Any) -> AsyncGroup:
-        return AsyncGroup(await run(_open_group, store, zarr_format=zarr_format, **kwargs))
+        return AsyncGroup(
+            await run_metadata(store, _open_group, store, zarr_format=zarr_format, **kwargs)
+        )
 
     @classmethod
     async def from_store(
@@ -589,7 +592,8 @@ class AsyncGroup(AsyncNode):
         overwrite: bool = False,
     ) -> AsyncGroup:
         return AsyncGroup(
-            await run(
+            await run_metadata(
+                store,
                 _create_group,
                 store,
                 attributes=attributes,
@@ -601,9 +605,14 @@ class AsyncGroup(AsyncNode):
     def __repr__(self) -> str:
         return f"<zarrox.AsyncGroup {self._sync.store_path}>"
 
+    async def _metadata(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        """``func(*args, **kwargs)``, a metadata operation on this group's store
+        (:func:`~zarrox.async_node.run_metadata`)."""
+        return await run_metadata(self._sync.store, func, *args, **kwargs)
+
     # -- members -------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
-        return wrap(await run(self._sync.__getitem__, key))  # type: ignore[no-any-return]
+        return wrap(await self._metadata(self._sync.__getitem__, key))  # type: ignore[no-any-return]
 
     async def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -615,38 +624,38 @@ class AsyncGroup(AsyncNode):
         await run(self._sync.__setitem__, key, value)
 
     async def delitem(self, key: str) -> None:
-        await run(self._sync.__delitem__, key)
+        await self._metadata(self._sync.__delitem__, key)
 
     async def contains(self, key: str) -> bool:
-        return await run(self._sync.__contains__, key)
+        return await self._metadata(self._sync.__contains__, key)
 
     async def nmembers(self, max_depth: int | None = 0) -> int:
-        return await run(self._sync.nmembers, max_depth)
+        return await self._metadata(self._sync.nmembers, max_depth)
 
     async def members(
         self, max_depth: int | None = 0
     ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
-        for name, node in await run(self._sync.members, max_depth):
+        for name, node in await self._metadata(self._sync.members, max_depth):
             yield name, wrap(node)
 
     async def keys(self) -> AsyncIterator[str]:
-        for name in await run(self._sync.keys):
+        for name in await self._metadata(self._sync.keys):
             yield name
 
     async def array_keys(self) -> AsyncIterator[str]:
-        for name in await run(self._sync.array_keys):
+        for name in await self._metadata(self._sync.array_keys):
             yield name
 
     async def group_keys(self) -> AsyncIterator[str]:
-        for name in await run(self._sync.group_keys):
+        for name in await self._metadata(self._sync.group_keys):
             yield name
 
     async def arrays(self) -> AsyncIterator[tuple[str, AsyncArray]]:
-        for name, node in await run(self._sync.arrays):
+        for name, node in await self._metadata(self._sync.arrays):
             yield name, AsyncArray(node)
 
     async def groups(self) -> AsyncIterator[tuple[str, AsyncGroup]]:
-        for name, node in await run(self._sync.groups):
+        for name, node in await self._metadata(self._sync.groups):
             yield name, AsyncGroup(node)
 
     async def array_values(self) -> AsyncIterator[AsyncArray]:
@@ -659,66 +668,84 @@ class AsyncGroup(AsyncNode):
 
     # -- creating ------------------------------------------------------------------------
     async def create_array(self, name: str, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.create_array, name, **kwargs))
+        return AsyncArray(await self._metadata(self._sync.create_array, name, **kwargs))
 
     async def create_dataset(self, name: str, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.create_dataset, name, **kwargs))
+        return AsyncArray(await self._metadata(self._sync.create_dataset, name, **kwargs))
 
     async def require_array(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.require_array, name, shape=shape, **kwargs))
+        return AsyncArray(
+            await self._metadata(self._sync.require_array, name, shape=shape, **kwargs)
+        )
 
     async def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
         return await self.require_array(name, shape=shape, **kwargs)
 
     async def create_group(self, name: str, **kwargs: Any) -> AsyncGroup:
-        return AsyncGroup(await run(self._sync.create_group, name, **kwargs))
+        return AsyncGroup(await self._metadata(self._sync.create_group, name, **kwargs))
 
     async def require_group(self, name: str, **kwargs: Any) -> AsyncGroup:
-        return AsyncGroup(await run(self._sync.require_group, name, **kwargs))
+        return AsyncGroup(await self._metadata(self._sync.require_group, name, **kwargs))
 
     async def require_groups(self, *names: str) -> tuple[AsyncGroup, ...]:
         return tuple(await gather(*(self.require_group(n) for n in names)))
 
     async def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.zeros, name=name, shape=shape, **kwargs))
+        return AsyncArray(await self._metadata(self._sync.zeros, name=name, shape=shape, **kwargs))
 
     async def ones(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.ones, name=name, shape=shape, **kwargs))
+        return AsyncArray(await self._metadata(self._sync.ones, name=name, shape=shape, **kwargs))
 
     async def empty(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.empty, name=name, shape=shape, **kwargs))
+        return AsyncArray(await self._metadata(self._sync.empty, name=name, shape=shape, **kwargs))
 
     async def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> AsyncArray:
         return AsyncArray(
-            await run(self._sync.full, name=name, shape=shape, fill_value=fill_value, **kwargs)
+            await self._metadata(
+                self._sync.full,
+                name=name,
+                shape=shape,
+                fill_value=fill_value,
+                **kwargs,
+            )
         )
 
     async def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.zeros_like, name=name, data=data, **kwargs))
+        return AsyncArray(
+            await self._metadata(self._sync.zeros_like, name=name, data=data, **kwargs)
+        )
 
     async def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.ones_like, name=name, data=data, **kwargs))
+        return AsyncArray(
+            await self._metadata(self._sync.ones_like, name=name, data=data, **kwargs)
+        )
 
     async def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.empty_like, name=name, data=data, **kwargs))
+        return AsyncArray(
+            await self._metadata(self._sync.empty_like, name=name, data=data, **kwargs)
+        )
 
     async def full_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await run(self._sync.full_like, name=name, data=data, **kwargs))
+        return AsyncArray(
+            await self._metadata(self._sync.full_like, name=name, data=data, **kwargs)
+        )
 
     async def create_hierarchy(
         self, nodes: Mapping[str, Any], *, overwrite: bool = False
     ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
-        created = await run(lambda: list(self._sync.create_hierarchy(nodes, overwrite=overwrite)))
+        created = await self._metadata(
+            lambda: list(self._sync.create_hierarchy(nodes, overwrite=overwrite)),
+        )
         for path, node in created:
             yield path, wrap(node)
 
     # -- changing and inspecting ---------------------------------------------------------
     async def update_attributes(self, new_attributes: dict[str, Any]) -> AsyncGroup:
-        await run(self._sync.update_attributes, new_attributes)
+        await self._metadata(self._sync.update_attributes, new_attributes)
         return self
 
     async def info_complete(self) -> Any:
         return await run(self._sync.info_complete)
 
     async def tree(self, expand: bool | None = None, level: int | None = None) -> Any:
-        return await run(self._sync.tree, expand=expand, level=level)
+        return await self._metadata(self._sync.tree, expand=expand, level=level)

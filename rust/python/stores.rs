@@ -405,6 +405,132 @@ impl StoreHandle {
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, |s| s.flush())
     }
+
+    /// Whether this store's requests take network round trips (an object
+    /// store, references): the engine keeps them in flight on its I/O runtime.
+    #[getter]
+    fn concurrent(&self) -> bool {
+        match &self.inner {
+            StoreRef::Rust(s) => s.io_mode() == store::IoMode::Concurrent,
+            StoreRef::Caller(_) => false,
+        }
+    }
+
+    /// An awaitable the engine completes with what the method `op` of this
+    /// handle returns (`get`, `get_range`, `exists`, `get_versioned`,
+    /// `list_prefix`, `list_dir`, `conditional_writes`, `set`, `set_if`,
+    /// `delete`, `delete_prefix`), its arguments as the method takes them:
+    /// a key or prefix, `value`, `start`/`length`, `generation`.
+    #[pyo3(signature = (op, key="", value=None, start=0, length=None, generation=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn op_async<'py>(
+        &self,
+        py: Python<'py>,
+        op: &str,
+        key: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        start: i64,
+        length: Option<u64>,
+        generation: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let s = super::awaitable::rust_store(
+            self.inner.clone(),
+            "a store served from Python has no awaitable operations",
+        )?;
+        let key = key.to_string();
+        let value = value.map(bytes_of).transpose()?;
+        let expected = generation
+            .map(Generation::from_token)
+            .transpose()
+            .map_err(to_py_err)?;
+        let op = match op {
+            "get" | "get_range" | "exists" | "get_versioned" | "list_prefix" | "list_dir"
+            | "conditional_writes" | "delete" | "delete_prefix" => op.to_string(),
+            "set" | "set_if" if value.is_none() => {
+                return Err(PyValueError::new_err(format!("'{op}' needs a value")))
+            }
+            "set" => op.to_string(),
+            "set_if" if expected.is_none() => {
+                return Err(PyValueError::new_err("'set_if' needs a generation"))
+            }
+            "set_if" => op.to_string(),
+            _ => return Err(PyValueError::new_err(format!("no store operation '{op}'"))),
+        };
+        let range = if op == "get_range" {
+            Some(ByteRange::from_signed(start, length).map_err(to_py_err)?)
+        } else {
+            None
+        };
+        let work = async move {
+            Ok(match op.as_str() {
+                "get" => OpDone::Value(s.get(&key).await?),
+                "get_range" => {
+                    let range = range.unwrap_or(ByteRange::span(0, 0));
+                    let got = s.get_ranges(&key, &[range]).await?;
+                    OpDone::Value(got.and_then(|mut parts| parts.pop()))
+                }
+                "exists" => OpDone::Flag(s.exists(&key).await?),
+                "get_versioned" => {
+                    let v = s.get_versioned(&key).await?;
+                    OpDone::Versioned(v.value, v.generation.to_token())
+                }
+                "list_prefix" => OpDone::Keys(s.list_prefix(&key).await?),
+                "list_dir" => {
+                    let (keys, dirs) = s.list_dir(&key).await?;
+                    OpDone::Dir(keys, dirs)
+                }
+                "conditional_writes" => OpDone::Flag(s.conditional_writes().await?),
+                "set" => {
+                    s.set(&key, value.unwrap_or_default()).await?;
+                    s.flush()?;
+                    OpDone::Nothing
+                }
+                "set_if" => {
+                    let expected = expected.unwrap_or(Generation::Absent);
+                    let written = s.set_if(&key, value.unwrap_or_default(), &expected).await?;
+                    s.flush()?;
+                    OpDone::Flag(written.is_some())
+                }
+                "delete" => {
+                    s.delete(&key).await?;
+                    OpDone::Nothing
+                }
+                _ => {
+                    s.delete_prefix(&key).await?;
+                    OpDone::Nothing
+                }
+            })
+        };
+        super::awaitable::awaitable(py, work, |py, done: OpDone| done.into_py(py))
+    }
+}
+
+/// What an awaitable store operation ends with.
+enum OpDone {
+    Value(Option<bytes::Bytes>),
+    Versioned(Option<bytes::Bytes>, String),
+    Flag(bool),
+    Keys(Vec<String>),
+    Dir(Vec<String>, Vec<String>),
+    Nothing,
+}
+
+impl OpDone {
+    /// The value the blocking method returns.
+    fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let bytes = |v: Option<bytes::Bytes>| v.map(|v| PyBytes::new(py, &v));
+        Ok(match self {
+            OpDone::Value(v) => bytes(v).into_pyobject(py)?.into_any().unbind(),
+            OpDone::Versioned(v, g) => (bytes(v), g).into_pyobject(py)?.into_any().unbind(),
+            OpDone::Flag(f) => pyo3::types::PyBool::new(py, f)
+                .to_owned()
+                .into_any()
+                .unbind(),
+            OpDone::Keys(k) => k.into_pyobject(py)?.into_any().unbind(),
+            OpDone::Dir(k, d) => (k, d).into_pyobject(py)?.into_any().unbind(),
+            OpDone::Nothing => py.None(),
+        })
+    }
 }
 
 /// A byte request as a Python tuple (see `Request::spelled`): `(id, "get",

@@ -131,6 +131,7 @@ def create_array(
             attributes=attributes,
             chunk_key_encoding=chunk_key_encoding,
             dimension_names=dimension_names,
+            storage_options=storage_options,
             overwrite=overwrite,
             config=config,
         )

@@ -37,6 +37,7 @@ from zarrox._core import StoreHandle, memory_items
 from zarrox._post_import import when_imported
 from zarrox.errors import ReadOnlyError, StorageOptionsError, WriteConflictError
 from zarrox.storage.options import SCHEMES, fsspec_target, object_store_options
+from zarrox.storage.replay import replaying
 
 if TYPE_CHECKING:
     from zarr.abc.store import Store as ZarrPythonStore
@@ -76,9 +77,13 @@ class Store:
         return not self.handle.in_rust
 
     def get(self, key: str) -> bytes | None:
+        if (replay := replaying(self)) is not None:
+            return replay.call(self, "get", (key,))  # type: ignore[no-any-return]
         return self.handle.get(key)
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
+        if (replay := replaying(self)) is not None:
+            return replay.call(self, "get_range", (key, start, length))  # type: ignore[no-any-return]
         if self._in_python:
             value = self.get(key)
             if value is None:
@@ -95,13 +100,21 @@ class Store:
 
     def set(self, key: str, value: bytes) -> None:
         self._check_writable(key)
+        if (replay := replaying(self)) is not None:
+            replay.call(self, "set", (key, bytes(memoryview(value))))
+            return
         self.handle.set(key, value)
 
     def delete(self, key: str) -> None:
         self._check_writable(key)
+        if (replay := replaying(self)) is not None:
+            replay.call(self, "delete", (key,))
+            return
         self.handle.delete(key)
 
     def exists(self, key: str) -> bool:
+        if (replay := replaying(self)) is not None:
+            return bool(replay.call(self, "exists", (key,)))
         if self._in_python:
             return self.get(key) is not None
         return self.handle.exists(key)
@@ -110,12 +123,17 @@ class Store:
         """Whether writes can be conditional on what was read (generations): local
         directories and memory always; object stores whose server honours If-Match and
         If-None-Match (asked once); stores served from Python and zip archives never."""
+        if (replay := replaying(self)) is not None:
+            return bool(replay.call(self, "conditional_writes", ()))
         return bool(self.handle.conditional_writes())
 
     def get_versioned(self, key: str) -> tuple[bytes | None, str]:
         """The value under ``key`` (None: missing) and its generation, an opaque token for
         :meth:`set_if` (``"unknown"`` where the store cannot tell versions apart)."""
-        value, generation = self.handle.get_versioned(key)
+        if (replay := replaying(self)) is not None:
+            value, generation = replay.call(self, "get_versioned", (key,))
+        else:
+            value, generation = self.handle.get_versioned(key)
         return value, generation
 
     def set_if(self, key: str, value: bytes, generation: str) -> bool:
@@ -124,19 +142,30 @@ class Store:
         unconditionally). Whether it was written: False when another writer committed
         first (nothing was written)."""
         self._check_writable(key)
+        if (replay := replaying(self)) is not None:
+            args = (key, bytes(memoryview(value)), generation)
+            return bool(replay.call(self, "set_if", args))
         return bool(self.handle.set_if(key, value, generation))
 
     def list_prefix(self, prefix: str) -> list[str]:
+        if (replay := replaying(self)) is not None:
+            return list(replay.call(self, "list_prefix", (prefix,)))
         return self.handle.list_prefix(prefix)
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(keys, sub-directories) directly under ``prefix`` ("" or ending in "/")."""
+        if (replay := replaying(self)) is not None:
+            keys, dirs = replay.call(self, "list_dir", (prefix,))
+            return list(keys), list(dirs)
         if self._in_python:
             return _split_listing(prefix, sorted(self.list_prefix(prefix)))
         return self.handle.list_dir(prefix)
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable(prefix)
+        if (replay := replaying(self)) is not None:
+            replay.call(self, "delete_prefix", (prefix,))
+            return
         if self._in_python:
             for key in self.list_prefix(prefix):
                 self.delete(key)
