@@ -19,9 +19,15 @@ Within each repetition the implementations alternate (their order rotated per re
 each one's median over ``--repeat`` repetitions is reported, with the issue's targets:
 ``zarrox-await`` at most 0.75x tensorstore, and no slower than ``zarrox-threads``.
 
+``--op open``: the same number of opens of the array instead (metadata: ``zarr.json``),
+``zarrox.api.asynchronous.open_array`` (the synchronous code on the event loop, its requests
+awaited through the engine), ``asyncio.to_thread(zarrox.open_array, ...)``, the blocking
+``zarrox.open_array`` from the thread pool, and tensorstore's ``ts.open`` futures.
+
     PYTHONPATH=python .venv/bin/python benches/bench_async_latency.py [--reads 256]
         [--latency-ms 20] [--row 8192] [--threads 64] [--repeat 7] [--markdown FILE]
-        [--impls zarrox-await,zarrox-to-thread,zarrox-threads,tensorstore] [--quick]
+        [--impls zarrox-await,zarrox-to-thread,zarrox-threads,tensorstore] [--op read|open]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -43,6 +49,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import servers  # noqa: E402  (tests/servers.py: the HTTP server and the latency proxy)
 
 IMPLS = ("zarrox-await", "zarrox-to-thread", "zarrox-threads", "tensorstore")
+
+
+def make_open_impls(
+    url: str, opens: int, threads: int, names: list[str]
+) -> dict[str, Callable[[], list[Any]]]:
+    """Each implementation as a function that opens the array ``opens`` times at once and
+    returns the shapes."""
+    import zarrox
+    import zarrox.api.asynchronous as za
+
+    def zarrox_await() -> list[Any]:
+        async def main() -> list[Any]:
+            opened = (za.open_array(url, mode="r") for _ in range(opens))
+            return [a.shape for a in await asyncio.gather(*opened)]
+
+        return asyncio.run(main())
+
+    def zarrox_to_thread() -> list[Any]:
+        async def main() -> list[Any]:
+            opened = (asyncio.to_thread(zarrox.open_array, url, mode="r") for _ in range(opens))
+            return [a.shape for a in await asyncio.gather(*opened)]
+
+        return asyncio.run(main())
+
+    pool = ThreadPoolExecutor(threads)
+
+    def zarrox_threads() -> list[Any]:
+        return [a.shape for a in pool.map(lambda _: zarrox.open_array(url, mode="r"), range(opens))]
+
+    impls = {
+        "zarrox-await": zarrox_await,
+        "zarrox-to-thread": zarrox_to_thread,
+        "zarrox-threads": zarrox_threads,
+    }
+    if "tensorstore" in names:
+        import tensorstore as ts
+
+        spec = {"driver": "zarr3", "kvstore": url + "/", "recheck_cached_metadata": True}
+
+        def tensorstore() -> list[Any]:
+            futures = [ts.open(spec, read=True) for _ in range(opens)]
+            return [tuple(f.result().shape) for f in futures]
+
+        impls["tensorstore"] = tensorstore
+    return {name: impls[name] for name in names}
 
 
 def make_impls(
@@ -109,29 +160,35 @@ def run(args: argparse.Namespace) -> dict[str, list[float]]:
         failed = args.failed
         with servers.start_http(root) as http, servers.FaultProxy(http.port) as proxy:
             proxy.configure(servers.FaultPlan(latency_ms=args.latency_ms))
-            impls = make_impls(f"{proxy.url}/a.zarr", args.reads, args.threads, names)
+            make = make_open_impls if args.op == "open" else make_impls
+            impls = make(f"{proxy.url}/a.zarr", args.reads, args.threads, names)
+            want: Any = [ref.shape] * args.reads if args.op == "open" else ref
             for name, impl in impls.items():  # warm up: connections, metadata, threads
-                attempt(name, impl, ref, failed)
+                attempt(name, impl, want, failed)
             for rep in range(args.repeat):
                 k = rep % len(names)
                 for name in names[k:] + names[:k]:
                     if name in failed:
                         continue
                     start = time.perf_counter()
-                    if attempt(name, impls[name], ref, failed):
+                    if attempt(name, impls[name], want, failed):
                         times[name].append(time.perf_counter() - start)
     return {n: t for n, t in times.items() if t and n not in failed}
 
 
-def attempt(
-    name: str, impl: Callable[[], list[Any]], ref: np.ndarray, failed: dict[str, str]
-) -> bool:
-    """Run ``impl`` and check its rows; False (the reason in ``failed``) when it fails."""
+def attempt(name: str, impl: Callable[[], list[Any]], ref: Any, failed: dict[str, str]) -> bool:
+    """Run ``impl`` and check its rows (or, opening, the shapes); False (the reason in
+    ``failed``) when it fails."""
     try:
         rows = impl()
     except Exception as e:  # noqa: BLE001 - reported as a failed case
         failed[name] = f"{type(e).__name__}: {e}"
         return False
+    if isinstance(ref, list):
+        if [tuple(r) for r in rows] != ref:
+            failed[name] = "wrong shapes"
+            return False
+        return True
     if not np.array_equal(np.stack([np.asarray(r) for r in rows]), ref):
         failed[name] = "wrong data"
         return False
@@ -140,8 +197,9 @@ def attempt(
 
 def report(args: argparse.Namespace, times: dict[str, list[float]]) -> str:
     med = {n: statistics.median(t) for n, t in times.items()}
+    what = "opens of the array" if args.op == "open" else "one-chunk reads"
     lines = [
-        f"{args.reads} one-chunk reads in flight ({args.row * 2 // 1024} KiB chunks, zstd), "
+        f"{args.reads} {what} in flight ({args.row * 2 // 1024} KiB chunks, zstd), "
         f"HTTP store answering after {args.latency_ms:g} ms, {args.repeat} repetitions, "
         "implementations alternating; medians (min-max):",
         "",
@@ -179,6 +237,7 @@ def main() -> None:
     p.add_argument("--impls", default=",".join(IMPLS))
     p.add_argument("--markdown", type=Path)
     p.add_argument("--quick", action="store_true", help="32 reads, 2 repetitions")
+    p.add_argument("--op", choices=("read", "open"), default="read")
     args = p.parse_args()
     if args.quick:
         args.reads, args.repeat = 32, 2

@@ -146,9 +146,77 @@ fn unknown_option(key: &str, scheme: Scheme) -> Error {
     ))
 }
 
+/// Clients built, by what built them: building one costs milliseconds (the
+/// HTTP client, its TLS roots), and opening the same store again, or a
+/// replayed metadata operation (`zarrox/storage/replay.py`), would build it
+/// again. Cleared when full; a forked child builds its own.
+static CLIENTS: Mutex<Option<(u32, std::collections::HashMap<String, Arc<dyn Inner>>)>> =
+    Mutex::new(None);
+
+/// The most clients kept.
+const CLIENTS_KEPT: usize = 64;
+
+/// What a client is built from: the URL (for a web server, its host and
+/// query), the options, and the environment variables the builders and the
+/// HTTP client read (credentials, endpoints, proxies): a changed credential
+/// in the environment builds a new client.
+fn client_key(url: &url::Url, scheme: Scheme, options: &[(String, String)]) -> String {
+    let base = match scheme {
+        Scheme::Http => format!(
+            "{}?{}",
+            &url[..url::Position::BeforePath],
+            url.query().unwrap_or("")
+        ),
+        _ => url.to_string(),
+    };
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_uppercase();
+            [
+                "AWS_",
+                "GOOGLE_",
+                "AZURE_",
+                "HTTP_PROXY",
+                "HTTPS_PROXY",
+                "ALL_PROXY",
+                "NO_PROXY",
+            ]
+            .iter()
+            .any(|p| k.starts_with(p))
+        })
+        .collect();
+    env.sort();
+    format!("{base}\u{0}{options:?}\u{0}{env:?}")
+}
+
 /// A client for the bucket or container of `url`, with `options` (the
-/// environment's credentials and settings first, then the options).
+/// environment's credentials and settings first, then the options): one
+/// built before from the same, or a new one.
 fn build(url: &url::Url, options: &[(String, String)]) -> Result<Arc<dyn Inner>> {
+    let key = client_key(url, scheme_of(url)?, options);
+    let pid = std::process::id();
+    {
+        let clients = fork::lock(&CLIENTS);
+        if let Some((owner, map)) = clients.as_ref() {
+            if *owner == pid {
+                if let Some(client) = map.get(&key) {
+                    return Ok(Arc::clone(client));
+                }
+            }
+        }
+    }
+    let client = build_new(url, options)?;
+    let mut clients = fork::lock(&CLIENTS);
+    let map = match clients.as_mut() {
+        Some((owner, map)) if *owner == pid && map.len() < CLIENTS_KEPT => map,
+        _ => &mut clients.insert((pid, Default::default())).1,
+    };
+    map.insert(key, Arc::clone(&client));
+    Ok(client)
+}
+
+/// A client built now (see [`build`]).
+fn build_new(url: &url::Url, options: &[(String, String)]) -> Result<Arc<dyn Inner>> {
     let scheme = scheme_of(url)?;
     let mut options = options.to_vec();
     let own = OwnOptions::take(&mut options)?;
@@ -911,6 +979,24 @@ impl Store for ObjectStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clients_are_built_once_per_url_and_options() {
+        let url = |u: &str| url::Url::parse(u).unwrap();
+        let opts = |region: &str| vec![("aws_region".to_string(), region.to_string())];
+        let a = build(&url("s3://cached-bucket/x"), &opts("eu-west-1")).unwrap();
+        let b = build(&url("s3://cached-bucket/x"), &opts("eu-west-1")).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the same URL and options: one client");
+        let c = build(&url("s3://cached-bucket/x"), &opts("us-east-1")).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c), "other options: another client");
+        let d = build(&url("s3://other-bucket/x"), &opts("eu-west-1")).unwrap();
+        assert!(!Arc::ptr_eq(&a, &d), "another bucket: another client");
+        let h1 = build(&url("http://127.0.0.1:9/d/a.zarr?sig=1"), &[]).unwrap();
+        let h2 = build(&url("http://127.0.0.1:9/e/b.zarr?sig=1"), &[]).unwrap();
+        let h3 = build(&url("http://127.0.0.1:9/d/a.zarr?sig=2"), &[]).unwrap();
+        assert!(Arc::ptr_eq(&h1, &h2), "a web server's client serves every path");
+        assert!(!Arc::ptr_eq(&h1, &h3), "another query: another client");
+    }
 
     #[test]
     fn urls_and_options() {
