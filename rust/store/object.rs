@@ -150,8 +150,9 @@ fn unknown_option(key: &str, scheme: Scheme) -> Error {
 /// HTTP client, its TLS roots), and opening the same store again, or a
 /// replayed metadata operation (`zarrox/storage/replay.py`), would build it
 /// again. Cleared when full; a forked child builds its own.
-static CLIENTS: Mutex<Option<(u32, std::collections::HashMap<String, Arc<dyn Inner>>)>> =
-    Mutex::new(None);
+static CLIENTS: Mutex<Option<(u32, ClientsByKey)>> = Mutex::new(None);
+
+type ClientsByKey = std::collections::HashMap<String, Arc<dyn Inner>>;
 
 /// The most clients kept.
 const CLIENTS_KEPT: usize = 64;
@@ -994,7 +995,10 @@ mod tests {
         let h1 = build(&url("http://127.0.0.1:9/d/a.zarr?sig=1"), &[]).unwrap();
         let h2 = build(&url("http://127.0.0.1:9/e/b.zarr?sig=1"), &[]).unwrap();
         let h3 = build(&url("http://127.0.0.1:9/d/a.zarr?sig=2"), &[]).unwrap();
-        assert!(Arc::ptr_eq(&h1, &h2), "a web server's client serves every path");
+        assert!(
+            Arc::ptr_eq(&h1, &h2),
+            "a web server's client serves every path"
+        );
         assert!(!Arc::ptr_eq(&h1, &h3), "another query: another client");
     }
 
