@@ -48,8 +48,8 @@ async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)``, a metadata operation (opening, creating, listing nodes,
     attributes) on ``store`` (a store or what names one): on the event loop with its
-    requests awaited through the engine (:mod:`zarrox.storage.replay`) where Rust serves
-    the store, else in a worker thread (:func:`run`)."""
+    requests awaited through the engine (:mod:`zarrox.storage.replay`) where they take
+    network round trips (object stores, references), else in a worker thread (:func:`run`)."""
     if not _served_by_rust(store):
         return await run(func, *args, **kwargs)
     from zarrox.storage.replay import run as replayed
@@ -60,15 +60,21 @@ async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs:
 
 
 def _served_by_rust(store: Any) -> bool:
-    """Whether ``store`` is (or names) a store Rust reads: a zarrox store Rust serves, a
-    path or URL, or None (a new memory store)."""
+    """Whether ``store`` is (or names) a store whose requests the engine keeps in flight on
+    its I/O runtime: an object store or references, as a zarrox store or a URL. Stores that
+    answer at once (local files, memory, zip) stay on a worker thread: a large listing
+    there would hold the event loop."""
     import os
 
     from zarrox.storage import Store
+    from zarrox.storage.options import SCHEMES
 
-    if store is None or isinstance(store, str | os.PathLike):
-        return True
-    return isinstance(store, Store) and bool(store.handle.in_rust)
+    if isinstance(store, os.PathLike):
+        return False
+    if isinstance(store, str):
+        scheme = store.split("://", 1)[0].lower() if "://" in store else ""
+        return scheme in SCHEMES or scheme == "reference"
+    return isinstance(store, Store) and bool(store.handle.concurrent)
 
 
 class AsyncNode:

@@ -8,11 +8,11 @@ and encoding on its worker pool, and cancelling the awaiting task cancels the re
 answered; a store that answers at once (local files, memory, zip) is read by one job on the
 worker pool. Thousands of awaits in flight at once (``asyncio.gather``) are fine.
 
-Opening and creating nodes, listings and attributes on stores Rust serves run the
-synchronous call they mirror on the event loop, each request of an object store awaited
-through the engine (:mod:`zarrox.storage.replay`). The rest (copies, saving arrays, and
-stores served from Python) runs the synchronous call in a worker thread
-(:func:`asyncio.to_thread`).
+Opening and creating nodes, listings and attributes on object stores and references run the
+synchronous call they mirror on the event loop, each request awaited through the engine
+(:mod:`zarrox.storage.replay`). The rest (the same on local files, memory and zip archives,
+copies, saving arrays, and stores served from Python) runs the synchronous call in a worker
+thread (:func:`asyncio.to_thread`).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def _awaitable(func: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, An
 
 def _metadata(func: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
     """The coroutine function of the synchronous ``func``, which opens, creates or lists
-    nodes: on the event loop with its requests awaited through the engine where Rust
-    serves its ``store`` (:func:`zarrox.async_node.run_metadata`); arrays and groups
-    returned as AsyncArray / AsyncGroup."""
+    nodes: on the event loop with its requests awaited through the engine where its
+    ``store`` is an object store or references (:func:`zarrox.async_node.run_metadata`);
+    arrays and groups returned as AsyncArray / AsyncGroup."""
     import inspect
 
     signature = inspect.signature(func)

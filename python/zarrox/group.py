@@ -569,7 +569,7 @@ class AsyncGroup(AsyncNode):
     members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`.
 
     Its methods read and write metadata documents and listings: on the event loop, their
-    requests awaited through the engine, where Rust serves the store (else, and
+    requests awaited through the engine, on object stores and references (else, and
     ``setitem`` and ``info_complete``, on a worker thread); the arrays it gives read and
     write their chunks through awaitables the engine completes (:class:`zarrox.AsyncArray`)."""
 
