@@ -978,7 +978,11 @@ def _references(store: Any) -> bool:
 def _parquet_references(path: str) -> bool:
     """Whether ``path`` is a directory of kerchunk Parquet references: its ``.zmetadata``
     has their ``record_size`` (Zarr v2's consolidated metadata, also ``.zmetadata``, has
-    not)."""
+    not). A directory with a Zarr node at its top is a store: its ``.zmetadata``, which can
+    be large, is not read here."""
+    nodes = ("zarr.json", ".zgroup", ".zarray")
+    if any(os.path.exists(os.path.join(path, name)) for name in nodes):
+        return False
     try:
         with open(os.path.join(path, ".zmetadata"), "rb") as f:
             text = f.read()

@@ -193,6 +193,14 @@ _FS_KINDS: dict[tuple[str, str], tuple[str, frozenset[str], frozenset[str]]] = {
 }
 
 
+def unwrapped_fs(fs: Any) -> Any:
+    """The file system fsspec's ``AsyncFileSystemWrapper`` wraps (else ``fs``)."""
+    sync_fs = getattr(fs, "sync_fs", None)
+    if type(fs).__name__ == "AsyncFileSystemWrapper" and sync_fs is not None:
+        return sync_fs
+    return fs
+
+
 def fsspec_target(fs: Any, path: str) -> tuple[str, dict[str, Any]] | None:
     """Where the fsspec file system ``fs`` at ``path`` (an ``FsspecStore``'s) keeps its
     values, as the URL and ``storage_options`` of the Rust store that reads and writes
@@ -200,9 +208,7 @@ def fsspec_target(fs: Any, path: str) -> tuple[str, dict[str, Any]] | None:
     local file system: see :func:`zarrox.storage.from_zarr_store`); None where it cannot be
     said faithfully (another file system, an option with no Rust equivalent, credentials
     only Python's clients find): that file system stays served from Python."""
-    sync_fs = getattr(fs, "sync_fs", None)  # fsspec's AsyncFileSystemWrapper around it
-    if type(fs).__name__ == "AsyncFileSystemWrapper" and sync_fs is not None:
-        fs = sync_fs
+    fs = unwrapped_fs(fs)
     kind = _FS_KINDS.get((type(fs).__module__, type(fs).__name__))
     if kind is None:
         return None

@@ -234,14 +234,16 @@ def _load(
         if target_options:
             raise StorageOptionsError("'target_options' apply to references at a URL only")
         root = os.path.abspath(url)
-        return _parquet(root, LocalStore(root, read_only=True))
+        directory: Store = LocalStore(root, read_only=True)
+        return _parquet(root, directory, directory.get(".zmetadata"))
     if "://" in url:
         if url.split("://", 1)[0].lower() not in SCHEMES:
             raise ValueError(f"unsupported references URL {fo!r}")
         if not url.endswith(".json"):
             directory = RustObjectStore(url.rstrip("/"), target_options, read_only=True)
-            if directory.get(".zmetadata") is not None:
-                return _parquet(url.rstrip("/"), directory)
+            zmetadata = directory.get(".zmetadata")
+            if zmetadata is not None:
+                return _parquet(url.rstrip("/"), directory, zmetadata)
         parent, _, name = url.rstrip("/").rpartition("/")
         store = RustObjectStore(parent, target_options)
         data = store.get(name)
@@ -267,8 +269,9 @@ def _chunk_grid(root: str, field: str, zarray: Any) -> list[int]:
     return grid or [1]
 
 
-def _parquet(root: str, directory: Store) -> tuple[str, str, _Parquet]:
-    """The metadata and records of a kerchunk Parquet directory. Record ``i`` of a variable
+def _parquet(root: str, directory: Store, text: bytes | None) -> tuple[str, str, _Parquet]:
+    """The metadata and records of a kerchunk Parquet directory (``text``: its
+    ``.zmetadata``, None when absent). Record ``i`` of a variable
     (``<var>/refs.<i>.parq``) holds its chunks ``i * record_size`` to ``(i + 1) *
     record_size - 1``, numbered in C order over the chunk grid, keys ``<var>/i.j...``; the
     engine loads a record when one of its chunks is first read (:func:`_decode_record`)."""
@@ -278,7 +281,6 @@ def _parquet(root: str, directory: Store) -> tuple[str, str, _Parquet]:
         raise ImportError(
             f"{root}: Parquet references need pyarrow (pip install 'zarrox[references]')"
         ) from None
-    text = directory.get(".zmetadata")
     if text is None:
         raise FileNotFoundError(f"{root}/.zmetadata: not found (not Parquet references)")
     try:
@@ -373,9 +375,9 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
     protocol, as fsspec chooses them). None (the file system stays served from Python)
     when it is not one, is rooted below its top, or reads files through a file system or
     options Rust cannot take faithfully."""
-    from zarrox.storage.options import fsspec_target
+    from zarrox.storage.options import fsspec_target, unwrapped_fs
 
-    fs = _unwrapped(fs)
+    fs = unwrapped_fs(fs)
     if (type(fs).__module__, type(fs).__name__) != (
         "fsspec.implementations.reference",
         "ReferenceFileSystem",
@@ -385,7 +387,7 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
     # protocols' prefixes), the default one's (URLs without a protocol) as remote options
     prefix_options: dict[str, dict[str, Any]] = {}
     mapped: dict[int, dict[str, Any]] = {}
-    for fsi in {id(f): _unwrapped(f) for f in fs.fss.values()}.values():
+    for fsi in {id(f): unwrapped_fs(f) for f in fs.fss.values()}.values():
         protocols = fsi.protocol if isinstance(fsi.protocol, list | tuple) else [fsi.protocol]
         if _protocol(protocols) is None:
             continue
@@ -397,7 +399,7 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
         mapped[id(fsi)] = target[1]
         for protocol in protocols:
             prefix_options[f"{protocol}://"] = target[1]
-    default = _unwrapped(fs.fss.get(None))
+    default = unwrapped_fs(fs.fss.get(None))
     remote_protocol = _protocol(getattr(default, "protocol", None))
     remote_options = mapped.get(id(default), {})
     refs = fs.references
@@ -417,11 +419,3 @@ def from_reference_file_system(fs: Any, path: str) -> ReferenceStore | None:
         target_options=target_options,
         prefix_options=prefix_options,
     )
-
-
-def _unwrapped(fs: Any) -> Any:
-    """The file system fsspec's ``AsyncFileSystemWrapper`` wraps (else ``fs``)."""
-    sync_fs = getattr(fs, "sync_fs", None)
-    if type(fs).__name__ == "AsyncFileSystemWrapper" and sync_fs is not None:
-        return sync_fs
-    return fs
