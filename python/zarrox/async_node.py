@@ -50,7 +50,7 @@ async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs:
     attributes) on ``store`` (a store or what names one): on the event loop with its
     requests awaited through the engine (:mod:`zarrox.storage.replay`) where they take
     network round trips (object stores, references), else in a worker thread (:func:`run`)."""
-    if not _served_by_rust(store):
+    if not _takes_round_trips(store):
         return await run(func, *args, **kwargs)
     from zarrox.storage.replay import run as replayed
 
@@ -59,7 +59,7 @@ async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs:
     return await replayed(func, *args, **kwargs)  # type: ignore[no-any-return]
 
 
-def _served_by_rust(store: Any) -> bool:
+def _takes_round_trips(store: Any) -> bool:
     """Whether ``store`` is (or names) a store whose requests the engine keeps in flight on
     its I/O runtime: an object store or references, as a zarrox store or a URL. Stores that
     answer at once (local files, memory, zip) stay on a worker thread: a large listing
