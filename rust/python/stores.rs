@@ -196,11 +196,11 @@ impl StoreHandle {
     /// by record: `(directory, record_size, [(variable, chunk grid)],
     /// decode)`, where `decode(name, data, rows)` returns the record file's
     /// columns `(paths, offsets, sizes, raws)`, a value per row.
-    #[staticmethod]
     ///
     /// `prefixes`: `(URL prefix, options)` of referenced files whose URL
     /// starts with the prefix (the longest that matches; others have
     /// `options`).
+    #[staticmethod]
     #[pyo3(signature = (name, json, protocol=None, options=Vec::new(), coalesce_gap=None, max_request=0, records=None, prefixes=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn references(
@@ -438,64 +438,64 @@ impl StoreHandle {
             "a store served from Python has no awaitable operations",
         )?;
         let key = key.to_string();
-        let value = value.map(bytes_of).transpose()?;
-        let expected = generation
-            .map(Generation::from_token)
-            .transpose()
-            .map_err(to_py_err)?;
-        let op = match op {
-            "get" | "get_range" | "exists" | "get_versioned" | "list_prefix" | "list_dir"
-            | "conditional_writes" | "delete" | "delete_prefix" => op.to_string(),
-            "set" | "set_if" if value.is_none() => {
-                return Err(PyValueError::new_err(format!("'{op}' needs a value")))
+        let op = match (op, value.map(bytes_of).transpose()?, generation) {
+            ("get", ..) => StoreOp::Get,
+            ("get_range", ..) => {
+                StoreOp::GetRange(ByteRange::from_signed(start, length).map_err(to_py_err)?)
             }
-            "set" => op.to_string(),
-            "set_if" if expected.is_none() => {
-                return Err(PyValueError::new_err("'set_if' needs a generation"))
+            ("exists", ..) => StoreOp::Exists,
+            ("get_versioned", ..) => StoreOp::GetVersioned,
+            ("list_prefix", ..) => StoreOp::ListPrefix,
+            ("list_dir", ..) => StoreOp::ListDir,
+            ("conditional_writes", ..) => StoreOp::ConditionalWrites,
+            ("set", Some(value), _) => StoreOp::Set(value),
+            ("set_if", Some(value), Some(generation)) => StoreOp::SetIf(
+                value,
+                Generation::from_token(generation).map_err(to_py_err)?,
+            ),
+            ("delete", ..) => StoreOp::Delete,
+            ("delete_prefix", ..) => StoreOp::DeletePrefix,
+            ("set", ..) => return Err(PyValueError::new_err("'set' needs a value")),
+            ("set_if", ..) => {
+                return Err(PyValueError::new_err(
+                    "'set_if' needs a value and a generation",
+                ))
             }
-            "set_if" => op.to_string(),
-            _ => return Err(PyValueError::new_err(format!("no store operation '{op}'"))),
-        };
-        let range = if op == "get_range" {
-            Some(ByteRange::from_signed(start, length).map_err(to_py_err)?)
-        } else {
-            None
+            (op, ..) => return Err(PyValueError::new_err(format!("no store operation '{op}'"))),
         };
         let work = async move {
-            Ok(match op.as_str() {
-                "get" => OpDone::Value(s.get(&key).await?),
-                "get_range" => {
-                    let range = range.unwrap_or(ByteRange::span(0, 0));
+            Ok(match op {
+                StoreOp::Get => OpDone::Value(s.get(&key).await?),
+                StoreOp::GetRange(range) => {
                     let got = s.get_ranges(&key, &[range]).await?;
                     OpDone::Value(got.and_then(|mut parts| parts.pop()))
                 }
-                "exists" => OpDone::Flag(s.exists(&key).await?),
-                "get_versioned" => {
+                StoreOp::Exists => OpDone::Flag(s.exists(&key).await?),
+                StoreOp::GetVersioned => {
                     let v = s.get_versioned(&key).await?;
                     OpDone::Versioned(v.value, v.generation.to_token())
                 }
-                "list_prefix" => OpDone::Keys(s.list_prefix(&key).await?),
-                "list_dir" => {
+                StoreOp::ListPrefix => OpDone::Keys(s.list_prefix(&key).await?),
+                StoreOp::ListDir => {
                     let (keys, dirs) = s.list_dir(&key).await?;
                     OpDone::Dir(keys, dirs)
                 }
-                "conditional_writes" => OpDone::Flag(s.conditional_writes().await?),
-                "set" => {
-                    s.set(&key, value.unwrap_or_default()).await?;
+                StoreOp::ConditionalWrites => OpDone::Flag(s.conditional_writes().await?),
+                StoreOp::Set(value) => {
+                    s.set(&key, value).await?;
                     s.flush()?;
                     OpDone::Nothing
                 }
-                "set_if" => {
-                    let expected = expected.unwrap_or(Generation::Absent);
-                    let written = s.set_if(&key, value.unwrap_or_default(), &expected).await?;
+                StoreOp::SetIf(value, expected) => {
+                    let written = s.set_if(&key, value, &expected).await?;
                     s.flush()?;
                     OpDone::Flag(written.is_some())
                 }
-                "delete" => {
+                StoreOp::Delete => {
                     s.delete(&key).await?;
                     OpDone::Nothing
                 }
-                _ => {
+                StoreOp::DeletePrefix => {
                     s.delete_prefix(&key).await?;
                     OpDone::Nothing
                 }
@@ -503,6 +503,22 @@ impl StoreHandle {
         };
         super::awaitable::awaitable(py, work, |py, done: OpDone| done.into_py(py))
     }
+}
+
+/// An awaitable store operation (`StoreHandle.op_async`), with what it
+/// takes besides the key.
+enum StoreOp {
+    Get,
+    GetRange(ByteRange),
+    Exists,
+    GetVersioned,
+    ListPrefix,
+    ListDir,
+    ConditionalWrites,
+    Set(bytes::Bytes),
+    SetIf(bytes::Bytes, Generation),
+    Delete,
+    DeletePrefix,
 }
 
 /// What an awaitable store operation ends with.

@@ -162,14 +162,7 @@ const CLIENTS_KEPT: usize = 64;
 /// HTTP client read (credentials, endpoints, proxies): a changed credential
 /// in the environment builds a new client.
 fn client_key(url: &url::Url, scheme: Scheme, options: &[(String, String)]) -> String {
-    let base = match scheme {
-        Scheme::Http => format!(
-            "{}?{}",
-            &url[..url::Position::BeforePath],
-            url.query().unwrap_or("")
-        ),
-        _ => url.to_string(),
-    };
+    let base = client_url(url, scheme);
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
             let k = k.to_ascii_uppercase();
@@ -216,20 +209,24 @@ fn build(url: &url::Url, options: &[(String, String)]) -> Result<Arc<dyn Inner>>
     Ok(client)
 }
 
+/// The URL a client is built from: a web server's host and the query every
+/// request carries (a presigned or SAS URL's signature; the HTTP client
+/// appends each key's path to it), else the URL (its builder takes the
+/// bucket or container from it).
+fn client_url(url: &url::Url, scheme: Scheme) -> String {
+    match (scheme, url.query()) {
+        (Scheme::Http, Some(query)) => format!("{}?{query}", &url[..url::Position::BeforePath]),
+        (Scheme::Http, None) => url[..url::Position::BeforePath].to_string(),
+        _ => url.to_string(),
+    }
+}
+
 /// A client built now (see [`build`]).
 fn build_new(url: &url::Url, options: &[(String, String)]) -> Result<Arc<dyn Inner>> {
     let scheme = scheme_of(url)?;
     let mut options = options.to_vec();
     let own = OwnOptions::take(&mut options)?;
-    let bucket_url = match scheme {
-        // the host, and the query every request carries (a presigned or SAS
-        // URL's signature): the HTTP client appends each key's path to it
-        Scheme::Http => match url.query() {
-            Some(query) => format!("{}?{query}", &url[..url::Position::BeforePath]),
-            None => url[..url::Position::BeforePath].to_string(),
-        },
-        _ => url.to_string(),
-    };
+    let bucket_url = client_url(url, scheme);
     let failed =
         |e: object_store::Error| Error::value(format!("cannot set up the store for '{url}': {e}"));
     macro_rules! configure {

@@ -144,7 +144,8 @@ impl Records {
         };
         let decoder = Arc::clone(&self.decoder);
         let location = self.store.location(&name);
-        let decode = move || decoder.decode(&location, data, rows);
+        let named = location.clone();
+        let decode = move || decoder.decode(&named, data, rows);
         // The decoder may take a while (and, in Python, the interpreter's
         // lock): off the I/O runtime's threads when on one.
         let got = match tokio::runtime::Handle::try_current() {
@@ -156,8 +157,7 @@ impl Records {
         };
         if got.len() < rows {
             return Err(Error::value(format!(
-                "{}: {} rows, record {record} of '{field}' needs {rows}",
-                self.store.location(&name),
+                "{location}: {} rows, record {record} of '{field}' needs {rows}",
                 got.len()
             )));
         }
