@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::batch::{Batch, Chunks, Destination, MemoryOrder, ReadDone, WriteDone};
 use crate::cache::DataCache;
-use crate::codec::transpose::fortran_form;
+use crate::codec::array_to_array::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
 use crate::engine::{self, ChunkRegion, ChunkTask, Input};

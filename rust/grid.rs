@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::codec::config::Members;
 use crate::error::{Error, Result};
+use crate::members::Members;
 
 /// How chunk grid coordinates become store keys (v3 `chunk_key_encoding`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -478,7 +478,7 @@ mod tests {
 
     #[test]
     fn document_form_fills_zarr_pythons_separators() {
-        use crate::codec::config::members_json;
+        use crate::members::members_json;
         let doc = |name: &str, cfg: Value| {
             let e = ChunkKeyEncoding::from_document(name, cfg.as_object().unwrap())?;
             Ok::<_, Error>(members_json(&e.document().unwrap()))

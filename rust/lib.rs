@@ -14,6 +14,7 @@ pub mod floors;
 pub mod fork;
 pub mod grid;
 pub mod indexing;
+pub mod members;
 pub mod order;
 pub mod pipeline;
 pub mod pool;

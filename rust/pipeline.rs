@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::batch::{Batch, MemoryOrder};
 use crate::cache::DataCache;
-use crate::codec::transpose::fortran_form;
+use crate::codec::array_to_array::transpose::fortran_form;
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::DataType;
 use crate::engine::{check_batch, ChunkRegion, ChunkTask};

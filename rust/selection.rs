@@ -10,12 +10,12 @@
 //!   [`ChunkRegion`] ([`zarr_region`]), or the region the caller spelled out
 //!   itself ([`explicit_region`]).
 //!
-//! The Python layer only turns its objects into [`Key`]s (see `python/keys.rs`).
+//! The Python layer only turns its objects into [`Key`]s (see `python/selection.rs`).
 
-use crate::engine::ChunkRegion;
 use crate::error::{Error, ErrorKind, Result};
 use crate::grid::DimGrid;
 use crate::indexing::{DimSelection, Selection};
+use crate::region::ChunkRegion;
 
 /// The integers of an index array, in C order: as numpy holds them, or
 /// exact (an object array of Python integers past 64 bits).

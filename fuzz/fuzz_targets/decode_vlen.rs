@@ -3,7 +3,7 @@
 //! the rest is a frame split into the element count of the next two bytes.
 #![no_main]
 
-use zarrox::codec::vlen::{build_frame, split_frame};
+use zarrox::codec::array_to_bytes::vlen::{build_frame, split_frame};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {

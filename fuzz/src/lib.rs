@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use zarrox::codec::vlen::split_frame;
+use zarrox::codec::array_to_bytes::vlen::split_frame;
 use zarrox::codec::{ChunkSpec, CodecChain};
 use zarrox::dtype::{DataKind, DataType};
 

@@ -59,8 +59,9 @@ pub fn numcodecs_members(id: &str) -> Option<&'static [&'static str]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::array_to_array::bitround;
+    use crate::codec::bytes_to_bytes::{blosc, gzip, zstd};
     use crate::codec::config::members_json;
-    use crate::codec::{bitround, blosc, gzip, zstd};
     use serde_json::json;
     use serde_json::Map;
 

@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::numcodecs::numeric::{Num, Scalar};
 use crate::error::{Error, Result};
+pub use crate::members::{members_json, Members};
 
 /// Error if `config` has a member not in `allowed`.
 pub fn check_members(codec: &str, config: &Map<String, Value>, allowed: &[&str]) -> Result<()> {
@@ -261,17 +262,4 @@ pub fn choice_member<'a>(
             "codec '{codec}': '{key}' must be one of {choices:?}, got {v}"
         ))),
     }
-}
-
-/// A complete codec configuration: its members in the order zarr-python writes
-/// them (`serde_json::Map` sorts its keys).
-pub type Members = Vec<(&'static str, Value)>;
-
-/// `members` as a JSON object, in their order.
-pub fn members_json(members: &[(&str, Value)]) -> String {
-    let items: Vec<String> = members
-        .iter()
-        .map(|(k, v)| format!("{}:{v}", Value::from(*k)))
-        .collect();
-    format!("{{{}}}", items.join(","))
 }

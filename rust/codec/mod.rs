@@ -2,27 +2,16 @@
 //! codec, then bytes->bytes codecs. One file per codec; this module holds the
 //! three traits, the factory that builds codecs from JSON and [`CodecChain`].
 
-pub mod bitround;
-pub mod blosc;
-pub(crate) mod blosc_sys;
-pub mod bytes;
-pub mod cast_value;
+pub mod array_to_array;
+pub mod array_to_bytes;
+pub mod bytes_to_bytes;
 pub mod checksum;
 pub mod complete;
 pub mod config;
-pub mod crc32c;
-pub mod gzip;
 pub mod numcodecs;
-pub mod packbits;
 pub mod partial;
 pub mod registry;
-pub mod reshape;
-pub mod scale_offset;
-pub mod sharding;
-pub mod transpose;
 pub(crate) mod typed;
-pub mod vlen;
-pub mod zstd;
 
 use std::fmt::Debug;
 use std::io::Read;
@@ -714,6 +703,7 @@ impl Stored {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::codec::bytes_to_bytes::{gzip, zstd};
     use serde_json::json;
 
     pub fn spec(shape: &[usize], dtype: &str) -> ChunkSpec {

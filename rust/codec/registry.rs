@@ -18,12 +18,12 @@
 
 use serde_json::{Map, Value};
 
+use super::array_to_array::{bitround, cast_value, reshape, scale_offset, transpose};
+use super::array_to_bytes::{bytes, packbits, sharding, vlen};
+use super::bytes_to_bytes::{blosc, crc32c, gzip, zstd};
 use super::config::{check_members, Member, Members};
 use super::numcodecs as nc;
-use super::{
-    bitround, blosc, bytes, cast_value, crc32c, gzip, packbits, reshape, scale_offset, sharding,
-    transpose, vlen, zstd, AnyCodec, ChunkSpec,
-};
+use super::{AnyCodec, ChunkSpec};
 use crate::error::Result;
 
 /// Where a codec stands in a chain.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::buffer::{Input, Output};
 use super::region::ChunkRegion;
-use crate::codec::vlen::{build_frame, split_frame};
+use crate::codec::array_to_bytes::vlen::{build_frame, split_frame};
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::dtype::{fill_pattern, DataKind};
 use crate::error::{Error, Result};

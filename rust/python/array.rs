@@ -10,8 +10,9 @@ use pyo3::prelude::*;
 use super::awaitable::{
     awaitable, held_destination, held_input, read_result, rust_store, write_result,
 };
-use super::buffers::{array_data, destination, new_array, read_done, write_done, Value};
-use super::keys::{plain_keys, SelectionHandle};
+use super::batch_io::{read_done, write_done};
+use super::buffers::{array_data, destination, new_array, Value};
+use super::selection::{plain_keys, SelectionHandle};
 use super::stores::StoreHandle;
 use super::to_py_err;
 use super::CachePool;

@@ -12,10 +12,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
-use super::stores::{ReadSessionHandle, StoreHandle, WriteBatch};
 use super::to_py_err;
-use crate::array::StoreRef;
-use crate::batch::{Chunks, Destination, ReadDone, WriteDone};
+use crate::batch::Destination;
 use crate::engine::Input;
 
 /// A Python `bytes` object seen as [`Bytes`] without a copy: the object is
@@ -151,36 +149,6 @@ impl<'py> Value<'py> {
     }
 }
 
-/// Where a batch's chunks are, as the caller names them: a `StoreHandle`
-/// (Rust's store, or one Python serves), a `str` (the name of a store Python
-/// serves), or a list of encoded chunks (bytes, buffers or None).
-pub(super) enum ChunkSource {
-    Store(StoreRef),
-    Held(Vec<Option<Bytes>>),
-}
-
-impl ChunkSource {
-    pub(super) fn extract(chunks: &Bound<'_, PyAny>) -> PyResult<Self> {
-        if let Ok(store) = chunks.cast::<StoreHandle>() {
-            return Ok(ChunkSource::Store(store.get().inner.clone()));
-        }
-        if let Ok(name) = chunks.cast::<PyString>() {
-            return Ok(ChunkSource::Store(StoreRef::Caller(
-                name.to_str()?.to_string(),
-            )));
-        }
-        Ok(ChunkSource::Held(encoded_chunks(chunks)?))
-    }
-
-    /// The chunks, for one batch (held chunks are handed over).
-    pub(super) fn chunks(&mut self) -> Chunks<'_> {
-        match self {
-            ChunkSource::Store(store) => store.chunks(),
-            ChunkSource::Held(held) => Chunks::Held(std::mem::take(held)),
-        }
-    }
-}
-
 /// Where a read puts the elements: `out`'s bytes, or (None) a list.
 pub(super) fn destination<'a>(
     out: Option<&'a mut PyReadwriteArray1<'_, u8>>,
@@ -189,47 +157,6 @@ pub(super) fn destination<'a>(
         Some(out) => Destination::Buffer(out_bytes(out)?),
         None => Destination::List,
     })
-}
-
-/// What a read returns to Python: which chunks exist, (the variable-length
-/// values as str (`utf8`) or bytes, which chunks exist), or the session that
-/// reads a store Python serves (into `out`, or into its own list).
-pub(super) fn read_done<'py>(
-    py: Python<'py>,
-    done: ReadDone,
-    out: Option<PyReadwriteArray1<'py, u8>>,
-    utf8: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    match done {
-        ReadDone::Present(present) => Ok(PyList::new(py, present)?.into_any()),
-        ReadDone::Values(values, present) => {
-            let values = var_list(py, &values, utf8)?;
-            Ok((values, PyList::new(py, present)?)
-                .into_pyobject(py)?
-                .into_any())
-        }
-        ReadDone::Session(session) => {
-            let handle = ReadSessionHandle::new(session, out, utf8)?;
-            Ok(Bound::new(py, handle)?.into_any())
-        }
-    }
-}
-
-/// What a write returns to Python: None, the write pending a store Python
-/// serves (which keeps `value` for its encoding), or the new encoded chunks.
-pub(super) fn write_done<'py>(
-    py: Python<'py>,
-    done: WriteDone,
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    match done {
-        WriteDone::Written => Ok(py.None().into_bound(py)),
-        WriteDone::Pending(pending) => {
-            let batch = WriteBatch::new(pending, value.clone().unbind());
-            Ok(Bound::new(py, batch)?.into_any())
-        }
-        WriteDone::Encoded(new) => Ok(encoded_list(py, &new)?.into_any()),
-    }
 }
 
 /// Encoded chunks as a list of bytes, None where there are none.

@@ -8,8 +8,9 @@ use pyo3::types::PyList;
 use super::awaitable::{
     awaitable, held_destination, held_input, read_result, rust_store, write_result,
 };
-use super::buffers::{destination, out_bytes, read_done, write_done, ChunkSource, Value};
-use super::keys::{chunk_regions, Zarr};
+use super::batch_io::{read_done, write_done, ChunkSource};
+use super::buffers::{destination, out_bytes, Value};
+use super::selection::{chunk_regions, Zarr};
 use super::stores::StoreHandle;
 use super::to_py_err;
 use crate::batch::{Batch, MemoryOrder};

@@ -68,7 +68,8 @@ fn ints<T: for<'a, 'py> FromPyObject<'a, 'py>>(values: &[Bound<'_, PyAny>]) -> O
 /// Whether `order` is a permutation of `range(ndim)` (the transpose codec's rule).
 #[pyfunction]
 fn transpose_is_permutation(order: Vec<Bound<'_, PyAny>>, ndim: usize) -> bool {
-    ints::<usize>(&order).is_some_and(|o| crate::codec::transpose::is_permutation(&o, ndim))
+    ints::<usize>(&order)
+        .is_some_and(|o| crate::codec::array_to_array::transpose::is_permutation(&o, ndim))
 }
 
 /// The inner chunks per shard along each dimension, or None unless the inner
@@ -79,14 +80,17 @@ fn chunks_per_shard(
     shard_shape: Vec<Bound<'_, PyAny>>,
     inner_shape: Vec<Bound<'_, PyAny>>,
 ) -> Option<Vec<u128>> {
-    crate::codec::sharding::chunks_per_shard(&ints(&shard_shape)?, &ints(&inner_shape)?)
+    crate::codec::array_to_bytes::sharding::chunks_per_shard(
+        &ints(&shard_shape)?,
+        &ints(&inner_shape)?,
+    )
 }
 
 /// The bits of the mantissa the `bitround` codec rounds in a float format
 /// (`"float32"`, `"bfloat16"`...), or `None` for a format it does not round.
 #[pyfunction]
 fn bitround_mantissa_bits(float_format: &str) -> Option<u32> {
-    crate::codec::bitround::mantissa_bits(float_format)
+    crate::codec::array_to_array::bitround::mantissa_bits(float_format)
 }
 
 /// The chunk shape the `reshape` codec whose configuration member `shape`
@@ -101,7 +105,8 @@ fn reshape_output_shape(
     ndim: Option<usize>,
 ) -> PyResult<Option<Vec<usize>>> {
     let shape = parse(shape_json).map_err(to_py_err)?;
-    crate::codec::reshape::output_shape(Some(&shape), input.as_deref(), ndim).map_err(to_py_err)
+    crate::codec::array_to_array::reshape::output_shape(Some(&shape), input.as_deref(), ndim)
+        .map_err(to_py_err)
 }
 
 /// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration

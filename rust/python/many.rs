@@ -13,7 +13,7 @@ use pyo3::types::PyList;
 use super::array::ArrayHandle;
 use super::awaitable::{awaitable, held_destination, held_input, rust_store};
 use super::buffers::out_bytes;
-use super::keys::SelectionHandle;
+use super::selection::SelectionHandle;
 use super::to_py_err;
 use crate::batch::{MemoryOrder, WriteDone};
 use crate::error::Error;

@@ -7,12 +7,13 @@
 
 mod array;
 mod awaitable;
+mod batch_io;
 mod buffers;
 mod codec;
 mod config;
 mod dtype;
-mod keys;
 mod many;
+mod selection;
 mod stores;
 
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyTypeError, PyValueError};
@@ -24,7 +25,7 @@ use crate::error::{Error, ErrorKind};
 use crate::pool;
 use array::ArrayHandle;
 use codec::ChunkCodec;
-use keys::SelectionHandle;
+use selection::SelectionHandle;
 use stores::{memory_items, ReadSessionHandle, StoreHandle, WriteBatch};
 
 /// Raise the `zarrox.errors` class that matches the error's kind.

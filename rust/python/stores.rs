@@ -36,7 +36,7 @@ struct PyRecordDecoder(Py<PyAny>);
 /// One row of a record file's columns.
 type RecordRow = (Option<String>, Option<u64>, Option<u64>, Option<Vec<u8>>);
 
-impl store::reference_records::RecordDecoder for PyRecordDecoder {
+impl store::references::records::RecordDecoder for PyRecordDecoder {
     fn decode(
         &self,
         name: &str,
@@ -235,7 +235,7 @@ impl StoreHandle {
                 let decoder = Arc::new(PyRecordDecoder(decode.unbind()));
                 let fields = fields.into_iter().collect();
                 Some(
-                    store::reference_records::Records::new(dir, record_size, fields, decoder)
+                    store::references::records::Records::new(dir, record_size, fields, decoder)
                         .map_err(to_py_err)?,
                 )
             }

@@ -13,7 +13,6 @@ pub mod filesystem;
 pub mod memory;
 #[cfg(feature = "object-stores")]
 pub mod object;
-pub mod reference_records;
 pub mod references;
 pub mod runtime;
 pub mod zip;

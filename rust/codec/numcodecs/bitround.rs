@@ -1,13 +1,13 @@
 //! `numcodecs.bitround`: rounds float mantissas to `keepbits` bits (round
 //! half to even on the bit pattern, Klöwer et al. 2021), which makes the data
 //! more compressible. Decoding is the identity. The rounding is the registry
-//! `bitround` codec's ([`crate::codec::bitround`]), wrapping on overflow as
+//! `bitround` codec's ([`crate::codec::array_to_array::bitround`]), wrapping on overflow as
 //! numpy's unsigned arithmetic does.
 
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::bitround::{mantissa_bits, BitroundCodec};
+use crate::codec::array_to_array::bitround::{mantissa_bits, BitroundCodec};
 use crate::codec::config::Members;
 use crate::codec::ChunkSpec;
 use crate::dtype::DataKind;
@@ -21,7 +21,7 @@ pub const MEMBERS: &[&str] = &["keepbits"];
 /// `keepbits`, which numcodecs requires.
 fn keepbits(config: &Map<String, Value>) -> Result<u32> {
     check_config("bitround", config, MEMBERS)?;
-    crate::codec::bitround::keepbits(NAME, config)
+    crate::codec::array_to_array::bitround::keepbits(NAME, config)
 }
 
 /// The configuration as numcodecs' `get_config()` gives it, without `"id"`.

@@ -9,8 +9,8 @@ use std::ffi::c_int;
 use serde_json::{Map, Value};
 
 use super::check_config;
-use crate::codec::blosc::{BloscCodec, CNAMES};
-use crate::codec::blosc_sys;
+use crate::codec::bytes_to_bytes::blosc::{BloscCodec, CNAMES};
+use crate::codec::bytes_to_bytes::blosc_sys;
 use crate::codec::config::{keys, Member, Members};
 use crate::codec::ChunkSpec;
 use crate::error::Result;

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 
 use super::check_config;
 use super::zlib::Deflater;
+use crate::codec::bytes_to_bytes::gzip::GzipCodec as CoreGzip;
 use crate::codec::config::{Member, Members};
-use crate::codec::gzip::GzipCodec as CoreGzip;
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
 

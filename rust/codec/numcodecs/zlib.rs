@@ -257,7 +257,7 @@ impl BytesToBytesCodec for ZlibCodec {
 
     /// A zlib stream: deflate's worst case, a 2-byte header, a 4-byte trailer.
     fn encoded_bound(&self, decoded: SizeBound) -> SizeBound {
-        decoded.compressed(|n| with_slack(crate::codec::gzip::deflate_bound(n, 6)))
+        decoded.compressed(|n| with_slack(crate::codec::bytes_to_bytes::gzip::deflate_bound(n, 6)))
     }
 
     fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<()> {

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
 use super::check_config;
+use crate::codec::bytes_to_bytes::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
 use crate::codec::config::{bool_member, Member, Members};
-use crate::codec::zstd::{self as core_zstd, ZstdCodec as CoreZstd};
 use crate::codec::{BytesToBytesCodec, SizeBound};
 use crate::error::Result;
 

@@ -7,8 +7,10 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, keys, Member, Members};
-use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
+use crate::codec::config::{check_members, keys, Member, Members};
+use crate::codec::{
+    check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound,
+};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -124,7 +126,7 @@ mod tests {
     #[test]
     fn round_trip_and_header() {
         let c = GzipCodec::from_config(json!({"level": 5}).as_object().unwrap()).unwrap();
-        let data = super::super::tests::sample(10_000);
+        let data = crate::codec::tests::sample(10_000);
         let enc = c.encode(data.clone()).unwrap();
         assert_eq!(&enc[..2], &[0x1f, 0x8b]); // gzip magic
         assert_eq!(c.decode(enc.clone(), Unbounded).unwrap(), data);

@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::config::check_members;
-use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
+use crate::codec::config::check_members;
+use crate::codec::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataKind;
 use crate::error::{Error, Result};
 

@@ -125,7 +125,7 @@ pub unsafe extern "C" fn zarrox_blosc_zstd_decompress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::zstd::ZstdCodec;
+    use crate::codec::bytes_to_bytes::zstd::ZstdCodec;
     use crate::codec::BytesToBytesCodec;
     use zstd::zstd_safe;
 

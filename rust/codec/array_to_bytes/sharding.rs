@@ -12,9 +12,9 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, choice_member, keys, Member, MemberType, Members};
-use super::partial::{PartMap, PartialCodec};
-use super::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
+use crate::codec::config::{check_members, choice_member, keys, Member, MemberType, Members};
+use crate::codec::partial::{PartMap, PartialCodec};
+use crate::codec::{check_len, ArrayToBytesCodec, ChunkSpec, CodecChain, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 use crate::indexing::{block_parts, copy_selected, Layout};
@@ -577,8 +577,8 @@ impl PartialCodec for ShardingCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{sample, spec};
     use super::*;
+    use crate::codec::tests::{sample, spec};
     use crate::codec::SizeBound::Unbounded;
     use crate::error::ErrorKind;
     use serde_json::json;

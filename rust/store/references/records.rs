@@ -16,10 +16,10 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::OnceCell;
 
-use super::references::Reference;
-use super::Store;
+use super::Reference;
 use crate::error::{Error, Result};
 use crate::fork;
+use crate::store::Store;
 
 /// Turns a record file's bytes into its rows' references.
 pub trait RecordDecoder: Send + Sync {

@@ -12,7 +12,7 @@
 //! Core configuration: `data_type` (the target's name), `rounding`,
 //! `out_of_range` (absent or null: out-of-range values are errors) and
 //! `scalar_map` `{"encode": [[source, target], ...], "decode": [[target,
-//! source], ...]}` with core scalars (see [`super::config::core_scalar`]),
+//! source], ...]}` with core scalars (see [`crate::codec::config::core_scalar`]),
 //! already de-duplicated as zarr-python does.
 
 use half::f16;
@@ -22,10 +22,10 @@ use zarr_cast_value::{
     IntToFloatConfig, IntToIntConfig, MapEntry, OutOfRangeMode, RoundingMode,
 };
 
-use super::config::{check_members, core_scalar, Member, Members};
-use super::numcodecs::numeric::Num;
-use super::typed::{as_typed, with_typed_mut};
-use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, core_scalar, Member, Members};
+use crate::codec::numcodecs::numeric::Num;
+use crate::codec::typed::{as_typed, with_typed_mut};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 

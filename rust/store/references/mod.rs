@@ -19,6 +19,8 @@
 //! A value is text (`"base64:..."` for binary), `[url]` or
 //! `[url, offset, length]`; `{{name}}` in a URL is a template.
 
+pub mod records;
+
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -31,7 +33,7 @@ use bytes::Bytes;
 use futures::channel::oneshot;
 use serde_json::Value;
 
-use super::reference_records::Records;
+use self::records::Records;
 use super::{
     check_key, check_prefix, children, coalesce, slice_ranges, ByteRange, FilesystemStore, IoMode,
     OpenValue, Store,

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, keys, Member, Members};
-use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, keys, Member, Members};
+use crate::codec::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::dtype::DataType;
 use crate::error::{Error, Result};
 
@@ -86,8 +86,8 @@ impl ArrayToBytesCodec for BytesCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spec;
     use super::*;
+    use crate::codec::tests::spec;
     use serde_json::json;
 
     fn codec(endian: Value, dtype: &str, n: usize) -> Result<BytesCodec> {

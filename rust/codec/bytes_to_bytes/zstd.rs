@@ -5,8 +5,10 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 use zstd::zstd_safe;
 
-use super::config::{check_members, keys, Member, Members};
-use super::{check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound};
+use crate::codec::config::{check_members, keys, Member, Members};
+use crate::codec::{
+    check_len, decode_in_place, read_bounded, with_slack, BytesToBytesCodec, SizeBound,
+};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -104,7 +106,7 @@ impl ZstdConfig {
     pub fn parse(config: &Map<String, Value>) -> Result<Self> {
         check_members("zstd", config, &keys(MEMBERS))?;
         let level = MEMBERS[0].get_int("zstd", config)?;
-        let checksum = super::config::bool_member("zstd", config, MEMBERS[1].key)?;
+        let checksum = crate::codec::config::bool_member("zstd", config, MEMBERS[1].key)?;
         Ok(ZstdConfig {
             level: level.map_or(Self::DEFAULT.level, |l| l as i32),
             checksum: checksum.unwrap_or(Self::DEFAULT.checksum),
@@ -267,7 +269,7 @@ mod tests {
 
     #[test]
     fn round_trip_with_and_without_checksum() {
-        let data = super::super::tests::sample(50_000);
+        let data = crate::codec::tests::sample(50_000);
         for checksum in [false, true] {
             let c = codec(json!({"level": 3, "checksum": checksum})).unwrap();
             let enc = c.encode(data.clone()).unwrap();
@@ -297,7 +299,7 @@ mod tests {
 
     #[test]
     fn a_context_in_use_is_replaced_by_a_new_one_for_the_nested_call() {
-        let data = super::super::tests::sample(20_000);
+        let data = crate::codec::tests::sample(20_000);
         let mut want = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
         zstd_safe::compress(&mut want, &data, 5).unwrap();
         let mut got = Vec::with_capacity(want.capacity());
@@ -310,8 +312,8 @@ mod tests {
 
     #[test]
     fn reused_context_writes_what_a_fresh_one_does() {
-        let small = super::super::tests::sample(70_000);
-        let large = super::super::tests::sample(6 << 20);
+        let small = crate::codec::tests::sample(70_000);
+        let large = crate::codec::tests::sample(6 << 20);
         // Levels and checksums change between chunks on one thread; a reused
         // context must not carry any of them over.
         for (data, level, checksum) in [
@@ -341,7 +343,7 @@ mod tests {
 
     #[test]
     fn streamed_frame_without_content_size() {
-        let data = super::super::tests::sample(10_000);
+        let data = crate::codec::tests::sample(10_000);
         let mut enc = Vec::new();
         {
             let mut w = zstd::stream::Encoder::new(&mut enc, 1).unwrap();
@@ -379,7 +381,7 @@ mod tests {
         // numcodecs (zarr-python's zstd) decodes concatenated frames: so must
         // both decode paths (decode used to see only the first frame's size).
         let c = ZstdCodec::new(1, false);
-        let data = super::super::tests::sample(100);
+        let data = crate::codec::tests::sample(100);
         let mut two = c.encode(data[..40].to_vec()).unwrap();
         two.extend(c.encode(data[40..].to_vec()).unwrap());
         assert_eq!(c.decode(two.clone(), SizeBound::Exact(100)).unwrap(), data);

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::checksum::TrailingChecksum;
-use super::config::check_members;
+use crate::codec::checksum::TrailingChecksum;
+use crate::codec::config::check_members;
 use crate::error::Result;
 
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! The `transpose` codec: permutes the dimensions of a chunk.
 //!
 //! Variable-length elements (strings, bytes) travel through the chain as a
-//! vlen frame (see [`super::vlen`]) of the elements in C order; the codec
+//! vlen frame (see [`crate::codec::array_to_bytes::vlen`]) of the elements in C order; the codec
 //! reorders the frame's elements the same way it reorders fixed-size ones, so
 //! the vlen codec after it stores them in the transposed order. This is what
 //! Zarr v2 F-order object arrays are (zarr-python 2.18 and 3.1 store their
@@ -10,9 +10,9 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, keys, Member, MemberType, Members};
-use super::vlen::{build_frame, split_frame};
-use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::array_to_bytes::vlen::{build_frame, split_frame};
+use crate::codec::config::{check_members, keys, Member, MemberType, Members};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 use crate::region::ChunkRegion;
 
@@ -246,8 +246,8 @@ impl ArrayToArrayCodec for TransposeCodec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::spec;
     use super::*;
+    use crate::codec::tests::spec;
     use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 

@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{bool_member, check_members, choice_member, int_member, Members};
-use super::{ArrayToBytesCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{bool_member, check_members, choice_member, int_member, Members};
+use crate::codec::{ArrayToBytesCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,8 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, int_member, keys, Member, Members};
-use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, int_member, keys, Member, Members};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "bitround";

@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value};
 
-use super::config::{check_members, Members};
-use super::{ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, Members};
+use crate::codec::{ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "reshape";
@@ -192,7 +192,7 @@ impl ArrayToArrayCodec for ReshapeCodec {
     fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {
         // The same bytes in another shape (a vlen frame for variable-length elements).
         if !self.decoded.dtype.is_var_len() {
-            super::check_len(encoded.len(), self.decoded.nbytes())?;
+            crate::codec::check_len(encoded.len(), self.decoded.nbytes())?;
         }
         bound.check(NAME, encoded.len())?;
         Ok(encoded)

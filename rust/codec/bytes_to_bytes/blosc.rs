@@ -6,8 +6,10 @@ use std::ffi::{c_int, c_void, CStr};
 use serde_json::{Map, Value};
 
 use super::blosc_sys as ffi;
-use super::config::{check_members, keys, Member, MemberType, Members};
-use super::{check_len, decode_in_place, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, keys, Member, MemberType, Members};
+use crate::codec::{
+    check_len, decode_in_place, with_slack, BytesToBytesCodec, ChunkSpec, SizeBound,
+};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -289,8 +291,8 @@ fn decode_slice_into(encoded: &[u8], out: &mut [u8]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{sample, spec};
     use super::*;
+    use crate::codec::tests::{sample, spec};
     use crate::codec::SizeBound::Unbounded;
     use serde_json::json;
 

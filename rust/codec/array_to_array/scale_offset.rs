@@ -11,14 +11,14 @@
 //!
 //! The encoded chunk has the same type; its fill value is the encoded fill.
 //! The core configuration holds `offset` and `scale` as core scalars (see
-//! [`super::config::core_scalar`]).
+//! [`crate::codec::config::core_scalar`]).
 
 use half::f16;
 use serde_json::{Map, Value};
 
-use super::config::{check_members, core_scalar, Members};
-use super::numcodecs::numeric::{Num, Scalar};
-use super::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
+use crate::codec::config::{check_members, core_scalar, Members};
+use crate::codec::numcodecs::numeric::{Num, Scalar};
+use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
 
 const NAME: &str = "scale_offset";
