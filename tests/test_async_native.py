@@ -501,6 +501,29 @@ def test_metadata_operations_on_s3_take_no_thread(
     assert puts == {"zarr.json": 2, "x/zarr.json": 2, "sub/zarr.json": 1, "sub/y/zarr.json": 1}
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_store_given_by_keyword(where: str, tmp_path: Path, s3_bucket: servers.S3Bucket) -> None:
+    """zarr-python's awaitable functions take ``store=`` by keyword (the common spelling):
+    the store is found among the keywords, on either path (worker thread, or the event loop
+    for an object store), and the call gets it as the synchronous one would."""
+    if where == "local":
+        url, opts = str(tmp_path / "kw.zarr"), {}
+    else:
+        url, opts = s3_bucket.url("kw.zarr"), {"storage_options": s3_bucket.object_store_options()}
+
+    async def main() -> Any:
+        root = await za.open_group(store=url, mode="w", attributes={"k": 1}, **opts)
+        await za.create_array(store=url, name="a", shape=(4,), dtype="i2", fill_value=3, **opts)
+        group = await za.open_group(store=url, mode="r", **opts)
+        array = await za.open_array(store=url, path="a", mode="r", **opts)
+        return root, dict(group.attrs), await array.getitem(slice(None))
+
+    root, attrs, values = asyncio.run(main())
+    assert isinstance(root, zarrox.AsyncGroup)
+    assert attrs == {"k": 1}
+    np.testing.assert_array_equal(values, [3, 3, 3, 3])
+
+
 def test_metadata_operation_moving_data_finishes_on_a_thread(
     s3_bucket: servers.S3Bucket,
 ) -> None:

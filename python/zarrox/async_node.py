@@ -1,5 +1,5 @@
 """What the awaitable forms of arrays and groups share (``AsyncArray`` in array.py,
-``AsyncGroup`` in group.py, the functions of :mod:`zarrox.asynchronous`).
+``AsyncGroup`` in group.py, the functions of :mod:`zarrox.api.asynchronous`).
 
 Reads and writes of arrays in stores Rust reads are awaitables the engine completes (see
 ``AsyncArray``). Opening and creating nodes, listings and attribute updates on those stores
@@ -37,7 +37,7 @@ async def gather(*awaitables: Awaitable[T]) -> list[T]:
     return list(await asyncio.gather(*awaitables))
 
 
-async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def run(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` in a worker thread, awaitable nodes among the arguments
     passed as their synchronous nodes."""
     args = tuple(unwrap(a) for a in args)
@@ -45,7 +45,7 @@ async def run(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await to_thread(func, *args, **kwargs)
 
 
-async def run_metadata(store: Any, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def run_metadata(store: Any, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)``, a metadata operation (opening, creating, listing nodes,
     attributes) on ``store`` (a store or what names one): on the event loop with its
     requests awaited through the engine (:mod:`zarrox.storage.replay`) where they take

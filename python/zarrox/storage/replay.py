@@ -2,7 +2,7 @@
 and replayed.
 
 The awaitable forms of opening, creating and listing nodes and of updating attributes
-(``AsyncGroup``, ``AsyncArray.open``, :mod:`zarrox.asynchronous`) run the synchronous
+(``AsyncGroup``, ``AsyncArray.open``, :mod:`zarrox.api.asynchronous`) run the synchronous
 function they mirror, on the event loop itself, with a :class:`Replay` current. Each
 operation of a store whose requests take network round trips (an object store,
 references: ``StoreHandle.concurrent``) is then answered from the replay's log: the
@@ -142,7 +142,7 @@ def run_blocking(replay: Replay, func: Any, args: Any, kwargs: Any) -> Any:
         _CURRENT.reset(token)
 
 
-async def run(func: Any, *args: Any, **kwargs: Any) -> Any:
+async def run(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``func(*args, **kwargs)`` on the event loop, its store operations awaited."""
     import asyncio
 
