@@ -46,7 +46,6 @@ HEAVY = (
     "zarrox.verify",
     "zarrox.cli",
     "zarrox.storage.zarr_adapter",
-    "zarrox.storage.bridge",
 )
 
 #: a snippet that prints, as JSON, the modules of HEAVY (and their submodules) imported

@@ -15,10 +15,10 @@ from zarrox import (
     dask,  # noqa: F401 - zarrox.dask without importing it by name, as before
     errors,
 )
-from zarrox import asynchronous as _asynchronous
 from zarrox._core import __version__, get_num_threads, set_num_threads
 from zarrox.api import (
     array,
+    asynchronous,
     consolidate_metadata,
     create,
     create_array,
@@ -44,8 +44,8 @@ from zarrox.api import (
     zeros,
     zeros_like,
 )
+from zarrox.api.asynchronous import AsyncArray, AsyncGroup
 from zarrox.array import Array
-from zarrox.asynchronous import AsyncArray, AsyncGroup
 from zarrox.batching import Batch, batch, read_many
 from zarrox.config import config
 from zarrox.convert import convert
@@ -54,12 +54,11 @@ from zarrox.hierarchy import copy, copy_all, copy_store, create_hierarchy
 from zarrox.storage import LocalStore, MemoryStore, Store
 from zarrox.transactions import Transaction, transaction
 
-# zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and
-# zarrox.api.asynchronous the awaitable API (import zarrox.api.asynchronous works too).
-api.asynchronous = _asynchronous  # type: ignore[attr-defined]
+# zarr-python's module layout: zarrox.api.synchronous is zarrox.api, and the awaitable API
+# zarrox.api.asynchronous, also named zarrox.asynchronous (import zarrox.asynchronous works).
 api.synchronous = api  # type: ignore[attr-defined]
-_sys.modules.setdefault("zarrox.api.asynchronous", _asynchronous)
 _sys.modules.setdefault("zarrox.api.synchronous", api)
+_sys.modules.setdefault("zarrox.asynchronous", asynchronous)
 
 __all__ = [
     "Array",

@@ -121,19 +121,18 @@ class PickledChunks:
 
     def serve(self, session: Any) -> Any:
         """Run a read session to its end: whole chunks, unpickled."""
-        while True:
-            requests = session.step()
-            if not requests:
-                return session
-            answers = []
-            for _, op, key, arg in requests:
-                if op != "get" or arg is not None:
-                    raise CodecError(
-                        f"array '{self.name}': chunk '{key}': internal error: a chunk of the "
-                        f"pickle codec is read whole, not with {op} {arg!r}"
-                    )
-                answers.append(self._decoded(key, self.store.get(key)))
-            session.answer([r[0] for r in requests], answers)
+        from zarrox.storage.bridge import serve_sync
+
+        return serve_sync(session, self._whole_chunk)
+
+    def _whole_chunk(self, request: tuple[int, str, str, Any]) -> bytes | None:
+        _, op, key, arg = request
+        if op != "get" or arg is not None:
+            raise CodecError(
+                f"array '{self.name}': chunk '{key}': internal error: a chunk of the "
+                f"pickle codec is read whole, not with {op} {arg!r}"
+            )
+        return self._decoded(key, self.store.get(key))
 
     def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
         """The ``needed`` chunks of ``keys``, unpickled (None elsewhere or where missing)."""

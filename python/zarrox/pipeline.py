@@ -74,7 +74,7 @@ from zarrox.storage import (
     Store,
     from_zarr_store,
 )
-from zarrox.storage.bridge import as_bytes, byte_request, gather_limited
+from zarrox.storage.bridge import as_bytes, byte_request, gather_limited, serve
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteGetter, ByteSetter
@@ -731,24 +731,21 @@ class ZarroxCodecPipeline(CodecPipeline):
     async def _serve(
         session: Any, perform: Any, getters: dict[str, _BatchItem], nbytes: int | None
     ) -> None:
-        """Run a read session to its end (see :mod:`zarrox.storage.bridge`). The first
-        step only makes requests and runs inline; later ones decode what arrived, inline
-        or on a thread by the batch's size.
+        """Run a read session to its end (:func:`zarrox.storage.bridge.serve`), its later
+        steps (decoding what arrived) inline or on a thread by the batch's size. Rounds
+        after the first ask for byte ranges of a shard's inner chunks: on zarr-python >=
+        3.3, one ``Store.get_ranges`` call per shard, as zarr-python's sharding codec makes
+        (see :func:`_get_ranges`)."""
 
-        The first round asks for whole chunks, or for each shard's index: one ``perform``
-        (a get) each. Later rounds ask for byte ranges of a shard's inner chunks: on
-        zarr-python >= 3.3, one ``Store.get_ranges`` call per shard, as zarr-python's
-        sharding codec makes (see :func:`_get_ranges`)."""
-        requests = session.step()
-        first = True
-        while requests:
-            if first or not STORES_GET_RANGES:
-                answers = await gather_limited([perform(r) for r in requests])
-            else:
-                answers = await _ranges_round(requests, perform, getters)
-            session.answer([r[0] for r in requests], answers)
-            first = False
-            requests = await _run_blocking(nbytes, session.step)
+        async def later_rounds(requests: list[Any]) -> list[Any]:
+            return await _ranges_round(requests, perform, getters)
+
+        async def step(func: Any) -> Any:
+            return await _run_blocking(nbytes, func)
+
+        await serve(
+            session, perform, later_rounds=later_rounds if STORES_GET_RANGES else None, step=step
+        )
 
     @staticmethod
     def _target(kind: _ChunkKind, out: np.ndarray) -> np.ndarray:

@@ -8,8 +8,7 @@ crosses from Python once. Writes are encoded in Rust and stored concurrently her
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from zarrox.errors import StoreError
@@ -46,6 +45,8 @@ def as_bytes(buf: Any) -> Any:
 async def gather_limited(coros: Sequence[Any], limit: int | None = None) -> list[Any]:
     """Run ``coros`` concurrently, at most ``limit`` at a time (zarr-python's
     ``async.concurrency`` when not given)."""
+    import asyncio  # here: the stores import this module, and import zarrox loads no asyncio
+
     if limit is None:
         try:
             from zarr.core.config import config as zarr_config
@@ -102,15 +103,41 @@ class Answerer:
         raise ValueError(f"unknown request {op!r}")
 
 
-async def serve(session: Any, perform: Callable[[Request], Any], limit: int | None = None) -> Any:
+def serve_sync(session: Any, perform: Callable[[Request], Any]) -> Any:
+    """Run a read session to its end, answering each round's requests one by one with
+    ``perform`` (a store that answers at once, or must not be called concurrently).
+    Returns the session."""
+    while requests := session.step():
+        session.answer([r[0] for r in requests], [perform(r) for r in requests])
+    return session
+
+
+async def serve(
+    session: Any,
+    perform: Callable[[Request], Awaitable[Any]],
+    limit: int | None = None,
+    *,
+    later_rounds: Callable[[list[Request]], Awaitable[list[Any]]] | None = None,
+    step: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
+) -> Any:
     """Run a read session to its end: fetch each round of requests concurrently with
-    ``perform`` and answer them. Returns the session."""
-    while True:
-        requests = session.step()
-        if not requests:
-            return session
-        answers = await gather_limited([perform(r) for r in requests], limit)
+    ``perform`` and answer them. Returns the session.
+
+    The first round asks for whole chunks or shard indexes; ``later_rounds`` (when given)
+    fetches the rounds after it, which ask for byte ranges of inner chunks, its own way (a
+    ranged read per shard). ``step`` runs the session's later steps, which decode what
+    arrived (on a thread, for a large batch); the first only makes requests."""
+    requests = session.step()
+    first = True
+    while requests:
+        if first or later_rounds is None:
+            answers = await gather_limited([perform(r) for r in requests], limit)
+        else:
+            answers = await later_rounds(requests)
         session.answer([r[0] for r in requests], answers)
+        first = False
+        requests = session.step() if step is None else await step(session.step)
+    return session
 
 
 async def store_all(

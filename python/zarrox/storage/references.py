@@ -24,7 +24,9 @@ from typing import Any
 
 from zarrox._core import StoreHandle
 from zarrox.errors import StorageOptionsError
-from zarrox.storage import LocalStore, RustObjectStore, Store
+from zarrox.storage.base import Store
+from zarrox.storage.local import LocalStore
+from zarrox.storage.object import RustObjectStore
 from zarrox.storage.options import SCHEMES, object_store_options
 
 #: storage_options of ``reference://`` (fsspec's names, and zarrox's merging options).
