@@ -115,13 +115,13 @@ def serve_sync(session: Any, perform: Callable[[Request], Any]) -> Any:
 async def serve(
     session: Any,
     perform: Callable[[Request], Awaitable[Any]],
-    limit: int | None = None,
     *,
     later_rounds: Callable[[list[Request]], Awaitable[list[Any]]] | None = None,
     step: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
 ) -> Any:
     """Run a read session to its end: fetch each round of requests concurrently with
-    ``perform`` and answer them. Returns the session.
+    ``perform`` (at most zarr-python's ``async.concurrency`` at a time) and answer them.
+    Returns the session.
 
     The first round asks for whole chunks or shard indexes; ``later_rounds`` (when given)
     fetches the rounds after it, which ask for byte ranges of inner chunks, its own way (a
@@ -131,7 +131,7 @@ async def serve(
     first = True
     while requests:
         if first or later_rounds is None:
-            answers = await gather_limited([perform(r) for r in requests], limit)
+            answers = await gather_limited([perform(r) for r in requests])
         else:
             answers = await later_rounds(requests)
         session.answer([r[0] for r in requests], answers)
