@@ -127,7 +127,7 @@ LAYERS: dict[str, int] = {
     "zarrox.codecs.numcodecs": STORAGE_METADATA,
     "zarrox.pickle_codec": STORAGE_METADATA,
     "zarrox.indexing": STORAGE_METADATA,
-    "zarrox.memory_order": STORAGE_METADATA,
+    "zarrox.values": STORAGE_METADATA,
     "zarrox.transfer": STORAGE_METADATA,
     "zarrox.attributes": STORAGE_METADATA,
     # nodes: reading, creating and writing nodes' metadata; TensorStore spec documents

@@ -13,7 +13,7 @@ import zarr
 
 import zarrox
 from zarrox import _core
-from zarrox.memory_order import c_ordered, copy_c_ordered, fortran_ordered
+from zarrox.values import c_ordered, copy_c_ordered, fortran_ordered
 
 DTYPES = [
     "u1",

@@ -39,11 +39,9 @@ from zarrox.indexing import (
     mask_selection,
     orthogonal_selection,
 )
-from zarrox.memory_order import c_ordered, fortran_ordered
 from zarrox.metadata import ArrayMetadataV3, fill_value_bytes
 from zarrox.metadata.chunk_grid import RectilinearGrid
 from zarrox.metadata.codecs import CODEC_KINDS, NUMCODECS_KINDS
-from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.nodes import create as creation
 from zarrox.nodes.create import array_to_open
@@ -66,6 +64,16 @@ from zarrox.staging import current_transaction
 from zarrox.storage import Store
 from zarrox.storage.replay import moving_data
 from zarrox.transfer import copy_values
+from zarrox.values import (
+    as_values,
+    fixed_payload,
+    fortran_memory,
+    fortran_ordered,
+    one_value,
+    var_array,
+    var_item,
+    var_items,
+)
 
 if TYPE_CHECKING:
     from zarrox.tensorstore_spec.spec import Spec
@@ -280,6 +288,7 @@ class Array(Node):
                 raise naming_node(error, self._path)
         #: elements of variable length (strings, bytes) are read into and written from lists
         self._var_len = core["data_type"] in ("string", "bytes")
+        self._utf8 = core["data_type"] == "string"
         fill = (
             fill_value_bytes(m.fill_value, m.dtype)
             if isinstance(m, ArrayMetadataV3)
@@ -869,15 +878,6 @@ class Array(Node):
         return self.shape[0]
 
     # -- reading -----------------------------------------------------------
-    def _as_var(self, sel: Selection, items: list[Any]) -> np.ndarray:
-        """Variable-length elements read for ``sel`` as an array of the selection's shape."""
-        if self.dtype == object:
-            arr = np.empty(len(items), dtype=object)
-            arr[:] = items
-        else:
-            arr = np.array(items, dtype=self.dtype)
-        return arr.reshape(sel.result_shape)
-
     def _read(self, sel: Selection, out: np.ndarray | None = None, *, basic: bool = False) -> Any:
         """The selected values. As in zarr-python, a basic selection of one element
         (every dimension an integer, or a 0-d array) gives a numpy scalar; every other
@@ -889,7 +889,7 @@ class Array(Node):
         :class:`AsyncArray` awaits the same steps."""
         if self._var_len:
             items = yield _IO.READ_VAR, sel, None, False
-            result = self._as_var(sel, items)
+            result = var_array(items, sel.result_shape, self.dtype)
             if out is not None:
                 out[...] = result
                 return out
@@ -902,11 +902,12 @@ class Array(Node):
                 )
             if not out.flags.writeable:
                 raise ValueError("out must be writeable")
+            out_memory = fortran_memory(out, self.dtype, self._fortran_io(sel))
             if out.flags.c_contiguous:
                 # Decoded straight into the caller's buffer.
                 yield _IO.READ, sel, out.reshape(-1).view(np.uint8), False
-            elif out.flags.f_contiguous and self._fortran_io(sel):
-                yield _IO.READ, sel, out.T.reshape(-1).view(np.uint8), True
+            elif out_memory is not None:
+                yield _IO.READ, sel, out_memory.reshape(-1).view(np.uint8), True
             else:
                 out[...] = yield from self._read_steps(sel, None, basic=False)
             return out
@@ -1007,38 +1008,15 @@ class Array(Node):
                 f"into selection of shape {sel.result_shape}"
             ) from None
 
-    def _write_var(self, sel: Selection, value: Any) -> _IOStep:
-        arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
-        return _IO.WRITE, sel, arr.reshape(-1).tolist(), False
-
-    def _values(self, value: Any) -> np.ndarray:
-        """``value`` as an array of this array's dtype, converted as zarr-python does:
-        arrays are cast (``astype``, which wraps out-of-range integers as numpy does);
-        Python scalars, lists and tuples are converted by ``np.asarray(value, dtype)``,
-        which raises OverflowError for an integer out of range, ValueError for NaN into
-        an integer type and TypeError for a complex into a real type, as numpy's
-        ``a[i] = value`` does, instead of storing a wrapped or truncated value."""
-        if isinstance(value, np.ndarray):
-            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
-        if isinstance(value, np.generic):
-            value = np.asarray(value)  # a 0-d array, as np.asarray makes of other scalars
-            return value if value.dtype == self.dtype else cast_values(value, self.dtype)
-        return np.asarray(value, dtype=self.dtype)
-
-    def _write_scalar(self, sel: Selection, value: Any) -> _IOStep | None:
-        """The write of one value to every selected element, with no
-        selection-sized buffer. None when the value is not one element of this
-        array's kind; the general path reports that."""
-        one: Any
+    def _write_scalar(self, sel: Selection, value: Any) -> _IOStep:
+        """The write of one value to every selected element, with no selection-sized
+        buffer (see :mod:`zarrox.values`)."""
         if self._var_len:
             one = np.asarray(value, dtype=self.dtype).reshape(-1).tolist()[0]
-            if not isinstance(one, (str, bytes)):
-                return None
-        else:
-            one = self._values(value).tobytes()
+            return _IO.WRITE, sel, var_item(one, self._utf8), False
         # One value everywhere: any order will do, and Fortran-ordered chunks take it
         # untransposed.
-        return _IO.WRITE, sel, one, not self._var_len and self._fortran_io(sel)
+        return _IO.WRITE, sel, one_value(value, self.dtype), self._fortran_io(sel)
 
     def _write(self, sel: Selection, value: Any) -> None:
         step = self._write_step(sel, value)
@@ -1052,19 +1030,15 @@ class Array(Node):
         if math.prod(sel.buffer_shape) == 0:
             return None
         if np.ndim(value) == 0:
-            step = self._write_scalar(sel, value)
-            if step is not None:
-                return step
+            return self._write_scalar(sel, value)
         if self._var_len:
-            return self._write_var(sel, value)
-        arr = self._broadcast(self._values(value), sel, value).reshape(sel.buffer_shape)
-        if arr.flags.f_contiguous and not arr.flags.c_contiguous and self._fortran_io(sel):
-            # Fortran-ordered values into Fortran-ordered chunks: nothing transposed.
-            # (C-ordered values are gathered per chunk and each chunk transposed: faster
-            # than reordering all of them first.)
-            return _IO.WRITE, sel, arr.T.reshape(-1).view(np.uint8), True
-        buf = c_ordered(arr)
-        return _IO.WRITE, sel, buf.reshape(-1).view(np.uint8), False
+            arr = self._broadcast(np.asarray(value, dtype=self.dtype), sel, value)
+            return _IO.WRITE, sel, var_items(arr, self._utf8), False
+        arr = self._broadcast(as_values(value, self.dtype), sel, value)
+        payload, fortran = fixed_payload(
+            arr.reshape(sel.buffer_shape), self.dtype, self._fortran_io(sel)
+        )
+        return _IO.WRITE, sel, payload, fortran
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         if self._plain_writes and self._write_plain(selection, value):

@@ -61,10 +61,8 @@ from zarr.storage import StorePath
 
 from zarrox import _core
 from zarrox.errors import MetadataError, StoreError, StorePermissionError, UnsupportedError
-from zarrox.memory_order import c_ordered, copy_c_ordered
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.description import ArrayDescription
-from zarrox.metadata.dtypes import cast_values
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.pickle_codec import ALLOW_KEY, PIPELINE_OPT_IN, PickleStage, check_allowed
 from zarrox.storage import (
@@ -75,6 +73,16 @@ from zarrox.storage import (
     from_zarr_store,
 )
 from zarrox.storage.bridge import as_bytes, byte_request, gather_limited, serve
+from zarrox.values import (
+    finish_read,
+    fixed_payload,
+    fortran_memory,
+    one_value,
+    read_target,
+    var_array,
+    var_item,
+    var_items,
+)
 
 if TYPE_CHECKING:
     from zarr.abc.store import ByteGetter, ByteSetter
@@ -160,8 +168,7 @@ class _ChunkKind:
         self.nbytes = math.prod(self.shape) * dtype.itemsize
         #: the pickle codec outside the chain (a v2 array's), which Python runs
         self.pickle = pickle
-        #: whether Rust may read and write these chunks in Fortran order (it decides per
-        #: batch; see :func:`_fortran_buffer`)
+        #: whether the chunks are stored in Fortran order (see :attr:`fortran_io`)
         self.fortran_chunks: bool = codec.fortran_chunks
 
     def unpickled(self, stored: Any, key: str) -> Any:
@@ -175,6 +182,13 @@ class _ChunkKind:
         where = f"chunk '{key}'"
         check_allowed(zarr_config.get(ALLOW_KEY, False), where, PIPELINE_OPT_IN)
         return self.pickle.decode(stored, where, unpickle=Pickle(self.pickle.protocol).decode)
+
+    @property
+    def fortran_io(self) -> bool:
+        """Whether Rust may read and write these chunks in Fortran order (it decides per
+        batch; see :func:`zarrox.values.fortran_memory`). Batches through the pickle codec,
+        which Python runs around the chain, keep to C order."""
+        return self.fortran_chunks and self.var is None and self.pickle is None
 
     def pickled(self, encoded: Any) -> Any:
         """The stored bytes of a chunk the chain encoded (through the pickle codec)."""
@@ -329,26 +343,9 @@ def _generic_region(
 
 #: a memory order, as ``ChunkCodec`` takes it
 _Order = Literal["C", "F"]
-
-
-def _fortran_buffer(kind: _ChunkKind, buffer: np.ndarray) -> np.ndarray | None:
-    """``buffer.T`` (C-ordered: ``buffer``'s memory) when numpy lays ``buffer`` (the output
-    read into, or the value written) out in Fortran order and not in C order, or it is one
-    value, and it holds fixed-size elements of the decoded data type; else None. A
-    ``ChunkCodec`` call given it with ``order="F"`` reads into (writes from) that memory
-    with no chunk transposed when the chunks are stored in Fortran order (a v2
-    ``order: "F"`` array) and the batch's selections allow: Rust decides (see
-    ``ChunkCodec.read``; None here already when its chunks are not). Batches through the
-    pickle codec, which Python runs around the chain, keep to C order."""
-    if not kind.fortran_chunks or kind.var is not None or kind.pickle is not None:
-        return None
-    if buffer.dtype != kind.dtype:
-        return None
-    if buffer.ndim != 0 and (
-        buffer.ndim < 2 or buffer.flags.c_contiguous or not buffer.flags.f_contiguous
-    ):
-        return None
-    return buffer.T
+#: ``ChunkCodec.read``'s arguments after the buffer, before the order: the buffer's shape,
+#: and :func:`_zarr_form`'s two
+_ReadTail = tuple[list[int], list[int], Any]
 
 
 def _zarr_form(drop_axes: tuple[int, ...]) -> tuple[list[int], Any]:
@@ -635,51 +632,65 @@ class ZarroxCodecPipeline(CodecPipeline):
         out: np.ndarray,
         drop_axes: tuple[int, ...],
     ) -> list[bool]:
-        chunk_sels = [item[2] for item in items]
-        out_sels = [item[3] for item in items]
-        zarr = _zarr_form(drop_axes)
+        # ``ChunkCodec.read``'s arguments after the store, the keys and the buffer
+        regions = ([item[2] for item in items], [item[3] for item in items])
+        after: _ReadTail = (list(out.shape), *_zarr_form(drop_axes))
         # what the batch decodes: whole chunks, or for shards about what is read
         nbytes: int | None = out.nbytes if kind.sharded else len(items) * kind.nbytes
         keys = [str(getattr(item[0], "path", "")) for item in items]
-        shape = list(out.shape)
         rust = _rust_store(items) if kind.pickle is None else None
+        errors: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        read: Callable[[np.ndarray | None, _Order], Awaitable[Any]]
         if rust is not None:
             zarr_store, store = rust
             await _open(zarr_store)
             if isinstance(store, (RustObstoreStore, RustObjectStore)):
                 nbytes = None  # network I/O: awaited, so that batches overlap
-            with _as_its_errors(store):
+            errors = _as_its_errors(store)
 
-                async def read_rust(buffer: np.ndarray | None, order: _Order = "C") -> Any:
-                    """Read into ``buffer`` (None: variable-length values, returned)."""
-                    view = None if buffer is None else buffer.reshape(-1).view(np.uint8)
-                    return await _run_native(
-                        nbytes,
-                        kind.codec.read,
-                        kind.codec.read_async,
-                        store.handle,
-                        keys,
-                        chunk_sels,
-                        out_sels,
-                        view,
-                        shape,
-                        *zarr,
-                        order,
-                    )
+            async def read(buffer: np.ndarray | None, order: _Order) -> Any:
+                """Read into ``buffer`` (None: variable-length values, returned)."""
+                view = None if buffer is None else buffer.reshape(-1).view(np.uint8)
+                codec = kind.codec
+                return await _run_native(
+                    nbytes,
+                    codec.read,
+                    codec.read_async,
+                    store.handle,
+                    keys,
+                    *regions,
+                    view,
+                    *after,
+                    order,
+                )
 
-                if kind.var is not None:
-                    values, present = await read_rust(None)
-                    self._place_var(out, values, out_sels)
-                    return list(present)
-                return list(await self._read_fixed(kind, out, read_rust))
-        # A store read on the Python side: the engine asks for whole chunks, or for a
-        # shard's index and then the byte ranges of the inner chunks needed, round by
-        # round; each round is fetched concurrently, and the bytes stay in Rust. Requests
-        # name the chunk by key (a placeholder for byte getters without one, e.g. the
-        # inner chunks zarr-python's own sharding codec hands over).
+        else:
+            read = self._served_read(kind, items, keys, regions, after, nbytes)
+        with errors:
+            if kind.var is not None:
+                values, present = await read(None, "C")
+                self._place_var(out, values, regions[1])
+                return list(present)
+            return list(await self._read_fixed(kind, out, read))
+
+    def _served_read(
+        self,
+        kind: _ChunkKind,
+        items: list[_BatchItem],
+        keys: list[str],
+        regions: tuple[list[Any], list[Any]],
+        after: _ReadTail,
+        nbytes: int | None,
+    ) -> Callable[[np.ndarray | None, _Order], Awaitable[Any]]:
+        """A read of a batch from a store read on the Python side: the engine asks for whole
+        chunks, or for a shard's index and then the byte ranges of the inner chunks needed,
+        round by round; each round is fetched concurrently, and the bytes stay in Rust.
+        Requests name the chunk by key (a placeholder for byte getters without one, e.g. the
+        inner chunks zarr-python's own sharding codec hands over)."""
         if "" in keys or len(set(keys)) < len(keys):
             keys = [f"#{i}" for i in range(len(items))]
         getters = {key: item for key, item in zip(keys, items, strict=True)}
+        name = repr(getattr(items[0][0], "store", ""))
 
         async def perform(request: Any) -> Any:
             _, _, key, arg = request
@@ -687,44 +698,35 @@ class ZarroxCodecPipeline(CodecPipeline):
             got = as_bytes(await getter.get(prototype=spec.prototype, byte_range=byte_request(arg)))
             return kind.unpickled(got, str(getattr(getter, "path", key)))
 
-        name = repr(getattr(items[0][0], "store", ""))
-        if kind.var is not None:
-            session = kind.codec.read(name, keys, chunk_sels, out_sels, None, shape, *zarr)
-            assert isinstance(session, _core.ReadSession)
-            await self._serve(session, perform, getters, nbytes)
-            self._place_var(out, session.values(), out_sels)
-            return list(session.present())
-
-        async def read_served(buffer: np.ndarray, order: _Order) -> Any:
-            view = buffer.reshape(-1).view(np.uint8)
-            session = kind.codec.read(name, keys, chunk_sels, out_sels, view, shape, *zarr, order)
+        async def read(buffer: np.ndarray | None, order: _Order) -> Any:
+            view = None if buffer is None else buffer.reshape(-1).view(np.uint8)
+            session = kind.codec.read(name, keys, *regions, view, *after, order)
             if session is None:
                 return None
             assert isinstance(session, _core.ReadSession)
             await self._serve(session, perform, getters, nbytes)
-            return session.present()
+            return (session.values(), session.present()) if buffer is None else session.present()
 
-        return list(await self._read_fixed(kind, out, read_served))
+        return read
 
     async def _read_fixed(
         self,
         kind: _ChunkKind,
         out: np.ndarray,
-        read: Callable[[np.ndarray, _Order], Awaitable[Any]],
+        read: Callable[[np.ndarray | None, _Order], Awaitable[Any]],
     ) -> Any:
         """Which chunks exist, reading fixed-size elements into ``out`` with ``read(buffer,
         order)`` (a ``ChunkCodec.read`` of the batch): in Fortran order into ``out``'s
-        memory (:func:`_fortran_buffer`) when Rust reads the batch that way (else it
+        memory (:func:`zarrox.values.fortran_memory`) when Rust reads the batch that way (else it
         returns None, having read nothing), else into ``out`` or a C-ordered copy."""
-        fortran = _fortran_buffer(kind, out)
+        fortran = fortran_memory(out, kind.dtype, kind.fortran_io)
         if fortran is not None:
             present = await read(fortran, "F")
             if present is not None:
                 return present
-        target = self._target(kind, out)
+        target = read_target(out, kind.dtype)
         present = await read(target, "C")
-        if target is not out:
-            copy_c_ordered(out, cast_values(target, out.dtype))
+        finish_read(out, target)
         return present
 
     @staticmethod
@@ -748,20 +750,10 @@ class ZarroxCodecPipeline(CodecPipeline):
         )
 
     @staticmethod
-    def _target(kind: _ChunkKind, out: np.ndarray) -> np.ndarray:
-        """``out`` itself when Rust can decode into it, else a C-ordered copy (in the decoded
-        data type) that numpy copies back."""
-        if out.dtype == kind.dtype and out.flags.c_contiguous and out.flags.writeable:
-            return out
-        return c_ordered(cast_values(out, kind.dtype))
-
-    @staticmethod
     def _place_var(out: np.ndarray, values: list[Any], out_sels: list[Any]) -> None:
         """Put variable-length values (the buffer's C order) where the chunks' regions
         (zarr-python's ``out_selection`` of each chunk) are."""
-        result: np.ndarray = np.empty(len(values), dtype=object)
-        result[:] = values
-        result = result.reshape(out.shape)
+        result = var_array(values, out.shape)
         covered = np.zeros(out.shape, dtype=bool)
         for out_sel in out_sels:
             covered[out_sel] = True
@@ -805,96 +797,59 @@ class ZarroxCodecPipeline(CodecPipeline):
         scalar = value.ndim == 0 or (not kind.shape and value.size == 1)
         # a Fortran-ordered value: Rust writes its memory with no chunk transposed when the
         # chunks are stored in Fortran order and the batch allows, else copies it to C order
-        fortran = _fortran_buffer(kind, value)
-        order: _Order = "C" if fortran is None else "F"
         payload: Any
+        fortran = False
         if kind.var is not None:
             if scalar:
-                payload = _var_item(value.reshape(-1)[0] if value.size else "", kind.utf8)
+                payload = var_item(value.reshape(-1)[0] if value.size else "", kind.utf8)
             else:
-                payload = [_var_item(v, kind.utf8) for v in value.reshape(-1).tolist()]
+                payload = var_items(value, kind.utf8)
         elif scalar:
-            payload = cast_values(value, kind.dtype).reshape(-1)[:1].tobytes()
-        elif fortran is not None:
-            payload = fortran.reshape(-1).view(np.uint8)
+            # one value everywhere: any order will do
+            payload, fortran = one_value(value, kind.dtype), kind.fortran_io
         else:
-            payload = c_ordered(cast_values(value, kind.dtype)).reshape(-1).view(np.uint8)
+            payload, fortran = fixed_payload(value, kind.dtype, kind.fortran_io)
         value_shape = [] if scalar else list(value.shape)
-        write_empty = bool(items[0][1].config.write_empty_chunks)
-        rust = _rust_store(items) if kind.pickle is None else None
-        if rust is not None and all(i[1].config.write_empty_chunks == write_empty for i in items):
+        # One Rust call per write_empty_chunks setting (zarr-python uses one per array).
+        for write_empty in (False, True):
+            part = [i for i in items if bool(i[1].config.write_empty_chunks) == write_empty]
+            if not part:
+                continue
+            args = (
+                [bool(item[4]) for item in part],
+                [item[2] for item in part],
+                None if scalar else [item[3] for item in part],
+                payload,
+                value_shape,
+                write_empty,
+                *_zarr_form(drop_axes),
+                "F" if fortran else "C",
+            )
+            rust = _rust_store(part) if kind.pickle is None else None
+            if rust is None:
+                await self._encode_and_store(kind, part, args)
+                continue
             zarr_store, store = rust
             await _open(zarr_store)
             zarr_store._check_writable()
-            keys = [item[0].path for item in items]
+            network = isinstance(store, (RustObstoreStore, RustObjectStore))
             with _as_its_errors(store):
                 await _run_native(
-                    None
-                    if isinstance(store, (RustObstoreStore, RustObjectStore))
-                    else len(items) * kind.nbytes,
+                    None if network else len(part) * kind.nbytes,
                     kind.codec.write,
                     kind.codec.write_async,
                     store.handle,
-                    keys,
-                    [bool(item[4]) for item in items],
-                    [item[2] for item in items],
-                    None if scalar else [item[3] for item in items],
-                    payload,
-                    value_shape,
-                    write_empty,
-                    *_zarr_form(drop_axes),
-                    order,
+                    [item[0].path for item in part],
+                    *args,
                 )
-            return
-        if any(i[1].config.write_empty_chunks != write_empty for i in items):
-            # One Rust call per setting (rare: zarr-python uses one per array).
-            for setting in (True, False):
-                part = [
-                    k
-                    for k, i in enumerate(items)
-                    if bool(i[1].config.write_empty_chunks) == setting
-                ]
-                if part:
-                    await self._encode_and_store(
-                        kind,
-                        [items[k] for k in part],
-                        scalar,
-                        drop_axes,
-                        payload,
-                        value_shape,
-                        setting,
-                        order,
-                    )
-            return
-        await self._encode_and_store(
-            kind, items, scalar, drop_axes, payload, value_shape, write_empty, order
-        )
 
     async def _encode_and_store(
-        self,
-        kind: _ChunkKind,
-        items: list[_BatchItem],
-        scalar: bool,
-        drop_axes: tuple[int, ...],
-        payload: Any,
-        value_shape: list[int],
-        write_empty: bool,
-        order: _Order,
+        self, kind: _ChunkKind, items: list[_BatchItem], args: tuple[Any, ...]
     ) -> None:
+        """Write a batch to a store served here (``args``: ``ChunkCodec.write``'s after the
+        store and the keys): the write waits for the old chunks it needs."""
         keys = [str(getattr(item[0], "path", "")) for item in items]
-        # a store served here: the write waits for the old chunks it needs
-        batch = kind.codec.write(
-            repr(getattr(items[0][0], "store", "")),
-            keys,
-            [bool(item[4]) for item in items],
-            [item[2] for item in items],
-            None if scalar else [item[3] for item in items],
-            payload,
-            value_shape,
-            write_empty,
-            *_zarr_form(drop_axes),
-            order,
-        )
+        batch = kind.codec.write(repr(getattr(items[0][0], "store", "")), keys, *args)
         assert isinstance(batch, _core.WriteBatch)
 
         async def existing(item: _BatchItem, needed: bool) -> Any:
@@ -950,9 +905,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                     None,
                     list(stacked),
                 )
-                flat = np.empty(len(values), dtype=object)
-                flat[:] = values
-                arrays = flat.reshape(stacked)
+                arrays = var_array(values, stacked)
             else:
                 arrays = np.empty(stacked, dtype=kind.dtype)
                 await _run_blocking(
@@ -998,11 +951,9 @@ class ZarroxCodecPipeline(CodecPipeline):
             parts = [np.broadcast_to(arr, kind.shape) for _, arr, _ in group]
             payload: Any
             if kind.var is not None:
-                payload = [_var_item(v, kind.utf8) for p in parts for v in p.reshape(-1).tolist()]
+                payload = [v for p in parts for v in var_items(p, kind.utf8)]
             else:
-                payload = np.concatenate(
-                    [c_ordered(cast_values(p, kind.dtype)).reshape(-1) for p in parts]
-                ).view(np.uint8)
+                payload = np.concatenate([fixed_payload(p, kind.dtype, False)[0] for p in parts])
             keys = [f"#{i}" for i, _, _ in group]
             new = await _run_blocking(
                 len(group) * kind.nbytes,
@@ -1100,16 +1051,6 @@ def _unstack(arrays: np.ndarray, shape: tuple[int, ...], k: int) -> np.ndarray:
         return arrays[k : k + 1].reshape(())
     c0 = shape[0]
     return arrays[k * c0 : (k + 1) * c0]
-
-
-def _var_item(v: Any, utf8: bool) -> str | bytes:
-    if isinstance(v, str | bytes):
-        return v
-    if isinstance(v, np.str_ | np.bytes_):
-        return v.item()  # type: ignore[no-any-return]
-    if utf8:
-        return str(v)
-    raise TypeError(f"variable-length bytes values must be bytes, got {type(v).__name__}")
 
 
 register_pipeline(ZarroxCodecPipeline)
