@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import CodecError, PickleCodecDisabledError
+from zarrox.storage.base import ServesEngine
 
 #: the configuration key that allows unpickling, in zarrox's and zarr-python's configuration
 ALLOW_KEY = "array.allow_unsafe_pickle_decode"
@@ -96,7 +97,7 @@ PIPELINE_OPT_IN = (
 )
 
 
-class PickledChunks:
+class PickledChunks(ServesEngine):
     """The chunks of an array in ``store`` through its pickle codec, for the engine: a store
     the caller reads and writes (read sessions' requests, write batches' fetches and
     stores), decoding and encoding the pickle stage on the way. Its ``handle`` tells the
@@ -110,7 +111,9 @@ class PickledChunks:
         self.name = name
         self.handle = StoreHandle.caller(f"{store!r} (pickled chunks)")
 
-    def _decoded(self, key: str, stored: Any) -> bytes | None:
+    def _read(self, key: str, span: Any) -> bytes | None:
+        """The chunk under ``key`` unpickled (read whole: ``span`` is None)."""
+        stored = self.store.get(key)
         if stored is None:
             return None
         from zarrox.config import config
@@ -118,6 +121,12 @@ class PickledChunks:
         where = f"array '{self.name}': chunk '{key}'"
         check_allowed(config.get(ALLOW_KEY), where, OWN_API_OPT_IN)
         return self.stage.decode(bytes(stored), where)
+
+    def _write(self, key: str, value: bytes) -> None:
+        self.store.set(key, self.stage.encode(value))
+
+    def _remove(self, key: str) -> None:
+        self.store.delete(key)
 
     def serve(self, session: Any) -> Any:
         """Run a read session to its end: whole chunks, unpickled."""
@@ -132,19 +141,4 @@ class PickledChunks:
                 f"array '{self.name}': chunk '{key}': internal error: a chunk of the "
                 f"pickle codec is read whole, not with {op} {arg!r}"
             )
-        return self._decoded(key, self.store.get(key))
-
-    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
-        """The ``needed`` chunks of ``keys``, unpickled (None elsewhere or where missing)."""
-        return [
-            self._decoded(key, self.store.get(key)) if need else None
-            for key, need in zip(keys, needed, strict=True)
-        ]
-
-    def store_values(self, keys: list[str], values: list[Any]) -> None:
-        """Store the engine's encoded chunks pickled (None: delete the chunk)."""
-        for key, value in zip(keys, values, strict=True):
-            if value is None:
-                self.store.delete(key)
-            else:
-                self.store.set(key, self.stage.encode(value))
+        return self._read(key, None)

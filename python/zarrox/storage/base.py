@@ -5,6 +5,7 @@ server that ignores byte ranges."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle
@@ -14,8 +15,54 @@ from zarrox.storage.replay import replaying
 if TYPE_CHECKING:
     from zarr.abc.store import Store as ZarrPythonStore
 
+    from zarrox.storage.bridge import Request, Round, Span
 
-class Store:
+
+class ServesEngine:
+    """Answers the engine's requests for chunks that Python reads and writes: read sessions
+    (:meth:`serve`) and write batches (:meth:`fetch`, :meth:`store_values`). Each request
+    is performed by :func:`zarrox.storage.bridge.answer` through the class's ``_read(key,
+    span)``, ``_write(key, value)`` and ``_remove(key)``, at once, one by one; a class with
+    async methods says otherwise in :meth:`_requests`."""
+
+    def _perform(self, request: Request) -> Any:
+        """Perform one of the engine's requests (at once)."""
+        from zarrox.storage.bridge import answer
+
+        return answer(self, request)
+
+    def _requests(self) -> tuple[Callable[[Request], Any], Round, Callable[[Any], Any]]:
+        """How the engine's requests are performed: one (``perform``), a round of them
+        (``bridge.in_turn`` or ``bridge.concurrently``), and the coroutine of a whole read
+        or write (``bridge.run_now``, or on an event loop)."""
+        from zarrox.storage.bridge import in_turn, run_now
+
+        return self._perform, in_turn, run_now
+
+    def serve(self, session: Any) -> Any:
+        """Run a Rust read session to its end, answering its requests."""
+        from zarrox.storage.bridge import serve
+
+        perform, each, run = self._requests()
+        return run(serve(session, perform, each=each))
+
+    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
+        """The values of the ``needed`` ``keys`` (None elsewhere or where missing)."""
+        from zarrox.storage.bridge import fetch_all
+
+        perform, each, run = self._requests()
+        wanted = [k if n else None for k, n in zip(keys, needed, strict=True)]
+        return run(fetch_all(wanted, perform, each))  # type: ignore[no-any-return]
+
+    def store_values(self, keys: list[str], values: list[Any]) -> None:
+        """Store encoded chunks (None: delete the key)."""
+        from zarrox.storage.bridge import store_all
+
+        perform, each, run = self._requests()
+        run(store_all(keys, values, perform, each))
+
+
+class Store(ServesEngine):
     """A key-value store. ``handle`` is the Rust side the engine reads and writes
     (for a store served from Python, a handle that says so).
 
@@ -58,12 +105,7 @@ class Store:
             return replay.call(self, "get_range", (key, start, length))  # type: ignore[no-any-return]
         if self._in_python:
             value = self.get(key)
-            if value is None:
-                return None
-            value = bytes(memoryview(value))
-            if start < 0 and length is None:
-                return value[len(value) + start :] if start else b""
-            return value[start:] if length is None else value[start : start + int(length)]
+            return None if value is None else cut_range(bytes(memoryview(value)), start, length)
         return self.handle.get_range(key, start, length)
 
     def _check_writable(self, key: str) -> None:
@@ -175,44 +217,22 @@ class Store:
 
         return ZarrStoreView(self)
 
-    # -- serving the engine's requests from Python (stores Rust cannot reach) --
-    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
-        """Perform a request: ``get`` (``arg`` None, ``(offset, length | None)`` or
-        ``("suffix", n)``; None when missing), ``set`` (``arg``: the bytes), ``delete``."""
-        if op == "get":
-            if arg is None:
-                return self.get(key)
-            if arg[0] == "suffix":
-                n = int(arg[1])
-                if not n:
-                    return b"" if self.exists(key) else None
-                return self.get_range(key, -n)
-            length = None if arg[1] is None else int(arg[1])
-            return self.get_range(key, int(arg[0]), length)
-        if op == "set":
-            self.set(key, bytes(memoryview(arg)))
-        elif op == "delete":
-            self.delete(key)
-        else:
-            raise ValueError(f"unknown request {op!r}")
-        return None
+    # -- what the engine's requests are performed with, for a store Python serves
+    # (bridge.answer): its own methods
+    def _read(self, key: str, span: Span) -> Any:
+        return self.get(key) if span is None else self.get_range(key, *span)
 
-    def serve(self, session: Any) -> Any:
-        """Run a Rust read session to its end, answering its requests."""
-        from zarrox.storage.bridge import serve_sync
+    def _write(self, key: str, value: bytes) -> None:
+        self.set(key, value)
 
-        return serve_sync(session, lambda request: self._answer(*request[1:]))
-
-    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
-        """The values of the ``needed`` ``keys`` (None elsewhere)."""
-        return [self._answer("get", k) if n else None for k, n in zip(keys, needed, strict=True)]
+    def _remove(self, key: str) -> None:
+        self.delete(key)
 
     def store_values(self, keys: list[str], values: list[Any]) -> None:
         """Store encoded chunks (None: delete the key)."""
         if keys:
             self._check_writable(keys[0])
-        for key, value in zip(keys, values, strict=True):
-            self._answer("delete" if value is None else "set", key, value)
+        super().store_values(keys, values)
 
 
 _WARNED_RANGES: set[str] = set()
@@ -230,6 +250,14 @@ def warn_ranges_ignored(store: str) -> None:
         RuntimeWarning,
         stacklevel=2,
     )
+
+
+def cut_range(value: Any, start: int, length: int | None) -> Any:
+    """The part of ``value`` (bytes, an array) that ``get_range(key, start, length)`` asks
+    for (see :data:`zarrox.storage.bridge.Span`)."""
+    if length is None:
+        return value[len(value) + start :] if start < 0 else value[start:]
+    return value[start : start + int(length)]
 
 
 def _split_listing(prefix: str, keys: list[str]) -> tuple[list[str], list[str]]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle, memory_items
-from zarrox.storage.base import Store
+from zarrox.storage.base import Store, cut_range
 from zarrox.storage.served import PythonServedStore
+
+if TYPE_CHECKING:
+    from zarrox.storage.bridge import Span
 
 
 def _memory_store(items: dict[str, bytes], as_dict: bool = False) -> MemoryStore:
@@ -94,18 +97,6 @@ def _value_bytes(value: Any) -> Any:
     return bytes(memoryview(value))
 
 
-def _byte_range(value: Any, arg: Any) -> Any:
-    """The part of ``value`` a get request's argument asks for (None: all of it,
-    ``(offset, length | None)`` or ``("suffix", n)``)."""
-    if arg is None:
-        return value
-    if arg[0] == "suffix":
-        n = int(arg[1])
-        return value[len(value) - n :] if n else value[:0]
-    start, length = int(arg[0]), arg[1]
-    return value[start:] if length is None else value[start : start + int(length)]
-
-
 class DictMemoryStore(PythonServedStore, MemoryStore):
     """A memory store whose values live in a mapping the user holds (see
     :class:`MemoryStore`)."""
@@ -127,17 +118,18 @@ class DictMemoryStore(PythonServedStore, MemoryStore):
         items = {k: bytes(memoryview(_value_bytes(v))) for k, v in self.store_dict.items()}
         return (_memory_store, (items, True))
 
-    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
-        if op == "get":
-            value = self.store_dict.get(key)
-            return None if value is None else _byte_range(_value_bytes(value), arg)
-        if op == "set":
-            self.store_dict[key] = _stored_value(bytes(memoryview(arg)))
-        elif op == "delete":
-            self.store_dict.pop(key, None)
-        else:
-            raise ValueError(f"unknown request {op!r}")
-        return None
+    def _read(self, key: str, span: Span) -> Any:
+        value = self.store_dict.get(key)
+        if value is None:
+            return None
+        value = _value_bytes(value)
+        return value if span is None else cut_range(value, *span)
+
+    def _write(self, key: str, value: bytes) -> None:
+        self.store_dict[key] = _stored_value(value)
+
+    def _remove(self, key: str) -> None:
+        self.store_dict.pop(key, None)
 
     def exists(self, key: str) -> bool:
         return key in self.store_dict

@@ -5,7 +5,8 @@ store objects (:class:`RustObstoreStore` where Rust takes their configuration,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
 
 from zarrox._core import StoreHandle
 from zarrox.errors import StorageOptionsError
@@ -13,6 +14,9 @@ from zarrox.storage.base import Store
 from zarrox.storage.local import LocalStore
 from zarrox.storage.options import SCHEMES, object_store_options
 from zarrox.storage.served import PythonServedStore
+
+if TYPE_CHECKING:
+    from zarrox.storage.bridge import Span
 
 
 class RustObjectStore(Store):
@@ -93,7 +97,24 @@ def _object_store(url: str, storage_options: dict[str, Any], read_only: bool) ->
 _RUST_OBSTORES = ("S3Store", "GCSStore", "AzureStore", "HTTPStore")
 
 
-class RustObstoreStore(Store):
+class _OfObstore:
+    """A store over an obstore store object (``obstore``): it pickles as that object does,
+    with whether it is read-only."""
+
+    obstore: Any
+    read_only: bool
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.obstore!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.obstore,), {"read_only": self.read_only})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.read_only = state["read_only"]
+
+
+class RustObstoreStore(_OfObstore, Store):
     """An obstore store object (``obstore.store.S3Store``, ``GCSStore``, ``AzureStore``,
     ``HTTPStore``, as zarr-python's ``ObjectStore`` wraps them), read and written by Rust.
     It pickles as the obstore object does."""
@@ -102,15 +123,6 @@ class RustObstoreStore(Store):
         self.obstore = store
         self.read_only = read_only or type(store).__name__ == "HTTPStore"
         self.handle = StoreHandle.obstore(store, _obstore_url(store))
-
-    def __repr__(self) -> str:
-        return f"RustObstoreStore({self.obstore!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (RustObstoreStore, (self.obstore,), {"read_only": self.read_only})
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.read_only = state["read_only"]
 
 
 def _obstore_url(store: Any) -> str:
@@ -132,7 +144,7 @@ def _obstore_url(store: Any) -> str:
     return f"{base}/{prefix}" if prefix else base
 
 
-class PythonObstoreStore(PythonServedStore):
+class PythonObstoreStore(_OfObstore, PythonServedStore):
     """An obstore store whose state Rust cannot reach (``obstore.store.MemoryStore``,
     ``LocalStore``: they live in obstore's own extension), read and written through
     obstore's Python functions. It pickles as the obstore object does."""
@@ -142,44 +154,32 @@ class PythonObstoreStore(PythonServedStore):
         self.read_only = read_only
         self.handle = StoreHandle.caller(_obstore_url(store))
 
-    def __repr__(self) -> str:
-        return f"PythonObstoreStore({self.obstore!r})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (PythonObstoreStore, (self.obstore,), {"read_only": self.read_only})
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.read_only = state["read_only"]
-
-    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
+    def _read(self, key: str, span: Span) -> Any:
         import obstore
 
-        try:
-            if op == "get":
-                if arg is None:
-                    return obstore.get(self.obstore, key).bytes()
-                if arg[0] == "suffix":
-                    if not int(arg[1]):
-                        return b""
-                    n = int(arg[1])
-                    return obstore.get(self.obstore, key, options={"range": {"suffix": n}}).bytes()
-                start, length = int(arg[0]), arg[1]
-                if length is None:
-                    return obstore.get(
-                        self.obstore, key, options={"range": {"offset": start}}
-                    ).bytes()
-                if not int(length):
-                    return b""
-                return obstore.get_range(self.obstore, key, start=start, length=int(length))
-            if op == "set":
-                obstore.put(self.obstore, key, bytes(memoryview(arg)))
-                return None
-            if op == "delete":
-                obstore.delete(self.obstore, key)
-                return None
-        except FileNotFoundError:
-            return None
-        raise ValueError(f"unknown request {op!r}")
+        with suppress(FileNotFoundError):
+            if span is None:
+                return obstore.get(self.obstore, key).bytes()
+            start, length = span
+            if length is None:
+                where: Any = {"suffix": -start} if start < 0 else {"offset": start}
+                return obstore.get(self.obstore, key, options={"range": where}).bytes()
+            if not length:
+                return b""
+            return obstore.get_range(self.obstore, key, start=start, length=length)
+        return None
+
+    def _write(self, key: str, value: bytes) -> None:
+        import obstore
+
+        with suppress(FileNotFoundError):
+            obstore.put(self.obstore, key, value)
+
+    def _remove(self, key: str) -> None:
+        import obstore
+
+        with suppress(FileNotFoundError):
+            obstore.delete(self.obstore, key)
 
     def list_prefix(self, prefix: str) -> list[str]:
         import obstore

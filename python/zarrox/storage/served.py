@@ -10,34 +10,34 @@ from zarrox.storage.base import Store, _split_listing
 
 
 class PythonServedStore(Store):
-    """A store whose keys Python reads and writes (``_answer``), serving the engine's
-    requests: the base of stores over a Python mapping or an obstore object that Rust
-    cannot reach."""
+    """A store whose keys Python reads and writes, serving the engine's requests: the base
+    of stores over a Python mapping or an obstore object that Rust cannot reach. A store
+    supplies ``_read(key, span)``, ``_write(key, value)`` and ``_remove(key)`` (see
+    :func:`zarrox.storage.bridge.answer`), or performs whole requests (``_perform``); its
+    methods are requests of the engine's form too."""
 
-    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
-        """Perform a request: ``get`` (``arg`` None, ``(offset, length | None)`` or
-        ``("suffix", n)``; None when missing), ``set`` (``arg``: the bytes), ``delete``."""
-        raise NotImplementedError
+    def _ask(self, op: str, key: str, arg: Any = None) -> Any:
+        return self._perform((0, op, key, arg))
 
     def get(self, key: str) -> bytes | None:
-        got = self._answer("get", key)
+        got = self._ask("get", key)
         return None if got is None else bytes(memoryview(got))
 
     def get_range(self, key: str, start: int, length: int | None = None) -> bytes | None:
         arg = ("suffix", -start) if start < 0 and length is None else (start, length)
-        got = self._answer("get", key, arg)
+        got = self._ask("get", key, arg)
         return None if got is None else bytes(memoryview(got))
 
     def set(self, key: str, value: bytes) -> None:
         self._check_writable(key)
-        self._answer("set", key, value)
+        self._ask("set", key, value)
 
     def delete(self, key: str) -> None:
         self._check_writable(key)
-        self._answer("delete", key)
+        self._ask("delete", key)
 
     def exists(self, key: str) -> bool:
-        return self._answer("get", key) is not None
+        return self._ask("get", key) is not None
 
     def conditional_writes(self) -> bool:
         # Python stores have no generations: the last writer wins (README).

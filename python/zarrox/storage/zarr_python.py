@@ -21,7 +21,11 @@ from zarrox.storage.options import fsspec_target
 from zarrox.storage.served import PythonServedStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from zarr.abc.store import Store as ZarrPythonStore
+
+    from zarrox.storage.bridge import Request, Round
 
 
 class PythonZarrStore(PythonServedStore):
@@ -61,10 +65,14 @@ class PythonZarrStore(PythonServedStore):
 
         return sync(opened())
 
-    def _answer(self, op: str, key: str, arg: Any = None) -> Any:
-        if op == "set":
-            arg = bytes(memoryview(arg))
-        return self.run(self.answerer.perform((0, op, key, arg)))
+    def _perform(self, request: Request) -> Any:
+        return self.run(self.answerer.perform(request))
+
+    def _requests(self) -> tuple[Callable[[Request], Any], Round, Callable[[Any], Any]]:
+        # fetched concurrently on zarr-python's event loop
+        from zarrox.storage.bridge import concurrently
+
+        return self.answerer.perform, concurrently, self.run
 
     def get(self, key: str) -> bytes | None:
         try:
@@ -96,25 +104,6 @@ class PythonZarrStore(PythonServedStore):
     def as_zarr_store(self) -> ZarrPythonStore:
         """The zarr-python store object this store serves."""
         return self.zarr_store
-
-    def serve(self, session: Any) -> Any:
-        """Run a Rust read session to its end, fetching its requests from the store."""
-        from zarrox.storage.bridge import serve
-
-        return self.run(serve(session, self.answerer.perform))
-
-    def fetch(self, keys: list[str], needed: list[bool]) -> list[Any]:
-        """The values of the ``needed`` ``keys`` (None elsewhere), fetched concurrently."""
-        from zarrox.storage.bridge import fetch_all
-
-        wanted = [k if n else None for k, n in zip(keys, needed, strict=True)]
-        return self.run(fetch_all(wanted, self.answerer.perform))  # type: ignore[no-any-return]
-
-    def store_values(self, keys: list[str], values: list[Any]) -> None:
-        """Store encoded chunks (None: delete the key), concurrently."""
-        from zarrox.storage.bridge import store_all
-
-        self.run(store_all(keys, values, self.answerer.perform))
 
     @property
     def url(self) -> str:
