@@ -17,9 +17,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -217,13 +217,9 @@ def make_volume(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 # -- commands -------------------------------------------------------------------------------------
 
 
-def demo(args: argparse.Namespace) -> int:
-    from zarrox.transfer import block_shape, copy_values, regions
-
-    shape, chunks = args.shape, args.chunks
-    if len(shape) != len(chunks):
-        raise CliError(f"--chunks {chunks} must have one entry per dimension of --shape {shape}")
-    compressors = {
+def _demo_compressors(codec: str) -> list[dict[str, Any]] | None:
+    """The ``compressors`` of the demo's array for ``--codec``."""
+    return {
         "zstd": [{"name": "zstd", "configuration": {"level": 3, "checksum": False}}],
         "blosc": [
             {
@@ -239,7 +235,64 @@ def demo(args: argparse.Namespace) -> int:
         ],
         "gzip": [{"name": "gzip", "configuration": {"level": 1}}],
         "none": None,
-    }[args.codec]
+    }[codec]
+
+
+def _demo_write(
+    root: Path, data: np.ndarray, args: argparse.Namespace, block: int, show: bool
+) -> tuple[Group, float]:
+    """Write the demo's group and its array of ``data``: (the group, seconds writing)."""
+    from zarrox.transfer import copy_values
+
+    shape = data.shape
+    group = zarrox.open_group(root, mode="w", attributes={"description": "zarrox demo"})
+    arr = group.create_array(
+        "volume",
+        shape=shape,
+        dtype="uint16",
+        chunks=args.chunks,
+        compressors=_demo_compressors(args.codec),
+        dimension_names=["z", "y", "x"][-len(shape) :] if len(shape) <= 3 else None,
+        attributes={"units": "counts"},
+    )
+    with progress_bar("writing", enabled=show) as update:
+        t0 = time.perf_counter()
+        copy_values(data, arr, progress=lambda d, t: update(d * 2, t * 2), target=block)
+        return group, time.perf_counter() - t0
+
+
+def _demo_read(array: Array, data: np.ndarray, block: int, show: bool) -> tuple[np.ndarray, float]:
+    """Read ``array`` back a block at a time: (its values, seconds reading)."""
+    from zarrox.transfer import block_shape, regions
+
+    back = np.empty_like(data)
+    step = block_shape(data.shape, array.chunks, data.itemsize, block)
+    with progress_bar("reading", enabled=show) as update:
+        t0 = time.perf_counter()
+        done = 0
+        for region in regions(data.shape, step):
+            array.get_basic_selection(region, out=back[region])
+            done += back[region].nbytes
+            update(done, data.nbytes)
+        return back, time.perf_counter() - t0
+
+
+def _demo_plane(array: Array, data: np.ndarray) -> str:
+    """Read a strided plane of ``array`` and check it: what to say about it."""
+    z = data.shape[0] // 2
+    strided = (z, *(slice(None, None, 2) for _ in data.shape[1:]))
+    t0 = time.perf_counter()
+    plane = array[strided]
+    t_slab = time.perf_counter() - t0
+    if not np.array_equal(plane, data[strided]):
+        raise CliError("a strided plane read back differs from the data written")
+    return f"strided plane [{z}, ::2, ::2] {plane.shape} read in {t_slab * 1e3:.1f} ms"
+
+
+def demo(args: argparse.Namespace) -> int:
+    shape, chunks = args.shape, args.chunks
+    if len(shape) != len(chunks):
+        raise CliError(f"--chunks {chunks} must have one entry per dimension of --shape {shape}")
     show = wanted(args.no_progress)
     say = (lambda *a, **k: None) if args.json else print
     tmp = None
@@ -251,21 +304,8 @@ def demo(args: argparse.Namespace) -> int:
             f"dataset: {shape} uint16 volume, {_size(data.nbytes)}, chunks {chunks}, "
             f"codec {args.codec}"
         )
-        group = zarrox.open_group(root, mode="w", attributes={"description": "zarrox demo"})
-        arr = group.create_array(
-            "volume",
-            shape=shape,
-            dtype="uint16",
-            chunks=chunks,
-            compressors=compressors,
-            dimension_names=["z", "y", "x"][-len(shape) :] if len(shape) <= 3 else None,
-            attributes={"units": "counts"},
-        )
         block = max(data.nbytes // 16, 1 << 20)
-        with progress_bar("writing", enabled=show) as update:
-            t0 = time.perf_counter()
-            copy_values(data, arr, progress=lambda d, t: update(d * 2, t * 2), target=block)
-            t_write = time.perf_counter() - t0
+        group, t_write = _demo_write(root, data, args, block, show)
         n_chunks, stored = _stored_bytes(group.store, "volume/")
         say(
             f"wrote {n_chunks} chunks to {root / 'volume'} in {t_write:.3f} s "
@@ -273,26 +313,11 @@ def demo(args: argparse.Namespace) -> int:
             f"ratio {data.nbytes / max(stored, 1):.2f}x"
         )
         reopened = zarrox.open_array(root, path="volume", mode="r")
-        back = np.empty_like(data)
-        step = block_shape(shape, reopened.chunks, data.itemsize, block)
-        with progress_bar("reading", enabled=show) as update:
-            t0 = time.perf_counter()
-            done = 0
-            for region in regions(shape, step):
-                reopened.get_basic_selection(region, out=back[region])
-                done += back[region].nbytes
-                update(done, data.nbytes)
-            t_read = time.perf_counter() - t0
+        back, t_read = _demo_read(reopened, data, block, show)
         say(f"read it back in {t_read:.3f} s ({data.nbytes / t_read / 1e6:.0f} MB/s)")
         if not np.array_equal(back, data):
             raise CliError("the data read back differs from the data written")
-        z = shape[0] // 2
-        t0 = time.perf_counter()
-        plane = reopened[(z, *(slice(None, None, 2) for _ in shape[1:]))]
-        t_slab = time.perf_counter() - t0
-        if not np.array_equal(plane, data[(z, *(slice(None, None, 2) for _ in shape[1:]))]):
-            raise CliError("a strided plane read back differs from the data written")
-        say(f"strided plane [{z}, ::2, ::2] {plane.shape} read in {t_slab * 1e3:.1f} ms")
+        say(_demo_plane(reopened, data))
         say(f"verified: all {data.size} values equal; attributes {dict(reopened.attrs)}")
         say(zarrox.open_group(root, mode="r").tree())
         if args.json:
@@ -433,11 +458,64 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def copy(args: argparse.Namespace) -> int:
-    from zarrox.hierarchy import copy_node, copy_store
+def _refuse_existing(store: Any, path: str, where: str, overwrite: bool) -> None:
+    """A CliError when a node is at ``path`` of ``store`` (``where``) and not ``overwrite``."""
     from zarrox.nodes.discover import node_exists
-    from zarrox.nodes.node import normalize_path
+
+    if not overwrite and node_exists(store, path):
+        raise CliError(
+            f"a node already exists at '/{path}' of {where}: give --overwrite to replace it"
+        )
+
+
+def _copy_bytes(
+    args: argparse.Namespace, src: Any, dst: Any, node: Array | Group, path: str, dest_path: str
+) -> tuple[int, int]:
+    """Copy the stored bytes of ``node`` as they are: (keys copied, bytes copied)."""
+    from zarrox.hierarchy import copy_store
     from zarrox.nodes.place import ensure_parents
+
+    if args.overwrite:
+        dst.delete_prefix(dest_path + "/" if dest_path else "")
+    if dest_path and "/" in dest_path:
+        ensure_parents(dst, dest_path, node.zarr_format)
+    with progress_bar("copying", unit="items", enabled=wanted(args.no_progress)) as update:
+        copied, _, nbytes = copy_store(
+            src,
+            dst,
+            source_path=path,
+            dest_path=dest_path,
+            if_exists="replace",
+            progress=update,
+        )
+    return copied, nbytes
+
+
+def _copy_reencoded(
+    args: argparse.Namespace, node: Array | Group, dst: Any, dest_path: str
+) -> tuple[int, int]:
+    """Copy ``node`` re-encoded as the options say: (nodes copied, bytes of values)."""
+    from zarrox.hierarchy import copy_node
+
+    kwargs: dict[str, Any] = {}
+    if args.zarr_format is not None:
+        kwargs["zarr_format"] = args.zarr_format
+    if args.chunks is not None:
+        kwargs["chunks"] = args.chunks
+    if args.shards is not None:
+        kwargs["shards"] = None if args.shards == () else args.shards
+    if args.compressor is not None:
+        fmt = args.zarr_format or node.zarr_format
+        kwargs["compressors"] = compressor_codec(args.compressor, fmt)
+    with progress_bar("copying", enabled=wanted(args.no_progress)) as update:
+        new = copy_node(node, dst, dest_path, overwrite=args.overwrite, progress=update, **kwargs)
+    members = [] if isinstance(new, Array) else [n for _, n in new.members(None)]
+    arrays = [new] if isinstance(new, Array) else [n for n in members if isinstance(n, Array)]
+    return 1 + len(members), sum(a.nbytes for a in arrays)
+
+
+def copy(args: argparse.Namespace) -> int:
+    from zarrox.nodes.node import normalize_path
 
     src_store = _store(args.source, args.storage_option)
     dst_store = _store(args.dest, args.dest_storage_option)
@@ -447,47 +525,13 @@ def copy(args: argparse.Namespace) -> int:
     reencode = any(
         v is not None for v in (args.chunks, args.shards, args.compressor, args.zarr_format)
     )
-    if not args.overwrite and node_exists(dst_store, dest_path):
-        raise CliError(
-            f"a node already exists at '/{dest_path}' of {args.dest}: give --overwrite to "
-            "replace it"
-        )
-    show = wanted(args.no_progress)
-    if not reencode:
-        if args.overwrite:
-            dst_store.delete_prefix(dest_path + "/" if dest_path else "")
-        if dest_path and "/" in dest_path:
-            ensure_parents(dst_store, dest_path, node.zarr_format)
-        with progress_bar("copying", unit="items", enabled=show) as update:
-            copied, _, nbytes = copy_store(
-                src_store,
-                dst_store,
-                source_path=path,
-                dest_path=dest_path,
-                if_exists="replace",
-                progress=update,
-            )
-        mode = "bytes"
-    else:
-        kwargs: dict[str, Any] = {}
-        if args.zarr_format is not None:
-            kwargs["zarr_format"] = args.zarr_format
-        fmt = args.zarr_format or node.zarr_format
-        if args.chunks is not None:
-            kwargs["chunks"] = args.chunks
-        if args.shards is not None:
-            kwargs["shards"] = None if args.shards == () else args.shards
-        if args.compressor is not None:
-            kwargs["compressors"] = compressor_codec(args.compressor, fmt)
-        with progress_bar("copying", enabled=show) as update:
-            new = copy_node(
-                node, dst_store, dest_path, overwrite=args.overwrite, progress=update, **kwargs
-            )
-        members = [] if isinstance(new, Array) else [n for _, n in new.members(None)]
-        arrays = [new] if isinstance(new, Array) else [n for n in members if isinstance(n, Array)]
-        copied = 1 + len(members)
-        nbytes = sum(a.nbytes for a in arrays)
+    _refuse_existing(dst_store, dest_path, args.dest, args.overwrite)
+    if reencode:
+        copied, nbytes = _copy_reencoded(args, node, dst_store, dest_path)
         mode = "re-encoded"
+    else:
+        copied, nbytes = _copy_bytes(args, src_store, dst_store, node, path, dest_path)
+        mode = "bytes"
     kind = "array" if isinstance(node, Array) else "hierarchy"
     if args.json:
         _print_json(
@@ -515,17 +559,13 @@ def copy(args: argparse.Namespace) -> int:
 
 
 def convert(args: argparse.Namespace) -> int:
-    from zarrox.nodes.discover import node_exists
     from zarrox.nodes.node import normalize_path
 
     src_store = _store(args.source, args.storage_option)
     dst_store = None if args.dest is None else _store(args.dest, args.dest_storage_option)
     dest_path = normalize_path(args.path)
-    if dst_store is not None and not args.overwrite and node_exists(dst_store, dest_path):
-        raise CliError(
-            f"a node already exists at '/{dest_path}' of {args.dest}: give --overwrite to "
-            "replace it"
-        )
+    if dst_store is not None:
+        _refuse_existing(dst_store, dest_path, args.dest, args.overwrite)
     with progress_bar("converting", enabled=wanted(args.no_progress)) as update:
         node = zarrox.convert(
             src_store,
@@ -608,6 +648,151 @@ def clean(args: argparse.Namespace) -> int:
 # -- the parser -----------------------------------------------------------------------------------
 
 
+_Argument = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _arg(*flags: str, **kwargs: Any) -> _Argument:
+    """One ``add_argument`` call of a command: its flags and keywords."""
+    return flags, kwargs
+
+
+_STORE = _arg("store", help="path or URL of the store")
+_PATH = _arg("--path", default=None, help="node path inside the store")
+_SOURCE_PATH = _arg("--path", default=None, help="node path inside the source store")
+_OVERWRITE = _arg("--overwrite", action="store_true", help="replace what is at the destination")
+_STORAGE_OPTION = _arg(
+    "--storage-option",
+    action="append",
+    type=option_arg,
+    metavar="KEY=VALUE",
+    help="a storage option of the (source) store, e.g. endpoint_url=http://..., anon=true",
+)
+_DEST_STORAGE_OPTION = _arg(
+    "--dest-storage-option",
+    action="append",
+    type=option_arg,
+    metavar="KEY=VALUE",
+    help="a storage option of the destination store",
+)
+
+
+class _Command(NamedTuple):
+    name: str
+    func: Callable[[argparse.Namespace], int]
+    help: str
+    arguments: tuple[_Argument, ...]
+    description: str | None = None
+
+
+#: the subcommands, in the order ``zarrox --help`` lists them
+_COMMANDS = (
+    _Command(
+        "demo",
+        demo,
+        "write, read back and verify a real compressed dataset",
+        (
+            _arg("--dir", help="where to write (default: a temporary directory)"),
+            _arg("--shape", type=shape_arg, default=(256, 256, 256), metavar="Z,Y,X"),
+            _arg("--chunks", type=shape_arg, default=(64, 64, 64), metavar="Z,Y,X"),
+            _arg("--codec", choices=["zstd", "blosc", "gzip", "none"], default="zstd"),
+            _arg("--keep", action="store_true", help="keep the temporary directory"),
+        ),
+    ),
+    _Command("info", info, "describe an array or group", (_STORE, _PATH, _STORAGE_OPTION)),
+    _Command("tree", tree, "print a group's hierarchy", (_STORE, _PATH, _STORAGE_OPTION)),
+    _Command(
+        "verify",
+        verify,
+        "decode every stored chunk; report missing and corrupt chunks",
+        (
+            _STORE,
+            _PATH,
+            _arg("--fail-on-missing", action="store_true", help="missing chunks are failures too"),
+            _arg(
+                "--max-listed", type=positive_int, default=10, help="missing keys listed per array"
+            ),
+            _STORAGE_OPTION,
+        ),
+        "Decode every stored chunk of an array, or of every array below a group (checksums "
+        "included), and report corrupt chunks, missing chunks (which read as the fill value) "
+        "and keys that belong to no chunk. Exit status 1 when a chunk is corrupt (or, with "
+        "--fail-on-missing, missing).",
+    ),
+    _Command(
+        "copy",
+        copy,
+        "copy an array or hierarchy to another store (optionally re-encoded)",
+        (
+            _arg("source", help="path or URL of the source store"),
+            _arg("dest", help="path or URL of the destination store"),
+            _SOURCE_PATH,
+            _arg("--dest-path", default=None, help="node path in the destination (--path)"),
+            _arg("--chunks", type=shape_arg, default=None, metavar="Z,Y,X", help="rechunk"),
+            _arg(
+                "--shards",
+                type=shards_arg,
+                default=None,
+                metavar="Z,Y,X",
+                help="reshard (a shard shape, or none)",
+            ),
+            _arg(
+                "--compressor",
+                type=compressor_arg,
+                default=None,
+                metavar="NAME[:LEVEL]",
+                help="recompress: zstd[:L], gzip[:L], blosc[:CNAME[:L]], zlib, bz2, lzma, lz4, "
+                "none",
+            ),
+            _arg("--zarr-format", type=int, choices=[2, 3], default=None),
+            _OVERWRITE,
+            _STORAGE_OPTION,
+            _DEST_STORAGE_OPTION,
+        ),
+        "Copy an array or hierarchy from one store to another (any two: local paths, .zip "
+        "files, s3://, gs://, az://, memory://). Without re-encoding options the stored bytes "
+        "are copied as they are; --chunks, --shards, --compressor or --zarr-format re-encode "
+        "every array.",
+    ),
+    _Command(
+        "convert",
+        convert,
+        "convert an array or hierarchy to Zarr v3",
+        (
+            _arg("source", help="path or URL of the store to convert"),
+            _arg("dest", nargs="?", default=None, help="where to write (default: in place)"),
+            _SOURCE_PATH,
+            _arg("--shards", type=shape_arg, default=None, metavar="Z,Y,X", help="shard shape"),
+            _OVERWRITE,
+            _STORAGE_OPTION,
+            _DEST_STORAGE_OPTION,
+        ),
+    ),
+    _Command(
+        "clean",
+        clean,
+        "remove the temporary files of writers that died mid-write",
+        (
+            _arg("store", help="path of the local store"),
+            _arg("--older-than", type=float, default=3600.0, metavar="SECONDS"),
+        ),
+        "Remove the temporary files a writer killed mid-write leaves in a local store (readers "
+        "never see them): those whose process is gone, and any older than --older-than "
+        "seconds.",
+    ),
+    _Command(
+        "bench",
+        bench,
+        "time read-all of an array against its decode floor",
+        (
+            _STORE,
+            _arg("--path", default=None, help="array path inside the store"),
+            _arg("--repeat", type=positive_int, default=10),
+            _STORAGE_OPTION,
+        ),
+    ),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="zarrox",
@@ -617,130 +802,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"zarrox {zarrox.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print one JSON document")
     common.add_argument(
         "--no-progress", action="store_true", help="no progress bar (there is none off a terminal)"
     )
-
-    def store_options(p: argparse.ArgumentParser, dest: bool = False) -> None:
-        p.add_argument(
-            "--storage-option",
-            action="append",
-            type=option_arg,
-            metavar="KEY=VALUE",
-            help="a storage option of the (source) store, e.g. endpoint_url=http://..., anon=true",
+    for command in _COMMANDS:
+        p = sub.add_parser(
+            command.name, parents=[common], help=command.help, description=command.description
         )
-        if dest:
-            p.add_argument(
-                "--dest-storage-option",
-                action="append",
-                type=option_arg,
-                metavar="KEY=VALUE",
-                help="a storage option of the destination store",
-            )
-
-    p = sub.add_parser(
-        "demo", parents=[common], help="write, read back and verify a real compressed dataset"
-    )
-    p.add_argument("--dir", help="where to write (default: a temporary directory)")
-    p.add_argument("--shape", type=shape_arg, default=(256, 256, 256), metavar="Z,Y,X")
-    p.add_argument("--chunks", type=shape_arg, default=(64, 64, 64), metavar="Z,Y,X")
-    p.add_argument("--codec", choices=["zstd", "blosc", "gzip", "none"], default="zstd")
-    p.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    p.set_defaults(func=demo)
-
-    for name, func, help_ in (
-        ("info", info, "describe an array or group"),
-        ("tree", tree, "print a group's hierarchy"),
-    ):
-        p = sub.add_parser(name, parents=[common], help=help_)
-        p.add_argument("store", help="path or URL of the store")
-        p.add_argument("--path", default=None, help="node path inside the store")
-        store_options(p)
-        p.set_defaults(func=func)
-
-    p = sub.add_parser(
-        "verify",
-        parents=[common],
-        help="decode every stored chunk; report missing and corrupt chunks",
-        description="Decode every stored chunk of an array, or of every array below a group "
-        "(checksums included), and report corrupt chunks, missing chunks (which read as the "
-        "fill value) and keys that belong to no chunk. Exit status 1 when a chunk is corrupt "
-        "(or, with --fail-on-missing, missing).",
-    )
-    p.add_argument("store", help="path or URL of the store")
-    p.add_argument("--path", default=None, help="node path inside the store")
-    p.add_argument("--fail-on-missing", action="store_true", help="missing chunks are failures too")
-    p.add_argument(
-        "--max-listed", type=positive_int, default=10, help="missing keys listed per array"
-    )
-    store_options(p)
-    p.set_defaults(func=verify)
-
-    p = sub.add_parser(
-        "copy",
-        parents=[common],
-        help="copy an array or hierarchy to another store (optionally re-encoded)",
-        description="Copy an array or hierarchy from one store to another (any two: local "
-        "paths, .zip files, s3://, gs://, az://, memory://). Without re-encoding options the "
-        "stored bytes are copied as they are; --chunks, --shards, --compressor or "
-        "--zarr-format re-encode every array.",
-    )
-    p.add_argument("source", help="path or URL of the source store")
-    p.add_argument("dest", help="path or URL of the destination store")
-    p.add_argument("--path", default=None, help="node path inside the source store")
-    p.add_argument("--dest-path", default=None, help="node path in the destination (--path)")
-    p.add_argument("--chunks", type=shape_arg, default=None, metavar="Z,Y,X", help="rechunk")
-    p.add_argument(
-        "--shards",
-        type=shards_arg,
-        default=None,
-        metavar="Z,Y,X",
-        help="reshard (a shard shape, or none)",
-    )
-    p.add_argument(
-        "--compressor",
-        type=compressor_arg,
-        default=None,
-        metavar="NAME[:LEVEL]",
-        help="recompress: zstd[:L], gzip[:L], blosc[:CNAME[:L]], zlib, bz2, lzma, lz4, none",
-    )
-    p.add_argument("--zarr-format", type=int, choices=[2, 3], default=None)
-    p.add_argument("--overwrite", action="store_true", help="replace what is at the destination")
-    store_options(p, dest=True)
-    p.set_defaults(func=copy)
-
-    p = sub.add_parser("convert", parents=[common], help="convert an array or hierarchy to Zarr v3")
-    p.add_argument("source", help="path or URL of the store to convert")
-    p.add_argument("dest", nargs="?", default=None, help="where to write (default: in place)")
-    p.add_argument("--path", default=None, help="node path inside the source store")
-    p.add_argument("--shards", type=shape_arg, default=None, metavar="Z,Y,X", help="shard shape")
-    p.add_argument("--overwrite", action="store_true", help="replace what is at the destination")
-    store_options(p, dest=True)
-    p.set_defaults(func=convert)
-
-    p = sub.add_parser(
-        "clean",
-        parents=[common],
-        help="remove the temporary files of writers that died mid-write",
-        description="Remove the temporary files a writer killed mid-write leaves in a local "
-        "store (readers never see them): those whose process is gone, and any older than "
-        "--older-than seconds.",
-    )
-    p.add_argument("store", help="path of the local store")
-    p.add_argument("--older-than", type=float, default=3600.0, metavar="SECONDS")
-    p.set_defaults(func=clean)
-
-    p = sub.add_parser(
-        "bench", parents=[common], help="time read-all of an array against its decode floor"
-    )
-    p.add_argument("store", help="path or URL of the store")
-    p.add_argument("--path", default=None, help="array path inside the store")
-    p.add_argument("--repeat", type=positive_int, default=10)
-    store_options(p)
-    p.set_defaults(func=bench)
+        for flags, kwargs in command.arguments:
+            p.add_argument(*flags, **kwargs)
+        p.set_defaults(func=command.func)
     return parser
 
 

@@ -46,7 +46,7 @@ from zarrox.nodes.node import (
 from zarrox.nodes.place import prepare_node_path
 from zarrox.nodes.sharding import sharding_codecs
 from zarrox.storage import Store, resolve_store
-from zarrox.transfer import copy_values
+from zarrox.transfer import ValueBytes
 
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
@@ -169,30 +169,6 @@ def _target(src: Array, path: str, shards: Sequence[int] | None) -> tuple[ArrayM
     return ArrayMetadataV3.create(chunk_shape=shard_shape, codecs=codecs, **common), False
 
 
-class _Progress:
-    """Bytes of values converted so far, reported to ``report(done, total)``."""
-
-    def __init__(self, report: Callable[[int, int], None] | None, total: int) -> None:
-        self._report = report
-        self.total = total
-        self.done = 0
-
-    def array_done(self, array: Array) -> None:
-        self.at(self.done + array.nbytes)
-
-    def at(self, done: int) -> None:
-        self.done = done
-        if self._report is not None:
-            self._report(done, self.total)
-
-
-def _copy_values(src: Array, dst: Array, progress: _Progress) -> None:
-    """Copy values in blocks of whole destination objects (bounded memory)."""
-    start = progress.done
-    itemsize = src.nbytes // max(src.size, 1)
-    copy_values(src, dst, progress=lambda done, total: progress.at(start + done * itemsize))
-
-
 def _drop_v2_metadata(store: Store, path: str, v1: bool = False) -> None:
     """Delete the v2 (or, ``v1``, the v1) metadata documents of the node at ``path``."""
     keys = (V1_META_KEY, V1_ATTRS_KEY) if v1 else (V2_ARRAY_KEY, V2_GROUP_KEY, V2_ATTRS_KEY)
@@ -201,27 +177,27 @@ def _drop_v2_metadata(store: Store, path: str, v1: bool = False) -> None:
 
 
 def _convert_array(
-    src: Array, store: Store, path: str, shards: Any, overwrite: bool, progress: _Progress
+    src: Array, store: Store, path: str, shards: Any, overwrite: bool, progress: ValueBytes
 ) -> Array:
     meta, verbatim = _target(src, path, shards)
     in_place = store is src.store and path == src.path
     if in_place:
         if isinstance(src.metadata, ArrayMetadataV3):
             if shards is None:
-                progress.array_done(src)
+                progress.skip(src)
                 return src
             raise ValueError(f"array '{path}' is already v3: give a destination to re-shard it")
         old_keys = [key for key, _ in src._stored_chunks()]
         dst = Array(store, path, meta)
         if not verbatim:
-            _copy_values(src, dst, progress)  # to v3 keys, beside the v2 chunks
+            progress.copy(src, dst)  # to v3 keys, beside the v2 chunks
         _drop_v2_metadata(store, path, v1=isinstance(src.metadata, ArrayMetadataV1))
         write_node(store, path, meta)
         if not verbatim:
             for key in old_keys:
                 store.delete(key)
         if verbatim:
-            progress.array_done(src)
+            progress.skip(src)
         return dst
     prepare_node_path(store, path, overwrite, 3)
     write_node(store, path, meta)
@@ -231,14 +207,14 @@ def _convert_array(
             value = src.store.get(key)
             if value is not None:
                 store.set(dst._handle.chunk_key(coords), value)
-        progress.array_done(src)
+        progress.skip(src)
     else:
-        _copy_values(src, dst, progress)
+        progress.copy(src, dst)
     return dst
 
 
 def _convert_node(
-    node: Array | Group, store: Store, path: str, shards: Any, overwrite: bool, progress: _Progress
+    node: Array | Group, store: Store, path: str, shards: Any, overwrite: bool, progress: ValueBytes
 ) -> Array | Group:
     if isinstance(node, Array):
         return _convert_array(node, store, path, shards, overwrite, progress)
@@ -291,5 +267,5 @@ def convert(
         if isinstance(node, Array)
         else [a for _, a in node.members(max_depth=None) if isinstance(a, Array)]
     )
-    tracker = _Progress(progress, sum(a.nbytes for a in arrays))
+    tracker = ValueBytes(progress, sum(a.nbytes for a in arrays))
     return _convert_node(node, dst_store, dest_path, shards, overwrite, tracker)

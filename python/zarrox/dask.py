@@ -105,8 +105,6 @@ def to_zarr(
     array is rechunked where its blocks would split a stored object (shard or chunk), so that
     parallel tasks never write the same object. Returns what ``dask.array.store`` returns.
     """
-    from zarrox.api import create_array, open_array
-
     da = dask_array_module()
     if not isinstance(arr, da.Array):
         arr = da.asarray(arr)
@@ -120,40 +118,13 @@ def to_zarr(
     else:
         if region is not None:
             raise ValueError("region is only used when url is an existing zarrox Array")
-        if mode not in ("a", "w", "w-", "r+"):
-            raise ValueError(f"mode must be 'a', 'w', 'w-' or 'r+', got {mode!r}")
-        extra: dict[str, Any] = {"storage_options": storage_options} if storage_options else {}
-        if mode == "r+":
-            z = open_array(url, path=component, mode="r+", **extra)
-        else:
-            chunks = kwargs.pop("chunks", None) or _regular_chunks(arr.chunks)
-            if chunks is None:
-                warnings.warn(
-                    "The dask array has irregular chunks; it is rechunked to regular ones "
-                    f"({arr.chunksize}) for the Zarr array.",
-                    UserWarning,
-                    2,
-                )
-                chunks = arr.chunksize
-            z = create_array(
-                url,
-                name=component,
-                shape=arr.shape,
-                dtype=kwargs.pop("dtype", arr.dtype),
-                chunks=chunks,
-                overwrite=mode == "w",
-                **extra,
-                **kwargs,
-            )
-    target_shape = (
-        tuple(s.stop - s.start for s in _normalize_region(region, z.shape))
-        if region is not None
-        else z.shape
-    )
+        z = _open_or_create(arr, url, component, storage_options, mode, kwargs)
+    regions = None if region is None else tuple(_normalize_region(region, z.shape))
+    target_shape = z.shape if regions is None else tuple(s.stop - s.start for s in regions)
     if tuple(arr.shape) != tuple(target_shape):
         raise ValueError(f"the dask array's shape {arr.shape} does not fit {target_shape}")
     grid = write_grid(z)
-    offset = tuple(s.start for s in _normalize_region(region, z.shape)) if region else (0,) * z.ndim
+    offset = (0,) * z.ndim if regions is None else tuple(s.start for s in regions)
     if any(o % g for o, g in zip(offset, grid, strict=True)) or not _aligned(
         arr.chunks, grid, arr.shape
     ):
@@ -163,12 +134,44 @@ def to_zarr(
                 for n, want, g, o in zip(arr.shape, arr.chunksize, grid, offset, strict=True)
             )
         )
-    return arr.store(
-        z,
-        lock=False,
-        compute=compute,
-        return_stored=return_stored,
-        regions=None if region is None else tuple(_normalize_region(region, z.shape)),
+    return arr.store(z, lock=False, compute=compute, return_stored=return_stored, regions=regions)
+
+
+def _open_or_create(
+    arr: Any,
+    url: Any,
+    component: str | None,
+    storage_options: dict[str, Any] | None,
+    mode: str,
+    kwargs: dict[str, Any],
+) -> Array:
+    """The array :func:`to_zarr` writes ``arr`` to at ``component`` of ``url``: opened
+    (``mode="r+"``) or created like ``arr`` with ``kwargs``."""
+    from zarrox.api import create_array, open_array
+
+    if mode not in ("a", "w", "w-", "r+"):
+        raise ValueError(f"mode must be 'a', 'w', 'w-' or 'r+', got {mode!r}")
+    extra: dict[str, Any] = {"storage_options": storage_options} if storage_options else {}
+    if mode == "r+":
+        return open_array(url, path=component, mode="r+", **extra)
+    chunks = kwargs.pop("chunks", None) or _regular_chunks(arr.chunks)
+    if chunks is None:
+        warnings.warn(
+            "The dask array has irregular chunks; it is rechunked to regular ones "
+            f"({arr.chunksize}) for the Zarr array.",
+            UserWarning,
+            3,
+        )
+        chunks = arr.chunksize
+    return create_array(
+        url,
+        name=component,
+        shape=arr.shape,
+        dtype=kwargs.pop("dtype", arr.dtype),
+        chunks=chunks,
+        overwrite=mode == "w",
+        **extra,
+        **kwargs,
     )
 
 

@@ -10,29 +10,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from zarrox.array import Array
 from zarrox.errors import CopyError
 from zarrox.group import Group, make_node
-from zarrox.metadata import GroupMetadataV3
-from zarrox.metadata.v2 import GroupMetadataV2
 from zarrox.nodes.create import array_from, new_group
 from zarrox.nodes.discover import read_node
-from zarrox.nodes.node import NodeMetadata, join, normalize_path
-from zarrox.nodes.place import prepare_node_path
+from zarrox.nodes.node import join, normalize_path
+from zarrox.nodes.place import new_group_metadata, prepare_node_path
 from zarrox.nodes.write_hierarchy import write_hierarchy
 from zarrox.storage import resolve_store
-from zarrox.transfer import copy_values
+from zarrox.transfer import ValueBytes
 
 IfExists = Literal["raise", "replace", "skip", "skip_initialized"]
 
 
 # -- create_hierarchy ----------------------------------------------------------------------------
-
-
-def _new_group(zarr_format: int) -> NodeMetadata:
-    return GroupMetadataV3() if zarr_format == 3 else GroupMetadataV2()
 
 
 def create_hierarchy(
@@ -183,110 +178,114 @@ def _array_create_args(
     return args
 
 
-class _Bytes:
-    """Bytes of values copied so far, reported to ``report(done, total)``; the total is that
-    of every array at or below ``nodes``."""
+def _tracker(report: Callable[[int, int], None] | None, nodes: list[Any]) -> ValueBytes:
+    """The progress of copying ``nodes``: its total is the bytes of every array at or below
+    them (counted only when there is a ``report``)."""
+    total = 0
+    if report is not None:
+        for node in nodes:
+            if isinstance(node, Array):
+                total += node.nbytes
+            else:
+                members = node.members(max_depth=None)
+                total += sum(a.nbytes for _, a in members if isinstance(a, Array))
+    return ValueBytes(report, total)
 
-    def __init__(self, report: Callable[[int, int], None] | None, nodes: list[Any]) -> None:
-        self._report = report
-        self.done = 0
-        self.total = 0
-        if report is not None:
-            for node in nodes:
-                if isinstance(node, Array):
-                    self.total += node.nbytes
-                else:
-                    members = node.members(max_depth=None)
-                    self.total += sum(a.nbytes for _, a in members if isinstance(a, Array))
 
-    def at(self, done: int) -> None:
-        self.done = done
-        if self._report is not None:
-            self._report(done, self.total)
+@dataclass(frozen=True)
+class _CopyRun:
+    """How one :func:`copy`, :func:`copy_all` or :func:`copy_node` copies every node."""
+
+    log: _Logger
+    shallow: bool
+    without_attrs: bool
+    if_exists: IfExists
+    dry_run: bool
+    create_kws: Mapping[str, Any]
+    progress: ValueBytes
 
 
 def _copy(
-    log: _Logger,
-    source: Array | Group,
-    dest: Group | None,
-    dest_path: str,
-    root: bool,
-    shallow: bool,
-    without_attrs: bool,
-    if_exists: IfExists,
-    dry_run: bool,
-    create_kws: Mapping[str, Any],
-    progress: _Bytes,
+    run: _CopyRun, source: Array | Group, dest: Group | None, dest_path: str, root: bool
 ) -> tuple[int, int, int]:
     """Copy ``source`` to ``dest_path`` below the group ``dest`` (None: a group a dry run
-    has not created, so nothing is there yet)."""
-    name = dest_path.rsplit("/", 1)[-1]
-    existing = dest.get(name) if dest is not None else None
-    shown = "/" + dest_path
+    has not created, so nothing is there yet); ``root``: ``source`` is what was asked for,
+    whose children even a shallow copy copies."""
+    existing = dest.get(dest_path.rsplit("/", 1)[-1]) if dest is not None else None
     if isinstance(source, Array):
-        if existing is not None:
-            if if_exists == "raise":
-                raise CopyError(f"an object {shown!r} already exists in the destination")
-            if if_exists == "skip" or (
-                if_exists == "skip_initialized"
-                and isinstance(existing, Array)
-                and existing.nchunks_initialized == existing.nchunks
-            ):
-                log.write(f"skip {source.name} -> {shown}")
-                return 0, 1, 0
-        log.write(f"copy {source.name} -> {shown} {source.shape} {source.dtype}")
-        if not dry_run and dest is not None:
-            if existing is not None:
-                dest.store.delete_prefix(dest_path + "/")
-            new = Array._make(
-                array_from(
-                    dest.store,
-                    name=dest_path,
-                    data=source,
-                    write_data=False,
-                    attributes=None if without_attrs else dict(source.attrs),
-                    **_array_create_args(source, create_kws, dest.zarr_format),
-                )
-            )
-            start, itemsize = progress.done, source.nbytes // max(source.size, 1)
-            copy_values(source, new, progress=lambda n, _: progress.at(start + n * itemsize))
-        else:
-            progress.at(progress.done + source.nbytes)
-        return 1, 0, source.nbytes
-    if existing is not None and not isinstance(existing, Group):
-        if if_exists == "raise":
-            raise CopyError(f"an array {shown!r} already exists in the destination")
-        if if_exists in ("skip", "skip_initialized"):
-            log.write(f"skip {source.name} -> {shown}")
+        return _copy_array(run, source, dest, dest_path, existing)
+    return _copy_group(run, source, dest, dest_path, existing, root)
+
+
+def _copy_members(
+    run: _CopyRun, source: Group, dest: Group | None, dest_path: str
+) -> tuple[int, int, int]:
+    """Copy the members of ``source`` below ``dest_path`` (the path of ``dest``)."""
+    copied = skipped = nbytes = 0
+    for name, child in source.members():
+        c, s, b = _copy(run, child, dest, join(dest_path, name), False)
+        copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
+    return copied, skipped, nbytes
+
+
+def _copy_array(
+    run: _CopyRun, source: Array, dest: Group | None, dest_path: str, existing: Any
+) -> tuple[int, int, int]:
+    shown = "/" + dest_path
+    if existing is not None:
+        if run.if_exists == "raise":
+            raise CopyError(f"an object {shown!r} already exists in the destination")
+        if run.if_exists == "skip" or (
+            run.if_exists == "skip_initialized"
+            and isinstance(existing, Array)
+            and existing.nchunks_initialized == existing.nchunks
+        ):
+            run.log.write(f"skip {source.name} -> {shown}")
             return 0, 1, 0
-    log.write(f"copy {source.name} -> {shown}")
+    run.log.write(f"copy {source.name} -> {shown} {source.shape} {source.dtype}")
+    if run.dry_run or dest is None:
+        run.progress.skip(source)
+        return 1, 0, source.nbytes
+    if existing is not None:
+        dest.store.delete_prefix(dest_path + "/")
+    new = Array._make(
+        array_from(
+            dest.store,
+            name=dest_path,
+            data=source,
+            write_data=False,
+            attributes=None if run.without_attrs else dict(source.attrs),
+            **_array_create_args(source, run.create_kws, dest.zarr_format),
+        )
+    )
+    run.progress.copy(source, new)
+    return 1, 0, source.nbytes
+
+
+def _copy_group(
+    run: _CopyRun, source: Group, dest: Group | None, dest_path: str, existing: Any, root: bool
+) -> tuple[int, int, int]:
+    shown = "/" + dest_path
+    if existing is not None and not isinstance(existing, Group):
+        if run.if_exists == "raise":
+            raise CopyError(f"an array {shown!r} already exists in the destination")
+        if run.if_exists in ("skip", "skip_initialized"):
+            run.log.write(f"skip {source.name} -> {shown}")
+            return 0, 1, 0
+    run.log.write(f"copy {source.name} -> {shown}")
     target: Group | None
-    if dry_run or dest is None:
+    if run.dry_run or dest is None:
         target = existing if isinstance(existing, Group) else None
     else:
         if existing is not None and not isinstance(existing, Group):
             dest.store.delete_prefix(dest_path + "/")
-        target = dest.require_group(name)
-        if not without_attrs:
+        target = dest.require_group(dest_path.rsplit("/", 1)[-1])
+        if not run.without_attrs:
             target.attrs.update(dict(source.attrs))
-    copied, skipped, nbytes = 1, 0, 0
-    if root or not shallow:
-        for child_name, child in source.members():
-            c, s, b = _copy(
-                log,
-                child,
-                target,
-                join(dest_path, child_name),
-                False,
-                shallow,
-                without_attrs,
-                if_exists,
-                dry_run,
-                create_kws,
-                progress,
-            )
-            copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
-    return copied, skipped, nbytes
+    if not root and run.shallow:
+        return 1, 0, 0
+    copied, skipped, nbytes = _copy_members(run, source, target, dest_path)
+    return 1 + copied, skipped, nbytes
 
 
 def copy_node(
@@ -309,49 +308,27 @@ def copy_node(
     dest_path = normalize_path(dest_path)
     fmt = int(create_kws.get("zarr_format", source.zarr_format))
     prepare_node_path(store, dest_path, overwrite, fmt)  # with the missing parent groups
-    tracker = _Bytes(progress, [source])
+    kws = {**create_kws, "zarr_format": fmt}
+    run = _CopyRun(_Logger(None), False, False, "raise", False, kws, _tracker(progress, [source]))
     if isinstance(source, Array):
         parent_path, _, name = dest_path.rpartition("/")
-        parent = Group(store, parent_path, _new_group(fmt))  # type: ignore[arg-type]
-        _copy(
-            _Logger(None),
-            source,
-            parent,
-            dest_path,
-            True,
-            False,
-            False,
-            "raise",
-            False,
-            {**create_kws, "zarr_format": fmt},
-            tracker,
-        )
+        parent = Group(store, parent_path, new_group_metadata(fmt, None))  # type: ignore[arg-type]
+        _copy(run, source, parent, dest_path, True)
         return parent[name] if name else make_node(store, "", read_node(store, "", fmt))  # type: ignore[arg-type]
     group = Group._make(
         new_group(store, path=dest_path, attributes=dict(source.attrs), zarr_format=fmt)
     )
-    for name, child in source.members():
-        _copy(
-            _Logger(None),
-            child,
-            group,
-            join(dest_path, name),
-            False,
-            False,
-            False,
-            "raise",
-            False,
-            {**create_kws, "zarr_format": fmt},
-            tracker,
-        )
+    _copy_members(run, source, group, dest_path)
     return group
 
 
-def _check_if_exists(if_exists: str) -> None:
+def _check_copy_args(if_exists: str, dest: Any) -> None:
     if if_exists not in ("raise", "replace", "skip", "skip_initialized"):
         raise ValueError(
             f"if_exists must be 'raise', 'replace', 'skip' or 'skip_initialized', got {if_exists!r}"
         )
+    if not isinstance(dest, Group):
+        raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
 
 
 def copy(
@@ -377,28 +354,16 @@ def copy(
     Returns (nodes copied, nodes skipped, bytes of values copied). ``progress(done, total)``
     (zarrox's addition) is told the bytes of values copied so far.
     """
-    _check_if_exists(if_exists)
-    if not isinstance(dest, Group):
-        raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
+    _check_copy_args(if_exists, dest)
     if name is None:
         name = source.basename
         if not name:
             raise TypeError("must provide a name for the copy of the root group")
     logger = _Logger(log)
+    tracker = _tracker(progress, [source])
+    run = _CopyRun(logger, shallow, without_attrs, if_exists, dry_run, create_kws, tracker)
     try:
-        result = _copy(
-            logger,
-            source,
-            dest,
-            join(dest.path, normalize_path(name)),
-            True,
-            shallow,
-            without_attrs,
-            if_exists,
-            dry_run,
-            create_kws,
-            _Bytes(progress, [source]),
-        )
+        result = _copy(run, source, dest, join(dest.path, normalize_path(name)), True)
         _summary(logger, dry_run, *result)
     finally:
         logger.close()
@@ -419,34 +384,18 @@ def copy_all(
     """Copy every member of the group ``source`` into the group ``dest`` (and ``source``'s
     attributes into ``dest``'s, unless ``without_attrs``), as :func:`copy` copies one
     (zarr-python 2's ``copy_all``). Returns (nodes copied, nodes skipped, bytes copied)."""
-    _check_if_exists(if_exists)
-    if not isinstance(dest, Group):
-        raise TypeError(f"dest must be a zarrox Group, got {type(dest).__name__}")
+    _check_copy_args(if_exists, dest)
     logger = _Logger(log)
-    copied = skipped = nbytes = 0
-    tracker = _Bytes(progress, [child for _, child in source.members()])
+    tracker = _tracker(progress, [child for _, child in source.members()])
+    run = _CopyRun(logger, shallow, without_attrs, if_exists, dry_run, create_kws, tracker)
     try:
-        for name, child in source.members():
-            c, s, b = _copy(
-                logger,
-                child,
-                dest,
-                join(dest.path, name),
-                False,
-                shallow,
-                without_attrs,
-                if_exists,
-                dry_run,
-                create_kws,
-                tracker,
-            )
-            copied, skipped, nbytes = copied + c, skipped + s, nbytes + b
+        result = _copy_members(run, source, dest, dest.path)
         if not without_attrs and not dry_run:
             dest.attrs.update(dict(source.attrs))
-        _summary(logger, dry_run, copied, skipped, nbytes)
+        _summary(logger, dry_run, *result)
     finally:
         logger.close()
-    return copied, skipped, nbytes
+    return result
 
 
 __all__ = ["copy", "copy_all", "copy_node", "copy_store", "create_hierarchy"]

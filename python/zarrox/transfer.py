@@ -143,6 +143,30 @@ def copy_values(
     return done
 
 
+class ValueBytes:
+    """Bytes of values copied so far (by :meth:`copy`, or counted with :meth:`skip`), told to
+    ``report(done, total)``: the progress of ``copy``, ``copy_node`` and ``convert``."""
+
+    def __init__(self, report: Progress | None, total: int) -> None:
+        self._report = report
+        self.total = total
+        self.done = 0
+
+    def at(self, done: int) -> None:
+        self.done = done
+        if self._report is not None:
+            self._report(done, self.total)
+
+    def skip(self, array: Any) -> None:
+        """Count the values of ``array`` as done without copying them."""
+        self.at(self.done + array.nbytes)
+
+    def copy(self, source: Any, dest: Any) -> None:
+        """:func:`copy_values` from the array ``source`` to ``dest``, telling the bytes."""
+        start, itemsize = self.done, source.nbytes // max(source.size, 1)
+        copy_values(source, dest, progress=lambda n, _: self.at(start + n * itemsize))
+
+
 def _overlaps(source: Any, dest: Any) -> bool:
     """Whether ``source`` is read on a thread of its own while ``dest`` is written: not for
     values already in memory (nothing to read), nor when both are zarrox arrays served by

@@ -66,6 +66,110 @@ from zarrox.nodes.v2_create import new_array_v2
 from zarrox.storage import Store, resolve_store
 
 
+def _check_shape_and_dtype(data: Any, shape: Any, dtype: Any) -> None:
+    """``create_array``'s rule: ``data`` gives the shape and data type, else both are given."""
+    if data is not None:
+        for name, value in (("shape", shape), ("dtype", dtype)):
+            if value is not None:
+                raise ValueError(
+                    f"The data parameter was used, but the {name} parameter was also used. "
+                    f"This is an error. Either use the data parameter, or the {name} parameter, "
+                    "but not both."
+                )
+    elif shape is None:
+        raise ValueError(
+            "The data parameter was set to None, but shape was not specified. "
+            "Either provide a value for data, or specify shape."
+        )
+    elif dtype is None:
+        raise ValueError(
+            "The data parameter was set to None, but dtype was not specified. "
+            "Either provide an array-like value for data, or specify dtype."
+        )
+
+
+def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    """``create_array``'s ``shape`` (an int or a sequence of them) as a checked tuple."""
+    shape_t = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape_t):
+        raise ValueError(f"shape must be non-negative, got {shape_t}")
+    return shape_t
+
+
+def _chunk_shape_v3(
+    chunks: Any, shape: tuple[int, ...], itemsize: int, sharded: bool, path: str
+) -> Any:
+    """The (inner) chunk shape, or rectilinear grid, ``create_array`` makes of ``chunks``."""
+    rect_chunks = rectilinear_spec(chunks, shape, "chunks")
+    if rect_chunks is not None:
+        if sharded:
+            raise ValueError(
+                "chunks must be regular when the array is sharded; give the shards edges instead"
+            )
+        return rect_chunks
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        chunk_shape = guess_chunks(shape, itemsize)
+    elif isinstance(chunks, int | np.integer):
+        chunk_shape = (int(chunks),) * len(shape)
+    else:
+        chunk_shape = tuple(int(c) for c in chunks)
+    if len(chunk_shape) != len(shape) or any(c <= 0 for c in chunk_shape):
+        raise ValueError(f"array '{path}': chunks {chunk_shape} do not fit shape {shape}")
+    return chunk_shape
+
+
+def _array_metadata_v3(
+    path: str,
+    shape: tuple[int, ...],
+    dtype: Any,
+    chunks: Any,
+    shards: Any,
+    order: str | None,
+    fill_value: Any,
+    encoding: dict[str, Any],
+    attributes: dict[str, Any] | None,
+    dimension_names: Sequence[str | None] | None,
+    chunk_key_encoding: dict[str, Any] | None,
+) -> ArrayMetadataV3:
+    """The metadata of a new v3 array; ``encoding``: its ``filters``, ``serializer``,
+    ``compressors`` and ``codecs`` (with ``shards``, the inner chunks' codecs)."""
+    if order is not None and order != "C":
+        raise ValueError("order applies to zarr_format=2; for v3 use a transpose filter")
+    data_type, dt = resolve_dtype(dtype, path)
+    chunk_shape = _chunk_shape_v3(chunks, shape, dt.itemsize, shards is not None, path)
+    grid_shape = chunk_shape
+    if shards is not None:
+        try:
+            grid_shape, codecs = sharding_codecs(
+                shards, chunk_shape, dt, data_type, **encoding, array_shape=shape
+            )
+        except ValueError as e:
+            if names_node(e, path):
+                raise
+            raise in_node(e, "array", path) from None
+        encoding = dict(filters=None, serializer="auto", compressors="auto", codecs=codecs)
+    return ArrayMetadataV3.create(
+        shape=shape,
+        dtype=dt,
+        data_type=data_type,
+        chunk_shape=grid_shape,
+        fill_value=None if fill_value is DEFAULT_FILL else fill_value,
+        chunk_key_encoding=chunk_key_encoding,
+        attributes=attributes,
+        # no names for no dimensions is no member, as zarr-python writes it
+        dimension_names=dimension_names if dimension_names or shape else None,
+        path=path,
+        **encoding,
+    )
+
+
+#: the arguments of :func:`create_array` it passes on to :func:`array_from` with ``data``
+_PASSED_TO_ARRAY_FROM = frozenset(
+    "data write_data name shards filters compressors serializer fill_value order zarr_format "
+    "attributes chunk_key_encoding dimension_names storage_options overwrite config".split()
+)
+
+
 def create_array(
     store: Any,
     *,
@@ -104,63 +208,22 @@ def create_array(
     ``dtype`` must be left out) and, unless ``write_data=False``, the values: the array is
     made by :func:`from_array` with these arguments.
     """
+    _check_shape_and_dtype(data, shape, dtype)
     if data is not None:
-        if shape is not None:
-            raise ValueError(
-                "The data parameter was used, but the shape parameter was also used. This is "
-                "an error. Either use the data parameter, or the shape parameter, but not both."
-            )
-        if dtype is not None:
-            raise ValueError(
-                "The data parameter was used, but the dtype parameter was also used. This is "
-                "an error. Either use the data parameter, or the dtype parameter, but not both."
-            )
-        return array_from(
-            store,
-            data=data,
-            write_data=write_data,
-            name=name,
-            chunks=chunks if chunks is not None else "auto",
-            shards=shards,
-            filters=filters,
-            compressors=compressors,
-            serializer=serializer,
-            fill_value=fill_value,
-            order=order,
-            zarr_format=zarr_format,
-            attributes=attributes,
-            chunk_key_encoding=chunk_key_encoding,
-            dimension_names=dimension_names,
-            storage_options=storage_options,
-            overwrite=overwrite,
-            config=config,
-        )
-    if shape is None:
-        raise ValueError(
-            "The data parameter was set to None, but shape was not specified. "
-            "Either provide a value for data, or specify shape."
-        )
-    if dtype is None:
-        raise ValueError(
-            "The data parameter was set to None, but dtype was not specified. "
-            "Either provide an array-like value for data, or specify dtype."
-        )
+        passed = {key: value for key, value in locals().items() if key in _PASSED_TO_ARRAY_FROM}
+        return array_from(store, chunks="auto" if chunks is None else chunks, **passed)
     if zarr_format not in (2, 3):
         raise UnsupportedError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     store = resolve_store(store, storage_options=storage_options, mode="w" if overwrite else "a")
     path = normalize_path(name)
-    shape_t = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape_t):
-        raise ValueError(f"shape must be non-negative, got {shape_t}")
     if zarr_format == 2:
-        if shards is not None:
-            raise ValueError("Zarr format 2 arrays do not support `shards`.")
         return new_array_v2(
             store,
             path,
-            shape_t,
+            _shape_tuple(shape),
             dtype,
             chunks,
+            shards,
             fill_value,
             compressors,
             filters,
@@ -170,64 +233,66 @@ def create_array(
             overwrite,
             config,
         )
-    if order is not None and order != "C":
-        raise ValueError("order applies to zarr_format=2; for v3 use a transpose filter")
-    data_type, dt = resolve_dtype(dtype, path)
-    rect_chunks = rectilinear_spec(chunks, shape_t, "chunks")
-    if rect_chunks is not None:
-        if shards is not None:
-            raise ValueError(
-                "chunks must be regular when the array is sharded; give the shards edges instead"
-            )
-        chunk_shape: Any = rect_chunks
-    elif chunks is None or (isinstance(chunks, str) and chunks == "auto"):
-        chunk_shape = guess_chunks(shape_t, dt.itemsize)
-    elif isinstance(chunks, int | np.integer):
-        chunk_shape = (int(chunks),) * len(shape_t)
-    else:
-        chunk_shape = tuple(int(c) for c in chunks)
-    if rect_chunks is None and (
-        len(chunk_shape) != len(shape_t) or any(c <= 0 for c in chunk_shape)
-    ):
-        raise ValueError(f"array '{path}': chunks {chunk_shape} do not fit shape {shape_t}")
-    if shards is not None:
-        try:
-            grid_shape, codecs = sharding_codecs(
-                shards,
-                chunk_shape,
-                dt,
-                data_type,
-                filters,
-                serializer,
-                compressors,
-                codecs,
-                shape_t,
-            )
-        except ValueError as e:
-            if names_node(e, path):
-                raise
-            raise in_node(e, "array", path) from None
-        filters, serializer, compressors = None, "auto", "auto"
-    else:
-        grid_shape = chunk_shape
-    meta = ArrayMetadataV3.create(
-        shape=shape_t,
-        dtype=dt,
-        data_type=data_type,
-        chunk_shape=grid_shape,
-        fill_value=None if fill_value is DEFAULT_FILL else fill_value,
-        filters=filters,
-        serializer=serializer,
-        compressors=compressors,
-        codecs=codecs,
-        chunk_key_encoding=chunk_key_encoding,
+    encoding = dict(filters=filters, serializer=serializer, compressors=compressors, codecs=codecs)
+    meta = _array_metadata_v3(
+        path,
+        _shape_tuple(shape),
+        dtype,
+        chunks,
+        shards,
+        order,
+        fill_value,
+        encoding,
         attributes=attributes,
-        # no names for no dimensions is no member, as zarr-python writes it
-        dimension_names=dimension_names if dimension_names or shape_t else None,
-        path=path,
+        dimension_names=dimension_names,
+        chunk_key_encoding=chunk_key_encoding,
     )
     prepare_node_path(store, path, overwrite, 3)
     return ArrayPlan(store, path, meta, config=config)
+
+
+#: what ``"keep"`` means in :func:`array_from` for data that is not a Zarr array
+_KEEP_DEFAULTS = (
+    ("chunks", "auto"),
+    ("shards", None),
+    ("filters", "auto"),
+    ("compressors", "auto"),
+    ("serializer", "auto"),
+)
+
+
+def _resolve_kept(data: Any, kw: dict[str, Any]) -> Any:
+    """Resolve ``"keep"`` and the Zarr format in :func:`array_from`'s arguments ``kw`` from
+    ``data``; returns ``data``, made an array when it is only array-like."""
+    if is_zarr_array(data):
+        kept_encoding(data, kw)
+        return data
+    for key, default in _KEEP_DEFAULTS:
+        if isinstance(kw[key], str) and kw[key] == "keep":
+            kw[key] = default
+    if kw["zarr_format"] is None:
+        kw["zarr_format"] = 3
+    if not hasattr(data, "dtype") or not hasattr(data, "shape"):
+        data = np.array(data)
+    return data
+
+
+def _to_v2_arguments(kw: dict[str, Any]) -> None:
+    """Make :func:`array_from`'s arguments ``kw`` those of a v2 array: one compressor, no
+    serializer, a dimension separator for a chunk key encoding and no dimension names."""
+    for key, value in (("serializer", "auto"), ("chunk_key_encoding", None)):
+        if kw[key] not in (value, None) and not (
+            key == "chunk_key_encoding" and kw[key].get("name") == "v2"
+        ):
+            raise ValueError(f"{key} cannot be used for arrays with zarr_format 2")
+    encoding = kw.pop("chunk_key_encoding")
+    kw.pop("serializer")
+    if encoding is not None:
+        kw["dimension_separator"] = encoding.get("separator") or (
+            encoding.get("configuration") or {}
+        ).get("separator", ".")
+    if kw["dimension_names"] is not None:
+        kw["dimension_names"] = None  # v2 has none; xarray keeps them in attributes
 
 
 def array_from(
@@ -272,37 +337,9 @@ def array_from(
         chunk_key_encoding=chunk_key_encoding,
         dimension_names=dimension_names,
     )
-    if is_zarr_array(data):
-        kept_encoding(data, kw)
-    else:
-        for key, default in (
-            ("chunks", "auto"),
-            ("shards", None),
-            ("filters", "auto"),
-            ("compressors", "auto"),
-            ("serializer", "auto"),
-        ):
-            if isinstance(kw[key], str) and kw[key] == "keep":
-                kw[key] = default
-        if kw["zarr_format"] is None:
-            kw["zarr_format"] = 3
-        if not hasattr(data, "dtype") or not hasattr(data, "shape"):
-            data = np.array(data)
+    data = _resolve_kept(data, kw)
     if kw["zarr_format"] == 2:
-        # v2 arrays have one compressor, no serializer and no chunk key encoding
-        for key, value in (("serializer", "auto"), ("chunk_key_encoding", None)):
-            if kw[key] not in (value, None) and not (
-                key == "chunk_key_encoding" and kw[key].get("name") == "v2"
-            ):
-                raise ValueError(f"{key} cannot be used for arrays with zarr_format 2")
-        encoding = kw.pop("chunk_key_encoding")
-        kw.pop("serializer")
-        if encoding is not None:
-            kw["dimension_separator"] = encoding.get("separator") or (
-                encoding.get("configuration") or {}
-            ).get("separator", ".")
-        if kw["dimension_names"] is not None:
-            kw["dimension_names"] = None  # v2 has none; xarray keeps them in attributes
+        _to_v2_arguments(kw)
     dtype = data.dtype
     if is_zarrox_array(data) and data.metadata.data_type in ("string", "bytes"):
         # variable-length strings or bytes, whatever numpy type holds them
@@ -330,6 +367,101 @@ _NOT_USED = (  # accepted by zarr-python's create, warned about and ignored, in 
     "read_only",
     "meta_array",
 )
+
+
+def _warn_ignored(given: dict[str, Any], stacklevel: int) -> None:
+    """:func:`create`'s warnings about the arguments in ``given`` it ignores or deprecates."""
+    for name in _NOT_USED:
+        if given[name] is not None:
+            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, stacklevel)
+    if given["write_empty_chunks"] is not None:
+        _warn_write_empty_chunks_kwarg(stacklevel + 1)
+
+
+def _array_config(
+    config: dict[str, Any] | None, write_empty_chunks: bool | None, stacklevel: int
+) -> dict[str, Any]:
+    """``config`` with ``write_empty_chunks`` (which wins, with a warning) in it."""
+    array_config = dict(config or {})
+    if write_empty_chunks is not None:
+        if config is not None:
+            warnings.warn(
+                "Both write_empty_chunks and config keyword arguments are set. This is "
+                "redundant. When both are set, write_empty_chunks will be used instead of "
+                "the value in config.",
+                UserWarning,
+                stacklevel,
+            )
+        array_config["write_empty_chunks"] = write_empty_chunks
+    return array_config
+
+
+def _shape_and_chunks(
+    shape: Any, chunks: Any, chunk_shape: Any, dtype: Any, zarr_format: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`create`'s shape and chunk shape (from ``chunks`` or ``chunk_shape``)."""
+    shape_t = parse_shape(shape)
+    if chunks is not None and chunk_shape is not None:
+        raise ValueError("Only one of chunk_shape or chunks can be provided.")
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format}")
+    itemsize = item_size(dtype, zarr_format)
+    return shape_t, normalize_chunks(chunks if chunks else chunk_shape, shape_t, itemsize)
+
+
+#: the arguments of :func:`create` that only the other Zarr format takes, with a hint, by format
+_OTHER_FORMAT_ONLY = {
+    3: (
+        ("dimension_separator", "Use chunk_key_encoding instead."),
+        ("filters", "Use array-to-array codecs instead."),
+        ("compressor", "Use bytes-to-bytes codecs instead."),
+    ),
+    2: (
+        ("codecs", "Use filters and compressor instead."),
+        ("chunk_key_encoding", "Use dimension_separator instead."),
+        ("dimension_names", ""),
+    ),
+}
+
+
+def _format_arguments(
+    zarr_format: int, given: dict[str, Any], array_config: dict[str, Any], stacklevel: int
+) -> dict[str, Any]:
+    """The arguments of :func:`create_array` that :func:`create` makes of its arguments
+    ``given`` that depend on the Zarr format (for v2, an ``order`` given is stored in
+    ``array_config``); giving an argument of the other format is a ValueError."""
+    for name, hint in _OTHER_FORMAT_ONLY[zarr_format]:
+        value = given[name]
+        unset = (
+            isinstance(value, str) and value == "auto" if name == "compressor" else value is None
+        )
+        if not unset:
+            raise ValueError(
+                f"{name} cannot be used for arrays with zarr_format {zarr_format}."
+                + (f" {hint}" if hint else "")
+            )
+    order = given["order"]
+    if zarr_format == 3:
+        if order is not None:
+            _warn_order_kwarg(stacklevel)
+        encoding = given["chunk_key_encoding"]
+        if isinstance(encoding, tuple):
+            encoding = {"name": encoding[0], "separator": encoding[1]}
+        return dict(
+            codecs=None if given["codecs"] is None else list(given["codecs"]),
+            chunk_key_encoding=encoding,
+            dimension_names=list(given["dimension_names"]) if given["dimension_names"] else None,
+        )
+    if order is None:
+        order = array_config.get("order", global_config["array.order"])
+    else:
+        array_config["order"] = order
+    return dict(
+        compressors=given["compressor"],
+        filters=given["filters"],
+        order=order,
+        dimension_separator=given["dimension_separator"],
+    )
 
 
 def create(
@@ -384,97 +516,27 @@ def create(
     this function.
     """
     zarr_format = zarr_format_arg(zarr_version, zarr_format, _stacklevel + 2) or 3
-    given = locals()
-    for name in _NOT_USED:
-        if given[name] is not None:
-            warnings.warn(f"{name} is not yet implemented", RuntimeWarning, _stacklevel + 1)
-    if write_empty_chunks is not None:
-        _warn_write_empty_chunks_kwarg(_stacklevel + 2)
+    # a helper's warnings count its own frame too: _stacklevel + 2 points where create's would
+    _warn_ignored(locals(), _stacklevel + 2)
     store = resolve_store(store, storage_options=storage_options, mode=mode)
     path = normalize_path(path)
     apply_mode(store, path, "a" if mode is None else mode)
-    array_config = dict(config or {})
-    if write_empty_chunks is not None:
-        if config is not None:
-            warnings.warn(
-                "Both write_empty_chunks and config keyword arguments are set. This is "
-                "redundant. When both are set, write_empty_chunks will be used instead of "
-                "the value in config.",
-                UserWarning,
-                _stacklevel + 1,
-            )
-        array_config["write_empty_chunks"] = write_empty_chunks
-    shape_t = parse_shape(shape)
-    if chunks is not None and chunk_shape is not None:
-        raise ValueError("Only one of chunk_shape or chunks can be provided.")
-    if zarr_format not in (2, 3):
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format}")
-    itemsize = item_size(dtype, zarr_format)
-    chunk_grid = normalize_chunks(chunks if chunks else chunk_shape, shape_t, itemsize)
-    dtype = "float64" if dtype is None else dtype
-    common: dict[str, Any] = dict(
+    array_config = _array_config(config, write_empty_chunks, _stacklevel + 2)
+    shape_t, chunk_grid = _shape_and_chunks(shape, chunks, chunk_shape, dtype, zarr_format)
+    by_format = _format_arguments(zarr_format, locals(), array_config, _stacklevel + 3)
+    array = create_array(
+        store,
         name=path,
         shape=shape_t,
-        dtype=dtype,
+        dtype="float64" if dtype is None else dtype,
         chunks=chunk_grid,
         fill_value=fill_value,
         zarr_format=zarr_format,
         attributes=attributes,
         overwrite=overwrite,
         config=array_config,
+        **by_format,
     )
-    if zarr_format == 3:
-        if dimension_separator is not None:
-            raise ValueError(
-                "dimension_separator cannot be used for arrays with zarr_format 3. "
-                "Use chunk_key_encoding instead."
-            )
-        if filters is not None:
-            raise ValueError(
-                "filters cannot be used for arrays with zarr_format 3. "
-                "Use array-to-array codecs instead."
-            )
-        if not (isinstance(compressor, str) and compressor == "auto"):
-            raise ValueError(
-                "compressor cannot be used for arrays with zarr_format 3. "
-                "Use bytes-to-bytes codecs instead."
-            )
-        if order is not None:
-            _warn_order_kwarg(_stacklevel + 2)
-        if isinstance(chunk_key_encoding, tuple):
-            chunk_key_encoding = {"name": chunk_key_encoding[0], "separator": chunk_key_encoding[1]}
-        array = create_array(
-            store,
-            codecs=None if codecs is None else list(codecs),
-            chunk_key_encoding=chunk_key_encoding,
-            dimension_names=list(dimension_names) if dimension_names else None,
-            **common,
-        )
-    else:
-        if codecs is not None:
-            raise ValueError(
-                "codecs cannot be used for arrays with zarr_format 2. "
-                "Use filters and compressor instead."
-            )
-        if chunk_key_encoding is not None:
-            raise ValueError(
-                "chunk_key_encoding cannot be used for arrays with zarr_format 2. "
-                "Use dimension_separator instead."
-            )
-        if dimension_names is not None:
-            raise ValueError("dimension_names cannot be used for arrays with zarr_format 2.")
-        if order is None:
-            order = array_config.get("order", global_config["array.order"])
-        else:
-            array_config["order"] = order
-        array = create_array(
-            store,
-            compressors=compressor,
-            filters=filters,
-            order=order,
-            dimension_separator=dimension_separator,
-            **common,
-        )
     return array if data is None else replace(array, values=data)
 
 

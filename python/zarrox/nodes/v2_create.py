@@ -20,6 +20,7 @@ def new_array_v2(
     shape: tuple[int, ...],
     dtype: Any,
     chunks: Any,
+    shards: Any,
     fill_value: Any,
     compressors: Any,
     filters: Any,
@@ -30,7 +31,10 @@ def new_array_v2(
     config: dict[str, Any] | None,
 ) -> ArrayPlan:
     """``create_array(..., zarr_format=2)``: ``compressors`` is one numcodecs codec
-    (a config dict or codec object, or a list of at most one), ``filters`` numcodecs codecs."""
+    (a config dict or codec object, or a list of at most one), ``filters`` numcodecs codecs;
+    ``shards`` must be None."""
+    if shards is not None:
+        raise ValueError("Zarr format 2 arrays do not support `shards`.")
     if chunks is None or chunks == "auto":
         try:
             itemsize = max(np.dtype(dtype).itemsize, 1)
