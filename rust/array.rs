@@ -339,7 +339,14 @@ impl ArrayCore {
                         .into_iter()
                         .map(|parts| {
                             let coords: Vec<u64> = parts.iter().map(|p| p.chunk).collect();
-                            let region = ChunkRegion::from_parts(parts, out_shape.clone());
+                            let region = match sel.buffer_strides() {
+                                Some(strides) => ChunkRegion::laid_out(
+                                    parts,
+                                    out_shape.clone(),
+                                    strides.to_vec(),
+                                ),
+                                None => ChunkRegion::from_parts(parts, out_shape.clone()),
+                            };
                             self.task(&coords, region)
                         })
                         .collect::<Result<_>>()

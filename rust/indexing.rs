@@ -271,6 +271,14 @@ pub enum Selection {
     /// Points given by `ndim` coordinates each, flattened; the result is 1-d,
     /// one element per point, in the order given (repeats allowed).
     Points(Vec<u64>),
+    /// One selection per dimension, as `Orthogonal`, whose buffer is laid out
+    /// with `strides` (elements per step along each array dimension) rather
+    /// than in C order over the array's dimensions: a TensorStore view whose
+    /// dimensions come in another order (see `selection::transform`).
+    Laid {
+        dims: Vec<DimSelection>,
+        strides: Vec<usize>,
+    },
 }
 
 impl Selection {
@@ -281,7 +289,16 @@ impl Selection {
             Selection::Orthogonal(dims) => {
                 Some(Selection::Orthogonal(dims.iter().rev().cloned().collect()))
             }
-            Selection::Points(_) => None,
+            Selection::Points(_) | Selection::Laid { .. } => None,
+        }
+    }
+
+    /// The buffer's steps along each array dimension where they are not C
+    /// order over the selection's shape.
+    pub fn buffer_strides(&self) -> Option<&[usize]> {
+        match self {
+            Selection::Laid { strides, .. } => Some(strides),
+            _ => None,
         }
     }
 }
@@ -382,7 +399,7 @@ impl Plan {
         group: impl FnOnce(&[u64]) -> Result<Vec<PointGroup>>,
     ) -> Result<Plan> {
         match sel {
-            Selection::Orthogonal(dims) => {
+            Selection::Orthogonal(dims) | Selection::Laid { dims, .. } => {
                 let proj = project(dims)?;
                 Ok(Plan {
                     out_shape: proj.out_shape.clone(),

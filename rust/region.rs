@@ -84,10 +84,21 @@ impl ChunkRegion {
     /// placed in a C-order buffer of `buffer_shape` (one entry per chunk
     /// dimension).
     pub fn from_parts(parts: Vec<Arc<DimChunk>>, buffer_shape: Vec<usize>) -> Self {
+        let buffer_strides = c_strides(&buffer_shape);
+        Self::laid_out(parts, buffer_shape, buffer_strides)
+    }
+
+    /// A box over whole-buffer parts placed in a buffer of `buffer_shape`
+    /// (one entry per chunk dimension) with `buffer_strides` (elements per
+    /// step along each).
+    pub fn laid_out(
+        parts: Vec<Arc<DimChunk>>,
+        buffer_shape: Vec<usize>,
+        buffer_strides: Vec<usize>,
+    ) -> Self {
         if parts.iter().any(|p| p.src.is_empty()) {
             return ChunkRegion::Empty;
         }
-        let buffer_strides = c_strides(&buffer_shape);
         ChunkRegion::Box {
             parts,
             buffer_shape,

@@ -1028,5 +1028,8 @@ pub fn explicit_region(
     }
 }
 
+mod transform;
+pub use transform::{transform, OutputMap};
+
 #[cfg(test)]
 mod tests;

@@ -376,6 +376,11 @@ VIEW_OPS = [
     ),
     ("translate_by", lambda v, t: (v.translate_by[-5, 5][-3:0], t.translate_by[-5, 5][-3:0])),
     ("transpose", lambda v, t: (v.T[3:7, 1:4], t.T[3:7, 1:4])),
+    ("transpose-flip", lambda v, t: (v.T[::-3, 8:1:-2], t.T[::-3, 8:1:-2])),
+    (
+        "transpose-newaxis",
+        lambda v, t: (v.T[None, 2:19:4, None, 1:9], t.T[ts.newaxis, 2:19:4, ts.newaxis, 1:9]),
+    ),
     (
         "label-dim-expr",
         lambda v, t: (
@@ -477,6 +482,46 @@ def test_index_array_transforms(tmp_path: Path) -> None:
     zarrox.open(spec).write([[0, 1]])
     np.testing.assert_array_equal(view.read(), t.read().result())
     assert view.read()[5, 6] == 1
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        # a diagonal: one input dimension for both array dimensions
+        {
+            "input_shape": [6],
+            "output": [{"input_dimension": 0}, {"input_dimension": 0, "offset": 2}],
+        },
+        # a broadcast input dimension (no array dimension follows it), transposed
+        {"input_shape": [3, 4], "output": [{"input_dimension": 1, "offset": 5}, {"offset": 7}]},
+        # an index array, strided and offset, beside a reversed dimension
+        {
+            "input_shape": [2, 5],
+            "output": [
+                {"index_array": [[1], [3]], "offset": 1, "stride": 2},
+                {"input_dimension": 1, "offset": 12, "stride": -3},
+            ],
+        },
+    ],
+    ids=["diagonal", "broadcast", "index-array-and-flip"],
+)
+def test_general_transforms_as_tensorstore(transform: dict[str, Any], tmp_path: Path) -> None:
+    """Transforms the core reads and writes as points (see ``_core.Selection.transform``):
+    zarrox reads what TensorStore reads, and writes what TensorStore writes into a copy."""
+    view, t = _pair(tmp_path)
+    ref_spec = file_spec(tmp_path / "ref")
+    ref = ts.open(ref_spec, create=True, dtype=ts.int32, shape=[10, 20]).result()
+    ref[...] = np.arange(200, dtype=np.int32).reshape(10, 20)
+    ours = zarrox.open(file_spec(tmp_path / "zx", transform=transform))
+    theirs = ts.open({**ref_spec, "transform": transform}).result()
+    np.testing.assert_array_equal(ours.read(), theirs.read().result())
+    values = -np.arange(1, int(np.prod(ours.shape)) + 1, dtype=np.int32).reshape(ours.shape)
+    if transform["input_shape"] == [3, 4]:
+        values = values[:1].repeat(3, axis=0)  # broadcast positions take one value
+    ours.write(values)
+    theirs.write(values).result()
+    np.testing.assert_array_equal(view.read(), ref.read().result())
+    assert (view.read() < 0).any()
 
 
 def test_rank_zero_views(tmp_path: Path) -> None:

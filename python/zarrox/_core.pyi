@@ -249,6 +249,13 @@ class Selection:
     def block(
         selection: Any, shape: Sequence[int], grid: Iterable[int | Sequence[Sequence[int]]]
     ) -> Selection: ...
+    @staticmethod
+    def transform(
+        shape: Sequence[int],
+        origin: Sequence[int],
+        input_shape: Sequence[int],
+        maps: Sequence[tuple[int, int, int | None, npt.NDArray[np.int64] | None]],
+    ) -> Selection: ...
     @property
     def buffer_shape(self) -> tuple[int, ...]: ...
     @property

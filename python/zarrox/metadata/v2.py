@@ -169,7 +169,7 @@ def _check_format(doc: Mapping[str, Any], where: str) -> None:
         raise MetadataError(f"{where}zarr_format: expected 2, got {fmt!r}")
 
 
-def _parse_attributes(value: object, path: str | None) -> dict[str, Any]:
+def parse_attributes(value: object, path: str | None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
@@ -272,7 +272,7 @@ class ArrayMetadataV2:
             fill_value=fill_value,
             order=order,
             dimension_separator=sep or ".",
-            attributes=_parse_attributes(zattrs, path),
+            attributes=parse_attributes(zattrs, path),
             dimension_separator_given=sep is not None,
         )
 
@@ -623,7 +623,7 @@ class GroupMetadataV2:
                 f"{where}consolidated_metadata: must be an object, got {consolidated!r}"
             )
         return cls(
-            attributes=_parse_attributes(zattrs, path),
+            attributes=parse_attributes(zattrs, path),
             consolidated_metadata=None if consolidated is None else copy_json(dict(consolidated)),
         )
 

@@ -392,13 +392,13 @@ def _check_shard_edges(
                 )
 
 
-def _parse_attributes(value: object, where: str) -> dict[str, Any]:
+def parse_attributes(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise MetadataError(f"{where}attributes: must be an object, got {value!r}")
     return copy_json(dict(value))
 
 
-def _parse_dimension_names(value: object, ndim: int, where: str) -> tuple[str | None, ...] | None:
+def parse_dimension_names(value: object, ndim: int, where: str) -> tuple[str | None, ...] | None:
     if value is None:
         return None
     if (
@@ -434,7 +434,7 @@ def _parse_storage_transformers(value: object, where: str) -> list[Any]:
     return copy_json(list(value))
 
 
-def _parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> dict[str, Any]:
+def parse_extra(doc: Mapping[str, Any], known: Sequence[str], where: str) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     for key, value in doc.items():
         if key in known:
@@ -564,10 +564,10 @@ class ArrayMetadataV3:
         )
         if rectilinear is not None:
             _check_shard_edges(rectilinear, codecs, where)
-        attributes = _parse_attributes(doc.get("attributes", {}), where)
-        dimension_names = _parse_dimension_names(doc.get("dimension_names"), len(shape), where)
+        attributes = parse_attributes(doc.get("attributes", {}), where)
+        dimension_names = parse_dimension_names(doc.get("dimension_names"), len(shape), where)
         transformers = _parse_storage_transformers(doc.get("storage_transformers"), where)
-        extra = _parse_extra(doc, ARRAY_MEMBERS, where)
+        extra = parse_extra(doc, ARRAY_MEMBERS, where)
         return cls(
             shape=shape,
             data_type=data_type,
@@ -773,7 +773,7 @@ class GroupMetadataV3:
         where = _where(path)
         doc = _check_object(doc, where)
         _check_format(doc, "group", where)
-        attributes = _parse_attributes(doc.get("attributes", {}), where)
+        attributes = parse_attributes(doc.get("attributes", {}), where)
         consolidated = doc.get("consolidated_metadata")
         if consolidated is not None:
             if not isinstance(consolidated, Mapping) or not isinstance(
@@ -788,7 +788,7 @@ class GroupMetadataV3:
                     f"got {consolidated.get('kind')!r}"
                 )
             consolidated = copy_json(dict(consolidated))
-        extra = _parse_extra(doc, _GROUP_KNOWN, where)
+        extra = parse_extra(doc, _GROUP_KNOWN, where)
         return cls(attributes=attributes, consolidated_metadata=consolidated, extra=extra)
 
     def to_json(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ Context resources and caching options, and what they become in zarrox:
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zarrox.errors import ArrayNotFoundError, ContainsArrayError
 from zarrox.tensorstore_spec import store_io, zarr2, zarr3
@@ -37,8 +37,11 @@ from zarrox.tensorstore_spec._json import expect_int, expect_object, fail
 from zarrox.tensorstore_spec.index_space import IndexTransform
 from zarrox.tensorstore_spec.kvstore import open_kvstore
 from zarrox.tensorstore_spec.of_array import Settings, base_domain, parse_stored
-from zarrox.tensorstore_spec.spec import ParsedSpec, apply_options, parse_spec
+from zarrox.tensorstore_spec.spec import ParsedSpec, apply_options, driver_module, parse_spec
 from zarrox.tensorstore_spec.view import ArrayView, cache_pool_of
+
+if TYPE_CHECKING:
+    from zarrox.storage import Store
 
 
 def _resolve_resource(parsed: ParsedSpec, key: str) -> dict[str, Any]:
@@ -89,16 +92,12 @@ def _open_mode(parsed: ParsedSpec) -> dict[str, bool]:
     return mode
 
 
-def open_spec(spec: object, **options: Any) -> ArrayView:
-    """``zarrox.open(spec, **options)`` for a TensorStore spec."""
-    parsed = apply_options(parse_spec(spec), options)
-    mode = _open_mode(parsed)
+def _document(parsed: ParsedSpec, mode: dict[str, bool], store: Store, path: str) -> dict[str, Any]:
+    """The array's metadata document under the open mode: the stored one (checked against
+    the spec's constraints), or a new one (written unless assumed)."""
     driver = parsed.driver
-    store, path = open_kvstore(parsed.kvstore)
-    read_only = parsed.write is False or (parsed.read is True and parsed.write is None)
-    constraints = parsed.metadata
-    if constraints is None:
-        constraints = zarr3.Zarr3Metadata() if driver == "zarr3" else zarr2.Zarr2Metadata()
+    module = driver_module(driver)
+    constraints = parsed.metadata or module.parse_metadata({})
     schema = parsed.schema
 
     def new_document() -> dict[str, Any]:
@@ -107,36 +106,40 @@ def open_spec(spec: object, **options: Any) -> ArrayView:
         return zarr2.new_metadata(constraints, schema, parsed.key_encoding)
 
     if mode["assume_metadata"] or mode["assume_cached_metadata"]:
-        doc = new_document()
-    elif mode["delete_existing"]:
+        return new_document()
+    if mode["delete_existing"]:
         doc = new_document()
         store.delete_prefix(f"{path}/" if path else "")
         store_io.write_document(store, path, driver, doc)
-    else:
-        stored = store_io.read_document(store, path, driver)
-        if stored is not None:
-            if not mode["open"]:
-                raise ContainsArrayError(
-                    f"cannot create the array: {store_io.metadata_key(path, driver)} already "
-                    f"exists in {store!r}"
-                )
-            meta = parse_stored(driver, stored, path)
-            if isinstance(meta, zarr3.Zarr3Metadata):
-                assert isinstance(constraints, zarr3.Zarr3Metadata)
-                zarr3.validate_metadata(meta, constraints)
-                zarr3.validate_schema(meta, schema)
-            else:
-                assert isinstance(constraints, zarr2.Zarr2Metadata)
-                zarr2.validate_metadata(meta, constraints)
-                zarr2.validate_schema(meta, schema)
-            doc = stored
-        elif mode["create"]:
-            doc = new_document()
-            store_io.write_document(store, path, driver, doc)
-        else:
-            raise ArrayNotFoundError(
-                f"metadata at {store_io.metadata_key(path, driver)!r} in {store!r} does not exist"
+        return doc
+    stored = store_io.read_document(store, path, driver)
+    if stored is not None:
+        if not mode["open"]:
+            raise ContainsArrayError(
+                f"cannot create the array: {store_io.metadata_key(path, driver)} already "
+                f"exists in {store!r}"
             )
+        meta = parse_stored(driver, stored, path)
+        module.validate_metadata(meta, constraints)
+        module.validate_schema(meta, schema)
+        return stored
+    if mode["create"]:
+        doc = new_document()
+        store_io.write_document(store, path, driver, doc)
+        return doc
+    raise ArrayNotFoundError(
+        f"metadata at {store_io.metadata_key(path, driver)!r} in {store!r} does not exist"
+    )
+
+
+def open_spec(spec: object, **options: Any) -> ArrayView:
+    """``zarrox.open(spec, **options)`` for a TensorStore spec."""
+    parsed = apply_options(parse_spec(spec), options)
+    mode = _open_mode(parsed)
+    driver = parsed.driver
+    store, path = open_kvstore(parsed.kvstore)
+    read_only = parsed.write is False or (parsed.read is True and parsed.write is None)
+    doc = _document(parsed, mode, store, path)
     array = store_io.make_array(
         store,
         path,

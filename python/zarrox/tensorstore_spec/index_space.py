@@ -125,6 +125,14 @@ class IndexDomain:
             [Dim(0, int(n) - 1, False, implicit_upper, names[i]) for i, n in enumerate(shape)]
         )
 
+    @staticmethod
+    def labels_of(names: Sequence[str | None] | None, rank: int) -> list[str]:
+        """Zarr dimension names as domain labels (``""`` for none) when the names given are
+        unique, else no labels."""
+        labels = [n or "" for n in (names or [None] * rank)]
+        used = [n for n in labels if n]
+        return labels if len(set(used)) == len(used) else []
+
     # ---- JSON ---------------------------------------------------------------------------
 
     @classmethod

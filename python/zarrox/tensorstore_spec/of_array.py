@@ -17,7 +17,7 @@ from zarrox.storage import Store
 from zarrox.tensorstore_spec import zarr2, zarr3
 from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import KvStore, kvstore_of
-from zarrox.tensorstore_spec.spec import ParsedSpec, Spec
+from zarrox.tensorstore_spec.spec import ParsedSpec, Spec, driver_module
 
 METADATA_KEYS = {"zarr3": "zarr.json", "zarr": ".zarray"}
 
@@ -74,9 +74,7 @@ def document_of(array: ArrayLike) -> tuple[str, dict[str, Any]]:
 
 
 def parse_stored(driver: str, doc: Mapping[str, Any], path: str) -> StoredMetadata:
-    if driver == "zarr3":
-        return zarr3.stored_metadata(doc, path)
-    return zarr2.stored_metadata(doc, path)
+    return driver_module(driver).stored_metadata(doc, path)  # type: ignore[no-any-return]
 
 
 def base_domain(array: ArrayLike) -> IndexDomain:
@@ -84,9 +82,7 @@ def base_domain(array: ArrayLike) -> IndexDomain:
     labelled with its dimension names when they are unique."""
     if isinstance(array.metadata, ArrayMetadataV2):
         return IndexDomain.from_shape(array.shape, implicit_upper=True)
-    names = [n or "" for n in (array.dimension_names or [None] * array.ndim)]
-    used = [n for n in names if n]
-    labels = names if len(set(used)) == len(used) else []
+    labels = IndexDomain.labels_of(array.dimension_names, array.ndim)
     return IndexDomain.from_shape(array.shape, implicit_upper=True, labels=labels)
 
 
@@ -102,12 +98,7 @@ def spec_of(
     with ``minimal_spec``) and the transform."""
     s = settings
     parsed = ParsedSpec(driver=s.driver, kvstore=s.kvstore)
-    name = (
-        zarr3.ts_dtype_name(stored)
-        if isinstance(stored, zarr3.Zarr3Metadata)
-        else zarr2.ts_dtype_name(stored)
-    )
-    parsed.schema.set_dtype(name, "")
+    parsed.schema.set_dtype(driver_module(s.driver).ts_dtype_name(stored), "")
     if not minimal_spec:
         parsed.metadata = (
             zarr3.parse_metadata(zarr3.spec_metadata_json(doc))

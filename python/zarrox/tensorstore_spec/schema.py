@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from zarrox.errors import SpecError, SpecMismatchError
+from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.tensorstore_spec._json import (
     as_json,
     check_members,
@@ -24,7 +25,7 @@ from zarrox.tensorstore_spec._json import (
     member,
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout
-from zarrox.tensorstore_spec.index_space import IndexDomain, merge_domains
+from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units
 
 _SCHEMA_MEMBERS = (
@@ -202,6 +203,74 @@ def check_stored(
             merge_domains(schema.domain, domain, member(where, "domain"))
         except SpecError as e:
             raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Creating an array: what the zarr and zarr3 drivers' ``GetNewMetadata`` share
+# --------------------------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+def creation_dtype(
+    schema: Schema,
+    given: _T | None,
+    given_name: str | None,
+    given_json: Any,
+    member_name: str,
+    from_schema: Callable[[str], _T],
+) -> _T:
+    """The data type of a new array: the metadata's (``given``, TensorStore name
+    ``given_name``, written ``given_json`` as ``metadata.<member_name>``), which the schema's
+    ``dtype`` must name, else the schema's (``from_schema(schema.dtype)``)."""
+    if given is not None:
+        if schema.dtype is not None and schema.dtype != given_name:
+            raise fail(
+                "dtype", f"{schema.dtype!r} does not match metadata.{member_name} {given_json!r}"
+            )
+        return given
+    if schema.dtype is not None:
+        return from_schema(schema.dtype)
+    raise fail(
+        "dtype", f"a data type must be given to create an array (dtype or metadata.{member_name})"
+    )
+
+
+def creation_domain(
+    schema: Schema,
+    rank: int | None,
+    shape: Sequence[int] | None,
+    labels: Sequence[str] = (),
+) -> IndexDomain:
+    """The domain of a new array: ``[0, shape)`` of the metadata (resizable upper bounds,
+    unbounded where the metadata has no shape) merged with the schema's, which must be
+    finite."""
+    from_meta = None
+    if rank is not None:
+        dims = [
+            Dim(0, INF if shape is None else shape[i] - 1, False, True, labels[i] if labels else "")
+            for i in range(rank)
+        ]
+        from_meta = IndexDomain(dims)
+    try:
+        domain = merge_domains(schema.domain, from_meta, "schema.domain")
+    except SpecError as e:
+        raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
+    if domain is None or not domain.finite:
+        raise fail(
+            "domain",
+            "the shape must be given to create an array (shape, schema.domain or metadata.shape)",
+        )
+    return domain
+
+
+def created(parse: Callable[[], _T]) -> _T:
+    """``parse()`` of the document of a new array by zarrox's model, whose errors say zarrox
+    cannot create it."""
+    try:
+        return parse()
+    except (MetadataError, UnsupportedError) as e:
+        raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
 
 
 def _is_scalar_json(value: object) -> bool:

@@ -8,6 +8,7 @@ import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,13 @@ def _resource(value: object, where: str) -> Any:
     if value is None:
         return None
     return expect_object(value, where)
+
+
+def driver_module(driver: str) -> ModuleType:
+    """The module of a driver's ``metadata`` (:mod:`.zarr3`, or :mod:`.zarr2` for ``zarr``):
+    both have ``parse_metadata``, ``stored_metadata``, ``ts_dtype_name``, ``schema_of``,
+    ``validate_metadata`` and ``validate_schema``."""
+    return zarr3 if driver == "zarr3" else zarr2
 
 
 @dataclass
@@ -244,11 +252,7 @@ def parse_spec(value: object) -> ParsedSpec:
         if key in obj:
             setattr(parsed, key, expect_bool(obj[key], key))
     if "metadata" in obj:
-        parsed.metadata = (
-            zarr3.parse_metadata(obj["metadata"], "metadata")
-            if driver == "zarr3"
-            else zarr2.parse_metadata(obj["metadata"], "metadata")
-        )
+        parsed.metadata = driver_module(driver).parse_metadata(obj["metadata"], "metadata")
     if driver == "zarr":
         if obj.get("field") is not None:
             raise UnsupportedError("field: structured data type fields are not supported by zarrox")
@@ -451,11 +455,7 @@ class Spec:
         name = self._parsed.schema.dtype
         if name is None:
             meta = self._parsed.metadata
-            if isinstance(meta, zarr3.Zarr3Metadata):
-                return meta.dtype
-            if isinstance(meta, zarr2.Zarr2Metadata):
-                return meta.dtype
-            return None
+            return None if meta is None else meta.dtype
         try:
             from zarrox.metadata.v3 import resolve_data_type
 

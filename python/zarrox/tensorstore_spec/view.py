@@ -35,7 +35,7 @@ from zarrox.errors import (
     SpecMismatchError,
 )
 from zarrox.staging import StagingTransaction
-from zarrox.tensorstore_spec import index_space, store_io, zarr2, zarr3
+from zarrox.tensorstore_spec import index_space, store_io
 from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import kvstore_of
 from zarrox.tensorstore_spec.of_array import (
@@ -46,7 +46,7 @@ from zarrox.tensorstore_spec.of_array import (
     parse_stored,
     spec_of,
 )
-from zarrox.tensorstore_spec.spec import Spec
+from zarrox.tensorstore_spec.spec import Spec, driver_module
 
 
 def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int | None:
@@ -215,12 +215,7 @@ class ArrayView(index_space.TransformOps):
     def schema(self) -> dict[str, Any]:
         """The schema (TensorStore's ``TensorStore.schema``), its domain and per-dimension
         members as this view sees them."""
-        stored = self._stored()
-        base = (
-            zarr3.schema_of(stored)
-            if isinstance(stored, zarr3.Zarr3Metadata)
-            else zarr2.schema_of(stored)
-        )
+        base = driver_module(self._state.settings.driver).schema_of(self._stored())
         base["domain"] = self.domain.to_json()
         base["rank"] = self.rank
         perm = index_space.permutation(self._transform)
@@ -375,8 +370,47 @@ class ArrayView(index_space.TransformOps):
         doc = self._state.reload()
         array = self._state.array
         old_shape = list(array.shape)
+        new_shape = self._resized_shape(lows, highs, old_shape, resize_tied_bounds)
+        for j, (old, new) in enumerate(zip(old_shape, new_shape, strict=True)):
+            if expand_only and new < old:
+                raise ValueError(
+                    f"resize would shrink output dimension {j} from [0, {old}) to "
+                    f"[0, {new}) but expand_only was specified"
+                )
+            if shrink_only and new > old:
+                raise ValueError(
+                    f"resize would expand output dimension {j} from [0, {old}) to "
+                    f"[0, {new}) but shrink_only was specified"
+                )
+        if array.read_only:
+            raise ReadOnlyError(f"array '{array.path}' is opened read-only")
+        if not resize_metadata_only and any(
+            n < o for n, o in zip(new_shape, old_shape, strict=True)
+        ):
+            grid = array._grid_chunks
+            limit = [-(-n // c) for n, c in zip(new_shape, grid, strict=True)]
+            for key, coords in array._handle.stored_chunks():
+                if any(c >= g for c, g in zip(coords, limit, strict=True)):
+                    array.store.delete(key)
+        new_doc = dict(doc)
+        new_doc["shape"] = new_shape
+        store_io.write_document(array.store, array.path, s.driver, new_doc)
+        self._state.reload()
+        dims = list(self.domain.dims)
+        for k, hi in enumerate(highs):
+            if hi is not None:
+                dims[k] = replace(dims[k], inclusive_max=int(hi) - 1)
+        return self._with(IndexTransform(IndexDomain(dims), self._transform.output))
+
+    def _resized_shape(
+        self,
+        lows: Sequence[int | None],
+        highs: Sequence[int | None],
+        old_shape: list[int],
+        resize_tied_bounds: bool,
+    ) -> list[int]:
+        """The array's shape once the view's upper bounds are ``highs`` (None: unchanged)."""
         new_shape = list(old_shape)
-        changed: set[int] = set()
         for k, (lo, hi) in enumerate(zip(lows, highs, strict=True)):
             d = self.domain.dims[k]
             if lo is not None:
@@ -410,37 +444,7 @@ class ArrayView(index_space.TransformOps):
                         f"non-unit stride of {m.stride}"
                     )
                 new_shape[j] = max(0, m.offset + int(hi))
-                changed.add(j)
-        for j in changed:
-            if expand_only and new_shape[j] < old_shape[j]:
-                raise ValueError(
-                    f"resize would shrink output dimension {j} from [0, {old_shape[j]}) to "
-                    f"[0, {new_shape[j]}) but expand_only was specified"
-                )
-            if shrink_only and new_shape[j] > old_shape[j]:
-                raise ValueError(
-                    f"resize would expand output dimension {j} from [0, {old_shape[j]}) to "
-                    f"[0, {new_shape[j]}) but shrink_only was specified"
-                )
-        if array.read_only:
-            raise ReadOnlyError(f"array '{array.path}' is opened read-only")
-        if not resize_metadata_only and any(
-            n < o for n, o in zip(new_shape, old_shape, strict=True)
-        ):
-            grid = array._grid_chunks
-            limit = [-(-n // c) for n, c in zip(new_shape, grid, strict=True)]
-            for key, coords in array._handle.stored_chunks():
-                if any(c >= g for c, g in zip(coords, limit, strict=True)):
-                    array.store.delete(key)
-        new_doc = dict(doc)
-        new_doc["shape"] = new_shape
-        store_io.write_document(array.store, array.path, s.driver, new_doc)
-        self._state.reload()
-        dims = list(self.domain.dims)
-        for k, hi in enumerate(highs):
-            if hi is not None:
-                dims[k] = replace(dims[k], inclusive_max=int(hi) - 1)
-        return self._with(IndexTransform(IndexDomain(dims), self._transform.output))
+        return new_shape
 
 
 # --------------------------------------------------------------------------------------------
@@ -449,15 +453,19 @@ class ArrayView(index_space.TransformOps):
 
 
 def _affine_bounds(offset: int, stride: int, n: int) -> tuple[int, int]:
-    """The inputs ``x`` with ``offset + stride * x`` in ``[0, n)``: (lowest, highest)."""
-    a, b = (0 - offset) / stride, (n - 1 - offset) / stride
-    lo, hi = min(a, b), max(a, b)
-    return math.ceil(lo), math.floor(hi)
+    """The inputs ``x`` with ``offset + stride * x`` in ``[0, n)``: (lowest, highest), in
+    exact integers."""
+    lo, hi = -offset, n - 1 - offset
+    if stride < 0:
+        lo, hi = hi, lo
+    return -(-lo // stride), hi // stride
 
 
 class _Plan:
     """The effective (implicit bounds resolved) input domain of a transform over an array of
-    the current shape, and the array coordinates it selects."""
+    the current shape, and the selection of the array it stands for, which the core
+    evaluates (``_core.Selection.transform``: dimension order, strides and index arrays
+    included; the result has the domain's shape)."""
 
     def __init__(self, array: Array, transform: IndexTransform) -> None:
         shape = array.shape
@@ -468,7 +476,7 @@ class _Plan:
             found = [
                 _affine_bounds(m.offset, m.stride, shape[j])
                 for j, m in enumerate(t.output)
-                if m.input_dimension == k
+                if m.input_dimension == k and m.stride != 0
             ]
             if d.implicit_lower and found:
                 lo = max(f[0] for f in found)
@@ -480,18 +488,24 @@ class _Plan:
         self.bounds = dims
         self.shape = tuple(max(0, hi - lo + 1) for lo, hi in dims)
         self.transform = t
-        self.array_shape = shape
         self.empty = any(n == 0 for n in self.shape)
-        refs = [m.input_dimension for m in t.output if m.input_dimension is not None]
-        self.basic = all(m.index_array is None for m in t.output) and len(set(refs)) == len(refs)
         if any(m.index_array is not None for m in t.output):
             for k, d in enumerate(t.domain.dims):
                 if (d.inclusive_min, d.inclusive_max) != dims[k]:
                     raise IndexError(
                         f"a transform with index arrays needs explicit bounds: dimension {k} is {d}"
                     )
-        if not self.empty:
-            self._check_bounds()
+        maps = [
+            (
+                m.offset,
+                m.stride,
+                m.input_dimension,
+                None if m.index_array is None else np.ascontiguousarray(m.index_array, np.int64),
+            )
+            for m in t.output
+        ]
+        origin = [lo for lo, _ in dims]
+        self.selection = _core.Selection.transform(list(shape), origin, list(self.shape), maps)
 
     def output_range(self, j: int) -> tuple[int, int]:
         """The lowest and highest coordinate of array dimension ``j`` the view selects."""
@@ -506,94 +520,24 @@ class _Plan:
         values = m.offset + m.stride * m.index_array
         return int(values.min()), int(values.max())
 
-    def _check_bounds(self) -> None:
-        for j, n in enumerate(self.array_shape):
-            lo, hi = self.output_range(j)
-            if lo < 0 or hi >= n:
-                raise IndexError(
-                    f"the view selects indices [{lo}, {hi + 1}) of array dimension {j}, which "
-                    f"has bounds [0, {n})"
-                )
-
-    def selection(self) -> tuple[Any, ...]:
-        """The basic selection (an int or a positive-step slice per array dimension)."""
-        sel: list[Any] = []
-        for j, m in enumerate(self.transform.output):
-            first, last = self.output_range(j)
-            sel.append(m.offset if m.is_constant else slice(first, last + 1, abs(m.stride)))
-        return tuple(sel)
-
-    def _axes(self) -> list[tuple[int, int]]:
-        """(input dimension, stride) of each non-constant array dimension, in array order."""
-        return [
-            (m.input_dimension, m.stride)
-            for m in self.transform.output
-            if m.input_dimension is not None
-        ]
-
-    def coordinates(self) -> tuple[np.ndarray, ...]:
-        """For each array dimension, its coordinate at every input position (flattened)."""
-        grids = []
-        rank = len(self.bounds)
-        for k, (lo, hi) in enumerate(self.bounds):
-            shape = [1] * rank
-            shape[k] = hi - lo + 1
-            grids.append(np.arange(lo, hi + 1, dtype=np.int64).reshape(shape))
-        return tuple(
-            np.broadcast_to(IndexTransform.evaluate(m, grids), self.shape).reshape(-1)
-            for m in self.transform.output
-        )
-
     def read(self, array: Array) -> np.ndarray:
         if self.empty:
             return np.empty(self.shape, dtype=array.dtype)
-        if not self.basic:
-            values = array.get_coordinate_selection(self.coordinates())
-            return np.asarray(values).reshape(self.shape)
-        data = np.asarray(array.get_basic_selection(self.selection()))
-        axes = self._axes()
-        flips = tuple(i for i, (_, s) in enumerate(axes) if s < 0)
-        if flips:
-            data = np.flip(data, axis=flips)
-        order = sorted(range(len(axes)), key=lambda i: axes[i][0])
-        data = data.transpose(order)
-        referenced = sorted(k for k, _ in axes)
-        full = [1] * len(self.shape)
-        for pos, k in enumerate(referenced):
-            full[k] = data.shape[pos]
-        data = data.reshape(full)
-        if data.shape != self.shape:
-            data = np.broadcast_to(data, self.shape)
-        if not (data.flags.c_contiguous and data.flags.writeable):
-            data = np.array(data, order="C")
-        return data
+        data = array._read(self.selection)
+        # C order whatever the array's (np.ascontiguousarray would make 0-d 1-d)
+        return data if data.flags.c_contiguous else np.array(data, order="C")
 
     def write(self, array: Array, value: Any) -> None:
         if self.empty:
             return
-        arr = np.asarray(value)
         try:
-            arr = np.broadcast_to(arr, self.shape)
+            arr = np.broadcast_to(np.asarray(value), self.shape)
         except ValueError:
             raise ValueError(
                 f"cannot broadcast a value of shape {np.shape(value)} to the view's shape "
                 f"{self.shape}"
             ) from None
-        if not self.basic:
-            array.set_coordinate_selection(self.coordinates(), arr.reshape(-1))
-            return
-        axes = self._axes()
-        referenced = {k for k, _ in axes}
-        # input dimensions no array dimension depends on all write the same elements
-        index = tuple(slice(None) if k in referenced else 0 for k in range(len(self.shape)))
-        arr = arr[index]
-        kept = [k for k in range(len(self.shape)) if k in referenced]
-        pos = {k: i for i, k in enumerate(kept)}
-        arr = arr.transpose([pos[k] for k, _ in axes])
-        flips = tuple(i for i, (_, s) in enumerate(axes) if s < 0)
-        if flips:
-            arr = np.flip(arr, axis=flips)
-        array.set_basic_selection(self.selection(), arr)
+        array._write(self.selection, arr)
 
 
 def _check_chunks_stored(array: Array, plan: _Plan) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
+from zarrox.errors import MetadataError, SpecMismatchError, UnsupportedError
 from zarrox.metadata.dtypes import parse_v2_dtype, v2_data_type
 from zarrox.metadata.v2 import ARRAY_MEMBERS, ArrayMetadataV2
 from zarrox.tensorstore_spec._json import (
@@ -33,8 +33,14 @@ from zarrox.tensorstore_spec._json import (
     member,
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_chunk_shape
-from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
-from zarrox.tensorstore_spec.schema import Schema, check_stored
+from zarrox.tensorstore_spec.index_space import IndexDomain
+from zarrox.tensorstore_spec.schema import (
+    Schema,
+    check_stored,
+    created,
+    creation_domain,
+    creation_dtype,
+)
 
 #: the members TensorStore fills in a compressor given by its id alone
 _COMPRESSOR_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -223,21 +229,22 @@ def _codec_of_schema(schema: Schema, where: str) -> dict[str, Any] | None:
     return obj
 
 
+def _schema_dtype(name: str) -> tuple[Any, np.dtype[Any]]:
+    """The ``.zarray`` dtype (as written, and parsed) of the schema's data type ``name``."""
+    dtype_json = v2_dtype_for(name, "dtype")
+    return dtype_json, _parse_dtype(dtype_json, "dtype")
+
+
 def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) -> dict[str, Any]:
     """The ``.zarray`` TensorStore writes for these constraints."""
-    if meta.dtype is not None:
-        dtype_json, dtype = meta.dtype_json, meta.dtype
-        if schema.dtype is not None and schema.dtype != ts_dtype_name(meta):
-            raise fail(
-                "dtype", f"{schema.dtype!r} does not match metadata.dtype {meta.dtype_json!r}"
-            )
-    elif schema.dtype is not None:
-        dtype_json = v2_dtype_for(schema.dtype, "dtype")
-        dtype = _parse_dtype(dtype_json, "dtype")
-    else:
-        raise fail(
-            "dtype", "a data type must be given to create an array (dtype or metadata.dtype)"
-        )
+    dtype_json, dtype = creation_dtype(
+        schema,
+        None if meta.dtype is None else (meta.dtype_json, meta.dtype),
+        None if meta.dtype is None else ts_dtype_name(meta),
+        meta.dtype_json,
+        "dtype",
+        _schema_dtype,
+    )
     rank = meta.rank
     if schema.rank is not None:
         if rank is not None and rank != schema.rank:
@@ -245,52 +252,11 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         rank = schema.rank
     if schema.dimension_units is not None and any(u is not None for u in schema.dimension_units):
         raise fail("schema.dimension_units", "dimension units are not supported by the zarr driver")
-    from_meta = None
-    if rank is not None:
-        from_meta = IndexDomain(
-            [
-                Dim(0, (meta.shape[i] - 1) if meta.shape is not None else INF, False, True)
-                for i in range(rank)
-            ]
-        )
     if schema.domain is not None and any(schema.domain.labels):
         raise fail("schema.domain.labels", "the zarr driver does not store dimension labels")
-    try:
-        domain = merge_domains(schema.domain, from_meta, "schema.domain")
-    except SpecError as e:
-        raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
-    if domain is None or not domain.finite:
-        raise fail(
-            "domain",
-            "the shape must be given to create an array (shape, schema.domain or metadata.shape)",
-        )
-    shape = list(domain.shape)
-    layout = schema.chunk_layout or ChunkLayout()
-    if meta.chunks is not None:
-        layout = layout.merge(
-            ChunkLayout(rank=len(shape), write_chunk=Grid(list(meta.chunks), [True] * len(shape))),
-            "chunk_layout",
-        )
-    chunks = choose_chunk_shape(layout, shape)
-    order = meta.order
-    if order is None:
-        order = "C"
-        if layout.inner_order is not None and len(shape) > 1:
-            if layout.inner_order == list(range(len(shape)))[::-1]:
-                order = "F"
-            elif layout.inner_order != list(range(len(shape))) and layout.inner_order_hard:
-                raise fail(
-                    "chunk_layout.inner_order",
-                    f"{layout.inner_order}: zarr v2 stores chunks in C or F order only",
-                )
-    codec = _codec_of_schema(schema, "schema") or {}
-    if meta.has_compressor:
-        compressor = meta.compressor
-    elif "compressor" in codec:
-        compressor = _complete_compressor(codec["compressor"])
-    else:
-        compressor = dict(_DEFAULT_COMPRESSOR)
-    filters = meta.filters if meta.has_filters else codec.get("filters")
+    shape = list(creation_domain(schema, rank, meta.shape).shape)
+    chunks, order = _new_chunks_and_order(meta, schema, shape)
+    compressor, filters = _new_codec(meta, schema)
     if meta.has_fill_value:
         fill = meta.fill_value
     elif schema.fill_value is not None:
@@ -311,14 +277,50 @@ def new_metadata(meta: Zarr2Metadata, schema: Schema, key_encoding: str | None) 
         "filters": copy.deepcopy(filters),
         "dimension_separator": meta.dimension_separator or key_encoding or ".",
     }
-    try:
-        model = ArrayMetadataV2.from_json(doc)
-    except (MetadataError, UnsupportedError) as e:
-        raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
-    stored = from_model(model, doc)
+    stored = from_model(created(lambda: ArrayMetadataV2.from_json(doc)), doc)
     validate_metadata(stored, meta)
     validate_schema(stored, schema)
     return doc
+
+
+def _new_chunks_and_order(
+    meta: Zarr2Metadata, schema: Schema, shape: list[int]
+) -> tuple[list[int], str]:
+    """The ``chunks`` (from the chunk layout) and ``order`` (C, or F when the layout's
+    ``inner_order`` is reversed) of a new array."""
+    layout = schema.chunk_layout or ChunkLayout()
+    if meta.chunks is not None:
+        layout = layout.merge(
+            ChunkLayout(rank=len(shape), write_chunk=Grid(list(meta.chunks), [True] * len(shape))),
+            "chunk_layout",
+        )
+    chunks = choose_chunk_shape(layout, shape)
+    if meta.order is not None:
+        return chunks, meta.order
+    order = "C"
+    if layout.inner_order is not None and len(shape) > 1:
+        if layout.inner_order == list(range(len(shape)))[::-1]:
+            order = "F"
+        elif layout.inner_order != list(range(len(shape))) and layout.inner_order_hard:
+            raise fail(
+                "chunk_layout.inner_order",
+                f"{layout.inner_order}: zarr v2 stores chunks in C or F order only",
+            )
+    return chunks, order
+
+
+def _new_codec(meta: Zarr2Metadata, schema: Schema) -> tuple[Any, Any]:
+    """The ``compressor`` and ``filters`` of a new array: the metadata's, else the schema's
+    codec's, else TensorStore's defaults."""
+    codec = _codec_of_schema(schema, "schema") or {}
+    if meta.has_compressor:
+        compressor = meta.compressor
+    elif "compressor" in codec:
+        compressor = _complete_compressor(codec["compressor"])
+    else:
+        compressor = dict(_DEFAULT_COMPRESSOR)
+    filters = meta.filters if meta.has_filters else codec.get("filters")
+    return compressor, filters
 
 
 def _same_fill(a: Any, b: Any, dtype: np.dtype[Any]) -> bool:

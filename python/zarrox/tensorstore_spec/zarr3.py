@@ -11,10 +11,11 @@ members, no whitespace, no empty ``attributes``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,9 @@ from zarrox.metadata.v3 import (
     ARRAY_MEMBERS,
     default_fill_value,
     fill_value_to_json,
+    parse_attributes,
+    parse_dimension_names,
+    parse_extra,
     parse_fill_value,
     resolve_data_type,
 )
@@ -41,8 +45,14 @@ from zarrox.tensorstore_spec._json import (
     member,
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_read_write_chunk_shapes
-from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
-from zarrox.tensorstore_spec.schema import Schema, check_stored
+from zarrox.tensorstore_spec.index_space import IndexDomain
+from zarrox.tensorstore_spec.schema import (
+    Schema,
+    check_stored,
+    created,
+    creation_domain,
+    creation_dtype,
+)
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
 from zarrox.tensorstore_spec.zarr3_codecs import (
     DEFAULT_INDEX_LOCATION,
@@ -54,24 +64,22 @@ from zarrox.tensorstore_spec.zarr3_codecs import (
     resolve_chain,
 )
 
-#: each chunk key encoding's separator when none is given (the core's)
-_DEFAULT_SEPARATOR = {
-    name: parse_chunk_key_encoding(name, "")["configuration"]["separator"]
-    for name in ("default", "v2")
-}
+#: each chunk key encoding as the v3 model reads its name alone (the core's default separator)
+_DEFAULT_ENCODING = {name: parse_chunk_key_encoding(name, "") for name in ("default", "v2")}
 
 
 @dataclass
 class Zarr3Metadata:
     """``zarr.json`` members; every one may be None (not constrained) in a spec. ``fill_value``
     is the parsed value (a numpy scalar), ``attributes`` the user attributes without
-    ``dimension_units``, ``chunk_key_encoding`` a ``(name, separator)`` pair."""
+    ``dimension_units``, ``chunk_key_encoding`` the v3 model's form (``{"name",
+    "configuration": {"separator"}}``)."""
 
     shape: list[int] | None = None
     data_type: Any = None
     dtype: np.dtype[Any] | None = None
     chunk_shape: list[int] | None = None
-    chunk_key_encoding: tuple[str, str] | None = None
+    chunk_key_encoding: dict[str, Any] | None = None
     fill_value: Any = None
     has_fill_value: bool = False
     codecs: Chain | None = None
@@ -98,24 +106,33 @@ class Zarr3Metadata:
         return out
 
 
-def _parse_chunk_key_encoding(value: object, where: str) -> tuple[str, str]:
-    obj = expect_object(value, where)
-    check_members(obj, ("name", "configuration"), where)
-    name = expect_str(obj.get("name", "default"), member(where, "name"), ("default", "v2"))
-    config_at = member(where, "configuration")
-    config = expect_object(obj.get("configuration") or {}, config_at)
-    check_members(config, ("separator",), config_at)
-    sep = _DEFAULT_SEPARATOR[name]
-    if "separator" in config:
-        sep = expect_str(config["separator"], member(config_at, "separator"), ("/", "."))
-    return name, sep
+@contextlib.contextmanager
+def _v3_errors() -> Iterator[None]:
+    """The errors of the v3 model's parsers, whose messages name the member, as spec errors."""
+    try:
+        yield
+    except (MetadataError, UnsupportedError) as e:
+        raise SpecError(str(e)) from None
 
 
-def chunk_key_encoding_json(cke: tuple[str, str]) -> dict[str, Any]:
-    name, sep = cke
-    if sep == _DEFAULT_SEPARATOR[name]:
+def _parse_chunk_key_encoding(value: object, where: str) -> dict[str, Any]:
+    """``chunk_key_encoding`` of the metadata at ``where`` in TensorStore's form (``name``,
+    by default ``"default"``, and ``configuration`` only), read by the v3 model's parser."""
+    at = member(where, "chunk_key_encoding")
+    obj = expect_object(value, at)
+    check_members(obj, ("name", "configuration"), at)
+    name = expect_str(obj.get("name", "default"), member(at, "name"), ("default", "v2"))
+    doc = {"name": name, "configuration": obj.get("configuration") or {}}
+    with _v3_errors():
+        return parse_chunk_key_encoding(doc, f"{where}.")
+
+
+def chunk_key_encoding_json(cke: Mapping[str, Any]) -> dict[str, Any]:
+    """The v3 model's chunk key encoding as TensorStore writes it: no default separator."""
+    name = cke["name"]
+    if cke == _DEFAULT_ENCODING.get(name):
         return {"name": name}
-    return {"name": name, "configuration": {"separator": sep}}
+    return {"name": name, "configuration": copy.deepcopy(cke["configuration"])}
 
 
 def _parse_chunk_grid(value: object, where: str) -> list[int] | None:
@@ -143,17 +160,8 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
     """Parse ``metadata`` constraints (a stored document: :func:`stored_metadata`)."""
     obj = expect_object(value, where)
     meta = Zarr3Metadata(raw=copy.deepcopy(obj))
-    for key, v in obj.items():
-        if key in ARRAY_MEMBERS:
-            continue
-        if isinstance(v, Mapping) and v.get("must_understand") is False:
-            meta.extra[key] = copy.deepcopy(v)
-        else:
-            raise fail(
-                member(where, key),
-                "unknown member (an extension member must be an object with "
-                '"must_understand": false)',
-            )
+    with _v3_errors():
+        meta.extra = parse_extra(obj, ARRAY_MEMBERS, f"{where}: ")
     if "zarr_format" in obj:
         expect_int(obj["zarr_format"], member(where, "zarr_format"), lo=3, hi=3)
     if "node_type" in obj:
@@ -165,9 +173,7 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
     if "chunk_grid" in obj:
         meta.chunk_shape = _parse_chunk_grid(obj["chunk_grid"], member(where, "chunk_grid"))
     if "chunk_key_encoding" in obj:
-        meta.chunk_key_encoding = _parse_chunk_key_encoding(
-            obj["chunk_key_encoding"], member(where, "chunk_key_encoding")
-        )
+        meta.chunk_key_encoding = _parse_chunk_key_encoding(obj["chunk_key_encoding"], where)
     if "fill_value" in obj:
         at = member(where, "fill_value")
         if meta.data_type is None:
@@ -182,15 +188,15 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
         meta.codecs = parse_chain(obj["codecs"], member(where, "codecs"))
     rank = meta.rank
     if "dimension_names" in obj:
-        at = member(where, "dimension_names")
-        items = expect_list(obj["dimension_names"], at, rank)
-        meta.dimension_names = [
-            None if v is None else expect_str(v, member(at, i)) for i, v in enumerate(items)
-        ]
-        rank = len(items)
+        names = expect_list(obj["dimension_names"], member(where, "dimension_names"))
+        rank = len(names) if rank is None else rank
+        with _v3_errors():
+            meta.dimension_names = list(parse_dimension_names(names, rank, f"{where}.") or ())
+        rank = len(names)
     if "attributes" in obj:
         at = member(where, "attributes")
-        attrs = expect_object(obj["attributes"], at)
+        with _v3_errors():
+            attrs = parse_attributes(obj["attributes"], f"{where}.")
         if "dimension_units" in attrs:
             units = parse_units(attrs.pop("dimension_units"), member(at, "dimension_units"), rank)
             meta.dimension_units = units
@@ -227,9 +233,7 @@ def domain_of(meta: Zarr3Metadata) -> IndexDomain:
     """``[0, shape)`` with resizable (implicit) upper bounds, labelled by the dimension names
     when they are unique."""
     assert meta.shape is not None
-    names = [n or "" for n in (meta.dimension_names or [None] * len(meta.shape))]
-    used = [n for n in names if n]
-    labels = names if len(set(used)) == len(used) else []
+    labels = IndexDomain.labels_of(meta.dimension_names, len(meta.shape))
     return IndexDomain.from_shape(meta.shape, implicit_upper=True, labels=labels)
 
 
@@ -308,69 +312,76 @@ def effective_rank(meta: Zarr3Metadata, schema: Schema) -> int | None:
     return _check_rank(meta.rank, schema.rank, "rank")
 
 
-def _merged_domain(meta: Zarr3Metadata, schema: Schema, rank: int | None) -> IndexDomain | None:
-    from_meta: IndexDomain | None = None
-    if meta.shape is not None or meta.dimension_names is not None or rank is not None:
-        if rank is None:
-            return schema.domain
-        shape = meta.shape
-        names = [n or "" for n in (meta.dimension_names or [None] * rank)]
-        used = [n for n in names if n]
-        labels = names if len(set(used)) == len(used) else []
-        dims = []
-        for i in range(rank):
-            hi = (shape[i] - 1) if shape is not None else INF
-            dims.append(Dim(0, hi, False, True, labels[i] if labels else ""))
-        from_meta = IndexDomain(dims)
-    try:
-        return merge_domains(schema.domain, from_meta, "schema.domain")
-    except SpecError as e:
-        raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
-
-
 def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
     """The ``zarr.json`` document TensorStore writes when it creates an array from these
     ``metadata`` constraints and ``schema``."""
-    # data type
-    if meta.data_type is not None:
-        data_type, dtype = meta.data_type, meta.dtype
-        if schema.dtype is not None and schema.dtype != ts_dtype_name(meta):
-            raise fail(
-                "dtype",
-                f"{schema.dtype!r} does not match metadata.data_type {meta.data_type!r}",
-            )
-    elif schema.dtype is not None:
-        data_type, dtype = _data_type(schema.dtype, "dtype")
-    else:
-        raise fail(
-            "dtype", "a data type must be given to create an array (dtype or metadata.data_type)"
-        )
+    data_type, dtype = creation_dtype(
+        schema,
+        None if meta.data_type is None else (meta.data_type, meta.dtype),
+        None if meta.data_type is None else ts_dtype_name(meta),
+        meta.data_type,
+        "data_type",
+        lambda name: _data_type(name, "dtype"),
+    )
     assert dtype is not None
     rank = effective_rank(meta, schema)
-    domain = _merged_domain(meta, schema, rank)
-    if domain is None or not domain.finite:
-        raise fail(
-            "domain",
-            "the shape must be given to create an array (shape, schema.domain or metadata.shape)",
-        )
-    rank = domain.rank
-    shape = list(domain.shape)
-    names: list[str | None] = []
-    for i, label in enumerate(domain.labels):
-        given = meta.dimension_names[i] if meta.dimension_names is not None else None
-        names.append(label if label else ("" if given == "" else None))
-    # fill value
+    labels = [] if rank is None else IndexDomain.labels_of(meta.dimension_names, rank)
+    domain = creation_domain(schema, rank, meta.shape, labels)
+    rank, shape = domain.rank, list(domain.shape)
     if meta.has_fill_value:
         fill = meta.fill_value
     elif schema.fill_value is not None:
         fill = _cast_schema_fill(schema.fill_value, data_type, dtype, "schema.fill_value")
     else:
         fill = default_fill_value(dtype, data_type=data_type)
-    # dimension units
     units = merge_units(meta.dimension_units, schema.dimension_units, "schema.dimension_units")
     if units is not None and len(units) != rank:
         raise fail("dimension_units", f"has {len(units)} units, the rank is {rank}")
-    # codecs and chunk layout
+    codecs, write_shape = _new_codecs(meta, schema, dtype, shape)
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": copy.deepcopy(data_type),
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(write_shape)}},
+        "chunk_key_encoding": chunk_key_encoding_json(
+            meta.chunk_key_encoding or _DEFAULT_ENCODING["default"]
+        ),
+        "fill_value": fill_value_to_json(fill, data_type),
+        "codecs": codecs,
+    }
+    attributes = dict(meta.attributes or {})
+    if units is not None and any(u is not None for u in units):
+        attributes["dimension_units"] = units_to_strings(units)
+    if attributes:
+        doc["attributes"] = attributes
+    names = _new_dimension_names(meta, domain)
+    if any(n is not None for n in names):
+        doc["dimension_names"] = names
+    doc.update(copy.deepcopy(meta.extra))
+    stored = from_model(created(lambda: ArrayMetadataV3.from_json(doc)), doc, "metadata")
+    validate_metadata(stored, meta)
+    validate_schema(stored, schema)
+    return doc
+
+
+def _new_dimension_names(meta: Zarr3Metadata, domain: IndexDomain) -> list[str | None]:
+    """The domain's labels; an unlabelled dimension is ``""`` where the metadata names it so,
+    else null."""
+    names: list[str | None] = []
+    for i, label in enumerate(domain.labels):
+        given = meta.dimension_names[i] if meta.dimension_names is not None else None
+        names.append(label if label else ("" if given == "" else None))
+    return names
+
+
+def _new_codecs(
+    meta: Zarr3Metadata, schema: Schema, dtype: np.dtype[Any], shape: list[int]
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """The resolved ``codecs`` of a new array and its chunk (write) shape, from the codec
+    chains of the metadata and the schema and the chunk layout: sharding is inserted when
+    read chunks differ from write chunks."""
+    rank = len(shape)
     schema_chain = _codec_chain_of_schema(schema, "schema")
     chain: Chain | None = meta.codecs
     if chain is not None and schema_chain is not None:
@@ -386,12 +397,13 @@ def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
         raise fail(
             "chunk_layout.grid_origin", f"zarr arrays have grid origin 0, got {layout.grid_origin}"
         )
+    unsharded = meta.codecs is not None and meta.codecs.sharding is None
     read_grid = layout.read_chunk
-    if meta.codecs is not None and meta.codecs.sharding is None:
+    if unsharded:
         # A chain without sharding decodes whole chunks: read chunks are write chunks.
         read_grid = _same_as_write(read_grid, layout.write_chunk)
     read_shape, write_shape = choose_read_write_chunk_shapes(read_grid, layout.write_chunk, shape)
-    if meta.codecs is not None and meta.codecs.sharding is None and read_shape != write_shape:
+    if unsharded and read_shape != write_shape:
         raise fail(
             "metadata.codecs",
             f"has no sharding_indexed codec, so read chunks are write chunks, but the chunk "
@@ -409,49 +421,14 @@ def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
         inner_order=layout.inner_order,
         read_chunk_shape=read_shape,
     )
-    doc: dict[str, Any] = {
-        "zarr_format": 3,
-        "node_type": "array",
-        "shape": shape,
-        "data_type": copy.deepcopy(data_type),
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(write_shape)}},
-        "chunk_key_encoding": chunk_key_encoding_json(meta.chunk_key_encoding or ("default", "/")),
-        "fill_value": fill_value_to_json(fill, data_type),
-        "codecs": codecs,
-    }
-    attributes = dict(meta.attributes or {})
-    if units is not None and any(u is not None for u in units):
-        attributes["dimension_units"] = units_to_strings(units)
-    if attributes:
-        doc["attributes"] = attributes
-    if any(n is not None for n in names):
-        doc["dimension_names"] = names
-    for key, value in meta.extra.items():
-        doc[key] = copy.deepcopy(value)
-    try:
-        model = ArrayMetadataV3.from_json(doc)
-    except (MetadataError, UnsupportedError) as e:
-        raise SpecError(f"metadata: zarrox cannot create this array: {e}") from None
-    stored = from_model(model, doc, "metadata")
-    validate_metadata(stored, meta)
-    validate_schema(stored, schema)
-    return doc
+    return codecs, list(write_shape)
 
 
 def _same_as_write(read: Grid, write: Grid) -> Grid:
-    if write.shape is None:
+    """``read``, its shape the write chunks' where it has none."""
+    if write.shape is None or read.shape is not None:
         return read
-    out = Grid(
-        read.shape,
-        read.shape_hard,
-        read.aspect_ratio,
-        read.aspect_ratio_hard,
-        read.elements,
-        read.elements_hard,
-    )
-    if out.shape is None:
-        out.shape, out.shape_hard = list(write.shape), list(write.shape_hard or [])
-    return out
+    return replace(read, shape=list(write.shape), shape_hard=list(write.shape_hard or []))
 
 
 def _layout_from_metadata(meta: Zarr3Metadata, rank: int) -> ChunkLayout:
@@ -670,7 +647,7 @@ def from_model(model: ArrayMetadataV3, doc: Mapping[str, Any], where: str) -> Za
         data_type=copy.deepcopy(model.data_type),
         dtype=model.dtype,
         chunk_shape=list(model.chunk_shape),
-        chunk_key_encoding=(model.chunk_key_encoding["name"], model.chunk_key_separator),
+        chunk_key_encoding=copy.deepcopy(model.chunk_key_encoding),
         fill_value=model.fill_value,
         has_fill_value=True,
         codecs=parse_chain(doc["codecs"], f"{where}.codecs", complete=True),
