@@ -172,6 +172,59 @@ print(json.dumps(out))
 """
 )
 
+#: The same layouts and cases as LOCAL_WORKER, through zarr-python with zarrox's pipeline.
+PIPELINE_WORKER = (
+    FASTEST
+    + r"""
+import json, os, shutil, sys, tempfile
+import numpy as np, zarr, zarrox
+
+zarr.config.set(
+    {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
+)
+root = tempfile.mkdtemp(dir=sys.argv[1])
+x = (np.arange(128**3, dtype="uint16") % 1000).reshape(128, 128, 128)
+zstd = zarr.codecs.ZstdCodec(level=1, checksum=False)
+layouts = {
+    "raw": {"compressors": None},
+    "zstd": {"compressors": [zstd]},
+    "sharded": {"compressors": [zstd], "shards": (64, 64, 64)},
+}
+corners = [(z, y, w) for z in range(0, 128, 32) for y in range(0, 128, 32)
+           for w in range(0, 128, 32)]
+out = {}
+for name, kw in layouts.items():
+    a = zarr.create_array(os.path.join(root, name), shape=x.shape, dtype="uint16",
+                          chunks=(32, 32, 32), **kw)
+    a[...] = x
+    n = [0]
+
+    def write(name=name, kw=kw):
+        n[0] += 1
+        w = zarr.create_array(os.path.join(root, f"{name}-w{n[0]}"), shape=x.shape,
+                              dtype="uint16", chunks=(32, 32, 32), **kw)
+        w[...] = x
+
+    cases = {
+        f"{name}: read-all": lambda a=a: a[...],
+        f"{name}: one chunk": lambda a=a: a[32:64, 32:64, 32:64],
+        f"{name}: chunk by chunk (64 calls)": lambda a=a: [
+            a[z:z + 32, y:y + 32, w:w + 32] for z, y, w in corners],
+        f"{name}: write-all": write,
+        f"{name}: partial writes (64 calls)": lambda a=a: [
+            a.__setitem__((slice(z + 8, z + 24), slice(y + 8, y + 24), slice(w + 8, w + 24)),
+                          x[z:z + 16, y:y + 16, w:w + 16]) for z, y, w in corners],
+        f"{name}: one value written (64 calls)": lambda a=a: [
+            a.__setitem__((slice(z, z + 16), slice(y, y + 16), slice(w, w + 16)), 7)
+            for z, y, w in corners],
+    }
+    for case, f in cases.items():
+        out[case] = fastest(f, 9)
+shutil.rmtree(root)
+print(json.dumps(out))
+"""
+)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -181,8 +234,16 @@ def main() -> None:
     parser.add_argument(
         "--local", metavar="DIR", help="compare on local directories under DIR instead of memory"
     )
+    parser.add_argument(
+        "--pipeline",
+        metavar="DIR",
+        help="compare as zarr-python's codec pipeline on local directories under DIR",
+    )
     args = parser.parse_args()
-    worker = [LOCAL_WORKER, args.local] if args.local else [WORKER]
+    if args.pipeline:
+        worker = [PIPELINE_WORKER, args.pipeline]
+    else:
+        worker = [LOCAL_WORKER, args.local] if args.local else [WORKER]
     results: dict[str, list[dict[str, float]]] = {args.a: [], args.b: []}
     for r in range(args.rounds):
         for build in (args.a, args.b) if r % 2 == 0 else (args.b, args.a):
@@ -194,13 +255,13 @@ def main() -> None:
                 check=True,
             )
             results[build].append(json.loads(proc.stdout))
-    print(f"{'case':34} {'a min ms':>9} {'b min ms':>9} {'b / a':>7}")
+    print(f"{'case':40} {'a min ms':>9} {'b min ms':>9} {'b / a':>7}")
     ratios = []
     for case in results[args.a][0]:
         a = min(d[case] for d in results[args.a]) * 1e3
         b = min(d[case] for d in results[args.b]) * 1e3
         ratios.append(b / a)
-        print(f"{case:34} {a:9.2f} {b:9.2f} {b / a:7.3f}")
+        print(f"{case:40} {a:9.2f} {b:9.2f} {b / a:7.3f}")
     print(f"geometric mean b / a: {statistics.geometric_mean(ratios):.3f}")
 
 

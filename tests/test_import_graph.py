@@ -6,9 +6,11 @@ functions and those made only for type checkers)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "zarrox"
+CONTRIBUTING = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
 
 
 def _module_name(path: Path) -> str:
@@ -309,3 +311,30 @@ if __name__ == "__main__":
         print("cycle:", " <-> ".join(cycle))
     for line in upward_imports(graph, {**LAYERS, **dict.fromkeys(set(graph) - set(LAYERS), 0)}):
         print("upward:", line)
+
+
+def documented_layers(heading: str) -> list[tuple[str, list[str]]]:
+    """The layers CONTRIBUTING.md's "Layers" section lists after the line starting with
+    ``heading``, bottom first: (name, the modules it names in backticks)."""
+    text = CONTRIBUTING.read_text()
+    section = text[text.index("## Layers") :]
+    section = section[: section.index("\n## ", 3)]
+    part = section[section.index(heading) :].split("\n\n", 2)[1]
+    items = re.split(r"^\d+\. ", part, flags=re.M)[1:]
+    out = []
+    for item in items:
+        name = re.match(r"\*\*(.+?)\*\*", item)
+        assert name is not None, item
+        out.append((name.group(1), re.findall(r"`([A-Za-z_.]+)`", item)))
+    return out
+
+
+def test_the_documented_layers_are_these() -> None:
+    """CONTRIBUTING.md names the layers of :data:`LAYERS` in their order, and each module it
+    names in a layer is in that layer here."""
+    layers = documented_layers("The Python package")
+    assert [name for name, _ in layers] == list(LAYER_NAMES)
+    for layer, (_, modules) in enumerate(layers):
+        for m in modules:
+            full = "zarrox" if m in ("zarrox", "__init__") else f"zarrox.{m}"
+            assert LAYERS.get(full) == layer, (m, LAYER_NAMES[layer], LAYERS.get(full))

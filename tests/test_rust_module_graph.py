@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from test_import_graph import cycles
+from test_import_graph import cycles, documented_layers
 
 RUST = Path(__file__).resolve().parents[1] / "rust"
 
@@ -197,3 +197,12 @@ def test_codecs_are_grouped_by_kind() -> None:
     assert kinds == {"array_to_array", "array_to_bytes", "bytes_to_bytes", "numcodecs"}
     shared = {p.stem for p in codec.glob("*.rs")}
     assert shared == {"mod", "checksum", "complete", "config", "partial", "registry", "typed"}
+
+
+def test_the_documented_layers_are_these() -> None:
+    """CONTRIBUTING.md names the layers of :data:`RUST_LAYERS` in their order, with the
+    top-level modules of each."""
+    layers = documented_layers("The Rust crate")
+    assert [name for name, _ in layers] == list(RUST_LAYER_NAMES)
+    for layer, (_, modules) in enumerate(layers):
+        assert sorted(modules) == sorted(m for m, n in RUST_LAYERS.items() if n == layer)
