@@ -424,6 +424,29 @@ def test_views_write_as_tensorstore(op: Any, tmp_path: Path) -> None:
     np.testing.assert_array_equal(view.read(), ref.read().result())
 
 
+@pytest.mark.parametrize("layout", ["fortran", "transposed", "reversed", "broadcast"])
+@pytest.mark.parametrize("op", ["transpose", "transpose-flip", "transpose-newaxis", "strided"])
+def test_views_write_values_as_they_lie(op: str, layout: str, tmp_path: Path) -> None:
+    """A value in any memory layout writes what TensorStore writes (the core takes a value
+    whose memory is one block in some dimension order as it lies, others in C order)."""
+    view, _ = _pair(tmp_path)
+    ref = ts.open(file_spec(tmp_path / "ref"), create=True, dtype=ts.int32, shape=[10, 20]).result()
+    ref[...] = np.arange(200, dtype=np.int32).reshape(10, 20)
+    zv, tv = dict(VIEW_OPS)[op](view, ref)
+    values = (np.arange(int(np.prod(zv.shape)), dtype=np.int32) * -1 - 1).reshape(zv.shape)
+    if layout == "fortran":
+        values = np.asfortranarray(values)
+    elif layout == "transposed":
+        values = np.ascontiguousarray(values.T).T
+    elif layout == "reversed":
+        values = np.ascontiguousarray(values[::-1])[::-1]
+    else:
+        values = np.broadcast_to(values[..., :1], values.shape)
+    zv.write(values)
+    tv.write(values).result()
+    np.testing.assert_array_equal(view.read(), ref.read().result())
+
+
 def test_views_out_of_bounds_fail_like_tensorstore(tmp_path: Path) -> None:
     view, t = _pair(tmp_path)
     with pytest.raises(IndexError):

@@ -1023,6 +1023,14 @@ class Array(Node):
         if step is not None:
             _do_io(self, step)
 
+    def _write_memory(self, sel: Selection, memory: np.ndarray) -> None:
+        """Write fixed-size values given as the bytes (a uint8 view) of the buffer
+        ``sel`` lays out (e.g. a TensorStore view's selection with the value's own steps,
+        ``_core.Selection.transform``), nothing reordered here."""
+        self._check_writable()
+        if math.prod(sel.buffer_shape):
+            _do_io(self, (_IO.WRITE, sel, memory, False))
+
     def _write_step(self, sel: Selection, value: Any) -> _IOStep | None:
         """What :meth:`_write` does: its one chunk I/O (None: nothing to write), which
         :class:`AsyncArray` awaits."""

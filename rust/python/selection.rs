@@ -286,14 +286,18 @@ impl SelectionHandle {
     /// domain (`origin`, `input_shape`) and per array dimension an output map
     /// `(offset, stride, input_dimension or None, index_array or None)` (an
     /// int64 index array of the input rank, broadcast where its extent is 1);
-    /// neither given: the constant `offset`. The result has the input shape.
+    /// neither given: the constant `offset`. The result has the input shape;
+    /// `steps`: the buffer's step along each input dimension in elements (C
+    /// order when None).
     #[staticmethod]
+    #[pyo3(signature = (shape, origin, input_shape, maps, steps=None))]
     fn transform(
         py: Python<'_>,
         shape: Vec<u64>,
         origin: Vec<i64>,
         input_shape: Vec<usize>,
         maps: Vec<PyOutputMap<'_>>,
+        steps: Option<Vec<usize>>,
     ) -> PyResult<Self> {
         let maps: Vec<OutputMap> = maps
             .into_iter()
@@ -313,7 +317,7 @@ impl SelectionHandle {
             })
             .collect();
         let inner = py
-            .detach(|| selection::transform(&shape, &origin, &input_shape, &maps))
+            .detach(|| selection::transform(&shape, &origin, &input_shape, &maps, steps.as_deref()))
             .map_err(to_py_err)?;
         Ok(SelectionHandle { inner })
     }
@@ -322,6 +326,13 @@ impl SelectionHandle {
     #[getter]
     fn buffer_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, &self.inner.buffer_shape)
+    }
+
+    /// Whether the selection is a list of points (a coordinate or mask
+    /// selection, a transform with index arrays).
+    #[getter]
+    fn is_points(&self) -> bool {
+        matches!(self.inner.selection, crate::indexing::Selection::Points(_))
     }
 
     /// Whether the selection is one per dimension (their outer product),

@@ -132,12 +132,16 @@ fn check_maps(maps: &[OutputMap], shape: &[u64], input: &[usize]) -> Result<()> 
 
 /// The selection of an array of `shape` that a transform with input domain
 /// `origin` + `input` (shape) and `maps` (one per array dimension) stands for;
-/// its result and buffer have the input domain's shape.
+/// its result and buffer have the input domain's shape. `steps`: the buffer's
+/// step along each input dimension in elements (a value written as it lies
+/// in memory, e.g. a transposed numpy array), C order when `None`; a
+/// selection of points needs C order.
 pub fn transform(
     shape: &[u64],
     origin: &[i64],
     input: &[usize],
     maps: &[OutputMap],
+    steps: Option<&[usize]>,
 ) -> Result<Normalized> {
     if origin.len() != input.len() {
         return Err(Error::index(format!(
@@ -147,6 +151,18 @@ pub fn transform(
         )));
     }
     check_maps(maps, shape, input)?;
+    let c_order = c_strides(input);
+    let steps = match steps {
+        Some(s) if s.len() != input.len() => {
+            return Err(Error::index(format!(
+                "{} buffer steps for an input domain of rank {}",
+                s.len(),
+                input.len()
+            )))
+        }
+        Some(s) => s,
+        None => &c_order,
+    };
     let normalized = |selection| Normalized {
         selection,
         buffer_shape: input.to_vec(),
@@ -170,7 +186,7 @@ pub fn transform(
             )));
         }
     }
-    match per_dimension(maps, origin, input) {
+    match per_dimension(maps, origin, input, steps) {
         Some((dims, strides)) => {
             let lens: Vec<usize> = dims.iter().map(DimSelection::len).collect();
             let c = c_strides(&lens);
@@ -185,6 +201,16 @@ pub fn transform(
                 Selection::Laid { dims, strides }
             }))
         }
+        None if steps
+            .iter()
+            .zip(&c_order)
+            .zip(input)
+            .any(|((a, b), &n)| n > 1 && a != b) =>
+        {
+            Err(Error::index(
+                "a transform read or written as points needs a C-ordered buffer",
+            ))
+        }
         None => Ok(normalized(Selection::Points(points(maps, origin, input)?))),
     }
 }
@@ -195,8 +221,8 @@ fn per_dimension(
     maps: &[OutputMap],
     origin: &[i64],
     input: &[usize],
+    steps: &[usize],
 ) -> Option<(Vec<DimSelection>, Vec<usize>)> {
-    let steps = c_strides(input);
     let mut used = vec![false; input.len()];
     let mut dims = Vec::with_capacity(maps.len());
     let mut strides = Vec::with_capacity(maps.len());
@@ -303,7 +329,14 @@ mod tests {
 
     #[test]
     fn identity_is_orthogonal() {
-        let n = transform(&[4, 5], &[0, 0], &[4, 5], &[dim(0, 1, 0), dim(0, 1, 1)]).unwrap();
+        let n = transform(
+            &[4, 5],
+            &[0, 0],
+            &[4, 5],
+            &[dim(0, 1, 0), dim(0, 1, 1)],
+            None,
+        )
+        .unwrap();
         assert_eq!(
             n.selection,
             Selection::Orthogonal(vec![
@@ -325,7 +358,14 @@ mod tests {
     #[test]
     fn transpose_is_laid_out_by_strides() {
         // input (j, i) -> array (i, j): array dimension 0 steps by 1 in the buffer
-        let n = transform(&[4, 5], &[0, 0], &[5, 4], &[dim(0, 1, 1), dim(0, 1, 0)]).unwrap();
+        let n = transform(
+            &[4, 5],
+            &[0, 0],
+            &[5, 4],
+            &[dim(0, 1, 1), dim(0, 1, 0)],
+            None,
+        )
+        .unwrap();
         let Selection::Laid { strides, .. } = &n.selection else {
             panic!("{n:?}")
         };
@@ -336,7 +376,7 @@ mod tests {
     #[test]
     fn negative_stride_and_origin() {
         // input x in [10, 13) -> array 12 - x: 2, 1, 0
-        let n = transform(&[3], &[10], &[3], &[dim(12, -1, 0)]).unwrap();
+        let n = transform(&[3], &[10], &[3], &[dim(12, -1, 0)], None).unwrap();
         assert_eq!(
             n.selection,
             Selection::Orthogonal(vec![DimSelection::Indices(vec![2, 1, 0])])
@@ -345,7 +385,14 @@ mod tests {
 
     #[test]
     fn constants_keep_the_input_shape() {
-        let n = transform(&[4, 5], &[0], &[5], &[OutputMap::Constant(2), dim(0, 1, 0)]).unwrap();
+        let n = transform(
+            &[4, 5],
+            &[0],
+            &[5],
+            &[OutputMap::Constant(2), dim(0, 1, 0)],
+            None,
+        )
+        .unwrap();
         assert_eq!(n.buffer_shape, vec![5]);
         assert!(matches!(n.selection, Selection::Orthogonal(_)));
     }
@@ -362,7 +409,7 @@ mod tests {
             },
             dim(0, 1, 1),
         ];
-        let n = transform(&[4, 3], &[0, 0], &[2, 3], &maps).unwrap();
+        let n = transform(&[4, 3], &[0, 0], &[2, 3], &maps, None).unwrap();
         assert_eq!(
             n.selection,
             Selection::Points(vec![3, 0, 3, 1, 3, 2, 1, 0, 1, 1, 1, 2])
@@ -371,36 +418,49 @@ mod tests {
 
     #[test]
     fn a_diagonal_and_broadcasts_are_points() {
-        let n = transform(&[3, 3], &[0], &[3], &[dim(0, 1, 0), dim(0, 1, 0)]).unwrap();
+        let n = transform(&[3, 3], &[0], &[3], &[dim(0, 1, 0), dim(0, 1, 0)], None).unwrap();
         assert_eq!(n.selection, Selection::Points(vec![0, 0, 1, 1, 2, 2]));
-        let n = transform(&[3], &[0, 0], &[2, 3], &[dim(0, 1, 1)]).unwrap();
+        let n = transform(&[3], &[0, 0], &[2, 3], &[dim(0, 1, 1)], None).unwrap();
         assert_eq!(n.selection, Selection::Points(vec![0, 1, 2, 0, 1, 2]));
     }
 
     #[test]
     fn out_of_bounds_and_bad_maps_are_errors() {
-        let e = transform(&[4], &[0], &[5], &[dim(0, 1, 0)]).unwrap_err();
+        let e = transform(&[4], &[0], &[5], &[dim(0, 1, 0)], None).unwrap_err();
         assert!(
             e.to_string()
                 .contains("indices [0, 5) of array dimension 0"),
             "{e}"
         );
-        let e = transform(&[4], &[0], &[2], &[dim(i64::MAX, 2, 0)]).unwrap_err();
+        let e = transform(&[4], &[0], &[2], &[dim(i64::MAX, 2, 0)], None).unwrap_err();
         assert!(e.to_string().contains("overflow"), "{e}");
-        assert!(transform(&[4], &[0], &[2], &[dim(0, 1, 3)]).is_err());
-        assert!(transform(&[4, 4], &[0], &[2], &[dim(0, 1, 0)]).is_err());
+        assert!(transform(&[4], &[0], &[2], &[dim(0, 1, 3)], None).is_err());
+        assert!(transform(&[4, 4], &[0], &[2], &[dim(0, 1, 0)], None).is_err());
         let bad = OutputMap::Array {
             offset: 0,
             stride: 1,
             shape: vec![3],
             index: vec![0, 1, 2],
         };
-        assert!(transform(&[4], &[0], &[2], &[bad]).is_err());
+        assert!(transform(&[4], &[0], &[2], &[bad], None).is_err());
+    }
+
+    #[test]
+    fn a_buffer_in_array_order_is_orthogonal() {
+        // input (j, i) -> array (i, j), the buffer laid out (i, j): a transposed
+        // numpy value written as it lies
+        let maps = [dim(0, 1, 1), dim(0, 1, 0)];
+        let n = transform(&[4, 5], &[0, 0], &[5, 4], &maps, Some(&[1, 5])).unwrap();
+        assert!(matches!(n.selection, Selection::Orthogonal(_)), "{n:?}");
+        // points need C order
+        let diagonal = [dim(0, 1, 0), dim(0, 1, 1), dim(0, 1, 1)];
+        assert!(transform(&[4, 4, 4], &[0, 0], &[4, 4], &diagonal, Some(&[1, 4])).is_err());
+        assert!(transform(&[4, 4, 4], &[0, 0], &[4, 4], &diagonal, Some(&[4, 1])).is_ok());
     }
 
     #[test]
     fn empty_domains_select_nothing() {
-        let n = transform(&[4], &[0], &[0], &[dim(100, 1, 0)]).unwrap();
+        let n = transform(&[4], &[0], &[0], &[dim(100, 1, 0)], None).unwrap();
         assert_eq!(n.result_shape, vec![0]);
     }
 }

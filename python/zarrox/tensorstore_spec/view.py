@@ -47,6 +47,7 @@ from zarrox.tensorstore_spec.of_array import (
     spec_of,
 )
 from zarrox.tensorstore_spec.spec import Spec, driver_module
+from zarrox.values import as_values
 
 
 def cache_pool_bytes(resources: dict[str, Any], context: dict[str, Any]) -> int | None:
@@ -495,7 +496,7 @@ class _Plan:
                     raise IndexError(
                         f"a transform with index arrays needs explicit bounds: dimension {k} is {d}"
                     )
-        maps = [
+        self._maps = [
             (
                 m.offset,
                 m.stride,
@@ -504,8 +505,15 @@ class _Plan:
             )
             for m in t.output
         ]
-        origin = [lo for lo, _ in dims]
-        self.selection = _core.Selection.transform(list(shape), origin, list(self.shape), maps)
+        self._array_shape = list(shape)
+        self.selection = self._selection()
+
+    def _selection(self, steps: list[int] | None = None) -> _core.Selection:
+        """The core's selection, its buffer C-ordered over the domain or with ``steps``."""
+        origin = [lo for lo, _ in self.bounds]
+        return _core.Selection.transform(
+            self._array_shape, origin, list(self.shape), self._maps, steps
+        )
 
     def output_range(self, j: int) -> tuple[int, int]:
         """The lowest and highest coordinate of array dimension ``j`` the view selects."""
@@ -537,7 +545,29 @@ class _Plan:
                 f"cannot broadcast a value of shape {np.shape(value)} to the view's shape "
                 f"{self.shape}"
             ) from None
+        if not self.selection.is_points and not array._var_len and arr.ndim > 1:
+            # fixed-size values written from their memory as it lies (a transposed value
+            # into a transposed view: nothing reordered)
+            values = as_values(arr, array.dtype)
+            order = _memory_order(values)
+            if order is not None:
+                steps = [
+                    s // values.itemsize if n > 1 else 0
+                    for s, n in zip(values.strides, values.shape, strict=True)
+                ]
+                memory = values.transpose(order).reshape(-1).view(np.uint8)
+                array._write_memory(self._selection(steps), memory)
+                return
         array._write(self.selection, arr)
+
+
+def _memory_order(a: np.ndarray) -> list[int] | None:
+    """The order of ``a``'s dimensions (outermost first) in which its memory is one
+    C-ordered block, or None (a broadcast, reversed or gapped view)."""
+    if any(s <= 0 for s, n in zip(a.strides, a.shape, strict=True) if n > 1):
+        return None
+    order = sorted(range(a.ndim), key=lambda k: a.strides[k], reverse=True)
+    return order if a.transpose(order).flags.c_contiguous else None
 
 
 def _check_chunks_stored(array: Array, plan: _Plan) -> None:
