@@ -38,6 +38,15 @@ pub fn check_elements(shape: &[usize]) -> Result<usize> {
 }
 
 impl DimSelection {
+    /// The one index `i` (an integer index, its dimension kept with length 1).
+    pub fn one(i: u64) -> Self {
+        DimSelection::Slice {
+            start: i,
+            stop: i + 1,
+            step: 1,
+        }
+    }
+
     /// Number of output elements along this dimension (saturating at
     /// `usize::MAX`, which no buffer holds: see [`check_elements`]).
     pub fn len(&self) -> usize {

@@ -340,11 +340,7 @@ fn outer(keys: &[Key], shape: &[u64], arrays: bool) -> Result<Normalized> {
     for (dim, (k, &n)) in keys.into_iter().zip(shape).enumerate() {
         if let Some(i) = k.as_int() {
             let i = axis_index(i, n, dim)?;
-            dims.push(DimSelection::Slice {
-                start: i,
-                stop: i + 1,
-                step: 1,
-            });
+            dims.push(DimSelection::one(i));
             buffer_shape.push(1);
             continue;
         }

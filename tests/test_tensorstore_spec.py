@@ -528,9 +528,13 @@ def test_index_array_transforms(tmp_path: Path) -> None:
     ],
     ids=["diagonal", "broadcast", "index-array-and-flip"],
 )
-def test_general_transforms_as_tensorstore(transform: dict[str, Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["C", "fortran"])
+def test_general_transforms_as_tensorstore(
+    transform: dict[str, Any], layout: str, tmp_path: Path
+) -> None:
     """Transforms the core reads and writes as points (see ``_core.Selection.transform``):
-    zarrox reads what TensorStore reads, and writes what TensorStore writes into a copy."""
+    zarrox reads what TensorStore reads, and writes what TensorStore writes into a copy, a
+    Fortran-ordered value too (its points listed in its memory's order)."""
     view, t = _pair(tmp_path)
     ref_spec = file_spec(tmp_path / "ref")
     ref = ts.open(ref_spec, create=True, dtype=ts.int32, shape=[10, 20]).result()
@@ -541,6 +545,8 @@ def test_general_transforms_as_tensorstore(transform: dict[str, Any], tmp_path: 
     values = -np.arange(1, int(np.prod(ours.shape)) + 1, dtype=np.int32).reshape(ours.shape)
     if transform["input_shape"] == [3, 4]:
         values = values[:1].repeat(3, axis=0)  # broadcast positions take one value
+    if layout == "fortran":
+        values = np.asfortranarray(values)
     ours.write(values)
     theirs.write(values).result()
     np.testing.assert_array_equal(view.read(), ref.read().result())

@@ -328,13 +328,6 @@ impl SelectionHandle {
         PyTuple::new(py, &self.inner.buffer_shape)
     }
 
-    /// Whether the selection is a list of points (a coordinate or mask
-    /// selection, a transform with index arrays).
-    #[getter]
-    fn is_points(&self) -> bool {
-        matches!(self.inner.selection, crate::indexing::Selection::Points(_))
-    }
-
     /// Whether the selection is one per dimension (their outer product),
     /// rather than a list of points.
     #[getter]

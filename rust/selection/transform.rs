@@ -135,7 +135,8 @@ fn check_maps(maps: &[OutputMap], shape: &[u64], input: &[usize]) -> Result<()> 
 /// its result and buffer have the input domain's shape. `steps`: the buffer's
 /// step along each input dimension in elements (a value written as it lies
 /// in memory, e.g. a transposed numpy array), C order when `None`; a
-/// selection of points needs C order.
+/// selection of points needs a buffer that is one block in some dimension
+/// order (its points are listed in that order).
 pub fn transform(
     shape: &[u64],
     origin: &[i64],
@@ -201,17 +202,17 @@ pub fn transform(
                 Selection::Laid { dims, strides }
             }))
         }
-        None if steps
-            .iter()
-            .zip(&c_order)
-            .zip(input)
-            .any(|((a, b), &n)| n > 1 && a != b) =>
-        {
-            Err(Error::index(
-                "a transform read or written as points needs a C-ordered buffer",
-            ))
+        None => {
+            let order = memory_order(steps, input).ok_or_else(|| {
+                Error::index(
+                    "a transform read or written as points needs a buffer that is one block \
+                     in some dimension order",
+                )
+            })?;
+            Ok(normalized(Selection::Points(points(
+                maps, origin, input, &order,
+            )?)))
         }
-        None => Ok(normalized(Selection::Points(points(maps, origin, input)?))),
     }
 }
 
@@ -230,12 +231,7 @@ fn per_dimension(
         // the range was checked: every coordinate is in [0, shape)
         let (offset, stride, k) = match *m {
             OutputMap::Constant(offset) => {
-                let i = offset as u64;
-                dims.push(DimSelection::Slice {
-                    start: i,
-                    stop: i + 1,
-                    step: 1,
-                });
+                dims.push(DimSelection::one(offset as u64));
                 strides.push(0);
                 continue;
             }
@@ -265,9 +261,30 @@ fn per_dimension(
     (!broadcast).then_some((dims, strides))
 }
 
-/// The array coordinates of every input position, in C order of the input
-/// domain (`ndim` per position).
-fn points(maps: &[OutputMap], origin: &[i64], input: &[usize]) -> Result<Vec<u64>> {
+/// The input dimensions, outermost first, in which a buffer with `steps` is
+/// one C-ordered block (dimensions of extent 1 step anyhow), or `None`.
+fn memory_order(steps: &[usize], input: &[usize]) -> Option<Vec<usize>> {
+    let mut order: Vec<usize> = (0..input.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(steps[k]));
+    let mut want = 1usize;
+    for &k in order.iter().rev() {
+        if input[k] > 1 && steps[k] != want {
+            return None;
+        }
+        want = want.checked_mul(input[k])?;
+    }
+    Some(order)
+}
+
+/// The array coordinates of every input position (`ndim` per position), the
+/// positions in the order a buffer laid out in `order` (outermost input
+/// dimension first) holds them.
+fn points(
+    maps: &[OutputMap],
+    origin: &[i64],
+    input: &[usize],
+    order: &[usize],
+) -> Result<Vec<u64>> {
     let npoints: usize = input.iter().product();
     let ndim = maps.len();
     if ndim == 0 {
@@ -303,8 +320,8 @@ fn points(maps: &[OutputMap], origin: &[i64], input: &[usize]) -> Result<Vec<u64
             // in [0, shape): checked with the ranges
             out[p * ndim + j] = v as u64;
         }
-        // the next position, C order
-        for k in (0..input.len()).rev() {
+        // the next position, in memory order
+        for &k in order.iter().rev() {
             pos[k] += 1;
             if pos[k] < input[k] {
                 break;
@@ -452,10 +469,16 @@ mod tests {
         let maps = [dim(0, 1, 1), dim(0, 1, 0)];
         let n = transform(&[4, 5], &[0, 0], &[5, 4], &maps, Some(&[1, 5])).unwrap();
         assert!(matches!(n.selection, Selection::Orthogonal(_)), "{n:?}");
-        // points need C order
+        // points are listed in the buffer's memory order: input (a, b) of shape
+        // (2, 3) -> array (a, b, b), the buffer laid out (b, a)
         let diagonal = [dim(0, 1, 0), dim(0, 1, 1), dim(0, 1, 1)];
-        assert!(transform(&[4, 4, 4], &[0, 0], &[4, 4], &diagonal, Some(&[1, 4])).is_err());
-        assert!(transform(&[4, 4, 4], &[0, 0], &[4, 4], &diagonal, Some(&[4, 1])).is_ok());
+        let n = transform(&[4, 4, 4], &[0, 0], &[2, 3], &diagonal, Some(&[1, 2])).unwrap();
+        assert_eq!(
+            n.selection,
+            Selection::Points(vec![0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 0, 2, 2, 1, 2, 2])
+        );
+        // a buffer with gaps is not one block
+        assert!(transform(&[4, 4, 4], &[0, 0], &[2, 3], &diagonal, Some(&[1, 4])).is_err());
     }
 
     #[test]

@@ -466,7 +466,8 @@ class _Plan:
     """The effective (implicit bounds resolved) input domain of a transform over an array of
     the current shape, and the selection of the array it stands for, which the core
     evaluates (``_core.Selection.transform``: dimension order, strides and index arrays
-    included; the result has the domain's shape)."""
+    included; the result has the domain's shape), made for the buffer read into or the
+    value written as it lies."""
 
     def __init__(self, array: Array, transform: IndexTransform) -> None:
         shape = array.shape
@@ -506,7 +507,6 @@ class _Plan:
             for m in t.output
         ]
         self._array_shape = list(shape)
-        self.selection = self._selection()
 
     def _selection(self, steps: list[int] | None = None) -> _core.Selection:
         """The core's selection, its buffer C-ordered over the domain or with ``steps``."""
@@ -531,7 +531,7 @@ class _Plan:
     def read(self, array: Array) -> np.ndarray:
         if self.empty:
             return np.empty(self.shape, dtype=array.dtype)
-        data = array._read(self.selection)
+        data = array._read(self._selection())
         # C order whatever the array's (np.ascontiguousarray would make 0-d 1-d)
         return data if data.flags.c_contiguous else np.array(data, order="C")
 
@@ -545,7 +545,7 @@ class _Plan:
                 f"cannot broadcast a value of shape {np.shape(value)} to the view's shape "
                 f"{self.shape}"
             ) from None
-        if not self.selection.is_points and not array._var_len and arr.ndim > 1:
+        if not array._var_len:
             # fixed-size values written from their memory as it lies (a transposed value
             # into a transposed view: nothing reordered)
             values = as_values(arr, array.dtype)
@@ -558,7 +558,7 @@ class _Plan:
                 memory = values.transpose(order).reshape(-1).view(np.uint8)
                 array._write_memory(self._selection(steps), memory)
                 return
-        array._write(self.selection, arr)
+        array._write(self._selection(), arr)
 
 
 def _memory_order(a: np.ndarray) -> list[int] | None:
