@@ -2,7 +2,9 @@
 how RELIABILITY.md measured what ``overflow-checks = true`` costs. ``--local`` compares them
 on a local directory instead (raw, zstd and sharded 128^3 uint16 in 32^3 chunks, all cores):
 read-all, one chunk, chunk by chunk, write-all and partial writes (64 16^3 blocks), how
-benches/RESULTS.md compares an engine change with the build before it.
+benches/RESULTS.md compares an engine change with the build before it. ``--pipeline DIR``
+runs the same layouts and cases through zarr-python (``zarr.create_array``) with zarrox as its
+codec pipeline: what a change of the Python layer costs or saves the drop-in backend.
 
 Each build is a directory holding a ``zarrox`` package with its ``_core`` extension (put on
 ``PYTHONPATH`` in the worker processes). Workers alternate between the builds, ``--rounds``
@@ -90,6 +92,16 @@ LOCAL_WORKER = (
 import json, os, shutil, sys, tempfile, time
 import numpy as np, zarrox
 
+if sys.argv[2] == "pipeline":
+    # the same calls through zarr-python, zarrox's codec pipeline doing the work
+    import zarr
+
+    zarr.config.set(
+        {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
+    )
+    create_array = zarr.create_array
+else:
+    create_array = zarrox.create_array
 root = tempfile.mkdtemp(dir=sys.argv[1])
 x = (np.arange(128**3, dtype="uint16") % 1000).reshape(128, 128, 128)
 zstd = [{"name": "zstd", "configuration": {"level": 1, "checksum": False}}]
@@ -100,8 +112,8 @@ layouts = {
 }
 out = {}
 for name, kw in layouts.items():
-    a = zarrox.create_array(os.path.join(root, name), shape=x.shape, dtype="uint16",
-                            chunks=(32, 32, 32), **kw)
+    a = create_array(os.path.join(root, name), shape=x.shape, dtype="uint16",
+                     chunks=(32, 32, 32), **kw)
     a[...] = x
     corners = [(z, y, w) for z in range(0, 128, 32) for y in range(0, 128, 32)
                for w in range(0, 128, 32)]
@@ -109,8 +121,8 @@ for name, kw in layouts.items():
 
     def write(a=a, name=name, kw=kw):
         n[0] += 1
-        w = zarrox.create_array(os.path.join(root, f"{name}-w{n[0]}"), shape=x.shape,
-                                dtype="uint16", chunks=(32, 32, 32), **kw)
+        w = create_array(os.path.join(root, f"{name}-w{n[0]}"), shape=x.shape,
+                         dtype="uint16", chunks=(32, 32, 32), **kw)
         w[...] = x
 
     def partial(a=a, name=name):
@@ -134,6 +146,9 @@ for name, kw in layouts.items():
         f"{name}: partial writes (64 calls)": lambda a=a: [
             a.__setitem__((slice(z + 8, z + 24), slice(y + 8, y + 24), slice(w + 8, w + 24)),
                           x[z:z + 16, y:y + 16, w:w + 16]) for z, y, w in corners],
+        f"{name}: one value written (64 calls)": lambda a=a: [
+            a.__setitem__((slice(z, z + 16), slice(y, y + 16), slice(w, w + 16)), 7)
+            for z, y, w in corners],
     }
     if name == "sharded":
         cases["sharded: one inner chunk per call (64 calls)"] = partial
@@ -145,6 +160,8 @@ try:
     import tensorstore as ts
 except ImportError:
     ts = None
+if sys.argv[2] == "pipeline":
+    ts = None  # tensorstore's row is for zarrox's own API
 if ts is not None:
     # The same sharded partial writes through tensorstore, for scale (it commits each on the
     # shard's generation too).
@@ -172,59 +189,6 @@ print(json.dumps(out))
 """
 )
 
-#: The same layouts and cases as LOCAL_WORKER, through zarr-python with zarrox's pipeline.
-PIPELINE_WORKER = (
-    FASTEST
-    + r"""
-import json, os, shutil, sys, tempfile
-import numpy as np, zarr, zarrox
-
-zarr.config.set(
-    {"codec_pipeline.path": "zarrox.ZarroxCodecPipeline", "codec_pipeline.strict": True}
-)
-root = tempfile.mkdtemp(dir=sys.argv[1])
-x = (np.arange(128**3, dtype="uint16") % 1000).reshape(128, 128, 128)
-zstd = zarr.codecs.ZstdCodec(level=1, checksum=False)
-layouts = {
-    "raw": {"compressors": None},
-    "zstd": {"compressors": [zstd]},
-    "sharded": {"compressors": [zstd], "shards": (64, 64, 64)},
-}
-corners = [(z, y, w) for z in range(0, 128, 32) for y in range(0, 128, 32)
-           for w in range(0, 128, 32)]
-out = {}
-for name, kw in layouts.items():
-    a = zarr.create_array(os.path.join(root, name), shape=x.shape, dtype="uint16",
-                          chunks=(32, 32, 32), **kw)
-    a[...] = x
-    n = [0]
-
-    def write(name=name, kw=kw):
-        n[0] += 1
-        w = zarr.create_array(os.path.join(root, f"{name}-w{n[0]}"), shape=x.shape,
-                              dtype="uint16", chunks=(32, 32, 32), **kw)
-        w[...] = x
-
-    cases = {
-        f"{name}: read-all": lambda a=a: a[...],
-        f"{name}: one chunk": lambda a=a: a[32:64, 32:64, 32:64],
-        f"{name}: chunk by chunk (64 calls)": lambda a=a: [
-            a[z:z + 32, y:y + 32, w:w + 32] for z, y, w in corners],
-        f"{name}: write-all": write,
-        f"{name}: partial writes (64 calls)": lambda a=a: [
-            a.__setitem__((slice(z + 8, z + 24), slice(y + 8, y + 24), slice(w + 8, w + 24)),
-                          x[z:z + 16, y:y + 16, w:w + 16]) for z, y, w in corners],
-        f"{name}: one value written (64 calls)": lambda a=a: [
-            a.__setitem__((slice(z, z + 16), slice(y, y + 16), slice(w, w + 16)), 7)
-            for z, y, w in corners],
-    }
-    for case, f in cases.items():
-        out[case] = fastest(f, 9)
-shutil.rmtree(root)
-print(json.dumps(out))
-"""
-)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -241,9 +205,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.pipeline:
-        worker = [PIPELINE_WORKER, args.pipeline]
+        worker = [LOCAL_WORKER, args.pipeline, "pipeline"]
     else:
-        worker = [LOCAL_WORKER, args.local] if args.local else [WORKER]
+        worker = [LOCAL_WORKER, args.local, "zarrox"] if args.local else [WORKER]
     results: dict[str, list[dict[str, float]]] = {args.a: [], args.b: []}
     for r in range(args.rounds):
         for build in (args.a, args.b) if r % 2 == 0 else (args.b, args.a):
