@@ -31,6 +31,9 @@ pub enum ErrorKind {
     Type,
     /// A value has the wrong size or type.
     Value,
+    /// A TensorStore-style JSON spec or index transform is invalid
+    /// (`zarrox.errors.SpecError`).
+    Spec,
     /// Memory for a buffer could not be had.
     Memory,
     /// The store refused access (credentials, permissions).
@@ -77,6 +80,9 @@ impl Error {
     }
     pub fn index(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Index, message)
+    }
+    pub fn spec(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Spec, message)
     }
     pub fn value(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Value, message)

@@ -1024,6 +1024,7 @@ pub fn explicit_region(
     }
 }
 
+pub mod index_space;
 mod transform;
 pub use transform::{transform, OutputMap};
 

@@ -4,9 +4,11 @@ resources and caching options, and Array.spec()."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -507,6 +509,52 @@ def test_index_array_transforms(tmp_path: Path) -> None:
     assert view.read()[5, 6] == 1
 
 
+INDEX_ARRAY_OPS = [
+    ("reversed", lambda v, d: v[::-1]),
+    ("one", lambda v, d: v[1]),
+    ("strided-translated", lambda v, d: v.translate_to[5, 10][5:8:2, 11]),
+    ("transposed", lambda v, d: v.T[1:, ::-1]),
+    ("dim-expr-ellipsis", lambda v, d: v[d[0, 1][..., 1]][::2]),
+    ("dim-expr-ellipsis-first", lambda v, d: v[d[0, 1][1, ...]]),
+    ("dim-expr-transpose", lambda v, d: v[d[1].transpose[0]][d[0].stride[-1]]),
+]
+
+
+@pytest.mark.parametrize("op", INDEX_ARRAY_OPS, ids=[o[0] for o in INDEX_ARRAY_OPS])
+def test_operations_on_index_array_views_as_tensorstore(op: Any, tmp_path: Path) -> None:
+    """Indexing a view whose transform has an index array composes the array (gathers its
+    values at the new domain's positions; one value left is a constant), as TensorStore
+    does: the domain, the transform and the values read are TensorStore's."""
+    _pair(tmp_path)
+    transform = {
+        "input_inclusive_min": [0, 0],
+        "input_shape": [3, 2],
+        "output": [
+            {"index_array": [[1], [5], [9]], "offset": -1},
+            {"input_dimension": 1, "offset": 4, "stride": 2},
+        ],
+    }
+    spec = file_spec(tmp_path / "zx", transform=transform)
+    ours, theirs = op[1](zarrox.open(spec), d), op[1](ts.open(spec).result(), ts.d)
+    assert ours.domain.to_json() == json.loads(json.dumps(theirs.domain.to_json()))
+    assert ours.spec().to_json()["transform"] == theirs.spec().to_json()["transform"]
+    np.testing.assert_array_equal(ours.read(), theirs.read().result())
+
+
+def test_domains_and_transforms_copy_and_pickle(tmp_path: Path) -> None:
+    view, _ = _pair(tmp_path)
+    moved = view.translate_to[3, 4][d[1].label["x"]]
+    for value in (moved.domain, moved.transform, moved.domain[0], moved.transform.output[1]):
+        assert copy.deepcopy(value) == value
+        if not isinstance(value, zarrox._core.OutputMap):
+            assert pickle.loads(pickle.dumps(value)) == value
+    assert moved.domain["x"].inclusive_min == 4 and moved.domain[-1] == moved.domain["x"]
+    with pytest.raises(SpecError, match=r"transform.output\[0\].index_array: dimension 0 has"):
+        zarrox._core.IndexTransform.from_json(
+            {"input_shape": [2], "output": [{"index_array": [1, 2, 3]}]}
+        )
+
+
 @pytest.mark.parametrize(
     "transform",
     [
@@ -532,7 +580,7 @@ def test_index_array_transforms(tmp_path: Path) -> None:
 def test_general_transforms_as_tensorstore(
     transform: dict[str, Any], layout: str, tmp_path: Path
 ) -> None:
-    """Transforms the core reads and writes as points (see ``_core.Selection.transform``):
+    """Transforms the core reads and writes as points (see ``_core.IndexTransform.selection``):
     zarrox reads what TensorStore reads, and writes what TensorStore writes into a copy, a
     Fortran-ordered value too (its points listed in its memory's order)."""
     view, t = _pair(tmp_path)

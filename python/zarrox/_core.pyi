@@ -7,7 +7,7 @@ compiled module is declared here).
 """
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from os import PathLike
 from typing import Any, Literal, TypeAlias, final
 
@@ -249,20 +249,113 @@ class Selection:
     def block(
         selection: Any, shape: Sequence[int], grid: Iterable[int | Sequence[Sequence[int]]]
     ) -> Selection: ...
-    @staticmethod
-    def transform(
-        shape: Sequence[int],
-        origin: Sequence[int],
-        input_shape: Sequence[int],
-        maps: Sequence[tuple[int, int, int | None, npt.NDArray[np.int64] | None]],
-        steps: Sequence[int] | None = None,
-    ) -> Selection: ...
     @property
     def buffer_shape(self) -> tuple[int, ...]: ...
     @property
     def is_orthogonal(self) -> bool: ...
     @property
     def result_shape(self) -> tuple[int, ...]: ...
+
+INDEX_INF: int
+
+@final
+class Dim:
+    def __new__(
+        cls,
+        inclusive_min: int,
+        inclusive_max: int,
+        implicit_lower: bool = False,
+        implicit_upper: bool = False,
+        label: str = "",
+    ) -> Dim: ...
+    inclusive_min: int
+    inclusive_max: int
+    exclusive_max: int
+    implicit_lower: bool
+    implicit_upper: bool
+    label: str
+    finite: bool
+    size: int
+    constraint: tuple[int, int]
+    def shifted(self, delta: int) -> Dim: ...
+    def with_inclusive_max(self, inclusive_max: int) -> Dim: ...
+
+@final
+class IndexDomain:
+    def __new__(cls, dims: Sequence[Dim]) -> IndexDomain: ...
+    @staticmethod
+    def from_shape(
+        shape: Sequence[int], *, implicit_upper: bool = False, labels: Sequence[str] = ()
+    ) -> IndexDomain: ...
+    @staticmethod
+    def labels_of(names: Sequence[str | None] | None, rank: int) -> list[str]: ...
+    @staticmethod
+    def merge(a: IndexDomain | None, b: IndexDomain | None, at: str) -> IndexDomain | None: ...
+    @staticmethod
+    def from_json(value: object, at: str = "domain", *, prefix: str = "") -> IndexDomain: ...
+    def to_json(self, prefix: str = "") -> dict[str, Any]: ...
+    rank: int
+    ndim: int
+    dims: tuple[Dim, ...]
+    labels: tuple[str, ...]
+    inclusive_min: tuple[int, ...]
+    origin: tuple[int, ...]
+    exclusive_max: tuple[int, ...]
+    inclusive_max: tuple[int, ...]
+    shape: tuple[int, ...]
+    implicit_lower_bounds: tuple[bool, ...]
+    implicit_upper_bounds: tuple[bool, ...]
+    finite: bool
+    def __getitem__(self, key: int | str) -> Dim: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Dim]: ...
+
+@final
+class OutputMap:
+    def __new__(
+        cls,
+        offset: int = 0,
+        stride: int = 1,
+        input_dimension: int | None = None,
+        index_array: np.ndarray | None = None,
+    ) -> OutputMap: ...
+    offset: int
+    stride: int
+    input_dimension: int | None
+    index_array: np.ndarray | None
+    is_constant: bool
+    def to_json(self) -> dict[str, Any]: ...
+
+@final
+class IndexTransform:
+    def __new__(
+        cls, domain: IndexDomain, output: Sequence[OutputMap] | None = None
+    ) -> IndexTransform: ...
+    @staticmethod
+    def identity(domain: IndexDomain) -> IndexTransform: ...
+    @staticmethod
+    def from_json(value: object, at: str = "transform") -> IndexTransform: ...
+    def to_json(self) -> dict[str, Any]: ...
+    domain: IndexDomain
+    output: tuple[OutputMap, ...]
+    is_identity_maps: bool
+    input_rank: int
+    output_rank: int
+    def compose(self, inner: IndexTransform) -> IndexTransform: ...
+    def permutation(self) -> list[int] | None: ...
+    def index(
+        self, terms: tuple[Any, ...], selected: list[int], allow_newaxis: bool
+    ) -> tuple[IndexTransform, list[int]]: ...
+    def translate(self, dims: list[int], values: list[int | None], to: bool) -> IndexTransform: ...
+    def label(self, dims: list[int], names: list[str]) -> IndexTransform: ...
+    def stride(self, dims: list[int], strides: list[int]) -> IndexTransform: ...
+    def reorder(self, perm: list[int]) -> IndexTransform: ...
+    def move_dims(
+        self, dims: list[int], targets: list[int]
+    ) -> tuple[IndexTransform, list[int]]: ...
+    def bounds(self, shape: Sequence[int]) -> list[tuple[int, int]]: ...
+    def output_ranges(self, shape: Sequence[int]) -> list[tuple[int, int]]: ...
+    def selection(self, shape: Sequence[int], steps: list[int] | None = None) -> Selection: ...
 
 @final
 class ArrayHandle:

@@ -1026,7 +1026,7 @@ class Array(Node):
     def _write_memory(self, sel: Selection, memory: np.ndarray) -> None:
         """Write fixed-size values given as the bytes (a uint8 view) of the buffer
         ``sel`` lays out (e.g. a TensorStore view's selection with the value's own steps,
-        ``_core.Selection.transform``), nothing reordered here."""
+        ``_core.IndexTransform.selection``), nothing reordered here."""
         self._check_writable()
         if math.prod(sel.buffer_shape):
             _do_io(self, (_IO.WRITE, sel, memory, False))

@@ -12,6 +12,7 @@ mod buffers;
 mod codec;
 mod config;
 mod dtype;
+mod index_space;
 mod many;
 mod selection;
 mod stores;
@@ -42,6 +43,7 @@ pub(crate) fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Conflict => "WriteConflictError",
         ErrorKind::NotFound => "NodeNotFoundError",
         ErrorKind::Bounds => "BoundsCheckError",
+        ErrorKind::Spec => "SpecError",
         ErrorKind::NegativeStep => "NegativeStepError",
         ErrorKind::InvalidSelection => "VindexInvalidSelectionError",
         ErrorKind::Index => return PyIndexError::new_err(e.message),
@@ -263,6 +265,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(many::write_many_async, m)?)?;
     config::register(m)?;
     dtype::register(m)?;
+    index_space::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

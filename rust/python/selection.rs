@@ -10,7 +10,7 @@ use pyo3::types::{PyBool, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyString, 
 use super::to_py_err;
 use crate::engine::ChunkRegion;
 use crate::grid::DimGrid;
-use crate::selection::{self, ArrayValues, Explicit, IndexArray, Ints, Key, Normalized, OutputMap};
+use crate::selection::{self, ArrayValues, Explicit, IndexArray, Ints, Key, Normalized};
 
 /// A Python integer as an `i128`, saturated past its range.
 fn wide_int(item: &Bound<'_, PyAny>) -> PyResult<i128> {
@@ -200,15 +200,6 @@ pub(super) fn plain_keys(selection: &Bound<'_, PyAny>) -> Option<Vec<Key>> {
     }
 }
 
-/// One output map of a transform as Python gives it: (offset, stride, input
-/// dimension or None, index array or None); see `SelectionHandle::transform`.
-type PyOutputMap<'py> = (
-    i64,
-    i64,
-    Option<usize>,
-    Option<PyReadonlyArrayDyn<'py, i64>>,
-);
-
 /// A normalised selection of an array (see `selection.rs`).
 #[pyclass(module = "zarrox._core", name = "Selection", frozen)]
 pub struct SelectionHandle {
@@ -280,46 +271,6 @@ impl SelectionHandle {
         normalized(py, keys(selection, false)?, |k| {
             selection::block(k, &shape, &grid)
         })
-    }
-
-    /// A TensorStore index transform onto an array of `shape`: its input
-    /// domain (`origin`, `input_shape`) and per array dimension an output map
-    /// `(offset, stride, input_dimension or None, index_array or None)` (an
-    /// int64 index array of the input rank, broadcast where its extent is 1);
-    /// neither given: the constant `offset`. The result has the input shape;
-    /// `steps`: the buffer's step along each input dimension in elements (C
-    /// order when None).
-    #[staticmethod]
-    #[pyo3(signature = (shape, origin, input_shape, maps, steps=None))]
-    fn transform(
-        py: Python<'_>,
-        shape: Vec<u64>,
-        origin: Vec<i64>,
-        input_shape: Vec<usize>,
-        maps: Vec<PyOutputMap<'_>>,
-        steps: Option<Vec<usize>>,
-    ) -> PyResult<Self> {
-        let maps: Vec<OutputMap> = maps
-            .into_iter()
-            .map(|(offset, stride, dim, index)| match (dim, index) {
-                (Some(dim), _) => OutputMap::Dim {
-                    offset,
-                    stride,
-                    dim,
-                },
-                (None, Some(index)) => OutputMap::Array {
-                    offset,
-                    stride,
-                    shape: index.shape().to_vec(),
-                    index: c_order_values(index),
-                },
-                (None, None) => OutputMap::Constant(offset),
-            })
-            .collect();
-        let inner = py
-            .detach(|| selection::transform(&shape, &origin, &input_shape, &maps, steps.as_deref()))
-            .map_err(to_py_err)?;
-        Ok(SelectionHandle { inner })
     }
 
     /// The shape of the buffer the core reads into or writes from.

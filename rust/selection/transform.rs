@@ -57,7 +57,12 @@ fn affine(offset: i64, stride: i64, x: i64, j: usize) -> Result<i64> {
 
 /// The lowest and highest coordinate of array dimension `j` the map selects
 /// over a non-empty input domain.
-fn output_range(m: &OutputMap, origin: &[i64], input: &[usize], j: usize) -> Result<(i64, i64)> {
+pub(super) fn output_range(
+    m: &OutputMap,
+    origin: &[i64],
+    input: &[usize],
+    j: usize,
+) -> Result<(i64, i64)> {
     let (a, b) = match m {
         OutputMap::Constant(offset) => (*offset, *offset),
         OutputMap::Dim {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -28,7 +28,7 @@ from zarrox.tensorstore_spec._json import (
     member,
 )
 from zarrox.tensorstore_spec.chunk_layout import ChunkLayout
-from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform, permutation
+from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import KvStore, parse_kvstore, parse_kvstore_url
 from zarrox.tensorstore_spec.schema import Schema, dtype_name
 from zarrox.tensorstore_spec.units import parse_units
@@ -285,7 +285,7 @@ def _to_array_space(schema: Schema, transform: IndexTransform, where: str) -> Sc
     can carry dimension-wise constraints."""
     if schema.domain is None and schema.chunk_layout is None and schema.dimension_units is None:
         return schema
-    perm = permutation(transform)
+    perm = transform.permutation()
     if perm is None:
         raise fail(
             where,
@@ -298,19 +298,7 @@ def _to_array_space(schema: Schema, transform: IndexTransform, where: str) -> Sc
     if schema.domain is not None:
         dims = []
         for j in range(len(perm)):
-            d = schema.domain.dims[inv[j]]
-            offset = transform.output[j].offset
-            dims.append(
-                replace(
-                    d,
-                    inclusive_min=d.inclusive_min
-                    if d.inclusive_min == -INF
-                    else d.inclusive_min + offset,
-                    inclusive_max=d.inclusive_max
-                    if d.inclusive_max == INF
-                    else d.inclusive_max + offset,
-                )
-            )
+            dims.append(schema.domain.dims[inv[j]].shifted(transform.output[j].offset))
         out.domain = IndexDomain(dims)
     if schema.dimension_units is not None:
         out.dimension_units = [schema.dimension_units[inv[j]] for j in range(len(perm))]

@@ -36,7 +36,7 @@ from zarrox.errors import (
 )
 from zarrox.staging import StagingTransaction
 from zarrox.tensorstore_spec import index_space, store_io
-from zarrox.tensorstore_spec.index_space import INF, IndexDomain, IndexTransform
+from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import kvstore_of
 from zarrox.tensorstore_spec.of_array import (
     Settings,
@@ -219,7 +219,7 @@ class ArrayView(index_space.TransformOps):
         base = driver_module(self._state.settings.driver).schema_of(self._stored())
         base["domain"] = self.domain.to_json()
         base["rank"] = self.rank
-        perm = index_space.permutation(self._transform)
+        perm = self._transform.permutation()
         if perm is None:
             base.pop("chunk_layout", None)
             base.pop("dimension_units", None)
@@ -397,10 +397,10 @@ class ArrayView(index_space.TransformOps):
         new_doc["shape"] = new_shape
         store_io.write_document(array.store, array.path, s.driver, new_doc)
         self._state.reload()
-        dims = list(self.domain.dims)
-        for k, hi in enumerate(highs):
-            if hi is not None:
-                dims[k] = replace(dims[k], inclusive_max=int(hi) - 1)
+        dims = [
+            d if hi is None else d.with_inclusive_max(int(hi) - 1)
+            for d, hi in zip(self.domain.dims, highs, strict=True)
+        ]
         return self._with(IndexTransform(IndexDomain(dims), self._transform.output))
 
     def _resized_shape(
@@ -453,80 +453,23 @@ class ArrayView(index_space.TransformOps):
 # --------------------------------------------------------------------------------------------
 
 
-def _affine_bounds(offset: int, stride: int, n: int) -> tuple[int, int]:
-    """The inputs ``x`` with ``offset + stride * x`` in ``[0, n)``: (lowest, highest), in
-    exact integers."""
-    lo, hi = -offset, n - 1 - offset
-    if stride < 0:
-        lo, hi = hi, lo
-    return -(-lo // stride), hi // stride
-
-
 class _Plan:
-    """The effective (implicit bounds resolved) input domain of a transform over an array of
-    the current shape, and the selection of the array it stands for, which the core
-    evaluates (``_core.Selection.transform``: dimension order, strides and index arrays
-    included; the result has the domain's shape), made for the buffer read into or the
-    value written as it lies."""
+    """A transform over an array of the current shape: its domain with the implicit bounds
+    resolved, and the selection of the array it stands for, which the core evaluates
+    (``IndexTransform.selection``: dimension order, strides and index arrays included; the
+    result has the domain's shape), made for the buffer read into or the value written as it
+    lies."""
 
     def __init__(self, array: Array, transform: IndexTransform) -> None:
-        shape = array.shape
-        t = transform
-        dims: list[tuple[int, int]] = []
-        for k, d in enumerate(t.domain.dims):
-            lo, hi = d.inclusive_min, d.inclusive_max
-            found = [
-                _affine_bounds(m.offset, m.stride, shape[j])
-                for j, m in enumerate(t.output)
-                if m.input_dimension == k and m.stride != 0
-            ]
-            if d.implicit_lower and found:
-                lo = max(f[0] for f in found)
-            if d.implicit_upper and found:
-                hi = min(f[1] for f in found)
-            if lo == -INF or hi == INF:
-                raise IndexError(f"dimension {k} of the domain {t.domain} is unbounded")
-            dims.append((lo, hi))
-        self.bounds = dims
-        self.shape = tuple(max(0, hi - lo + 1) for lo, hi in dims)
-        self.transform = t
+        self._array_shape = list(array.shape)
+        self.transform = transform
+        bounds = transform.bounds(self._array_shape)
+        self.shape = tuple(max(0, hi - lo + 1) for lo, hi in bounds)
         self.empty = any(n == 0 for n in self.shape)
-        if any(m.index_array is not None for m in t.output):
-            for k, d in enumerate(t.domain.dims):
-                if (d.inclusive_min, d.inclusive_max) != dims[k]:
-                    raise IndexError(
-                        f"a transform with index arrays needs explicit bounds: dimension {k} is {d}"
-                    )
-        self._maps = [
-            (
-                m.offset,
-                m.stride,
-                m.input_dimension,
-                None if m.index_array is None else np.ascontiguousarray(m.index_array, np.int64),
-            )
-            for m in t.output
-        ]
-        self._array_shape = list(shape)
 
     def _selection(self, steps: list[int] | None = None) -> _core.Selection:
         """The core's selection, its buffer C-ordered over the domain or with ``steps``."""
-        origin = [lo for lo, _ in self.bounds]
-        return _core.Selection.transform(
-            self._array_shape, origin, list(self.shape), self._maps, steps
-        )
-
-    def output_range(self, j: int) -> tuple[int, int]:
-        """The lowest and highest coordinate of array dimension ``j`` the view selects."""
-        m = self.transform.output[j]
-        if m.is_constant:
-            return m.offset, m.offset
-        if m.input_dimension is not None:
-            xlo, xhi = self.bounds[m.input_dimension]
-            a, b = m.offset + m.stride * xlo, m.offset + m.stride * xhi
-            return min(a, b), max(a, b)
-        assert m.index_array is not None
-        values = m.offset + m.stride * m.index_array
-        return int(values.min()), int(values.max())
+        return self.transform.selection(self._array_shape, steps)
 
     def read(self, array: Array) -> np.ndarray:
         if self.empty:
@@ -575,10 +518,12 @@ def _check_chunks_stored(array: Array, plan: _Plan) -> None:
     that is not stored."""
     if plan.empty:
         return
-    ranges = []
-    for j, grid in enumerate(array._grid_chunks):
-        lo, hi = plan.output_range(j)
-        ranges.append(range(lo // grid, hi // grid + 1))
+    ranges = [
+        range(lo // grid, hi // grid + 1)
+        for (lo, hi), grid in zip(
+            plan.transform.output_ranges(plan._array_shape), array._grid_chunks, strict=True
+        )
+    ]
     meta = array.metadata
     for coords in np.ndindex(*[len(r) for r in ranges]):
         chunk = [r[i] for r, i in zip(ranges, coords, strict=True)]
