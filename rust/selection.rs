@@ -1025,6 +1025,7 @@ pub fn explicit_region(
 }
 
 pub mod index_space;
+pub mod spec_json;
 mod transform;
 pub use transform::{transform, OutputMap};
 

@@ -13,6 +13,7 @@ mod codec;
 mod config;
 mod dtype;
 mod index_space;
+mod json;
 mod many;
 mod selection;
 mod stores;

@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
+use super::spec_json::{array, check_members, fail, integer, member, object};
 use super::transform::{output_range, transform, OutputMap};
 use super::Normalized;
 use crate::error::{Error, Result};
@@ -46,70 +47,6 @@ fn affine(offset: i64, stride: i64, x: i64) -> Result<i64> {
         .checked_mul(x)
         .and_then(|v| v.checked_add(offset))
         .ok_or_else(overflow)
-}
-
-// ---------------------------------------------------------------------------
-// JSON members, with errors that name the member
-// ---------------------------------------------------------------------------
-
-fn fail(at: &str, message: impl fmt::Display) -> Error {
-    Error::spec(format!(
-        "{}: {message}",
-        if at.is_empty() { "spec" } else { at }
-    ))
-}
-
-fn member(at: &str, name: &str) -> String {
-    if at.is_empty() {
-        name.to_string()
-    } else {
-        format!("{at}.{name}")
-    }
-}
-
-fn object<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>> {
-    value
-        .as_object()
-        .ok_or_else(|| fail(at, format!("expected a JSON object, got {value}")))
-}
-
-fn array<'a>(value: &'a Value, at: &str) -> Result<&'a Vec<Value>> {
-    value
-        .as_array()
-        .ok_or_else(|| fail(at, format!("expected a JSON array, got {value}")))
-}
-
-fn integer(value: &Value, at: &str, lo: i64, hi: i64) -> Result<i64> {
-    let Some(n) = value.as_number().filter(|n| !n.is_f64()) else {
-        return Err(fail(at, format!("expected an integer, got {value}")));
-    };
-    match n.as_i64().filter(|v| (lo..=hi).contains(v)) {
-        Some(v) => Ok(v),
-        None => Err(fail(
-            at,
-            format!("expected an integer in the range [{lo}, {hi}], got {n}"),
-        )),
-    }
-}
-
-fn check_members(obj: &Map<String, Value>, allowed: &[String], at: &str) -> Result<()> {
-    let extra: Vec<String> = obj
-        .keys()
-        .filter(|k| !allowed.contains(k))
-        .map(|k| format!("'{k}'"))
-        .collect();
-    if extra.is_empty() {
-        return Ok(());
-    }
-    let allowed: Vec<String> = allowed.iter().map(|k| format!("'{k}'")).collect();
-    Err(fail(
-        at,
-        format!(
-            "unknown member(s) {}; expected only [{}]",
-            extra.join(", "),
-            allowed.join(", ")
-        ),
-    ))
 }
 
 /// A bound: an integer, its infinite text (`"-inf"`, `"+inf"`), either in a
