@@ -189,6 +189,14 @@ def test_workers_run_on_the_cpus_asked_for(tmp_path: Path) -> None:
         brw.set_worker_cpus(None)
 
 
+def test_bench_tensorstore_views_smoke(tmp_path: Path) -> None:
+    """bench_tensorstore_views.py on the zarrox under test: every case runs, reads checked."""
+    out, context = run_bench(
+        "bench_tensorstore_views.py", "--data", str(tmp_path), "--repeat", "1", "--inner", "1"
+    )
+    assert "composing an index array (x100)" in out, context
+
+
 def test_bench_scaling_smoke(tmp_path: Path) -> None:
     """bench_scaling.py: a table per CPU count and the scaling table, every case verified."""
     pytest.importorskip("zarrs")
