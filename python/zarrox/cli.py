@@ -175,15 +175,11 @@ def _stored_bytes(store: zarrox.Store, prefix: str) -> tuple[int, int]:
     return len(keys), total
 
 
-def _options(pairs: list[tuple[str, Any]] | None) -> dict[str, Any] | None:
-    return dict(pairs) if pairs else None
-
-
 def _store(url: str, pairs: list[tuple[str, Any]] | None) -> Any:
     """The store at ``url``, with the storage options given on the command line."""
     from zarrox.storage import resolve_store
 
-    return resolve_store(url, storage_options=_options(pairs))
+    return resolve_store(url, storage_options=dict(pairs) if pairs else None)
 
 
 def _json_default(value: Any) -> Any:
@@ -200,9 +196,9 @@ def _print_json(doc: Any) -> None:
     print(json.dumps(doc, indent=2, default=_json_default, allow_nan=True))
 
 
-def make_volume(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def make_volume(shape: tuple[int, ...]) -> np.ndarray:
     """A smooth 3-D uint16 field with noise: compresses like real imaging data."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     axes = np.meshgrid(
         *[np.linspace(0, 4 * np.pi, n, dtype=np.float32) for n in shape], indexing="ij", sparse=True
     )

@@ -154,12 +154,10 @@ def copy_store(
 # -- copy, copy_all ------------------------------------------------------------------------------
 
 
-def _array_create_args(
-    src: Array, create_kws: Mapping[str, Any], zarr_format: int
-) -> dict[str, Any]:
-    """How :func:`copy` makes the destination array: like ``src`` (shape, chunks, shards,
-    data type, codecs, fill value, order, dimension names) in the destination group's
-    ``zarr_format``, with ``create_kws`` on top."""
+def _array_create_args(create_kws: Mapping[str, Any], zarr_format: int) -> dict[str, Any]:
+    """How :func:`copy` makes the destination array: like the source array (shape, chunks,
+    shards, data type, codecs, fill value, order, dimension names: ``"keep"``) in the
+    destination group's ``zarr_format``, with ``create_kws`` on top."""
     kw: dict[str, Any] = dict(create_kws)
     fmt = kw.pop("zarr_format", zarr_format)
     args: dict[str, Any] = dict(
@@ -255,7 +253,7 @@ def _copy_array(
             data=source,
             write_data=False,
             attributes=None if run.without_attrs else dict(source.attrs),
-            **_array_create_args(source, run.create_kws, dest.zarr_format),
+            **_array_create_args(run.create_kws, dest.zarr_format),
         )
     )
     run.progress.copy(source, new)

@@ -92,12 +92,11 @@ def copy_values(
     *,
     progress: Progress | None = None,
     target: int = BLOCK_BYTES,
-    read_ahead: bool = True,
 ) -> int:
     """Copy every value of ``source`` (an array or array-like of ``dest``'s shape) into
-    ``dest`` block by block; returns the number of elements copied. With ``read_ahead``
-    (unless ``source`` is already in memory) the next block is read on a thread of its own
-    while the current one is written."""
+    ``dest`` block by block; returns the number of elements copied. Unless ``source`` is
+    already in memory, the next block is read on a thread of its own while the current one
+    is written."""
     shape = tuple(dest.shape)
     if tuple(np.shape(source) if not hasattr(source, "shape") else source.shape) != shape:
         raise ValueError(f"source of shape {source.shape} does not fit {shape}")
@@ -131,7 +130,7 @@ def copy_values(
     done = 0
     with contextlib.ExitStack() as stack:
         pairs: Iterable[tuple[tuple[slice, ...], np.ndarray]]
-        if read_ahead and _overlaps(source, dest):
+        if _overlaps(source, dest):
             pairs = stack.enter_context(_ReadAhead(source, blocks))
         else:
             pairs = ((region, np.asarray(source[region])) for region in blocks)

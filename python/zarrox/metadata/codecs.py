@@ -697,7 +697,6 @@ def _ctx(
     *,
     fill: bool,
     form: CodecForm,
-    label: str = "codecs",
 ) -> _Ctx:
     info = _resolve_info(dtype, data_type, path)
     if chunk_shape is not None and ndim is None:
@@ -709,7 +708,7 @@ def _ctx(
         ndim=ndim,
         chunk_shape=None if chunk_shape is None else tuple(int(c) for c in chunk_shape),
         where=_where(path),
-        label=label,
+        label="codecs",
         fill=fill,
         form=form,
     )

@@ -114,12 +114,6 @@ _NUMCODECS_MEMBERS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _core_members(codec_id: str) -> tuple[str, ...] | None:
-    """The members of numcodecs' ``get_config()`` of a codec, in its order, if the Rust core
-    completes its configuration, else None."""
-    return _NUMCODECS_MEMBERS.get(codec_id)
-
-
 _CORE_MESSAGE = re.compile(r"codec '[^']*': '([^']*)' (.*)", re.DOTALL)
 
 
@@ -170,7 +164,7 @@ def _check_and_complete(
     codec_id = value.get("id")
     if not is_text(codec_id) or not codec_id:
         raise MetadataError(f'{where}{label}.id: a codec needs an "id" string, got {dict(value)!r}')
-    members = _core_members(codec_id)
+    members = _NUMCODECS_MEMBERS.get(codec_id)
     if members is None:
         return copy_json(dict(value)), None
     for member in _DTYPE_MEMBERS.intersection(members).intersection(value):

@@ -108,7 +108,8 @@ def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     if is_legacy(meta):
         raise UnsupportedError(read_only_message("node", path, meta))
     try:
-        _write_node(store, path, meta)
+        for key, document in zip(_document_keys(path, meta), _documents(meta), strict=True):
+            store.set(key, document)
     except MetadataError as e:
         if names_node(e, path):
             raise
@@ -225,11 +226,6 @@ def _parse_documents(
     return parsed
 
 
-def _write_node(store: Store, path: str, meta: WritableMetadata) -> None:
-    for key, document in zip(_document_keys(path, meta), _documents(meta), strict=True):
-        store.set(key, document)
-
-
 def is_array(meta: NodeMetadata) -> bool:
     return isinstance(
         meta, ArrayMetadataV3 | ArrayMetadataV2 | ArrayMetadataV1 | DraftArrayMetadata
@@ -264,16 +260,8 @@ def is_spec(value: object) -> bool:
 
 
 def store_url(store: Store) -> str:
-    """The URL of ``store`` as zarr-python prints it (``file://...``, ``memory://<id>``, or
-    the store's own ``url``)."""
-    url = getattr(store, "url", None)
-    if isinstance(url, str):
-        return url
-    if isinstance(store, LocalStore):
-        return f"file://{store.root.as_posix()}"
-    if isinstance(store, MemoryStore):
-        return f"memory://{id(store)}"
-    return repr(store)
+    """The URL of ``store``: its own ``url`` (``file://...``, ``memory://``, ...)."""
+    return store.url
 
 
 def store_token(store: Store) -> tuple[str, ...]:

@@ -262,7 +262,7 @@ class IntType(DataType):
 
     # ---- v2 --------------------------------------------------------------------------------
 
-    def _int_from_v2(self, value: object, where: str, label: str) -> np.generic:
+    def _parse_v2_fill(self, value: object, where: str, label: str) -> np.generic:
         dt = self.dtype
         as_int: int | None = None
         if is_int(value):
@@ -284,9 +284,6 @@ class IntType(DataType):
             )
         return cast(np.generic, np.array(as_int, dtype=dt.newbyteorder("="))[()])
 
-    def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
-        return self._int_from_v2(value, where, label)
-
     def _v2_fill_json(self, value: Any) -> Any:
         return int(value)
 
@@ -296,7 +293,7 @@ class IntType(DataType):
         if isinstance(value, float | np.floating) and float(value).is_integer():
             value = int(value)
         if is_int(value):
-            return self._int_from_v2(int(value), where, label)  # type: ignore[call-overload]
+            return self._parse_v2_fill(int(value), where, label)  # type: ignore[call-overload]
         return NO_CAST
 
 
