@@ -88,14 +88,16 @@ impl PyDim {
         implicit_lower: bool,
         implicit_upper: bool,
         label: String,
-    ) -> Self {
-        PyDim(Interval {
-            min: inclusive_min,
-            max: inclusive_max,
+    ) -> PyResult<Self> {
+        Interval::new(
+            inclusive_min,
+            inclusive_max,
             implicit_lower,
             implicit_upper,
             label,
-        })
+        )
+        .map(PyDim)
+        .map_err(to_py_err)
     }
 
     #[getter]
@@ -150,11 +152,11 @@ impl PyDim {
     }
 
     /// With the upper bound `inclusive_max`.
-    fn with_inclusive_max(&self, inclusive_max: i64) -> Self {
-        PyDim(Interval {
-            max: inclusive_max,
-            ..self.0.clone()
-        })
+    fn with_inclusive_max(&self, inclusive_max: i64) -> PyResult<Self> {
+        let d = &self.0;
+        let (lower, upper) = (d.implicit_lower, d.implicit_upper);
+        let dim = Interval::new(d.min, inclusive_max, lower, upper, d.label.clone());
+        dim.map(PyDim).map_err(to_py_err)
     }
 
     fn __repr__(&self) -> String {

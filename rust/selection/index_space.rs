@@ -100,6 +100,29 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// An interval, checked: bounds within `[-INF, INF]`, at most one below
+    /// the lower bound the upper (empty).
+    pub fn new(
+        min: i64,
+        max: i64,
+        implicit_lower: bool,
+        implicit_upper: bool,
+        label: String,
+    ) -> Result<Interval> {
+        if !(-INF..INF).contains(&min) || !(-INF..=INF).contains(&max) || max < min - 1 {
+            return Err(Error::spec(format!(
+                "[{min}, {max}] is not an interval of indices in [-{INF}, {INF}]"
+            )));
+        }
+        Ok(Interval {
+            min,
+            max,
+            implicit_lower,
+            implicit_upper,
+            label,
+        })
+    }
+
     pub fn finite(&self) -> bool {
         self.min != -INF && self.max != INF
     }
@@ -252,6 +275,9 @@ impl Domain {
 
     /// `[0, shape)` in each dimension.
     pub fn from_shape(shape: &[i64], implicit_upper: bool, labels: &[String]) -> Result<Domain> {
+        if let Some(n) = shape.iter().find(|n| !(0..INF).contains(*n)) {
+            return Err(Error::spec(format!("{n} is not a size of a dimension")));
+        }
         if !labels.is_empty() && labels.len() != shape.len() {
             return Err(Error::spec(format!(
                 "{} labels for {} dimensions",
@@ -647,7 +673,9 @@ impl IndexTransform {
                 out_shape[i] = n as usize;
             }
         }
-        let total: usize = out_shape.iter().product();
+        let total = out_shape.iter().try_fold(1usize, |n, &x| n.checked_mul(x));
+        let total =
+            total.ok_or_else(|| Error::memory("an index array overflows the address space"))?;
         let origin: Vec<i64> = inner.domain.dims.iter().map(|d| d.min).collect();
         let mut strides = vec![0usize; shape.len()];
         let mut step = 1;
@@ -655,7 +683,7 @@ impl IndexTransform {
             strides[k] = if shape[k] == 1 { 0 } else { step };
             step *= shape[k];
         }
-        let mut values = Vec::with_capacity(total);
+        let mut values = crate::alloc::with_capacity(total)?;
         let mut pos = vec![0usize; rank];
         for _ in 0..total {
             let mut at = 0usize;
@@ -809,6 +837,21 @@ impl IndexTransform {
                 "an index can only have a single ellipsis ('...')",
             ));
         }
+        let bounded = |v: &Option<i64>| v.is_none_or(|v| (-INF..=INF).contains(&v));
+        for t in terms {
+            let fits = match t {
+                Term::Index(i) => (-INF..=INF).contains(i),
+                Term::Slice { start, stop, step } => {
+                    bounded(start) && bounded(stop) && step.unsigned_abs() < INF as u64
+                }
+                _ => true,
+            };
+            if !fits {
+                return Err(Error::index(format!(
+                    "{t:?}: indices lie in [-{INF}, {INF}]"
+                )));
+            }
+        }
         let consuming = terms
             .iter()
             .filter(|t| !matches!(t, Term::NewAxis | Term::Ellipsis))
@@ -924,6 +967,9 @@ impl IndexTransform {
         let mut inner: Vec<OutputMap> = (0..new.len()).map(unit).collect();
         for (&k, v) in dims.iter().zip(values) {
             let Some(v) = *v else { continue };
+            if v.unsigned_abs() >= INF as u64 {
+                return Err(Error::index(format!("{v} is out of range")));
+            }
             let d = &self.domain.dims[k];
             let delta = if to {
                 if d.min == -INF {
@@ -963,6 +1009,9 @@ impl IndexTransform {
         for (&k, &s) in dims.iter().zip(strides) {
             if s == 0 {
                 return Err(Error::index("stride must not be zero"));
+            }
+            if s.unsigned_abs() >= INF as u64 {
+                return Err(Error::index(format!("stride {s} is out of range")));
             }
             new[k] = new[k].divided(s);
             inner[k] = OutputMap::Dim {
@@ -1163,6 +1212,18 @@ fn strided_slice(
 
 /// Check one output map against its input domain.
 fn check_map(m: &OutputMap, domain: &Domain, at: &str) -> Result<()> {
+    let (offset, stride) = match m {
+        OutputMap::Constant(o) => (*o, 1),
+        OutputMap::Dim { offset, stride, .. } | OutputMap::Array { offset, stride, .. } => {
+            (*offset, *stride)
+        }
+    };
+    if offset.unsigned_abs() >= INF as u64 || stride.unsigned_abs() >= INF as u64 {
+        return Err(fail(
+            at,
+            format!("offset {offset} and stride {stride} must lie in (-{INF}, {INF})"),
+        ));
+    }
     match m {
         OutputMap::Constant(_) => Ok(()),
         OutputMap::Dim { dim, .. } if *dim >= domain.rank() => Err(fail(
@@ -1462,6 +1523,24 @@ mod tests {
         // one value left is a constant, as TensorStore makes it
         let one = outer.index(&[Term::Index(2)], &[0], true).unwrap().0;
         assert_eq!(one.maps[0], OutputMap::Constant(12));
+    }
+
+    #[test]
+    fn out_of_range_input_is_an_error_not_a_panic() {
+        let t = IndexTransform::identity(domain(&[4]));
+        assert!(t.index(&[Term::Index(i64::MIN)], &[0], true).is_err());
+        let wide = slice(Some(i64::MIN), Some(i64::MAX), i64::MIN);
+        assert!(t.index(&[wide], &[0], true).is_err());
+        assert!(t.stride(&[0], &[i64::MIN]).is_err());
+        assert!(t.translate(&[0], &[Some(i64::MIN)], false).is_err());
+        assert!(Domain::from_shape(&[i64::MIN], false, &[]).is_err());
+        assert!(Interval::new(5, 2, false, false, String::new()).is_err());
+        let huge = OutputMap::Dim {
+            offset: i64::MIN,
+            stride: 1,
+            dim: 0,
+        };
+        assert!(IndexTransform::new(domain(&[4]), vec![huge]).is_err());
     }
 
     #[test]

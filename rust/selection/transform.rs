@@ -290,7 +290,7 @@ fn points(
     input: &[usize],
     order: &[usize],
 ) -> Result<Vec<u64>> {
-    let npoints: usize = input.iter().product();
+    let npoints = input.iter().try_fold(1usize, |n, &x| n.checked_mul(x));
     let ndim = maps.len();
     if ndim == 0 {
         return Err(Error::index(
@@ -298,7 +298,11 @@ fn points(
              broadcast it",
         ));
     }
-    let mut out = vec![0u64; npoints * ndim];
+    let size = npoints.and_then(|n| n.checked_mul(ndim));
+    let size =
+        size.ok_or_else(|| Error::memory("a transform's points overflow the address space"))?;
+    let npoints = size / ndim;
+    let mut out = crate::alloc::filled(0u64, size)?;
     let mut pos = vec![0usize; input.len()];
     for p in 0..npoints {
         for (j, m) in maps.iter().enumerate() {
@@ -484,6 +488,15 @@ mod tests {
         );
         // a buffer with gaps is not one block
         assert!(transform(&[4, 4, 4], &[0, 0], &[2, 3], &diagonal, Some(&[1, 4])).is_err());
+    }
+
+    #[test]
+    fn points_past_memory_are_an_error() {
+        // stride 0: every input position is array index 0, 2^50 points
+        let e = transform(&[4], &[0], &[1 << 50], &[dim(0, 0, 0)], None).unwrap_err();
+        assert_eq!(e.kind, crate::error::ErrorKind::Memory, "{e}");
+        let e = transform(&[4], &[0, 0], &[1 << 40, 1 << 40], &[dim(0, 0, 0)], None);
+        assert!(e.is_err());
     }
 
     #[test]
