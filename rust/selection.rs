@@ -1024,6 +1024,7 @@ pub fn explicit_region(
     }
 }
 
+pub mod chunk_layout;
 pub mod index_space;
 pub mod spec_json;
 mod transform;

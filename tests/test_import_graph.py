@@ -147,7 +147,6 @@ LAYERS: dict[str, int] = {
     "zarrox.nodes.discover": NODES,
     "zarrox.nodes.node": NODES,
     "zarrox.tensorstore_spec._json": NODES,
-    "zarrox.tensorstore_spec.chunk_layout": NODES,
     "zarrox.tensorstore_spec.index_space": NODES,
     "zarrox.tensorstore_spec.kvstore": NODES,
     "zarrox.tensorstore_spec.of_array": NODES,

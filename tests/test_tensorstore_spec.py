@@ -555,6 +555,25 @@ def test_domains_and_transforms_copy_and_pickle(tmp_path: Path) -> None:
         )
 
 
+def test_chunk_layouts_copy_pickle_and_write_tensorstore_json() -> None:
+    doc = {
+        "grid_origin_soft_constraint": [1, 2],
+        "inner_order": [1, 0],
+        "chunk": {"aspect_ratio": [1, 2]},
+        "write_chunk": {"shape": [-1, 8], "elements": 64},
+    }
+    layout = zarrox._core.ChunkLayout.from_json(doc)
+    assert layout.to_json() == ts.ChunkLayout(doc).to_json()
+    assert zarrox._core.ChunkLayout(3).to_json() == {"rank": 3}
+    values = (layout, layout.write_chunk, zarrox._core.ChunkLayout(2, write_chunk_shape=[4, 4]))
+    for value in values:
+        assert copy.deepcopy(value) is value
+        assert pickle.loads(pickle.dumps(value)) == value
+    assert layout.write_chunk.hard_shape() == [0, 8]  # -1 is a soft constraint
+    with pytest.raises(SpecError, match=r"chunk_layout.write_chunk.shape: hard constraint 4"):
+        layout.merge(zarrox._core.ChunkLayout.from_json({"write_chunk": {"shape": [3, 4]}}))
+
+
 @pytest.mark.parametrize(
     "transform",
     [

@@ -358,6 +358,51 @@ class IndexTransform:
     def selection(self, shape: Sequence[int], steps: list[int] | None = None) -> Selection: ...
 
 @final
+class ChunkGrid:
+    @staticmethod
+    def from_json(value: object, at: str = "grid") -> ChunkGrid: ...
+    def to_json(self) -> dict[str, Any]: ...
+    shape: list[int] | None
+    shape_hard: list[bool] | None
+    aspect_ratio: list[float] | None
+    aspect_ratio_hard: list[bool] | None
+    elements: int | None
+    elements_hard: bool
+    empty: bool
+    def hard_shape(self) -> list[int] | None: ...
+
+@final
+class ChunkLayout:
+    def __new__(
+        cls,
+        rank: int | None = None,
+        *,
+        grid_origin: Sequence[int] | None = None,
+        inner_order: Sequence[int] | None = None,
+        write_chunk_shape: Sequence[int] | None = None,
+        read_chunk_shape: Sequence[int] | None = None,
+    ) -> ChunkLayout: ...
+    @staticmethod
+    def from_json(value: object, at: str = "chunk_layout") -> ChunkLayout: ...
+    def to_json(self) -> dict[str, Any]: ...
+    def merge(self, other: ChunkLayout, at: str = "chunk_layout") -> ChunkLayout: ...
+    def permuted(
+        self, perm: Sequence[int], offsets: Sequence[int], at: str = "chunk_layout"
+    ) -> ChunkLayout: ...
+    def choose_read_write_chunk_shapes(
+        self, domain_shape: Sequence[int], read_is_write: bool = False
+    ) -> tuple[list[int], list[int]]: ...
+    def choose_chunk_shape(self, domain_shape: Sequence[int]) -> list[int]: ...
+    rank: int | None
+    grid_origin: list[int | None] | None
+    grid_origin_hard: list[bool] | None
+    inner_order: list[int] | None
+    inner_order_hard: bool
+    write_chunk: ChunkGrid
+    read_chunk: ChunkGrid
+    codec_chunk: ChunkGrid
+
+@final
 class ArrayHandle:
     """An opened array: reads and writes whole selections in one call."""
 

@@ -9,6 +9,7 @@ mod array;
 mod awaitable;
 mod batch_io;
 mod buffers;
+mod chunk_layout;
 mod codec;
 mod config;
 mod dtype;
@@ -267,6 +268,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     config::register(m)?;
     dtype::register(m)?;
     index_space::register(m)?;
+    chunk_layout::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

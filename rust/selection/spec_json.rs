@@ -73,3 +73,14 @@ pub fn check_members(obj: &Map<String, Value>, allowed: &[String], at: &str) -> 
         ),
     ))
 }
+
+/// The value at `at`, a non-negative number (an integer or a float).
+pub fn non_negative_number(value: &Value, at: &str) -> Result<f64> {
+    match value.as_f64() {
+        Some(v) if v >= 0.0 => Ok(v),
+        _ => Err(fail(
+            at,
+            format!("expected a non-negative number, got {value}"),
+        )),
+    }
+}

@@ -4,8 +4,9 @@ do, writes the metadata TensorStore writes, and returns an :class:`ArrayView` (a
 an index transform); ``Array.spec()`` gives the spec that reopens an array.
 
 Modules: :mod:`spec` (parsing a spec and the open options), :mod:`kvstore` (kvstores onto
-zarrox stores), :mod:`schema` and :mod:`chunk_layout` (schema constraints, chunk shape
-choice), :mod:`zarr3`/:mod:`zarr3_codecs`/:mod:`zarr2` (the drivers' metadata),
+zarrox stores), :mod:`schema` (schema constraints; chunk layouts and the chunk shapes they
+give are the core's ``_core.ChunkLayout``), :mod:`zarr3`/:mod:`zarr3_codecs`/:mod:`zarr2`
+(the drivers' metadata),
 :mod:`index_space` (domains, transforms, indexing), :mod:`of_array` (the spec of an array,
 ``Array.spec()``), :mod:`view` (reading and writing through a transform, resizing),
 :mod:`driver` (open modes and context resources).

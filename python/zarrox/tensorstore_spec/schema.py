@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from zarrox._core import ChunkLayout
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.tensorstore_spec._json import (
     as_json,
@@ -24,7 +25,6 @@ from zarrox.tensorstore_spec._json import (
     is_int,
     member,
 )
-from zarrox.tensorstore_spec.chunk_layout import ChunkLayout
 from zarrox.tensorstore_spec.index_space import INF, Dim, IndexDomain, merge_domains
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrox._core import ChunkLayout
 from zarrox.errors import SpecError, UnsupportedError
 from zarrox.staging import StagingTransaction
 from zarrox.tensorstore_spec import zarr2, zarr3
@@ -27,7 +28,6 @@ from zarrox.tensorstore_spec._json import (
     is_int,
     member,
 )
-from zarrox.tensorstore_spec.chunk_layout import ChunkLayout
 from zarrox.tensorstore_spec.index_space import IndexDomain, IndexTransform
 from zarrox.tensorstore_spec.kvstore import KvStore, parse_kvstore, parse_kvstore_url
 from zarrox.tensorstore_spec.schema import Schema, dtype_name
@@ -302,18 +302,9 @@ def _to_array_space(schema: Schema, transform: IndexTransform, where: str) -> Sc
         out.domain = IndexDomain(dims)
     if schema.dimension_units is not None:
         out.dimension_units = [schema.dimension_units[inv[j]] for j in range(len(perm))]
-    layout = out.chunk_layout
-    if layout is not None:
-        for grid in (layout.write_chunk, layout.read_chunk, layout.codec_chunk):
-            for attr in ("shape", "shape_hard", "aspect_ratio", "aspect_ratio_hard"):
-                values = getattr(grid, attr)
-                if values is not None:
-                    setattr(grid, attr, [values[inv[j]] for j in range(len(perm))])
-        if layout.inner_order is not None:
-            layout.inner_order = [perm[k] for k in layout.inner_order]
-        if layout.grid_origin is not None and layout.grid_origin_hard is not None:
-            layout.grid_origin = [layout.grid_origin[inv[j]] for j in range(len(perm))]
-            layout.grid_origin_hard = [layout.grid_origin_hard[inv[j]] for j in range(len(perm))]
+    if schema.chunk_layout is not None:
+        offsets = [transform.output[j].offset for j in range(len(perm))]
+        out.chunk_layout = schema.chunk_layout.permuted(perm, offsets, where)
     return out
 
 
@@ -374,7 +365,7 @@ def apply_options(parsed: ParsedSpec, options: Mapping[str, Any]) -> ParsedSpec:
             shape = [expect_int(s, member(where, i), lo=0) for i, s in enumerate(value)]
             given.set_domain(IndexDomain.from_shape(shape), "")
         elif key == "chunk_layout":
-            given.set_chunk_layout(ChunkLayout.from_json(value, where), where)
+            given.set_chunk_layout(ChunkLayout.from_json(as_json(value), where), where)
         elif key == "codec":
             given.set_codec(as_json(value), where)
         elif key == "fill_value":

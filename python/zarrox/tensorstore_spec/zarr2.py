@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrox._core import ChunkLayout
 from zarrox.errors import MetadataError, SpecMismatchError, UnsupportedError
 from zarrox.metadata.dtypes import parse_v2_dtype, v2_data_type
 from zarrox.metadata.v2 import ARRAY_MEMBERS, ArrayMetadataV2
@@ -32,7 +33,6 @@ from zarrox.tensorstore_spec._json import (
     fail,
     member,
 )
-from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_chunk_shape
 from zarrox.tensorstore_spec.index_space import IndexDomain
 from zarrox.tensorstore_spec.schema import (
     Schema,
@@ -291,10 +291,9 @@ def _new_chunks_and_order(
     layout = schema.chunk_layout or ChunkLayout()
     if meta.chunks is not None:
         layout = layout.merge(
-            ChunkLayout(rank=len(shape), write_chunk=Grid(list(meta.chunks), [True] * len(shape))),
-            "chunk_layout",
+            ChunkLayout(len(shape), write_chunk_shape=list(meta.chunks)), "chunk_layout"
         )
-    chunks = choose_chunk_shape(layout, shape)
+    chunks = layout.choose_chunk_shape(shape)
     if meta.order is not None:
         return chunks, meta.order
     order = "C"

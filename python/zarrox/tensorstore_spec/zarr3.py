@@ -15,11 +15,12 @@ import contextlib
 import copy
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from zarrox._core import ChunkLayout
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
@@ -44,7 +45,6 @@ from zarrox.tensorstore_spec._json import (
     fail,
     member,
 )
-from zarrox.tensorstore_spec.chunk_layout import ChunkLayout, Grid, choose_read_write_chunk_shapes
 from zarrox.tensorstore_spec.index_space import IndexDomain
 from zarrox.tensorstore_spec.schema import (
     Schema,
@@ -397,12 +397,9 @@ def _new_codecs(
         raise fail(
             "chunk_layout.grid_origin", f"zarr arrays have grid origin 0, got {layout.grid_origin}"
         )
+    # A chain without sharding decodes whole chunks: read chunks are write chunks.
     unsharded = meta.codecs is not None and meta.codecs.sharding is None
-    read_grid = layout.read_chunk
-    if unsharded:
-        # A chain without sharding decodes whole chunks: read chunks are write chunks.
-        read_grid = _same_as_write(read_grid, layout.write_chunk)
-    read_shape, write_shape = choose_read_write_chunk_shapes(read_grid, layout.write_chunk, shape)
+    read_shape, write_shape = layout.choose_read_write_chunk_shapes(shape, unsharded)
     if unsharded and read_shape != write_shape:
         raise fail(
             "metadata.codecs",
@@ -424,26 +421,22 @@ def _new_codecs(
     return codecs, list(write_shape)
 
 
-def _same_as_write(read: Grid, write: Grid) -> Grid:
-    """``read``, its shape the write chunks' where it has none."""
-    if write.shape is None or read.shape is not None:
-        return read
-    return replace(read, shape=list(write.shape), shape_hard=list(write.shape_hard or []))
-
-
 def _layout_from_metadata(meta: Zarr3Metadata, rank: int) -> ChunkLayout:
-    layout = ChunkLayout(rank=rank, grid_origin=[0] * rank, grid_origin_hard=[True] * rank)
-    if meta.chunk_shape is not None:
-        layout.write_chunk = Grid(list(meta.chunk_shape), [True] * rank)
+    write = None if meta.chunk_shape is None else list(meta.chunk_shape)
+    read, inner_order = None, None
     if meta.codecs is not None:
         decoded = decoded_layout(meta.codecs, rank)
-        if decoded.inner_order is not None:
-            layout.inner_order, layout.inner_order_hard = decoded.inner_order, True
-        if decoded.read_chunk_shape is not None:
-            layout.read_chunk = Grid(list(decoded.read_chunk_shape), [True] * rank)
-        elif decoded.read_is_whole_chunk and meta.chunk_shape is not None:
-            layout.read_chunk = Grid(list(meta.chunk_shape), [True] * rank)
-    return layout
+        inner_order = decoded.inner_order
+        read = decoded.read_chunk_shape
+        if read is None and decoded.read_is_whole_chunk:
+            read = write
+    return ChunkLayout(
+        rank,
+        grid_origin=[0] * rank,
+        inner_order=inner_order,
+        write_chunk_shape=write,
+        read_chunk_shape=read,
+    )
 
 
 def _cast_schema_fill(value: Any, data_type: Any, dtype: np.dtype[Any], where: str) -> Any:
@@ -583,25 +576,14 @@ def _validate_layout(stored: Zarr3Metadata, layout: ChunkLayout, where: str) -> 
         ("read_chunk", layout.read_chunk, read_chunk_shape_of(stored)),
     )
     for name, grid, have in checks:
+        # -1 (the whole extent) is never a hard size; as in TensorStore, neither the aspect
+        # ratio nor the number of elements is checked against a stored array
         hard = grid.hard_shape()
-        if hard is None:
-            continue
-        for i, (want, got) in enumerate(zip(hard, have, strict=True)):
-            want = (
-                got if want == -1 and stored.shape is not None and got == stored.shape[i] else want
+        if hard is not None and any(w and w != g for w, g in zip(hard, have, strict=True)):
+            raise SpecMismatchError(
+                f"{member(where, name)}.shape: the spec asks for {hard}, the stored array "
+                f"has {have}"
             )
-            if want and want != got:
-                raise SpecMismatchError(
-                    f"{member(where, name)}.shape: the spec asks for {hard}, the stored array "
-                    f"has {have}"
-                )
-        if grid.elements_hard and grid.elements is not None:
-            n = int(np.prod(have))
-            if n != grid.elements:
-                raise SpecMismatchError(
-                    f"{member(where, name)}.elements: the spec asks for {grid.elements}, the "
-                    f"stored chunks have {n}"
-                )
     if layout.inner_order is not None and layout.inner_order_hard:
         have_order = inner_order_of(stored)
         if layout.inner_order != have_order:
