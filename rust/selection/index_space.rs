@@ -237,6 +237,32 @@ fn take<'v>(
     Ok(Some(items))
 }
 
+/// An upper bound (inclusive) from the member `kind` (`shape`,
+/// `inclusive_max` or `exclusive_max`) at `at`, over the lower bound `lo`.
+fn upper_bound(kind: &str, item: &Value, lo: i64, at: &str) -> Result<(i64, bool)> {
+    match kind {
+        "shape" => {
+            let (size, implicit) = bound(item, at, (INF, "+inf"))?;
+            if size < 0 {
+                return Err(fail(at, format!("a size must not be negative, got {size}")));
+            }
+            if lo == -INF {
+                return Err(fail(at, "a size needs a finite lower bound"));
+            }
+            let hi = if size == INF { INF } else { lo + size - 1 };
+            if hi >= INF {
+                return Err(fail(at, format!("{lo} + {size} is out of range")));
+            }
+            Ok((hi, implicit))
+        }
+        "exclusive_max" => {
+            let (v, implicit) = bound(item, at, (INF + 1, "+inf"))?;
+            Ok((if v == INF + 1 { INF } else { v - 1 }, implicit))
+        }
+        _ => bound(item, at, (INF, "+inf")),
+    }
+}
+
 const DOMAIN_KEYS: [&str; 6] = [
     "rank",
     "inclusive_min",
@@ -407,31 +433,8 @@ impl Domain {
                 _ => (-INF, true),
             };
             let (hi, ihi) = match (upper, upper_kind) {
-                (Some(items), Some("shape")) => {
-                    let where_ = at_item("shape", i);
-                    let (size, implicit) = bound(&items[i], &where_, (INF, "+inf"))?;
-                    if size < 0 {
-                        return Err(fail(
-                            &where_,
-                            format!("a size must not be negative, got {size}"),
-                        ));
-                    }
-                    if lo == -INF {
-                        return Err(fail(&where_, "a size needs a finite lower bound"));
-                    }
-                    let hi = if size == INF { INF } else { lo + size - 1 };
-                    if hi >= INF {
-                        return Err(fail(&where_, format!("{lo} + {size} is out of range")));
-                    }
-                    (hi, implicit)
-                }
-                (Some(items), Some("exclusive_max")) => {
-                    let (v, implicit) =
-                        bound(&items[i], &at_item("exclusive_max", i), (INF + 1, "+inf"))?;
-                    (if v == INF + 1 { INF } else { v - 1 }, implicit)
-                }
-                (Some(items), _) => bound(&items[i], &at_item("inclusive_max", i), (INF, "+inf"))?,
-                (None, _) => (INF, true),
+                (Some(items), Some(kind)) => upper_bound(kind, &items[i], lo, &at_item(kind, i))?,
+                _ => (INF, true),
             };
             let label = match labels {
                 Some(items) => items[i]
@@ -832,53 +835,13 @@ impl IndexTransform {
         selected: &[usize],
         allow_newaxis: bool,
     ) -> Result<(IndexTransform, Vec<usize>)> {
-        if terms.iter().filter(|t| **t == Term::Ellipsis).count() > 1 {
-            return Err(Error::index(
-                "an index can only have a single ellipsis ('...')",
-            ));
-        }
-        let bounded = |v: &Option<i64>| v.is_none_or(|v| (-INF..=INF).contains(&v));
-        for t in terms {
-            let fits = match t {
-                Term::Index(i) => (-INF..=INF).contains(i),
-                Term::Slice { start, stop, step } => {
-                    bounded(start) && bounded(stop) && step.unsigned_abs() < INF as u64
-                }
-                _ => true,
-            };
-            if !fits {
-                return Err(Error::index(format!(
-                    "{t:?}: indices lie in [-{INF}, {INF}]"
-                )));
-            }
-        }
-        let consuming = terms
-            .iter()
-            .filter(|t| !matches!(t, Term::NewAxis | Term::Ellipsis))
-            .count();
-        if consuming > selected.len() {
-            return Err(Error::index(format!(
-                "too many indices: {consuming} given for {} dimension(s)",
-                selected.len()
-            )));
-        }
-        let full = Term::Slice {
-            start: None,
-            stop: None,
-            step: 1,
-        };
-        let fill = vec![full; selected.len() - consuming];
-        let terms: Vec<Term> = match terms.iter().position(|t| *t == Term::Ellipsis) {
-            Some(i) => [&terms[..i], &fill[..], &terms[i + 1..]].concat(),
-            None => [terms, &fill[..]].concat(),
-        };
         let old = &self.domain.dims;
-        let mut replaced: Vec<Option<(Option<Interval>, OutputMap)>> = vec![None; old.len()];
+        let mut replaced: Vec<Option<Replacement>> = vec![None; old.len()];
         // old dimension, or None for a new axis, in the new order
         let mut order: Vec<Option<usize>> = Vec::new();
         let mut pos = 0;
-        for t in &terms {
-            if *t == Term::NewAxis {
+        for t in expand_terms(terms, selected.len())? {
+            if t == Term::NewAxis {
                 if !allow_newaxis {
                     return Err(Error::index(
                         "newaxis is not supported in a dimension expression",
@@ -889,30 +852,7 @@ impl IndexTransform {
             }
             let k = selected[pos];
             pos += 1;
-            let d = &old[k];
-            replaced[k] = Some(match *t {
-                Term::Slice { start, stop, step } => {
-                    let (new, offset) = strided_slice(d, start, stop, step)?;
-                    (
-                        Some(new),
-                        OutputMap::Dim {
-                            offset,
-                            stride: step,
-                            dim: 0,
-                        },
-                    )
-                }
-                Term::Index(i) => {
-                    let (lo, hi) = d.constraint();
-                    if !(lo..=hi).contains(&i) {
-                        return Err(Error::index(format!(
-                            "index {i} is outside the bounds {d} of dimension {k}"
-                        )));
-                    }
-                    (None, OutputMap::Constant(i))
-                }
-                _ => unreachable!("new axes and the ellipsis are handled above"),
-            });
+            replaced[k] = Some(Replacement::of(&old[k], k, &t)?);
             order.push(Some(k));
         }
         if !allow_newaxis {
@@ -923,32 +863,26 @@ impl IndexTransform {
         let mut position = vec![None; old.len()];
         for j in order {
             let Some(j) = j else {
-                dims.push(Interval {
-                    min: 0,
-                    max: 0,
-                    implicit_lower: true,
-                    implicit_upper: true,
-                    label: String::new(),
-                });
+                dims.push(new_axis());
                 continue;
             };
             match &replaced[j] {
-                None => {
-                    inner[j] = unit(dims.len());
-                    position[j] = Some(dims.len());
-                    dims.push(old[j].clone());
-                }
-                Some((None, constant)) => inner[j] = constant.clone(),
-                Some((Some(new), OutputMap::Dim { offset, stride, .. })) => {
-                    inner[j] = OutputMap::Dim {
-                        offset: *offset,
-                        stride: *stride,
-                        dim: dims.len(),
+                Some(Replacement::Fixed(i)) => inner[j] = OutputMap::Constant(*i),
+                kept => {
+                    let (dim, offset, stride) = match kept {
+                        Some(Replacement::Sliced(new, offset, stride)) => {
+                            (new.clone(), *offset, *stride)
+                        }
+                        _ => (old[j].clone(), 0, 1),
                     };
                     position[j] = Some(dims.len());
-                    dims.push(new.clone());
+                    inner[j] = OutputMap::Dim {
+                        offset,
+                        stride,
+                        dim: dims.len(),
+                    };
+                    dims.push(dim);
                 }
-                Some(_) => unreachable!("a slice maps through one dimension"),
             }
         }
         let kept = selected.iter().filter_map(|&k| position[k]).collect();
@@ -1079,6 +1013,94 @@ impl IndexTransform {
     }
 }
 
+/// What indexing does to one selected dimension: a slice (the new dimension,
+/// and `old = offset + stride * new`) or one index.
+#[derive(Debug, Clone)]
+enum Replacement {
+    Sliced(Interval, i64, i64),
+    Fixed(i64),
+}
+
+impl Replacement {
+    /// The term `t` (a slice or an index) applied to dimension `k`, `d`.
+    fn of(d: &Interval, k: usize, t: &Term) -> Result<Replacement> {
+        match *t {
+            Term::Slice { start, stop, step } => {
+                let (new, offset) = strided_slice(d, start, stop, step)?;
+                Ok(Replacement::Sliced(new, offset, step))
+            }
+            Term::Index(i) => {
+                let (lo, hi) = d.constraint();
+                if !(lo..=hi).contains(&i) {
+                    return Err(Error::index(format!(
+                        "index {i} is outside the bounds {d} of dimension {k}"
+                    )));
+                }
+                Ok(Replacement::Fixed(i))
+            }
+            Term::NewAxis | Term::Ellipsis => {
+                Err(Error::index(format!("{t:?} does not index a dimension")))
+            }
+        }
+    }
+}
+
+/// A new axis: `[0, 1)`, both bounds implicit.
+fn new_axis() -> Interval {
+    Interval {
+        min: 0,
+        max: 0,
+        implicit_lower: true,
+        implicit_upper: true,
+        label: String::new(),
+    }
+}
+
+/// `terms` checked (one ellipsis at most, indices in range, no more than
+/// `n` that consume a dimension) with the ellipsis, or the end, filled with
+/// full slices up to `n` consuming terms.
+fn expand_terms(terms: &[Term], n: usize) -> Result<Vec<Term>> {
+    if terms.iter().filter(|t| **t == Term::Ellipsis).count() > 1 {
+        return Err(Error::index(
+            "an index can only have a single ellipsis ('...')",
+        ));
+    }
+    let bounded = |v: &Option<i64>| v.is_none_or(|v| (-INF..=INF).contains(&v));
+    for t in terms {
+        let fits = match t {
+            Term::Index(i) => (-INF..=INF).contains(i),
+            Term::Slice { start, stop, step } => {
+                bounded(start) && bounded(stop) && step.unsigned_abs() < INF as u64
+            }
+            _ => true,
+        };
+        if !fits {
+            return Err(Error::index(format!(
+                "{t:?}: indices lie in [-{INF}, {INF}]"
+            )));
+        }
+    }
+    let consuming = terms
+        .iter()
+        .filter(|t| !matches!(t, Term::NewAxis | Term::Ellipsis))
+        .count();
+    if consuming > n {
+        return Err(Error::index(format!(
+            "too many indices: {consuming} given for {n} dimension(s)"
+        )));
+    }
+    let full = Term::Slice {
+        start: None,
+        stop: None,
+        step: 1,
+    };
+    let fill = vec![full; n - consuming];
+    Ok(match terms.iter().position(|t| *t == Term::Ellipsis) {
+        Some(i) => [&terms[..i], &fill[..], &terms[i + 1..]].concat(),
+        None => [terms, &fill[..]].concat(),
+    })
+}
+
 /// An index array map made by composing: a constant where the array holds one
 /// value, as TensorStore makes it.
 fn array_map(offset: i64, stride: i64, shape: Vec<usize>, index: Vec<i64>) -> Result<OutputMap> {
@@ -1138,29 +1160,16 @@ fn strided_slice(
         return Err(Error::index("slice step must not be zero"));
     }
     let (lo_c, hi_c) = d.constraint();
-    let (mut ilo, mut ihi) = (d.implicit_lower, d.implicit_upper);
-    let start_given = start.is_some();
-    let start = start.unwrap_or(if step > 0 { d.min } else { d.max });
-    if start_given {
-        ilo = false;
-    }
-    let inclusive_stop = match stop {
-        None => {
-            if step > 0 {
-                d.max
-            } else {
-                d.min
-            }
-        }
-        Some(s) => {
-            ihi = false;
-            if step > 0 {
-                s - 1
-            } else {
-                s + 1
-            }
-        }
+    // a bound given is explicit; a bound left out is the dimension's own
+    let mut ilo = d.implicit_lower && start.is_none();
+    let mut ihi = d.implicit_upper && stop.is_none();
+    let (first, last) = if step > 0 {
+        (d.min, d.max)
+    } else {
+        (d.max, d.min)
     };
+    let start = start.unwrap_or(first);
+    let inclusive_stop = stop.map_or(last, |s| s - step.signum());
     if step.abs() != 1 && start.abs() == INF {
         return Err(Error::index(format!(
             "slicing with step {step} needs a finite start index"
