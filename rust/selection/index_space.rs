@@ -17,7 +17,7 @@ use std::fmt;
 use serde_json::{json, Map, Value};
 
 use super::spec_json::{array, check_members, fail, integer, member, object};
-use super::transform::{output_range, transform, OutputMap};
+use super::transform::{checked_affine, output_range, transform, OutputMap};
 use super::Normalized;
 use crate::error::{Error, Result};
 
@@ -43,10 +43,7 @@ fn overflow() -> Error {
 
 /// `offset + stride * x`, checked.
 fn affine(offset: i64, stride: i64, x: i64) -> Result<i64> {
-    stride
-        .checked_mul(x)
-        .and_then(|v| v.checked_add(offset))
-        .ok_or_else(overflow)
+    checked_affine(offset, stride, x).ok_or_else(overflow)
 }
 
 /// A bound: an integer, its infinite text (`"-inf"`, `"+inf"`), either in a
@@ -691,7 +688,7 @@ impl IndexTransform {
         for _ in 0..total {
             let mut at = 0usize;
             for &k in &varying {
-                let x = evaluate(&inner.maps[k], &origin, &pos)?;
+                let x = inner.maps[k].at(&origin, &pos).ok_or_else(overflow)?;
                 let i = x
                     .checked_sub(self.domain.dims[k].min)
                     .and_then(|i| usize::try_from(i).ok())
@@ -1122,30 +1119,6 @@ fn affine_bounds(offset: i64, stride: i64, n: i64) -> (i64, i64) {
         std::mem::swap(&mut lo, &mut hi);
     }
     (ceil_div(lo, stride), floor_div(hi, stride))
-}
-
-/// The value of `m` at input position `pos` (counted from `origin`).
-fn evaluate(m: &OutputMap, origin: &[i64], pos: &[usize]) -> Result<i64> {
-    match m {
-        OutputMap::Constant(offset) => Ok(*offset),
-        &OutputMap::Dim {
-            offset,
-            stride,
-            dim,
-        } => affine(offset, stride, origin[dim] + pos[dim] as i64),
-        OutputMap::Array {
-            offset,
-            stride,
-            shape,
-            index,
-        } => {
-            let mut at = 0usize;
-            for (&n, &x) in shape.iter().zip(pos) {
-                at = at * n + if n == 1 { 0 } else { x };
-            }
-            affine(*offset, *stride, index[at])
-        }
-    }
 }
 
 /// TensorStore's half-open strided slice of `d`: the new dimension and the

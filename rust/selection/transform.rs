@@ -47,12 +47,40 @@ fn overflow(j: usize) -> Error {
     ))
 }
 
-/// `offset + stride * x`, checked.
+/// `offset + stride * x`, or None where it overflows.
+pub(super) fn checked_affine(offset: i64, stride: i64, x: i64) -> Option<i64> {
+    stride.checked_mul(x)?.checked_add(offset)
+}
+
 fn affine(offset: i64, stride: i64, x: i64, j: usize) -> Result<i64> {
-    stride
-        .checked_mul(x)
-        .and_then(|v| v.checked_add(offset))
-        .ok_or_else(|| overflow(j))
+    checked_affine(offset, stride, x).ok_or_else(|| overflow(j))
+}
+
+impl OutputMap {
+    /// The array coordinate at input position `pos` (counted from `origin`),
+    /// or None where it overflows.
+    pub(super) fn at(&self, origin: &[i64], pos: &[usize]) -> Option<i64> {
+        match self {
+            OutputMap::Constant(offset) => Some(*offset),
+            &OutputMap::Dim {
+                offset,
+                stride,
+                dim,
+            } => checked_affine(offset, stride, origin[dim].checked_add(pos[dim] as i64)?),
+            OutputMap::Array {
+                offset,
+                stride,
+                shape,
+                index,
+            } => {
+                let mut at = 0usize;
+                for (&n, &x) in shape.iter().zip(pos) {
+                    at = at * n + if n == 1 { 0 } else { x };
+                }
+                checked_affine(*offset, *stride, index[at])
+            }
+        }
+    }
 }
 
 /// The lowest and highest coordinate of array dimension `j` the map selects
@@ -306,26 +334,7 @@ fn points(
     let mut pos = vec![0usize; input.len()];
     for p in 0..npoints {
         for (j, m) in maps.iter().enumerate() {
-            let v = match m {
-                OutputMap::Constant(offset) => *offset,
-                OutputMap::Dim {
-                    offset,
-                    stride,
-                    dim,
-                } => offset + stride * (origin[*dim] + pos[*dim] as i64),
-                OutputMap::Array {
-                    offset,
-                    stride,
-                    shape,
-                    index,
-                } => {
-                    let mut at = 0usize;
-                    for (&n, &x) in shape.iter().zip(&pos) {
-                        at = at * n + if n == 1 { 0 } else { x };
-                    }
-                    offset + stride * index[at]
-                }
-            };
+            let v = m.at(origin, &pos).ok_or_else(|| overflow(j))?;
             // in [0, shape): checked with the ranges
             out[p * ndim + j] = v as u64;
         }
