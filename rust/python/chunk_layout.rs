@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
-use super::json::{to_py, to_value};
+use super::json::{rebuilt_from_json, to_py, to_value, FromJson};
 use super::to_py_err;
 use crate::selection::chunk_layout::{ChunkLayout, Grid, Vector};
 
@@ -109,11 +109,8 @@ impl PyChunkGrid {
         slf
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
-        let json = slf.get().to_json(slf.py())?;
-        Ok((slf.get_type().getattr("from_json")?, (json,)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<FromJson<'py>> {
+        rebuilt_from_json(slf, slf.get().to_json(slf.py())?)
     }
 }
 
@@ -256,17 +253,17 @@ impl PyChunkLayout {
 
     /// Rebuilt from its JSON with its rank (which the JSON leaves out where
     /// other members imply it).
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<FromJson<'py>> {
         let layout = &slf.get().0;
         let rank: Vec<(&str, Value)> = layout
             .rank
             .map(|r| ("rank", Value::from(r)))
             .into_iter()
             .collect();
-        let json = to_py(slf.py(), &with_members(layout.to_json(), &rank))?;
-        Ok((slf.get_type().getattr("from_json")?, (json,)))
+        rebuilt_from_json(
+            slf,
+            to_py(slf.py(), &with_members(layout.to_json(), &rank))?,
+        )
     }
 }
 

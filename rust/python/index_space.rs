@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
 use serde_json::Value;
 
-use super::json::{to_py, to_value};
+use super::json::{rebuilt_from_json, to_py, to_value, FromJson};
 use super::selection::SelectionHandle;
 use super::to_py_err;
 use crate::selection::index_space::{output_map_json, Domain, IndexTransform, Interval, Term, INF};
@@ -366,11 +366,8 @@ impl PyDomain {
         slf
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
-        let json = slf.get().to_json(slf.py(), "")?;
-        Ok((slf.get_type().getattr("from_json")?, (json,)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<FromJson<'py>> {
+        rebuilt_from_json(slf, slf.get().to_json(slf.py(), "")?)
     }
 }
 
@@ -642,11 +639,8 @@ impl PyTransform {
         slf
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
-        let json = slf.get().to_json(slf.py())?;
-        Ok((slf.get_type().getattr("from_json")?, (json,)))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<FromJson<'py>> {
+        rebuilt_from_json(slf, slf.get().to_json(slf.py())?)
     }
 }
 

@@ -89,3 +89,16 @@ pub(super) fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, 
         }
     })
 }
+
+/// What `__reduce__` gives for an immutable class rebuilt from its JSON:
+/// `cls.from_json(json)`.
+pub(super) type FromJson<'py> = (Bound<'py, PyAny>, (Bound<'py, PyAny>,));
+
+/// `__reduce__` of `slf`, whose JSON is `json`, rebuilt by its class's
+/// `from_json`.
+pub(super) fn rebuilt_from_json<'py, T: pyo3::PyClass>(
+    slf: &Bound<'py, T>,
+    json: Bound<'py, PyAny>,
+) -> PyResult<FromJson<'py>> {
+    Ok((slf.as_any().get_type().getattr("from_json")?, (json,)))
+}
