@@ -184,7 +184,7 @@ impl ChunkKeyEncoding {
 }
 
 /// A run of chunks of one edge length along a rectilinear dimension.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Run {
     /// Array offset of the run's first chunk.
     pub start: u64,
@@ -199,7 +199,7 @@ pub struct Run {
 /// The chunk edges along one dimension: a fixed step (a regular grid, or a
 /// rectilinear dimension declared by one integer), or explicit edges kept as
 /// runs so that a dimension of many equal chunks never expands in memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum DimGrid {
     Regular(u64),
     Rectilinear {
@@ -240,7 +240,7 @@ impl DimGrid {
             (start, first) = (span, chunks);
         }
         if runs.is_empty() {
-            return Err(Error::metadata("a dimension needs at least one chunk edge"));
+            return Err(Error::metadata("a dimension needs at least one edge"));
         }
         Ok(DimGrid::Rectilinear { runs, total: start })
     }
@@ -332,6 +332,73 @@ impl DimGrid {
         }
     }
 
+    /// The edge of the first chunk.
+    pub fn first_edge(&self) -> u64 {
+        match self {
+            DimGrid::Regular(step) => *step,
+            DimGrid::Rectilinear { runs, .. } => runs.first().map_or(0, |r| r.edge),
+        }
+    }
+
+    /// The data sizes of the chunks holding elements of `0..extent`: their
+    /// edges, the last clipped at `extent` (dask's `chunks` convention).
+    pub fn data_sizes(&self, extent: u64) -> Result<Vec<u64>> {
+        let n = self.nchunks(extent);
+        let mut sizes = crate::alloc::with_capacity(
+            usize::try_from(n).map_err(|_| Error::memory(format!("{n} chunks")))?,
+        )?;
+        for c in 0..n {
+            let (start, edge) = self
+                .chunk(c)
+                .ok_or_else(|| Error::index(format!("chunk {c} is outside the grid")))?;
+            sizes.push(edge.min(extent.saturating_sub(start)));
+        }
+        Ok(sizes)
+    }
+
+    /// The dimension after a resize to `extent`, as zarr-python 3.4 adjusts
+    /// it: a step stays; explicit edges get one new chunk covering the growth
+    /// past their sum, and stay as they are when the array shrinks.
+    pub fn resized(&self, extent: u64) -> Result<Self> {
+        match self {
+            DimGrid::Rectilinear { runs, total } if extent > *total => {
+                let mut pairs: Vec<(u64, u64)> = runs.iter().map(|r| (r.edge, r.count)).collect();
+                pairs.push((extent - total, 1));
+                Self::from_runs(&pairs)
+            }
+            _ => Ok(self.clone()),
+        }
+    }
+
+    /// The dimension as zarr-python 3.4 writes it in `chunk_shapes`: a step
+    /// as an integer; explicit edges run-length encoded where that makes the
+    /// list shorter (`[edge, count]` for a run, a bare edge for one chunk).
+    pub fn document(&self) -> Value {
+        match self {
+            DimGrid::Regular(step) => Value::from(*step),
+            DimGrid::Rectilinear { runs, .. } => {
+                // adjacent equal edges are one run: a run of one is a bare edge
+                let entry = |r: &Run| match r.count {
+                    1 => Value::from(r.edge),
+                    n => Value::from(vec![r.edge, n]),
+                };
+                Value::Array(runs.iter().map(entry).collect())
+            }
+        }
+    }
+
+    /// The dimension as [`ChunkGrid::rectilinear`] reads it: a step, or every
+    /// run as an `[edge, count]` pair.
+    pub fn runs_json(&self) -> Value {
+        match self {
+            DimGrid::Regular(step) => Value::from(*step),
+            DimGrid::Rectilinear { runs, .. } => runs
+                .iter()
+                .map(|r| Value::from(vec![r.edge, r.count]))
+                .collect(),
+        }
+    }
+
     /// The distinct edge lengths (one for a regular dimension).
     pub fn distinct_edges(&self) -> Vec<u64> {
         match self {
@@ -390,6 +457,36 @@ impl ChunkGrid {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(ChunkGrid::Rectilinear(dims))
+    }
+
+    /// A `rectilinear` chunk grid's `configuration` as `zarr.json` holds it
+    /// (`{"kind": "inline", "chunk_shapes": [...]}`), checked against the
+    /// array's shape as [`ChunkGrid::rectilinear`] checks its `chunk_shapes`.
+    pub fn rectilinear_configuration(configuration: &Value, shape: &[u64]) -> Result<Self> {
+        let label = "chunk_grid.configuration";
+        let cfg = configuration.as_object().ok_or_else(|| {
+            Error::metadata(format!("{label}: must be an object, got {configuration}"))
+        })?;
+        let unknown: Vec<&String> = cfg
+            .keys()
+            .filter(|k| !matches!(k.as_str(), "kind" | "chunk_shapes"))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::metadata(format!(
+                "{label}: unknown member(s) {unknown:?}"
+            )));
+        }
+        match cfg.get("kind") {
+            Some(Value::String(kind)) if kind == "inline" => {}
+            other => {
+                return Err(Error::metadata(format!(
+                    "{label}.kind: only 'inline' is supported, got {}",
+                    other.unwrap_or(&Value::Null)
+                )))
+            }
+        }
+        let chunk_shapes = cfg.get("chunk_shapes").unwrap_or(&Value::Null);
+        Self::rectilinear(chunk_shapes, shape).map_err(|e| e.context(label))
     }
 
     pub fn ndim(&self) -> usize {
@@ -458,6 +555,7 @@ pub fn grid_shape(shape: &[u64], chunk_shape: &[usize]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use serde_json::json;
 
     #[test]
@@ -603,7 +701,6 @@ mod tests {
 
     #[test]
     fn bad_edges_are_metadata_errors() {
-        use crate::error::ErrorKind;
         for bad in [
             json!([]),
             json!([0]),
@@ -645,6 +742,75 @@ mod tests {
         let g = ChunkGrid::rectilinear(&json!([[[1, top]]]), &[top]).unwrap();
         assert_eq!(g.grid_shape(&[top]), vec![top]);
         assert!(g.chunk_shape(&[top]).is_err());
+    }
+
+    #[test]
+    fn document_form_run_length_encodes_only_repeated_edges() {
+        let d = DimGrid::from_json(&json!([3, 3, [2, 2], 5])).unwrap();
+        assert_eq!(d.document(), json!([[3, 2], [2, 2], 5]));
+        assert_eq!(d.runs_json(), json!([[3, 2], [2, 2], [5, 1]]));
+        let singles = DimGrid::from_json(&json!([1, 2, 3])).unwrap();
+        assert_eq!(singles.document(), json!([1, 2, 3]));
+        assert_eq!(DimGrid::Regular(4).document(), json!(4));
+        assert_eq!(DimGrid::from_json(&d.runs_json()).unwrap(), d);
+    }
+
+    #[test]
+    fn data_sizes_clip_and_resize_grows_one_chunk() {
+        let d = DimGrid::from_json(&json!([4, 4, 2])).unwrap();
+        assert_eq!(d.data_sizes(9).unwrap(), vec![4, 4, 1]);
+        assert_eq!(d.data_sizes(0).unwrap(), Vec::<u64>::new());
+        assert_eq!(DimGrid::Regular(4).data_sizes(10).unwrap(), vec![4, 4, 2]);
+        assert_eq!(d.first_edge(), 4);
+        assert_eq!(d.resized(13).unwrap().document(), json!([[4, 2], 2, 3]));
+        assert_eq!(d.resized(5).unwrap(), d);
+        assert_eq!(
+            DimGrid::Regular(4).resized(100).unwrap(),
+            DimGrid::Regular(4)
+        );
+    }
+
+    #[test]
+    fn configuration_names_its_members() {
+        let ok = json!({"kind": "inline", "chunk_shapes": [[2, 3], 4]});
+        let g = ChunkGrid::rectilinear_configuration(&ok, &[5, 8]).unwrap();
+        assert_eq!(g.grid_shape(&[5, 8]), vec![2, 2]);
+        for (cfg, shape, want) in [
+            (
+                json!([]),
+                vec![1],
+                "chunk_grid.configuration: must be an object",
+            ),
+            (
+                json!({"kind": "inline", "chunk_shapes": [1], "x": 1}),
+                vec![1],
+                "unknown member(s) [\"x\"]",
+            ),
+            (
+                json!({"kind": "external", "chunk_shapes": [1]}),
+                vec![1],
+                "configuration.kind: only 'inline'",
+            ),
+            (
+                json!({"kind": "inline"}),
+                vec![1],
+                "chunk_shapes must be a list",
+            ),
+            (
+                json!({"kind": "inline", "chunk_shapes": [[4]]}),
+                vec![5],
+                "below the extent 5",
+            ),
+            (
+                json!({"kind": "inline", "chunk_shapes": [[]]}),
+                vec![0],
+                "at least one edge",
+            ),
+        ] {
+            let e = ChunkGrid::rectilinear_configuration(&cfg, &shape).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Metadata, "{cfg}");
+            assert!(e.message.contains(want), "{cfg}: {}", e.message);
+        }
     }
 
     #[test]

@@ -419,3 +419,43 @@ def test_stores_python_reads_and_writes_chunk_by_chunk() -> None:
     w[3:17, 1:5] = 5
     np.testing.assert_array_equal(b[...], w)
     np.testing.assert_array_equal(b[::3, ::2], w[::3, ::2])
+
+
+def test_grid_object_answers_copies_and_pickles() -> None:
+    import copy
+    import pickle
+
+    from zarrox.metadata.chunk_grid import RectilinearGrid
+
+    grid = RectilinearGrid([4, [3, 3, [2, 2], 5]])
+    assert grid.core_json() == [4, [[3, 2], [2, 2], [5, 1]]]
+    assert grid.to_json() == {
+        "name": "rectilinear",
+        "configuration": {"kind": "inline", "chunk_shapes": [4, [[3, 2], [2, 2], 5]]},
+    }
+    assert list(grid.to_json()) == ["name", "configuration"]
+    assert list(grid.to_json()["configuration"]) == ["kind", "chunk_shapes"]
+    assert grid.grid_shape([10, 12]) == (3, 5)
+    assert grid.data_sizes(1, 12) == (3, 3, 2, 2, 2)
+    assert grid.data_sizes(0, 10) == (4, 4, 2)
+    assert grid.data_sizes(1, 9) == (3, 3, 2, 1)
+    assert grid.chunk(1, 3) == (8, 2)
+    assert grid.first_chunk_shape() == (4, 3)
+    assert grid.distinct_edges(1) == [2, 3, 5]
+    assert grid.resized([20, 20]).core_json() == [4, [[3, 2], [2, 2], [5, 2]]]
+    assert grid.resized([5, 5]) == grid
+    assert grid.resized([20, 20]).to_json()["configuration"]["chunk_shapes"][1] == [
+        [3, 2],
+        [2, 2],
+        [5, 2],
+    ]
+    for other in (copy.deepcopy(grid), pickle.loads(pickle.dumps(grid))):
+        assert other == grid and hash(other) == hash(grid)
+    assert grid != RectilinearGrid([4, [3, 3, 2, 5]])
+    assert grid == RectilinearGrid([4, [[3, 2], [2, 2], 5]])
+    with pytest.raises(IndexError):
+        grid.chunk(1, 5)
+    with pytest.raises(IndexError):
+        grid.nchunks(2, 5)
+    with pytest.raises(MetadataError, match="positive"):
+        RectilinearGrid([[3, 0]])

@@ -3,7 +3,8 @@
 //! `buffers` (Python buffers and values), `stores` (stores and read sessions),
 //! `keys` (selections and regions), `array` (the own API's arrays), `codec`
 //! (zarr-python's codec pipeline), `config` (codec and chunk key encoding
-//! configurations), `dtype` (the core's data-type sizes).
+//! configurations), `dtype` (the core's data-type sizes), `grid` (the
+//! rectilinear chunk grid).
 
 mod array;
 mod awaitable;
@@ -13,6 +14,7 @@ mod chunk_layout;
 mod codec;
 mod config;
 mod dtype;
+mod grid;
 mod index_space;
 mod json;
 mod many;
@@ -267,6 +269,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(many::write_many_async, m)?)?;
     config::register(m)?;
     dtype::register(m)?;
+    grid::register(m)?;
     index_space::register(m)?;
     chunk_layout::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -56,4 +56,4 @@ def rectilinear_spec(
         if span > 0 and sum(ints) != span:
             raise ValueError(f"Chunk sizes {ints} do not sum to span {span}")
         dims.append(ints)
-    return RectilinearGrid.from_edges(dims)
+    return RectilinearGrid(dims)
