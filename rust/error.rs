@@ -34,6 +34,9 @@ pub enum ErrorKind {
     /// A TensorStore-style JSON spec or index transform is invalid
     /// (`zarrox.errors.SpecError`).
     Spec,
+    /// A spec's constraint does not match what it meets: a stored array, or
+    /// another constraint (`zarrox.errors.SpecMismatchError`).
+    SpecMismatch,
     /// Memory for a buffer could not be had.
     Memory,
     /// The store refused access (credentials, permissions).
@@ -83,6 +86,9 @@ impl Error {
     }
     pub fn spec(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Spec, message)
+    }
+    pub fn spec_mismatch(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::SpecMismatch, message)
     }
     pub fn value(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Value, message)

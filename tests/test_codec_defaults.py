@@ -31,7 +31,6 @@ from zarrox.metadata.codecs import (
     normalize_codecs,
 )
 from zarrox.metadata.v2_codecs import ARRAY_FILTER_IDS, check_codec, complete_codec
-from zarrox.tensorstore_spec import zarr3_codecs
 
 
 def complete(codec: object, item_size: int = 1) -> dict[str, Any]:
@@ -550,8 +549,14 @@ def test_the_array_dependent_rules_are_the_codecs() -> None:
 
 
 def test_tensorstore_options_are_the_registrys() -> None:
-    assert zarr3_codecs.BLOSC_CNAMES == ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
-    assert list(zarr3_codecs._OPTIONS) == [
+    """TensorStore's partial codec chains (``_core.CodecChainSpec``) take the registry's
+    ``tensorstore`` members, with their ranges and choices."""
+    options = {
+        name: {m["key"]: m for m in entry["tensorstore"]}
+        for name, entry in CODEC_REGISTRY.items()
+        if entry["tensorstore"] is not None
+    }
+    assert list(options) == [
         "transpose",
         "bytes",
         "sharding_indexed",
@@ -560,20 +565,27 @@ def test_tensorstore_options_are_the_registrys() -> None:
         "blosc",
         "crc32c",
     ]
-    assert list(zarr3_codecs._OPTIONS["blosc"]) == [
+    assert list(options["blosc"]) == [
         "cname",
         "clevel",
         "shuffle",
         "typesize",
         "blocksize",
     ]
-    assert zarr3_codecs._REQUIRED["transpose"] == ("order",)
-    assert zarr3_codecs._REQUIRED["sharding_indexed"] == ()
-    parse = zarr3_codecs.parse_codec
-    assert parse({"name": "blosc", "configuration": {"cname": "snappy"}}, "c").options == {
-        "cname": "snappy"
-    }
-    assert parse({"name": "blosc", "configuration": {"blocksize": 2**40}}, "c").options
+    assert [k for k, m in options["transpose"].items() if m["required"]] == ["order"]
+    assert not any(m["required"] for m in options["sharding_indexed"].values())
+
+    def parse(codec: dict[str, Any], where: str) -> list[dict[str, Any]]:
+        return _core.CodecChainSpec.from_json([codec], where).to_json()  # type: ignore[no-any-return]
+
+    # snappy is a cname TensorStore takes (zarrox's blosc lacks it), sorted among the others
+    snappy = {"name": "blosc", "configuration": {"cname": "snappy"}}
+    assert parse(snappy, "c") == [snappy]
+    with pytest.raises(SpecError, match=r"c\[0\]\.configuration\.cname: expected one of "):
+        parse({"name": "blosc", "configuration": {"cname": "x"}}, "c")
+    with pytest.raises(SpecError, match="'blosclz', 'lz4', 'lz4hc', 'snappy', 'zlib', 'zstd'"):
+        parse({"name": "blosc", "configuration": {"cname": "x"}}, "c")
+    assert parse({"name": "blosc", "configuration": {"blocksize": 2**40}}, "c")
     for config, message in (
         ({"name": "gzip", "configuration": {"level": 10}}, r"range \[0, 9\], got 10"),
         ({"name": "zstd", "configuration": {"level": 23}}, r"range \[-131072, 22\]"),

@@ -155,7 +155,6 @@ LAYERS: dict[str, int] = {
     "zarrox.tensorstore_spec.units": NODES,
     "zarrox.tensorstore_spec.zarr2": NODES,
     "zarrox.tensorstore_spec.zarr3": NODES,
-    "zarrox.tensorstore_spec.zarr3_codecs": NODES,
     # user API: arrays and groups, their awaitable and dask forms, copying hierarchies
     "zarrox.async_node": USER_OBJECTS,
     "zarrox.array_dask": USER_OBJECTS,

@@ -191,12 +191,22 @@ def test_no_cycle_among_rust_modules() -> None:
 
 def test_codecs_are_grouped_by_kind() -> None:
     """One folder per kind of codec (as the v3 specification sorts them) and one for
-    numcodecs'; the codec folder's own files are what every codec shares."""
+    numcodecs'; the codec folder's own files are what every codec shares, and TensorStore's
+    partial chains (``chain_spec``)."""
     codec = RUST / "codec"
     kinds = {p.name for p in codec.iterdir() if p.is_dir()}
     assert kinds == {"array_to_array", "array_to_bytes", "bytes_to_bytes", "numcodecs"}
     shared = {p.stem for p in codec.glob("*.rs")}
-    assert shared == {"mod", "checksum", "complete", "config", "partial", "registry", "typed"}
+    assert shared == {
+        "mod",
+        "chain_spec",
+        "checksum",
+        "complete",
+        "config",
+        "partial",
+        "registry",
+        "typed",
+    }
 
 
 def test_the_documented_layers_are_these() -> None:

@@ -18,6 +18,7 @@ import zarr
 
 import zarrox
 from zarrox import d
+from zarrox._core import CodecChainSpec
 from zarrox.errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -29,7 +30,6 @@ from zarrox.errors import (
     UnsupportedError,
 )
 from zarrox.storage import resolve_store
-from zarrox.tensorstore_spec.zarr3_codecs import parse_chain
 
 ts = pytest.importorskip("tensorstore")
 
@@ -1098,11 +1098,12 @@ def test_partial_codec_chain_order(codecs: list[Any], error: str) -> None:
     """A ``metadata.codecs`` chain is ordered by the core's rule (the one zarr.json's codecs
     follow), its array -> bytes codec optional."""
     with pytest.raises(SpecError, match=error):
-        parse_chain(codecs, "metadata.codecs")
+        CodecChainSpec.from_json(codecs, "metadata.codecs")
     # without the misplaced codec a partial chain is fine
-    assert parse_chain([_T, "gzip"], "metadata.codecs").to_json() == [_T, {"name": "gzip"}]
+    chain = CodecChainSpec.from_json([_T, "gzip"], "metadata.codecs")
+    assert chain.to_json() == [_T, {"name": "gzip"}]
     with pytest.raises(SpecError, match="missing the array -> bytes codec"):
-        parse_chain([_T, "gzip"], "metadata.codecs", complete=True)
+        CodecChainSpec.from_json([_T, "gzip"], "metadata.codecs", complete=True)
 
 
 def test_stored_zarr_json_is_read_by_the_v3_model(tmp_path: Path) -> None:

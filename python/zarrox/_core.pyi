@@ -420,6 +420,32 @@ class ChunkLayout:
     codec_chunk: ChunkGrid
 
 @final
+class CodecChainSpec:
+    """A partial zarr v3 codec chain, as TensorStore's ``zarr3`` driver takes it."""
+
+    def __new__(cls) -> CodecChainSpec: ...
+    @staticmethod
+    def from_json(value: object, at: str = "codecs", complete: bool = False) -> CodecChainSpec: ...
+    @staticmethod
+    def from_schema_codec(codec: object | None, at: str = "schema") -> CodecChainSpec | None: ...
+    def to_json(self) -> list[dict[str, Any]]: ...
+    @property
+    def has_sharding(self) -> bool: ...
+    def merge(
+        self, other: CodecChainSpec, at: str, strict: bool, rank: int | None = None
+    ) -> CodecChainSpec: ...
+    def decoded_layout(self, rank: int) -> tuple[list[int] | None, list[int] | None, bool]: ...
+    def resolve_new(
+        self,
+        item_size: int,
+        chunk_shape: Sequence[int],
+        read_chunk_shape: Sequence[int],
+        inner_order: Sequence[int] | None = None,
+    ) -> list[dict[str, Any]]: ...
+
+def codecs_with_index_location(codecs: Any) -> Any: ...
+
+@final
 class ArrayHandle:
     """An opened array: reads and writes whole selections in one call."""
 

@@ -12,6 +12,7 @@ mod batch_io;
 mod buffers;
 mod chunk_layout;
 mod codec;
+mod codec_chain_spec;
 mod config;
 mod dtype;
 mod grid;
@@ -48,6 +49,7 @@ pub(crate) fn to_py_err(e: Error) -> PyErr {
         ErrorKind::NotFound => "NodeNotFoundError",
         ErrorKind::Bounds => "BoundsCheckError",
         ErrorKind::Spec => "SpecError",
+        ErrorKind::SpecMismatch => "SpecMismatchError",
         ErrorKind::NegativeStep => "NegativeStepError",
         ErrorKind::InvalidSelection => "VindexInvalidSelectionError",
         ErrorKind::Index => return PyIndexError::new_err(e.message),
@@ -272,6 +274,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     grid::register(m)?;
     index_space::register(m)?;
     chunk_layout::register(m)?;
+    codec_chain_spec::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

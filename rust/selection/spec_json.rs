@@ -46,10 +46,23 @@ pub fn integer(value: &Value, at: &str, lo: i64, hi: i64) -> Result<i64> {
     };
     match n.as_i64().filter(|v| (lo..=hi).contains(v)) {
         Some(v) => Ok(v),
-        None => Err(fail(
-            at,
-            format!("expected an integer in the range [{lo}, {hi}], got {n}"),
-        )),
+        None => {
+            // no bound is written as TensorStore's infinities
+            let lo = if lo == i64::MIN {
+                "-inf".into()
+            } else {
+                lo.to_string()
+            };
+            let hi = if hi == i64::MAX {
+                "+inf".into()
+            } else {
+                hi.to_string()
+            };
+            Err(fail(
+                at,
+                format!("expected an integer in the range [{lo}, {hi}], got {n}"),
+            ))
+        }
     }
 }
 

@@ -5,8 +5,8 @@ an index transform); ``Array.spec()`` gives the spec that reopens an array.
 
 Modules: :mod:`spec` (parsing a spec and the open options), :mod:`kvstore` (kvstores onto
 zarrox stores), :mod:`schema` (schema constraints; chunk layouts and the chunk shapes they
-give are the core's ``_core.ChunkLayout``), :mod:`zarr3`/:mod:`zarr3_codecs`/:mod:`zarr2`
-(the drivers' metadata),
+give are the core's ``_core.ChunkLayout``), :mod:`zarr3`/:mod:`zarr2`
+(the drivers' metadata; partial zarr v3 codec chains are the core's ``_core.CodecChainSpec``),
 :mod:`index_space` (domains, transforms, indexing), :mod:`of_array` (the spec of an array,
 ``Array.spec()``), :mod:`view` (reading and writing through a transform, resizing),
 :mod:`driver` (open modes and context resources).

@@ -2,11 +2,11 @@
 array, and the checks that a stored array matches a spec's constraints.
 
 ``metadata`` is a ``zarr.json`` document whose members are all optional and whose codecs may
-be partial (:mod:`zarr3_codecs`). Creating an array combines it with the schema as
-TensorStore's ``GetNewMetadata`` does (domain, data type, fill value, dimension names and
-units, the chunk shapes chosen from the chunk layout, sharding inserted when read and write
-chunks differ, codec defaults), and the document is written as TensorStore writes it: sorted
-members, no whitespace, no empty ``attributes``.
+be partial (the core's ``CodecChainSpec``, ``codec/chain_spec.rs``). Creating an array
+combines it with the schema as TensorStore's ``GetNewMetadata`` does (domain, data type, fill
+value, dimension names and units, the chunk shapes chosen from the chunk layout, sharding
+inserted when read and write chunks differ, codec defaults), and the document is written as
+TensorStore writes it: sorted members, no whitespace, no empty ``attributes``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrox._core import ChunkLayout
+from zarrox._core import ChunkLayout, CodecChainSpec, codecs_with_index_location
 from zarrox.errors import MetadataError, SpecError, SpecMismatchError, UnsupportedError
 from zarrox.metadata import ArrayMetadataV3
 from zarrox.metadata.chunk_grid import parse_chunk_key_encoding
@@ -54,15 +54,6 @@ from zarrox.tensorstore_spec.schema import (
     creation_dtype,
 )
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
-from zarrox.tensorstore_spec.zarr3_codecs import (
-    DEFAULT_INDEX_LOCATION,
-    Chain,
-    Codec,
-    decoded_layout,
-    merge_chains,
-    parse_chain,
-    resolve_chain,
-)
 
 #: each chunk key encoding as the v3 model reads its name alone (the core's default separator)
 _DEFAULT_ENCODING = {name: parse_chunk_key_encoding(name, "") for name in ("default", "v2")}
@@ -82,7 +73,7 @@ class Zarr3Metadata:
     chunk_key_encoding: dict[str, Any] | None = None
     fill_value: Any = None
     has_fill_value: bool = False
-    codecs: Chain | None = None
+    codecs: CodecChainSpec | None = None
     codecs_json: list[Any] | None = None
     attributes: dict[str, Any] | None = None
     dimension_units: Units | None = None
@@ -185,7 +176,7 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
         meta.has_fill_value = True
     if "codecs" in obj:
         meta.codecs_json = copy.deepcopy(obj["codecs"])
-        meta.codecs = parse_chain(obj["codecs"], member(where, "codecs"))
+        meta.codecs = CodecChainSpec.from_json(obj["codecs"], member(where, "codecs"))
     rank = meta.rank
     if "dimension_names" in obj:
         names = expect_list(obj["dimension_names"], member(where, "dimension_names"))
@@ -239,14 +230,14 @@ def domain_of(meta: Zarr3Metadata) -> IndexDomain:
 
 def read_chunk_shape_of(meta: Zarr3Metadata) -> list[int]:
     assert meta.chunk_shape is not None and meta.codecs is not None
-    layout = decoded_layout(meta.codecs, len(meta.chunk_shape))
-    return layout.read_chunk_shape or list(meta.chunk_shape)
+    _, read_shape, _ = meta.codecs.decoded_layout(len(meta.chunk_shape))
+    return read_shape or list(meta.chunk_shape)
 
 
 def inner_order_of(meta: Zarr3Metadata) -> list[int]:
     assert meta.chunk_shape is not None and meta.codecs is not None
     rank = len(meta.chunk_shape)
-    return decoded_layout(meta.codecs, rank).inner_order or list(range(rank))
+    return meta.codecs.decoded_layout(rank)[0] or list(range(rank))
 
 
 def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
@@ -260,7 +251,7 @@ def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
             "read_chunk": {"shape": read_chunk_shape_of(meta)},
             "write_chunk": {"shape": list(meta.chunk_shape)},
         },
-        "codec": {"codecs": _resolved_spec_json(meta.codecs_json), "driver": "zarr3"},
+        "codec": {"codecs": codecs_with_index_location(meta.codecs_json), "driver": "zarr3"},
         "domain": domain_of(meta).to_json(),
         "dtype": ts_dtype_name(meta),
         "fill_value": fill_value_to_json(meta.fill_value, meta.data_type),
@@ -271,35 +262,9 @@ def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
     return out
 
 
-def _resolved_spec_json(codecs: Any) -> Any:
-    """Stored codecs as TensorStore reports them in a schema: a sharding codec states its
-    (default) ``index_location``."""
-    out = copy.deepcopy(codecs)
-    for codec in out or []:
-        if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
-            config = codec.setdefault("configuration", {})
-            config.setdefault("index_location", DEFAULT_INDEX_LOCATION)
-            config["codecs"] = _resolved_spec_json(config.get("codecs"))
-    return out
-
-
 # --------------------------------------------------------------------------------------------
 # Creating: the metadata TensorStore writes
 # --------------------------------------------------------------------------------------------
-
-
-def _codec_chain_of_schema(schema: Schema, where: str) -> Chain | None:
-    if schema.codec is None:
-        return None
-    at = member(where, "codec")
-    obj = dict(schema.codec)
-    driver = obj.pop("driver", "zarr3")
-    if driver != "zarr3":
-        raise fail(member(at, "driver"), f'expected "zarr3" for the zarr3 driver, got {driver!r}')
-    check_members(obj, ("codecs",), at)
-    if "codecs" not in obj:
-        return None
-    return parse_chain(obj["codecs"], member(at, "codecs"))
 
 
 def _check_rank(rank: int | None, other: int | None, where: str) -> int | None:
@@ -382,12 +347,10 @@ def _new_codecs(
     chains of the metadata and the schema and the chunk layout: sharding is inserted when
     read chunks differ from write chunks."""
     rank = len(shape)
-    schema_chain = _codec_chain_of_schema(schema, "schema")
-    chain: Chain | None = meta.codecs
-    if chain is not None and schema_chain is not None:
-        chain = merge_chains(chain, schema_chain, "codecs", strict=False, rank=rank)
-    elif schema_chain is not None:
-        chain = schema_chain
+    schema_chain = CodecChainSpec.from_schema_codec(schema.codec, "schema")
+    chain = meta.codecs or schema_chain
+    if meta.codecs is not None and schema_chain is not None:
+        chain = meta.codecs.merge(schema_chain, "codecs", strict=False, rank=rank)
     layout = schema.chunk_layout or ChunkLayout()
     layout = layout.merge(_layout_from_metadata(meta, rank), "chunk_layout")
     if layout.grid_origin is not None and any(
@@ -398,7 +361,7 @@ def _new_codecs(
             "chunk_layout.grid_origin", f"zarr arrays have grid origin 0, got {layout.grid_origin}"
         )
     # A chain without sharding decodes whole chunks: read chunks are write chunks.
-    unsharded = meta.codecs is not None and meta.codecs.sharding is None
+    unsharded = meta.codecs is not None and not meta.codecs.has_sharding
     read_shape, write_shape = layout.choose_read_write_chunk_shapes(shape, unsharded)
     if unsharded and read_shape != write_shape:
         raise fail(
@@ -406,17 +369,9 @@ def _new_codecs(
             f"has no sharding_indexed codec, so read chunks are write chunks, but the chunk "
             f"layout asks for read chunks {read_shape} in write chunks {write_shape}",
         )
-    if read_shape != write_shape and (chain is None or chain.sharding is None):
-        options: dict[str, Any] = {"chunk_shape": list(read_shape)}
-        if chain is not None and chain.codecs:
-            options["codecs"] = chain
-        chain = Chain(array_to_bytes=Codec("sharding_indexed", options))
-    codecs = resolve_chain(
-        chain or Chain(),
-        dtype=dtype,
-        chunk_shape=write_shape,
-        inner_order=layout.inner_order,
-        read_chunk_shape=read_shape,
+    # read chunks smaller than write chunks: sharding added where the chain has none
+    codecs = (chain or CodecChainSpec()).resolve_new(
+        dtype.itemsize, write_shape, read_shape, layout.inner_order
     )
     return codecs, list(write_shape)
 
@@ -425,10 +380,8 @@ def _layout_from_metadata(meta: Zarr3Metadata, rank: int) -> ChunkLayout:
     write = None if meta.chunk_shape is None else list(meta.chunk_shape)
     read, inner_order = None, None
     if meta.codecs is not None:
-        decoded = decoded_layout(meta.codecs, rank)
-        inner_order = decoded.inner_order
-        read = decoded.read_chunk_shape
-        if read is None and decoded.read_is_whole_chunk:
+        inner_order, read, read_is_whole_chunk = meta.codecs.decoded_layout(rank)
+        if read is None and read_is_whole_chunk:
             read = write
     return ChunkLayout(
         rank,
@@ -488,9 +441,7 @@ def validate_metadata(stored: Zarr3Metadata, c: Zarr3Metadata, where: str = "met
         )
     if c.codecs is not None:
         assert stored.codecs is not None
-        merge_chains(
-            stored.codecs, c.codecs, member(where, "codecs"), strict=True, rank=stored.rank
-        )
+        stored.codecs.merge(c.codecs, member(where, "codecs"), strict=True, rank=stored.rank)
     if c.dimension_names is not None and c.dimension_names != (
         stored.dimension_names or [None] * len(c.dimension_names)
     ):
@@ -548,11 +499,11 @@ def validate_schema(stored: Zarr3Metadata, schema: Schema, where: str = "schema"
                 f"{json.dumps(fill_value_to_json(want, stored.data_type))}, the stored array has "
                 f"{json.dumps(fill_value_to_json(stored.fill_value, stored.data_type))}"
             )
-    chain = _codec_chain_of_schema(schema, where)
+    chain = CodecChainSpec.from_schema_codec(schema.codec, where)
     if chain is not None:
         assert stored.codecs is not None
         try:
-            merge_chains(stored.codecs, chain, member(where, "codec"), strict=False, rank=rank)
+            stored.codecs.merge(chain, member(where, "codec"), strict=False, rank=rank)
         except SpecError as e:
             raise SpecMismatchError(
                 f"codec from metadata does not match codec in schema: {e}"
@@ -632,7 +583,7 @@ def from_model(model: ArrayMetadataV3, doc: Mapping[str, Any], where: str) -> Za
         chunk_key_encoding=copy.deepcopy(model.chunk_key_encoding),
         fill_value=model.fill_value,
         has_fill_value=True,
-        codecs=parse_chain(doc["codecs"], f"{where}.codecs", complete=True),
+        codecs=CodecChainSpec.from_json(doc["codecs"], f"{where}.codecs", complete=True),
         codecs_json=copy.deepcopy(doc["codecs"]),
         attributes=attributes,
         dimension_units=units,
