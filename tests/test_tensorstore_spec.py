@@ -1106,6 +1106,26 @@ def test_partial_codec_chain_order(codecs: list[Any], error: str) -> None:
         CodecChainSpec.from_json([_T, "gzip"], "metadata.codecs", complete=True)
 
 
+def test_partial_codec_chains_are_values() -> None:
+    """A chain (the core's ``CodecChainSpec``) compares, copies and pickles by its JSON; a
+    constraint that does not merge is a SpecMismatchError naming the codec."""
+    chain = CodecChainSpec.from_json(["bytes", {"name": "gzip", "configuration": {"level": 1}}])
+    assert pickle.loads(pickle.dumps(chain)) == chain == copy.deepcopy(chain)
+    assert CodecChainSpec() == CodecChainSpec.from_json([]) != chain
+    other = CodecChainSpec.from_json(["gzip"])
+    assert chain.merge(other, "codecs", strict=True) == chain
+    with pytest.raises(SpecMismatchError, match=r'^codecs\[0\]: .*incompatible "level": 1 vs 2'):
+        chain.merge(
+            CodecChainSpec.from_json(["bytes", {"name": "gzip", "configuration": {"level": 2}}]),
+            "codecs",
+            strict=True,
+        )
+    assert CodecChainSpec.from_schema_codec(None) is None
+    assert CodecChainSpec.from_schema_codec({"driver": "zarr3"}) is None
+    with pytest.raises(SpecError, match=r"schema\.codec\.driver: expected \"zarr3\""):
+        CodecChainSpec.from_schema_codec({"driver": "zarr"})
+
+
 def test_stored_zarr_json_is_read_by_the_v3_model(tmp_path: Path) -> None:
     """The stored ``zarr.json`` an opened spec is checked against is read as zarrox reads
     it (ArrayMetadataV3): its dimension units come out of the attributes, its faults are

@@ -143,11 +143,22 @@ fn invert(perm: &[usize]) -> Vec<usize> {
     inv
 }
 
+/// `0..rank`, allocated fallibly (the rank is the caller's).
+fn identity(rank: usize) -> Result<Vec<usize>> {
+    let mut out = crate::alloc::with_capacity(rank)?;
+    out.extend(0..rank);
+    Ok(out)
+}
+
 /// A transpose `order` (`"C"`, `"F"` or a permutation) for `rank` dimensions.
-fn resolve_order(order: &Value, rank: usize) -> Vec<usize> {
-    match order.as_str() {
-        Some("C") => (0..rank).collect(),
-        Some("F") => (0..rank).rev().collect(),
+fn resolve_order(order: &Value, rank: usize) -> Result<Vec<usize>> {
+    Ok(match order.as_str() {
+        Some("C") => identity(rank)?,
+        Some("F") => {
+            let mut out = identity(rank)?;
+            out.reverse();
+            out
+        }
         _ => order
             .as_array()
             .map(|a| {
@@ -157,7 +168,7 @@ fn resolve_order(order: &Value, rank: usize) -> Vec<usize> {
                     .collect()
             })
             .unwrap_or_default(),
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -536,7 +547,7 @@ impl CodecSpec {
                     Opt::Chain(a.merge(b, &member(at, key), strict, rank)?)
                 }
                 (Opt::Json(a), Opt::Json(b), Some(rank)) if key == "order" => {
-                    if resolve_order(a, rank) != resolve_order(b, rank) {
+                    if resolve_order(a, rank)? != resolve_order(b, rank)? {
                         return Err(fail(format!(
                             "incompatible \"{key}\": {} vs {}",
                             repr(a),
@@ -674,9 +685,9 @@ impl ChainSpec {
     /// What the chain says of the chunks it decodes, for `rank` dimensions.
     pub fn decoded_layout(&self, rank: usize) -> Result<DecodedLayout> {
         // encoded dimension i is decoded dimension perm[i]
-        let mut perm: Vec<usize> = (0..rank).collect();
+        let mut perm = identity(rank)?;
         for c in self.array_to_array.iter().filter(|c| c.name == "transpose") {
-            let order = resolve_order(c.json("order").unwrap_or(&Value::Null), rank);
+            let order = resolve_order(c.json("order").unwrap_or(&Value::Null), rank)?;
             if order.len() != rank {
                 return Err(fail(
                     "codecs",
@@ -805,7 +816,7 @@ impl ChainSpec {
                 out.push(c.to_json());
                 continue;
             }
-            let perm = resolve_order(c.json("order").unwrap_or(&Value::Null), rank);
+            let perm = resolve_order(c.json("order").unwrap_or(&Value::Null), rank)?;
             let perm_at = member(&item(at, i), "configuration.order");
             if perm.len() != rank {
                 let n = perm.len();
@@ -1235,6 +1246,12 @@ mod tests {
             err.unwrap_err().message,
             "codecs: sharding chunk_shape [2] does not have rank 2"
         );
+        // a rank no array has is refused, not allocated
+        let c = json!([t(json!("C"))]);
+        let err = parse(c.clone()).decoded_layout(usize::MAX).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Memory);
+        let err = parse(c.clone()).merge(&parse(c), "w", true, Some(usize::MAX));
+        assert_eq!(err.unwrap_err().kind, ErrorKind::Memory);
     }
 
     fn resolve(v: Value, c: Chunks<'_>) -> Result<Value> {
