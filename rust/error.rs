@@ -10,6 +10,8 @@ pub enum ErrorKind {
     Metadata,
     /// A codec, data type or feature that this build does not support.
     Unsupported,
+    /// A codec of a chain that zarrox does not know (`UnknownCodecError`).
+    UnknownCodec,
     /// Stored bytes could not be decoded (truncated, corrupt, wrong size).
     Corrupt,
     /// A checksum did not match.

@@ -199,6 +199,7 @@ def test_codecs_are_grouped_by_kind() -> None:
     shared = {p.stem for p in codec.glob("*.rs")}
     assert shared == {
         "mod",
+        "chain_rules",
         "chain_spec",
         "checksum",
         "complete",

@@ -110,6 +110,20 @@ def codec_order_problem(kinds: list[str]) -> tuple[str, int] | None:
     """What is wrong with the order of a chain of codecs of these kinds: ``(problem,
     index)`` (index -1 for the whole chain), or None."""
 
+def codec_chain(
+    codecs: object,
+    data_type: dict[str, Any],
+    chunks: tuple[int | None, list[int] | None],
+    at: str,
+    fill: bool,
+    form: str,
+    numeric: Callable[..., tuple[dict[str, Any], dict[str, Any] | None]],
+) -> list[dict[str, Any]]:
+    """The codec chain ``codecs`` checked against chunks of the data type whose facts
+    ``data_type`` gives and ``(ndim, chunk_shape)``, completed with ``fill``, in ``form``
+    (``"json"``, ``"normalized"``, ``"core"``); messages start with ``at``. ``numeric`` gives
+    ``scale_offset``'s and ``cast_value``'s configurations."""
+
 def transpose_is_permutation(order: list[int], ndim: int) -> bool:
     """Whether ``order`` is a permutation of ``range(ndim)`` (the transpose codec's rule)."""
 

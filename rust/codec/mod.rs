@@ -5,6 +5,7 @@
 pub mod array_to_array;
 pub mod array_to_bytes;
 pub mod bytes_to_bytes;
+pub mod chain_rules;
 pub mod chain_spec;
 pub mod checksum;
 pub mod complete;

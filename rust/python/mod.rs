@@ -12,6 +12,7 @@ mod batch_io;
 mod buffers;
 mod chunk_layout;
 mod codec;
+mod codec_chain;
 mod codec_chain_spec;
 mod config;
 mod dtype;
@@ -39,6 +40,7 @@ pub(crate) fn to_py_err(e: Error) -> PyErr {
     let class = match e.kind {
         ErrorKind::Metadata => "MetadataError",
         ErrorKind::Unsupported => "UnsupportedError",
+        ErrorKind::UnknownCodec => "UnknownCodecError",
         ErrorKind::Corrupt => "CorruptChunkError",
         ErrorKind::Checksum => "ChecksumError",
         ErrorKind::Store => "StoreError",
@@ -270,6 +272,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(many::write_many, m)?)?;
     m.add_function(wrap_pyfunction!(many::write_many_async, m)?)?;
     config::register(m)?;
+    codec_chain::register(m)?;
     dtype::register(m)?;
     grid::register(m)?;
     index_space::register(m)?;
