@@ -160,6 +160,9 @@ pub trait Host {
     fn repr(&self, value: &Value, path: &Path) -> String;
     /// The name of `value`'s Python type.
     fn type_name(&self, value: &Value, path: &Path) -> String;
+    /// A configuration (at `path`) as the JSON its codec reads, or why it is
+    /// not JSON.
+    fn config_json(&self, value: &Value, path: &Path) -> std::result::Result<Value, String>;
     /// The configuration of a `scale_offset` or `cast_value` codec in the
     /// chain's form, and the data type of the chunks it encodes to when that
     /// changes (`cast_value`).
@@ -627,7 +630,12 @@ impl<H: Host> Rules<'_, '_, H> {
     /// The codec's complete configuration as its Rust codec defines it, or
     /// its error prefixed with where.
     fn complete(&self, ctx: &Ctx<'_>, name: &str, item_size: usize) -> Result<Members> {
-        let codec = serde_json::json!({"name": name, "configuration": self.split.config});
+        let config = self.host.config_json(&self.split.config, &self.split.path);
+        let config = config.map_err(|e| {
+            let name = self.host.repr(&name.into(), &None);
+            ctx.err(format!("{}.configuration: codec {name}: {e}", self.label))
+        })?;
+        let codec = serde_json::json!({"name": name, "configuration": config});
         complete_config(&codec, item_size)
             .map_err(|e| Error::new(e.kind, format!("{}{}: {}", ctx.at, self.label, e.message)))
     }
@@ -994,6 +1002,9 @@ mod tests {
         }
         fn type_name(&self, _: &Value, _: &Path) -> String {
             "x".into()
+        }
+        fn config_json(&self, value: &Value, _: &Path) -> std::result::Result<Value, String> {
+            Ok(value.clone())
         }
         fn numeric(&self, codec: NumericCodec<'_>) -> Result<(Value, Option<DataFacts>)> {
             Ok((codec.config.clone(), None))

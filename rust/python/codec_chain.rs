@@ -22,6 +22,8 @@ struct PyHost<'py> {
     codecs: Bound<'py, PyAny>,
     numeric: Bound<'py, PyAny>,
     copy_json: Bound<'py, PyAny>,
+    /// `json.dumps` and its `default` (`_checks.json_scalar`).
+    dumps: (Bound<'py, PyAny>, Bound<'py, PyAny>),
     /// The exception the Python side raised, raised again once the rules stop.
     raised: RefCell<Option<PyErr>>,
 }
@@ -147,6 +149,21 @@ impl Host for PyHost<'_> {
         .to_string()
     }
 
+    fn config_json(&self, value: &Value, path: &Path) -> std::result::Result<Value, String> {
+        let py = self.codecs.py();
+        let text = self.object(value, path).and_then(|obj| {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("default", &self.dumps.1)?;
+            kwargs.set_item("allow_nan", false)?;
+            self.dumps
+                .0
+                .call((obj,), Some(&kwargs))?
+                .extract::<String>()
+        });
+        let text = text.map_err(|e| e.value(py).to_string())?;
+        serde_json::from_str(&text).map_err(|e| e.to_string())
+    }
+
     fn numeric(&self, codec: NumericCodec<'_>) -> Result<(Py<PyAny>, Option<DataFacts>)> {
         let call = || -> PyResult<(Py<PyAny>, Option<Value>)> {
             let form = match codec.form {
@@ -225,10 +242,15 @@ fn codec_chain<'py>(
     let facts = DataFacts::from_json(&to_value(data_type, "data_type")?).map_err(to_py_err)?;
     let form = Form::from_name(form)
         .ok_or_else(|| to_py_err(Error::new(crate::error::ErrorKind::Value, "unknown form")))?;
+    let checks = py.import("zarrox.metadata._checks")?;
     let host = PyHost {
         codecs: codecs.clone(),
         numeric: numeric.clone(),
-        copy_json: py.import("zarrox.metadata._checks")?.getattr("copy_json")?,
+        copy_json: checks.getattr("copy_json")?,
+        dumps: (
+            py.import("json")?.getattr("dumps")?,
+            checks.getattr("json_scalar")?,
+        ),
         raised: RefCell::new(None),
     };
     let (ndim, chunk_shape) = chunks;
