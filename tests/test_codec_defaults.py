@@ -475,11 +475,18 @@ def test_registry_codec_configuration_errors(codec: dict[str, Any], match: str) 
         complete(codec)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_bitround_mantissa_bits_are_numpys(dtype: str) -> None:
-    assert _core.bitround_mantissa_bits(dtype) == np.finfo(dtype).nmant
-    assert _core.bitround_mantissa_bits("bfloat16") == 7
-    assert _core.bitround_mantissa_bits("int32") is None
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
+def test_bitround_rounds_numpys_mantissa_bits(dtype: str) -> None:
+    """The core form of bitround tells the codec the mantissa bits of the float format (none
+    for integers, whose low bits it rounds)."""
+    chain = [{"name": "bitround", "configuration": {"keepbits": 3}}, "bytes"]
+    (core, _) = normalize_codecs(chain, dtype=dtype, ndim=1, form="core")
+    bits = np.finfo(dtype).nmant if dtype.startswith("float") else None
+    assert core["configuration"] == {
+        "keepbits": 3,
+        "component_size": np.dtype(dtype).itemsize,
+        "mantissa_bits": bits,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,22 +533,31 @@ def test_the_python_tables_are_the_registrys() -> None:
 
 
 def test_the_order_of_a_chain_is_the_registrys() -> None:
-    a2a, a2b, b2b = "array->array", "array->bytes", "bytes->bytes"
-    assert _core.codec_order_problem([a2a, a2b, b2b, b2b]) is None
-    assert _core.codec_order_problem([]) == ("no array->bytes", -1)
-    assert _core.codec_order_problem([b2b, a2b, a2b]) == ("several array->bytes", -1)
-    assert _core.codec_order_problem([a2b, a2a]) == ("array->array after", 1)
-    assert _core.codec_order_problem([a2a, b2b, a2b]) == ("bytes->bytes before", 1)
-    with pytest.raises(ValueError, match="unknown codec kind"):
-        _core.codec_order_problem(["array"])
+    def problem(chain: list[Any]) -> str:
+        with pytest.raises(MetadataError) as e:
+            normalize_codecs(chain, dtype="int8", ndim=1)
+        return str(e.value)
+
+    transpose = {"name": "transpose", "configuration": {"order": [0]}}
+    assert normalize_codecs([transpose, "bytes", "gzip", "crc32c"], dtype="int8", ndim=1)
+    assert "exactly one array->bytes codec" in problem(["gzip"])
+    assert "found ['bytes', 'bytes']" in problem(["bytes", "bytes"])
+    assert problem(["bytes", transpose]).startswith(
+        "codecs[1]: array->array codec 'transpose' must come before"
+    )
     with pytest.raises(MetadataError, match=r"codecs\[0\]: bytes->bytes codec 'crc32c' must come"):
         normalize_codecs(["crc32c", "gzip", "bytes"], dtype="int8", ndim=1)
 
 
 def test_the_array_dependent_rules_are_the_codecs() -> None:
-    assert _core.transpose_is_permutation([2, 0, 1], 3)
-    for order, ndim in (([0, 0], 2), ([0, 1], 3), ([-1, 0], 2), ([2**70, 0], 2)):
-        assert not _core.transpose_is_permutation(order, ndim)
+    def order(value: list[int], ndim: int) -> list[int]:
+        chain = [{"name": "transpose", "configuration": {"order": value}}, "bytes"]
+        return normalize_codecs(chain, dtype="int8", ndim=ndim)[0]["configuration"]["order"]
+
+    assert order([2, 0, 1], 3) == [2, 0, 1]
+    for value, ndim in (([0, 0], 2), ([0, 1], 3), ([-1, 0], 2)):
+        with pytest.raises(MetadataError, match="is not a permutation"):
+            order(value, ndim)
     assert _core.chunks_per_shard([8, 6], [2, 3]) == [4, 2]
     assert _core.chunks_per_shard([2**70], [2**69]) == [2]
     for shard, inner in (([8, 6], [3, 3]), ([8], [2, 2]), ([8], [0]), ([-8], [2])):

@@ -106,10 +106,6 @@ def codec_registry() -> str:
     ranges), numcodecs members and v2 id, nullable members, whether its encoded size is
     fixed, how zarr-python writes it and the members TensorStore takes."""
 
-def codec_order_problem(kinds: list[str]) -> tuple[str, int] | None:
-    """What is wrong with the order of a chain of codecs of these kinds: ``(problem,
-    index)`` (index -1 for the whole chain), or None."""
-
 def codec_chain(
     codecs: object,
     data_type: dict[str, Any],
@@ -124,22 +120,9 @@ def codec_chain(
     (``"json"``, ``"normalized"``, ``"core"``); messages start with ``at``. ``numeric`` gives
     ``scale_offset``'s and ``cast_value``'s configurations."""
 
-def transpose_is_permutation(order: list[int], ndim: int) -> bool:
-    """Whether ``order`` is a permutation of ``range(ndim)`` (the transpose codec's rule)."""
-
 def chunks_per_shard(shard_shape: list[int], inner_shape: list[int]) -> list[int] | None:
     """The inner chunks per shard along each dimension, or None unless the inner chunk shape
     has the shard's dimensions and divides it (the sharding codec's rule)."""
-
-def bitround_mantissa_bits(float_format: str) -> int | None:
-    """The mantissa bits the ``bitround`` codec rounds in a float format, or None."""
-
-def reshape_output_shape(
-    shape_json: str, input: list[int] | None = None, ndim: int | None = None
-) -> list[int] | None:
-    """The chunk shape the ``reshape`` codec with configuration ``shape`` (JSON) encodes
-    chunks of ``input`` to (None: ``input`` not known, the entries checked alone);
-    MetadataError when the shape is malformed or does not fit."""
 
 def chunk_key_encoding(name: str, configuration: str) -> str:
     """The complete v3 ``chunk_key_encoding`` (JSON) of a name and configuration (JSON)."""

@@ -43,33 +43,9 @@ fn codec_registry() -> String {
     crate::codec::registry::registry_json().to_string()
 }
 
-/// What is wrong with the order of a chain of codecs of these kinds
-/// (`"array->array"`...): `(problem, index)` (index -1 for the whole chain),
-/// or None when the order is right.
-#[pyfunction]
-fn codec_order_problem(kinds: Vec<String>) -> PyResult<Option<(&'static str, i64)>> {
-    use crate::codec::registry::{check_order, Kind};
-    let kinds = kinds
-        .iter()
-        .map(|k| {
-            Kind::from_name(k).ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err(format!("unknown codec kind '{k}'"))
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(check_order(&kinds).map(|p| p.parts()))
-}
-
 /// Python integers as `T`, or `None` where one is not (negative, too large).
 fn ints<T: for<'a, 'py> FromPyObject<'a, 'py>>(values: &[Bound<'_, PyAny>]) -> Option<Vec<T>> {
     values.iter().map(|v| v.extract().ok()).collect()
-}
-
-/// Whether `order` is a permutation of `range(ndim)` (the transpose codec's rule).
-#[pyfunction]
-fn transpose_is_permutation(order: Vec<Bound<'_, PyAny>>, ndim: usize) -> bool {
-    ints::<usize>(&order)
-        .is_some_and(|o| crate::codec::array_to_array::transpose::is_permutation(&o, ndim))
 }
 
 /// The inner chunks per shard along each dimension, or None unless the inner
@@ -84,29 +60,6 @@ fn chunks_per_shard(
         &ints(&shard_shape)?,
         &ints(&inner_shape)?,
     )
-}
-
-/// The bits of the mantissa the `bitround` codec rounds in a float format
-/// (`"float32"`, `"bfloat16"`...), or `None` for a format it does not round.
-#[pyfunction]
-fn bitround_mantissa_bits(float_format: &str) -> Option<u32> {
-    crate::codec::array_to_array::bitround::mantissa_bits(float_format)
-}
-
-/// The chunk shape the `reshape` codec whose configuration member `shape`
-/// is `shape_json` (JSON) encodes chunks of shape `input` to; with `input`
-/// None, the entries checked alone (against `ndim` input dimensions when
-/// known) and None. A MetadataError says what is wrong (naming no codec).
-#[pyfunction]
-#[pyo3(signature = (shape_json, input=None, ndim=None))]
-fn reshape_output_shape(
-    shape_json: &str,
-    input: Option<Vec<usize>>,
-    ndim: Option<usize>,
-) -> PyResult<Option<Vec<usize>>> {
-    let shape = parse(shape_json).map_err(to_py_err)?;
-    crate::codec::array_to_array::reshape::output_shape(Some(&shape), input.as_deref(), ndim)
-        .map_err(to_py_err)
 }
 
 /// The complete v3 `chunk_key_encoding` (JSON) of a name and configuration
@@ -133,11 +86,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codec_configuration, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_key_encoding, m)?)?;
     m.add_function(wrap_pyfunction!(numcodecs_members, m)?)?;
-    m.add_function(wrap_pyfunction!(bitround_mantissa_bits, m)?)?;
-    m.add_function(wrap_pyfunction!(reshape_output_shape, m)?)?;
     m.add_function(wrap_pyfunction!(codec_registry, m)?)?;
-    m.add_function(wrap_pyfunction!(codec_order_problem, m)?)?;
-    m.add_function(wrap_pyfunction!(transpose_is_permutation, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_per_shard, m)?)?;
     Ok(())
 }
