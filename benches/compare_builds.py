@@ -5,6 +5,8 @@ read-all, one chunk, chunk by chunk, write-all and partial writes (64 16^3 block
 benches/RESULTS.md compares an engine change with the build before it. ``--pipeline DIR``
 runs the same layouts and cases through zarr-python (``zarr.create_array``) with zarrox as its
 codec pipeline: what a change of the Python layer costs or saves the drop-in backend.
+``--metadata`` times opening and creating arrays (regular, sharded, rectilinear, and a
+TensorStore spec), the work of the metadata layer.
 
 Each build is a directory holding a ``zarrox`` package with its ``_core`` extension (put on
 ``PYTHONPATH`` in the worker processes). Workers alternate between the builds, ``--rounds``
@@ -190,6 +192,46 @@ print(json.dumps(out))
 )
 
 
+#: ``--metadata``: what opening and creating arrays costs, the work of the metadata layer (the
+#: codec chain rules, the chunk grids, TensorStore's partial chains) more than of the engine.
+METADATA_WORKER = (
+    FASTEST
+    + r"""
+import json
+import zarrox
+from zarrox.tensorstore_spec.driver import open_spec
+
+s = zarrox.MemoryStore()
+zstd = [{"name": "zstd", "configuration": {"level": 1}}]
+def create_sharded():
+    zarrox.create_array(s, name="sh", shape=(4096, 4096), dtype="float32", chunks=(64, 64),
+                        shards=(512, 512), compressors=zstd, overwrite=True)
+def create_plain():
+    zarrox.create_array(s, name="pl", shape=(4096, 4096), dtype="uint16", chunks=(256, 256),
+                        overwrite=True)
+def create_rectilinear():
+    zarrox.create_array(s, name="rc", shape=(100, 60), dtype="int32",
+                        chunks=[[10, 20, 30, 40], 6], overwrite=True)
+sharding = {"name": "sharding_indexed",
+            "configuration": {"chunk_shape": [50, 50], "codecs": ["bytes", "zstd"]}}
+spec = {"driver": "zarr3", "kvstore": {"driver": "memory"}, "create": True,
+        "metadata": {"shape": [1000, 1000], "data_type": "float32", "codecs": [sharding],
+                     "chunk_grid": {"name": "regular",
+                                    "configuration": {"chunk_shape": [500, 500]}}}}
+create_sharded(); create_plain(); create_rectilinear()
+cases = {
+    "create sharded": create_sharded,
+    "create plain": create_plain,
+    "create rectilinear": create_rectilinear,
+    "open sharded": lambda: zarrox.open_array(s, path="sh", mode="r"),
+    "open rectilinear": lambda: zarrox.open_array(s, path="rc", mode="r"),
+    "tensorstore spec create": lambda: open_spec(spec),
+}
+print(json.dumps({name: fastest(f, 30) for name, f in cases.items()}))
+"""
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("a", help="directory with the first build's zarrox package")
@@ -203,8 +245,13 @@ def main() -> None:
         metavar="DIR",
         help="compare as zarr-python's codec pipeline on local directories under DIR",
     )
+    parser.add_argument(
+        "--metadata", action="store_true", help="compare opening and creating arrays in memory"
+    )
     args = parser.parse_args()
-    if args.pipeline:
+    if args.metadata:
+        worker = [METADATA_WORKER]
+    elif args.pipeline:
         worker = [LOCAL_WORKER, args.pipeline, "pipeline"]
     else:
         worker = [LOCAL_WORKER, args.local, "zarrox"] if args.local else [WORKER]

@@ -413,3 +413,37 @@ def test_bench_references_quick_smoke() -> None:
         for impl in impls:
             assert any(re.match(rf"{op} +{impl} +\d+\.\d+ +\d+ +\d", ln) for ln in lines), context
     assert "chunks of t2m: 32" in out, context
+
+
+def test_compare_builds_metadata_smoke() -> None:
+    """compare_builds.py --metadata with the zarrox under test as both builds: every case is
+    timed in both and given a ratio."""
+    import zarrox
+
+    build = str(Path(zarrox.__file__).resolve().parent.parent)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCHES / "compare_builds.py"),
+            build,
+            build,
+            "--metadata",
+            "--rounds",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = {line[:40].strip(): line.split() for line in proc.stdout.splitlines()[1:-1]}
+    assert set(rows) == {
+        "create sharded",
+        "create plain",
+        "create rectilinear",
+        "open sharded",
+        "open rectilinear",
+        "tensorstore spec create",
+    }
+    assert all(float(row[-1]) > 0 for row in rows.values())
+    assert "geometric mean b / a" in proc.stdout
