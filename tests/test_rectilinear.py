@@ -453,6 +453,8 @@ def test_grid_object_answers_copies_and_pickles() -> None:
         assert other == grid and hash(other) == hash(grid)
     assert grid != RectilinearGrid([4, [3, 3, 2, 5]])
     assert grid == RectilinearGrid([4, [[3, 2], [2, 2], 5]])
+    assert grid.dims == (4, ((3, 2), (2, 2), (5, 1)))
+    assert RectilinearGrid.from_edges([4, [3, 3, 2, 2, 5]]) == grid
     with pytest.raises(IndexError):
         grid.chunk(1, 5)
     with pytest.raises(IndexError):

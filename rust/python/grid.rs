@@ -53,6 +53,27 @@ impl PyRectilinearGrid {
         dims.map(Self).map_err(to_py_err)
     }
 
+    /// From steps and explicit edge lists (the constructor's forms).
+    #[staticmethod]
+    fn from_edges(dims: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Self::new(dims)
+    }
+
+    /// Per dimension a step (an integer) or its runs as `(edge, count)`
+    /// pairs.
+    #[getter]
+    fn dims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let dim = |g: &DimGrid| -> PyResult<Bound<'py, PyAny>> {
+            Ok(match g {
+                DimGrid::Regular(step) => step.into_pyobject(py)?.into_any(),
+                DimGrid::Rectilinear { runs, .. } => {
+                    PyTuple::new(py, runs.iter().map(|r| (r.edge, r.count)))?.into_any()
+                }
+            })
+        };
+        PyTuple::new(py, self.0.iter().map(dim).collect::<PyResult<Vec<_>>>()?)
+    }
+
     /// A `rectilinear` grid's `configuration` from `zarr.json`, checked
     /// against the array's `shape`; a MetadataError starts with `prefix`.
     #[staticmethod]
