@@ -48,13 +48,19 @@ pub enum Form {
 }
 
 impl Form {
-    pub fn from_name(name: &str) -> Option<Form> {
-        match name {
-            "json" => Some(Form::Json),
-            "normalized" => Some(Form::Normalized),
-            "core" => Some(Form::Core),
-            _ => None,
+    /// Its name: `"json"`, `"normalized"` or `"core"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Json => "json",
+            Form::Normalized => "normalized",
+            Form::Core => "core",
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<Form> {
+        [Form::Json, Form::Normalized, Form::Core]
+            .into_iter()
+            .find(|f| f.name() == name)
     }
 }
 
@@ -281,7 +287,7 @@ fn process_chain<H: Host>(
             continue_unknown(&ctx, split, &item_label, host, &mut out)?;
             continue;
         };
-        let config = if name.starts_with("numcodecs.") {
+        let config = if entry.is_numcodecs() {
             Config::Given(split.config.clone(), split.path.clone())
         } else {
             check_codec(host, &mut ctx, &split, &item_label)?
@@ -400,7 +406,7 @@ fn known<H: Host>(
     host: &H,
 ) -> Result<Option<&'static registry::Codec>> {
     let name = split.name;
-    let entry = registry::lookup(name).filter(|e| !name.starts_with("numcodecs.") || e.decodes());
+    let entry = registry::lookup(name).filter(|e| e.implemented());
     if let Some(e) = entry {
         if ctx.index && !e.fixed_size {
             let fixed: Vec<&str> = sorted(registry::CODECS.iter().filter(|c| c.fixed_size));
@@ -437,13 +443,9 @@ fn continue_unknown<C, H: Host>(
         }
         return Ok(());
     }
-    let ours = sorted(
-        registry::CODECS
-            .iter()
-            .filter(|c| !c.name.starts_with("numcodecs.")),
-    );
+    let ours = sorted(registry::CODECS.iter().filter(|c| !c.is_numcodecs()));
     let mut ids: Vec<&str> = (registry::CODECS.iter())
-        .filter(|c| c.decodes())
+        .filter(|c| c.is_numcodecs() && c.implemented())
         .filter_map(|c| c.name.strip_prefix("numcodecs."))
         .collect();
     ids.sort_unstable();
@@ -482,8 +484,9 @@ fn emit<C>(
 
 /// The array->bytes codecs, as the message of a chain without one lists them.
 fn serializers() -> Vec<&'static str> {
-    let ours = |c: &&registry::Codec| !c.name.starts_with("numcodecs.");
-    let theirs = |c: &&registry::Codec| c.name.starts_with("numcodecs.") && c.decodes();
+    // zarrox's own first, then numcodecs'
+    let ours = |c: &&registry::Codec| !c.is_numcodecs();
+    let theirs = |c: &&registry::Codec| c.is_numcodecs() && c.implemented();
     let all = registry::CODECS.iter();
     (all.clone().filter(ours).chain(all.filter(theirs)))
         .filter(|c| c.kind == Kind::ArrayToBytes)

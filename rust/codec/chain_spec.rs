@@ -252,11 +252,6 @@ fn parse_option(m: &Member, value: &Value, at: &str) -> Result<Opt> {
     Ok(Opt::Json(json))
 }
 
-/// Whether zarrox implements codec `c` (every v3 codec; numcodecs' that decode).
-fn implemented(c: &registry::Codec) -> bool {
-    !c.name.starts_with("numcodecs.") || c.decodes()
-}
-
 impl CodecSpec {
     /// Codec `name` of the registry, with no options.
     fn named(name: &str) -> Result<CodecSpec> {
@@ -294,10 +289,10 @@ impl CodecSpec {
         let empty = Value::Object(Map::new());
         let config = obj.get("configuration").filter(|v| !is_falsy(v));
         let config = object(config.unwrap_or(&empty), &config_at)?;
-        let Some(entry) = registry::lookup(name).filter(|c| implemented(c)) else {
+        let Some(entry) = registry::lookup(name).filter(|c| c.implemented()) else {
             let mut known: Vec<&str> = registry::CODECS
                 .iter()
-                .filter(|c| implemented(c))
+                .filter(|c| c.implemented())
                 .map(|c| c.name)
                 .collect();
             known.sort_unstable();

@@ -146,6 +146,17 @@ impl Codec {
         self.build.is_some()
     }
 
+    /// Whether it is one of numcodecs' codecs (`numcodecs.<id>`).
+    pub fn is_numcodecs(&self) -> bool {
+        self.name.starts_with("numcodecs.")
+    }
+
+    /// Whether a chain may name it: every v3 codec of zarrox's (some only
+    /// complete their configuration) and the numcodecs codecs zarrox builds.
+    pub fn implemented(&self) -> bool {
+        !self.is_numcodecs() || self.decodes()
+    }
+
     /// Build it for chunks of `spec`; `None` when zarrox only completes its
     /// configuration.
     pub(crate) fn build(

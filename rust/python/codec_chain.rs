@@ -166,18 +166,13 @@ impl Host for PyHost<'_> {
 
     fn numeric(&self, codec: NumericCodec<'_>) -> Result<(Py<PyAny>, Option<DataFacts>)> {
         let call = || -> PyResult<(Py<PyAny>, Option<Value>)> {
-            let form = match codec.form {
-                Form::Json => "json",
-                Form::Normalized => "normalized",
-                Form::Core => "core",
-            };
             let args = (
                 codec.name,
                 self.given(codec.config, codec.path)?,
                 self.members(codec.complete)?,
                 (codec.data_type, codec.category),
                 (codec.at, codec.label),
-                (codec.fill, form),
+                (codec.fill, codec.form.name()),
             );
             let out = self.numeric.call1(args)?;
             let (config, facts): (Bound<'_, PyAny>, Bound<'_, PyAny>) = out.extract()?;

@@ -19,13 +19,6 @@ use crate::grid::{ChunkGrid, DimGrid};
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PyRectilinearGrid(Vec<DimGrid>);
 
-fn dims_of(grid: ChunkGrid) -> Vec<DimGrid> {
-    match grid {
-        ChunkGrid::Rectilinear(dims) => dims,
-        regular => regular.dims(),
-    }
-}
-
 impl PyRectilinearGrid {
     fn dim(&self, d: usize) -> PyResult<&DimGrid> {
         self.0.get(d).ok_or_else(|| {
@@ -86,7 +79,7 @@ impl PyRectilinearGrid {
         let grid = to_value(configuration, label)
             .map_err(|_| Error::metadata(format!("{label}: must be JSON")))
             .and_then(|cfg| ChunkGrid::rectilinear_configuration(&cfg, &shape));
-        grid.map(|g| Self(dims_of(g))).map_err(|e| {
+        grid.map(|g| Self(g.dims())).map_err(|e| {
             to_py_err(Error {
                 kind: e.kind,
                 message: format!("{prefix}{}", e.message),
