@@ -5,6 +5,8 @@ or KeyError from inside the parser), and what zarr-python opens, zarrox opens.""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -276,3 +278,48 @@ def test_errors_writing_metadata_name_the_node() -> None:
             a.attrs["x"] = object()
         with pytest.raises(ValueError, match=f"array '{NODE}{fmt}': new shape"):
             a.resize(2**64)
+
+
+DEEP_ARGUMENTS = r"""
+import json, sys
+import zarrox
+
+def deep(n):
+    value = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+looped = {"name": "bytes"}
+looped["configuration"] = looped
+calls = {
+    "deep codecs": lambda: zarrox.create_array({}, shape=(4,), dtype="i4", codecs=deep(100_000)),
+    "looped codec": lambda: zarrox.create_array({}, shape=(4,), dtype="i4", codecs=[looped]),
+    "deep grid": lambda: zarrox._core.RectilinearGrid([deep(100_000)]),
+}
+out = {}
+for name, call in calls.items():
+    try:
+        call()
+        out[name] = ["no error", ""]
+    except Exception as e:
+        out[name] = [type(e).__name__, str(e)]
+print(json.dumps(out))
+"""
+
+
+def test_arguments_nested_past_the_json_limit_raise_and_never_crash() -> None:
+    """Codecs and chunk edges given as Python objects nested 100,000 deep, or containing
+    themselves, are a clear error: the core converts Python JSON recursively and stops at
+    serde_json's depth (128) instead of overflowing its stack (which it did). In a child
+    process: a crash must not take pytest down."""
+    proc = subprocess.run(
+        [sys.executable, "-c", DEEP_ARGUMENTS], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out == {
+        "deep codecs": ["SpecError", "codecs: JSON nested more than 128 levels deep"],
+        "looped codec": ["SpecError", "codecs: JSON nested more than 128 levels deep"],
+        "deep grid": ["SpecError", "chunk_shapes: JSON nested more than 128 levels deep"],
+    }

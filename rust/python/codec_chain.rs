@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyMapping, PySequence, PyString, PyTuple};
 use serde_json::{Map, Value};
 
-use super::json::{to_py, to_value};
+use super::json::{check_depth, to_py, to_value};
 use super::to_py_err;
 use crate::codec::chain_rules::{
     process, Chain, CodecOut, Config, DataFacts, Form, Host, NumericCodec, Path, Step,
@@ -193,8 +193,14 @@ impl Host for PyHost<'_> {
 
 /// `obj` as JSON for the rules to check: any mapping an object (its keys
 /// their `str`), what is not JSON (bytes, sets, other objects) a value no
-/// rule takes (a float); messages show the object given.
+/// rule takes (a float); messages show the object given. Past the JSON depth
+/// limit it raises, as `to_value` does.
 fn lenient(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    lenient_at(obj, 0)
+}
+
+fn lenient_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    check_depth("codecs", depth)?;
     if let Ok(value) = to_value(obj, "codecs") {
         return Ok(value);
     }
@@ -202,14 +208,14 @@ fn lenient(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         let mut out = Map::new();
         for item in m.items()?.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            out.insert(k.str()?.to_string(), lenient(&v)?);
+            out.insert(k.str()?.to_string(), lenient_at(&v, depth + 1)?);
         }
         return Ok(Value::Object(out));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let items = obj.try_iter()?;
         return items
-            .map(|i| lenient(&i?))
+            .map(|i| lenient_at(&i?, depth + 1))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }

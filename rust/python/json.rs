@@ -8,9 +8,30 @@ use serde_json::{Map, Number, Value};
 use super::to_py_err;
 use crate::error::Error;
 
+/// How deep a JSON value may nest: serde_json's own limit when it parses
+/// text. A Python object may nest deeper (or contain itself); converting it
+/// recursively would overflow the stack, so past this depth it is an error.
+pub(super) const MAX_DEPTH: usize = 128;
+
 /// A Python JSON value (dicts, lists, tuples, strings, numbers, booleans,
 /// None; numpy scalars and arrays as their Python values) as a serde value.
+/// Values nested deeper than [`MAX_DEPTH`] (and self-containing ones) raise.
 pub(super) fn to_value(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Value> {
+    nested_value(obj, at, 0)
+}
+
+/// An error where `depth` is past [`MAX_DEPTH`].
+pub(super) fn check_depth(at: &str, depth: usize) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(to_py_err(Error::spec(format!(
+            "{at}: JSON nested more than {MAX_DEPTH} levels deep"
+        ))));
+    }
+    Ok(())
+}
+
+fn nested_value(obj: &Bound<'_, PyAny>, at: &str, depth: usize) -> PyResult<Value> {
+    check_depth(at, depth)?;
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -43,19 +64,19 @@ pub(super) fn to_value(obj: &Bound<'_, PyAny>, at: &str) -> PyResult<Value> {
                     k.repr().map(|r| r.to_string()).unwrap_or_default()
                 )))
             })?;
-            out.insert(key.to_str()?.to_string(), to_value(&v, at)?);
+            out.insert(key.to_str()?.to_string(), nested_value(&v, at, depth + 1)?);
         }
         return Ok(Value::Object(out));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let items = obj.try_iter()?;
         return items
-            .map(|item| to_value(&item?, at))
+            .map(|item| nested_value(&item?, at, depth + 1))
             .collect::<PyResult<Vec<_>>>()
             .map(Value::Array);
     }
     if obj.hasattr("tolist")? {
-        return to_value(&obj.call_method0("tolist")?, at);
+        return nested_value(&obj.call_method0("tolist")?, at, depth + 1);
     }
     Err(to_py_err(Error::spec(format!(
         "{at}: expected JSON, got {}",
