@@ -35,6 +35,29 @@ def parse_json(data: bytes | str, where: str) -> Any:
         raise MetadataError(f"{where}invalid JSON: {e}") from None
 
 
+def check_object(doc: object, where: str) -> Mapping[str, Any]:
+    """``doc``, which must be a JSON object: a MetadataError starting with ``where`` otherwise."""
+    if not isinstance(doc, Mapping):
+        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def load_json_object(data: bytes | str, where: str) -> dict[str, Any]:
+    """Decode JSON that must be an object; errors start with ``where``."""
+    doc: dict[str, Any] = parse_json(data, where)
+    check_object(doc, where)
+    return doc
+
+
+def check_zarr_format(doc: Mapping[str, Any], zarr_format: int, where: str) -> None:
+    """``doc`` has the member ``zarr_format``, the integer ``zarr_format`` (v2 and v3)."""
+    if "zarr_format" not in doc:
+        raise MetadataError(f"{where}missing member 'zarr_format'")
+    fmt = doc["zarr_format"]
+    if not is_int(fmt) or fmt != zarr_format:
+        raise MetadataError(f"{where}zarr_format: expected {zarr_format}, got {fmt!r}")
+
+
 def is_text(value: object) -> bool:
     """A string that UTF-8 can encode: no lone surrogates (JSON's ``"\\ud800"`` escapes
     decode to them), so that it can become a store key or go to Rust."""
@@ -52,6 +75,16 @@ def json_scalar(value: object) -> object:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def json_default(obj: object) -> Any:
+    """``json.dumps``' ``default`` for metadata documents: numpy arrays as lists, numpy
+    scalars as the Python values JSON writes."""
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def copy_json(value: T) -> T:
@@ -100,6 +133,16 @@ def int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple
             f"{where}{label}: must be an array of {kind} integers below 2**64, got {value!r}"
         )
     return tuple(int(v) for v in value)
+
+
+def check_chunks_length(
+    chunks: Sequence[int], shape: Sequence[int], label: str, where: str
+) -> None:
+    """The chunk shape given (``label``) has one size per dimension of ``shape``."""
+    if len(chunks) != len(shape):
+        raise MetadataError(
+            f"{where}{label} {list(chunks)} and shape {list(shape)} differ in length"
+        )
 
 
 def stored_chunk_sizes(

@@ -46,9 +46,17 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError, naming_node
-from zarrox.metadata._checks import copy_json, document_where, stored_chunk_sizes
+from zarrox.metadata._checks import (
+    check_chunks_length,
+    check_object,
+    check_zarr_format,
+    copy_json,
+    document_where,
+    json_default,
+    load_json_object,
+    stored_chunk_sizes,
+)
 from zarrox.metadata._checks import int_tuple as _int_tuple
-from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import encode_chunk_key
 from zarrox.metadata.description import ArrayDescription, describe_array
 from zarrox.metadata.dtypes import (
@@ -72,7 +80,6 @@ from zarrox.metadata.v2_codecs import (
     user_compressor,
     user_filters,
 )
-from zarrox.metadata.v3 import load_json_object
 from zarrox.pickle_codec import PickleStage
 
 #: the error prefix of a .zarray read without a path
@@ -109,14 +116,6 @@ DEFAULT_FILL: Any = _DefaultFill()
 # --------------------------------------------------------------------------------------------
 
 
-def _json_default(obj: object) -> Any:
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
 def dumps_v2(doc: Any, *, style: V2Style = "zarr3") -> bytes:
     """Encode a ``.zarray``/``.zgroup``/``.zattrs`` document as zarr-python writes it.
 
@@ -126,7 +125,7 @@ def dumps_v2(doc: Any, *, style: V2Style = "zarr3") -> bytes:
     """
     try:
         if style == "zarr3":
-            return json.dumps(doc, indent=2, allow_nan=True, default=_json_default).encode()
+            return json.dumps(doc, indent=2, allow_nan=True, default=json_default).encode()
         if style == "zarr2":
             return json.dumps(
                 doc,
@@ -134,7 +133,7 @@ def dumps_v2(doc: Any, *, style: V2Style = "zarr3") -> bytes:
                 sort_keys=True,
                 ensure_ascii=True,
                 separators=(",", ": "),
-                default=_json_default,
+                default=json_default,
             ).encode("ascii")
     except (TypeError, ValueError) as e:
         raise MetadataError(f"cannot encode metadata as JSON: {e}") from None
@@ -155,18 +154,19 @@ def loads_v2(data: bytes | str, *, key: str = ".zarray", path: str = "") -> dict
 # --------------------------------------------------------------------------------------------
 
 
-def _check_object(doc: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(doc, Mapping):
-        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
-    return doc
+def check_order_and_separator(order: object, sep: object, where: str) -> None:
+    """``order`` must be ``"C"`` or ``"F"``, ``dimension_separator`` (None: not given) ``"."``
+    or ``"/"``."""
+    if order not in ("C", "F"):
+        raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
+    if sep is not None and sep not in (".", "/"):
+        raise MetadataError(f'{where}dimension_separator: must be "." or "/", got {sep!r}')
 
 
-def _check_format(doc: Mapping[str, Any], where: str) -> None:
-    if "zarr_format" not in doc:
-        raise MetadataError(f"{where}missing member 'zarr_format'")
-    fmt = doc["zarr_format"]
-    if not _is_int(fmt) or fmt != 2:
-        raise MetadataError(f"{where}zarr_format: expected 2, got {fmt!r}")
+def _unsupported(message: str) -> UnsupportedError:
+    """An UnsupportedError about a ``.zarray`` read without a path: ``message`` after the
+    document's prefix, recorded as naming the node ('', as the prefix does)."""
+    return naming_node(UnsupportedError(f"{_ZARRAY}{message}"), "")
 
 
 def parse_attributes(value: object, path: str | None) -> dict[str, Any]:
@@ -241,8 +241,8 @@ class ArrayMetadataV2:
     ) -> ArrayMetadataV2:
         """Validate a decoded ``.zarray`` (and ``.zattrs``, None when absent)."""
         where = document_where(".zarray", path)
-        doc = _check_object(zarray, where)
-        _check_format(doc, where)
+        doc = check_object(zarray, where)
+        check_zarr_format(doc, 2, where)
         for key in (*_ARRAY_REQUIRED, "filters"):
             if key not in doc:
                 raise MetadataError(f"{where}missing member {key!r}")
@@ -258,11 +258,8 @@ class ArrayMetadataV2:
         filters = parse_filters(doc["filters"], where)
         fill_value = v2_data_type(dtype).parse_v2_fill(doc["fill_value"], where)
         order = doc["order"]
-        if order not in ("C", "F"):
-            raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
         sep = doc.get("dimension_separator")
-        if sep is not None and sep not in (".", "/"):
-            raise MetadataError(f'{where}dimension_separator: must be "." or "/", got {sep!r}')
+        check_order_and_separator(order, sep, where)
         return cls(
             shape=shape,
             chunks=chunks,
@@ -326,16 +323,10 @@ class ArrayMetadataV2:
         elif isinstance(chunks, int | np.integer):
             chunks = (int(chunks),) * len(shape_t)
         chunks_t = _int_tuple(chunks, "chunks", where, positive=True)
-        if len(chunks_t) != len(shape_t):
-            raise MetadataError(
-                f"{where}chunks {list(chunks_t)} and shape {list(shape_t)} differ in length"
-            )
+        check_chunks_length(chunks_t, shape_t, "chunks", where)
         order = "C" if order is None else order
-        if order not in ("C", "F"):
-            raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
         sep = "." if dimension_separator is None else dimension_separator
-        if sep not in (".", "/"):
-            raise MetadataError(f'{where}dimension_separator: must be "." or "/", got {sep!r}')
+        check_order_and_separator(order, sep, where)
         fill = (
             v2_data_type(dt).default_v2_fill()
             if fill_value is DEFAULT_FILL
@@ -427,12 +418,9 @@ class ArrayMetadataV2:
             codec = core_codec(f, where, f"filters[{i}]")
             if f.get("id") in ARRAY_FILTER_IDS:
                 if after_bytes:
-                    raise naming_node(
-                        UnsupportedError(
-                            f"{_ZARRAY}filter {f.get('id')!r} works on values but "
-                            f"follows a filter that works on bytes"
-                        ),
-                        "",  # the message names the node as '' (_ZARRAY)
+                    raise _unsupported(
+                        f"filter {f.get('id')!r} works on values but "
+                        f"follows a filter that works on bytes"
                     )
                 values_order = filter_byte_order(codec, values_order, i)
                 codecs.append(codec)
@@ -470,13 +458,10 @@ class ArrayMetadataV2:
         elif self.compressor is None and filters[-1].get("id") == "pickle":
             codec, before = filters[-1], filters[:-1]
         else:
-            raise naming_node(
-                UnsupportedError(
-                    f"{_ZARRAY}the pickle codec is supported as the compressor or "
-                    f"the last filter, not before {[f.get('id') for f in filters]!r} and "
-                    f"compressor {self.compressor!r}"
-                ),
-                "",  # the message names the node as '' (_ZARRAY)
+            raise _unsupported(
+                f"the pickle codec is supported as the compressor or "
+                f"the last filter, not before {[f.get('id') for f in filters]!r} and "
+                f"compressor {self.compressor!r}"
             )
         before_ids = [f.get("id") for f in before]
         if not self.dtype.hasobject and not before_ids:
@@ -484,13 +469,10 @@ class ArrayMetadataV2:
         elif self.dtype.hasobject and before_ids in (["vlen-utf8"], ["vlen-bytes"]):
             pickles = "bytearray"
         else:
-            raise naming_node(
-                UnsupportedError(
-                    f"{_ZARRAY}the pickle codec is supported after no filter, or "
-                    f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
-                    f"{self.dtype} array has filters {before_ids!r} before it"
-                ),
-                "",  # the message names the node as '' (_ZARRAY)
+            raise _unsupported(
+                f"the pickle codec is supported after no filter, or "
+                f"after the vlen-utf8 or vlen-bytes filter of an object array; this "
+                f"{self.dtype} array has filters {before_ids!r} before it"
             )
         protocol = codec.get("protocol", pickle.HIGHEST_PROTOCOL)
         return PickleStage(int(protocol), pickles, self.dtype, self.chunks, self.order)
@@ -508,12 +490,9 @@ class ArrayMetadataV2:
             if f.get("id") in kinds:
                 return i, kinds[str(f["id"])]
         ids = [f.get("id") for f in self.filters or []]
-        raise naming_node(
-            UnsupportedError(
-                f"{_ZARRAY}object arrays are supported with the vlen-utf8 or "
-                f"vlen-bytes codec, this one has filters {ids}"
-            ),
-            "",  # the message names the node as '' (_ZARRAY)
+        raise _unsupported(
+            f"object arrays are supported with the vlen-utf8 or "
+            f"vlen-bytes codec, this one has filters {ids}"
         )
 
     def _object_core_chain(self) -> tuple[str, list[dict[str, Any]]]:
@@ -522,12 +501,8 @@ class ArrayMetadataV2:
         pos, data_type = self._vlen_filter()
         filters = self.filters or []
         if pos > 0:
-            raise naming_node(
-                UnsupportedError(
-                    f"{_ZARRAY}filters before {filters[pos]['id']!r} in an object "
-                    "array are not supported"
-                ),
-                "",  # the message names the node as '' (_ZARRAY)
+            raise _unsupported(
+                f"filters before {filters[pos]['id']!r} in an object array are not supported"
             )
         # The vlen codec serializes the chunk's elements in Fortran order
         # (zarr-python 2.18 and 3.1): the transpose codec reorders them first.
@@ -615,8 +590,8 @@ class GroupMetadataV2:
         path: str = "",
     ) -> GroupMetadataV2:
         where = document_where(".zgroup", path)
-        doc = _check_object(zgroup, where)
-        _check_format(doc, where)
+        doc = check_object(zgroup, where)
+        check_zarr_format(doc, 2, where)
         consolidated = doc.get("consolidated_metadata")
         if consolidated is not None and not isinstance(consolidated, Mapping):
             raise MetadataError(

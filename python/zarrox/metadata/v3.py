@@ -21,7 +21,15 @@ from typing import Any, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import copy_json, parse_json, stored_chunk_sizes
+from zarrox.metadata._checks import (
+    check_chunks_length,
+    check_object,
+    check_zarr_format,
+    copy_json,
+    json_default,
+    load_json_object,
+    stored_chunk_sizes,
+)
 from zarrox.metadata._checks import int_tuple as _int_list
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.chunk_grid import RectilinearGrid, encode_chunk_key, parse_chunk_key_encoding
@@ -49,7 +57,6 @@ __all__ = [
     "DataTypeJSON",
     "GroupMetadataV3",
     "cast_fill_value",
-    "data_type_info",
     "data_type_name",
     "default_fill_value",
     "dumps",
@@ -99,11 +106,6 @@ class _CoreDataTypes(Mapping[str, np.dtype[Any]]):
 
 
 CORE_DATA_TYPES: Mapping[str, np.dtype[Any]] = _CoreDataTypes()
-
-
-def data_type_info(data_type: object, *, path: str | None = None) -> DataType:
-    """The :class:`~zarrox.metadata.dtypes.DataType` of a ``data_type`` member."""
-    return parse_data_type_json(data_type, path=path)
 
 
 def parse_data_type(
@@ -248,14 +250,6 @@ def _find_non_finite(value: object, at: str) -> str | None:
     return None
 
 
-def _json_default(obj: object) -> Any:
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
 def dumps(doc: Mapping[str, Any]) -> bytes:
     """Encode a metadata document as zarr-python writes it (2-space indent, ASCII-escaped).
 
@@ -270,7 +264,7 @@ def dumps(doc: Mapping[str, Any]) -> bytes:
             '(store it as a string such as "NaN")'
         )
     try:
-        return json.dumps(doc, indent=2, allow_nan=False, default=_json_default).encode()
+        return json.dumps(doc, indent=2, allow_nan=False, default=json_default).encode()
     except (TypeError, ValueError) as e:
         raise MetadataError(f"cannot encode metadata as JSON: {e}") from None
 
@@ -283,31 +277,13 @@ def loads(data: bytes | str, *, path: str = "") -> dict[str, Any]:
     return load_json_object(data, _where(path))
 
 
-def load_json_object(data: bytes | str, where: str) -> dict[str, Any]:
-    """Decode JSON that must be an object; errors start with ``where``."""
-    doc = parse_json(data, where)
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
-    return doc
-
-
 # --------------------------------------------------------------------------------------------
 # Member parsers
 # --------------------------------------------------------------------------------------------
 
 
-def _check_object(doc: object, where: str) -> Mapping[str, Any]:
-    if not isinstance(doc, Mapping):
-        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
-    return doc
-
-
 def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
-    if "zarr_format" not in doc:
-        raise MetadataError(f"{where}missing member 'zarr_format'")
-    fmt = doc["zarr_format"]
-    if not _is_int(fmt) or fmt != 3:
-        raise MetadataError(f"{where}zarr_format: expected 3, got {fmt!r}")
+    check_zarr_format(doc, 3, where)
     if "node_type" not in doc:
         raise MetadataError(f"{where}missing member 'node_type'")
     if doc["node_type"] != node_type:
@@ -496,8 +472,23 @@ def _normalized_codec(codec: object) -> dict[str, Any]:
     return {k: out[k] for k in sorted(out, key=lambda k: order.index(k) if k in order else 9)}
 
 
+class _ZarrJson:
+    """What the ``zarr.json`` documents of arrays and groups share."""
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``zarr.json`` document (zarr-python's name)."""
+        return self.to_json()
+
+    @property
+    def zarr_format(self) -> Literal[3]:
+        return 3
+
+
 @dataclass(eq=False)
-class ArrayMetadataV3:
+class ArrayMetadataV3(_ZarrJson):
     """A Zarr v3 array's ``zarr.json``.
 
     ``codecs`` entries are ``{"name": str, "configuration": dict}`` (configuration ``{}`` when
@@ -542,7 +533,7 @@ class ArrayMetadataV3:
     def from_json(cls, doc: Mapping[str, Any], *, path: str = "") -> ArrayMetadataV3:
         """Validate a decoded ``zarr.json`` array document."""
         where = _where(path)
-        doc = _check_object(doc, where)
+        doc = check_object(doc, where)
         _check_format(doc, "array", where)
         for key in _ARRAY_REQUIRED:
             if key not in doc:
@@ -623,10 +614,7 @@ class ArrayMetadataV3:
             rectilinear = chunk_shape
             chunk_shape = rectilinear.first_chunk_shape()
         chunks_t = _int_list(chunk_shape, "chunk_shape", where, positive=True)
-        if len(chunks_t) != len(shape_t):
-            raise MetadataError(
-                f"{where}chunk_shape {list(chunks_t)} and shape {list(shape_t)} differ in length"
-            )
+        check_chunks_length(chunks_t, shape_t, "chunk_shape", where)
         chain = build_codecs(
             dt,
             data_type=name,
@@ -677,17 +665,8 @@ class ArrayMetadataV3:
         doc["zarr_format"] = 3
         doc["node_type"] = "array"
         doc["storage_transformers"] = copy_json(self.storage_transformers)
-        for key, value in self.extra.items():
-            doc[key] = copy_json(value)
+        doc.update(copy_json(self.extra))
         return doc
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``zarr.json`` document (zarr-python's name)."""
-        return self.to_json()
-
-    @property
-    def zarr_format(self) -> Literal[3]:
-        return 3
 
     @property
     def node_type(self) -> Literal["array"]:
@@ -757,7 +736,7 @@ _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata
 
 
 @dataclass
-class GroupMetadataV3:
+class GroupMetadataV3(_ZarrJson):
     """A Zarr v3 group's ``zarr.json``.
 
     ``consolidated_metadata`` is the raw object zarr-python writes (``{"kind": "inline",
@@ -771,7 +750,7 @@ class GroupMetadataV3:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, path: str = "") -> GroupMetadataV3:
         where = _where(path)
-        doc = _check_object(doc, where)
+        doc = check_object(doc, where)
         _check_format(doc, "group", where)
         attributes = parse_attributes(doc.get("attributes", {}), where)
         consolidated = doc.get("consolidated_metadata")
@@ -797,17 +776,8 @@ class GroupMetadataV3:
         if self.consolidated_metadata is not None:
             doc["consolidated_metadata"] = copy_json(self.consolidated_metadata)
         doc["node_type"] = "group"
-        for key, value in self.extra.items():
-            doc[key] = copy_json(value)
+        doc.update(copy_json(self.extra))
         return doc
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``zarr.json`` document (zarr-python's name)."""
-        return self.to_json()
-
-    @property
-    def zarr_format(self) -> Literal[3]:
-        return 3
 
     @property
     def node_type(self) -> Literal["group"]:
@@ -817,7 +787,7 @@ class GroupMetadataV3:
 def parse_node(doc: Mapping[str, Any], *, path: str = "") -> ArrayMetadataV3 | GroupMetadataV3:
     """A decoded ``zarr.json`` -> array or group metadata, by ``node_type``."""
     where = _where(path)
-    doc = _check_object(doc, where)
+    doc = check_object(doc, where)
     node_type = doc.get("node_type")
     if "node_type" not in doc:
         raise MetadataError(f"{where}missing member 'node_type'")
