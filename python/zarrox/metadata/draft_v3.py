@@ -51,7 +51,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NoReturn
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -62,11 +62,16 @@ from zarrox.errors import (
     UnsupportedDataTypeError,
     UnsupportedError,
 )
-from zarrox.metadata._checks import copy_json, is_text, parse_json
+from zarrox.metadata._checks import (
+    check_chunks_length,
+    copy_json,
+    is_text,
+    load_json_object,
+)
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata.description import ArrayDescription, describe_array
 from zarrox.metadata.dtypes import CORE_TYPES, parse_v2_dtype, v2_data_type
-from zarrox.metadata.v1 import legacy_write_error
+from zarrox.metadata.v1 import LegacyArray, LegacyNode
 from zarrox.metadata.v2 import ArrayMetadataV2
 from zarrox.metadata.v2_codecs import check_codec
 
@@ -125,10 +130,15 @@ def _where(key: str) -> str:
 
 
 def _loads(raw: bytes, key: str) -> dict[str, Any]:
-    doc = parse_json(raw, f"{key}: ")
-    if not isinstance(doc, dict):
-        raise MetadataError(f"{key}: expected a JSON object, got {type(doc).__name__}")
-    return doc
+    return load_json_object(raw, _where(key))
+
+
+def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A copy of the document's ``attributes`` (``{}`` when absent), which must be an object."""
+    attributes = doc.get("attributes", {})
+    if not isinstance(attributes, Mapping):
+        raise MetadataError(f"{where}attributes: must be an object, got {attributes!r}")
+    return copy_json(dict(attributes))
 
 
 def is_entry_point(doc: object) -> bool:
@@ -338,7 +348,7 @@ def _numcodecs(name: str, config: object, where: str) -> dict[str, Any]:
 
 
 @dataclass(eq=False)
-class DraftArrayMetadata:
+class DraftArrayMetadata(LegacyArray):
     """An array of a draft v3 hierarchy.
 
     ``chunk_shape`` is the shape of one stored object (a shard when ``chunks_per_shard`` is
@@ -383,11 +393,7 @@ class DraftArrayMetadata:
         if grid.get("type") != "regular" or "extension" in grid:
             raise UnsupportedError(f"{where}unsupported chunk grid {dict(grid)!r}")
         chunks = _int_tuple(grid.get("chunk_shape"), "chunk_grid.chunk_shape", where, positive=True)
-        if len(chunks) != len(shape):
-            raise MetadataError(
-                f"{where}chunk_grid.chunk_shape {list(chunks)} and shape {list(shape)} "
-                "differ in length"
-            )
+        check_chunks_length(chunks, shape, "chunk_grid.chunk_shape", where)
         separator = doc.get("dimension_separator") or grid.get("separator", "/")
         if separator not in ("/", "."):
             raise MetadataError(
@@ -397,10 +403,7 @@ class DraftArrayMetadata:
         layout = doc["chunk_memory_layout"]
         if layout not in ("C", "F"):
             raise UnsupportedError(f"{where}unsupported chunk_memory_layout {layout!r}")
-        attributes = doc.get("attributes", {})
-        if not isinstance(attributes, Mapping):
-            raise MetadataError(f"{where}attributes: must be an object, got {attributes!r}")
-        attributes = copy_json(dict(attributes))
+        attributes = _attributes(doc, where)
         _check_extensions(doc.get("extensions"), where)
         dtype, compressor, filters = cls._codecs(doc, attributes, dtype, zarr2, where)
         return cls(
@@ -472,10 +475,6 @@ class DraftArrayMetadata:
         compressor = chain[-1] if chain else None
         return dtype, compressor, filters or None
 
-    def to_json(self) -> NoReturn:
-        """Never: zarrox does not write the draft layout (:func:`legacy_write_error`)."""
-        raise legacy_write_error(self.legacy_format)
-
     # ---- the core description ----------------------------------------------------------
 
     def to_v2(self) -> ArrayMetadataV2:
@@ -523,23 +522,12 @@ class DraftArrayMetadata:
             },
         )
 
-    def fill_bytes(self) -> bytes:
-        return self.to_v2().fill_bytes()
-
     @property
     def chunk_shape(self) -> tuple[int, ...]:
         """The shape of one stored object: the shard shape when sharded, else the chunk shape."""
         if self.chunks_per_shard is None:
             return self.inner_chunks
         return tuple(c * n for c, n in zip(self.inner_chunks, self.chunks_per_shard, strict=True))
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def data_type(self) -> str:
-        return self.to_v2().data_type
 
 
 def _sharding(value: object, ndim: int, where: str) -> tuple[int, ...] | None:
@@ -569,7 +557,7 @@ def _sharding(value: object, ndim: int, where: str) -> tuple[int, ...] | None:
 
 
 @dataclass(eq=False)
-class DraftGroupMetadata:
+class DraftGroupMetadata(LegacyNode):
     """A group of a draft v3 hierarchy: explicit (with a ``.group.json``) or implicit."""
 
     attributes: dict[str, Any] = field(default_factory=dict)
@@ -580,10 +568,6 @@ class DraftGroupMetadata:
 
     zarr_format: ClassVar[int] = 3
     legacy_format: ClassVar[str] = "the 2022 draft Zarr v3 layout"
-
-    def to_json(self) -> NoReturn:
-        """Never: zarrox does not write the draft layout (:func:`legacy_write_error`)."""
-        raise legacy_write_error(self.legacy_format)
 
 
 def array_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftArrayMetadata:
@@ -600,11 +584,9 @@ def group_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftGrou
     :meth:`Hierarchy.group_key`) is ``raw``."""
     key = hierarchy.group_key(rel)
     doc = _loads(raw, key)
-    attributes = doc.get("attributes", {})
-    if not isinstance(attributes, Mapping):
-        raise MetadataError(f"{key}: attributes: must be an object, got {attributes!r}")
+    attributes = _attributes(doc, _where(key))
     _check_extensions(doc.get("extensions"), _where(key))
-    return DraftGroupMetadata(copy_json(dict(attributes)), True, hierarchy, rel)
+    return DraftGroupMetadata(attributes, True, hierarchy, rel)
 
 
 def implicit_group(hierarchy: Hierarchy, rel: str) -> DraftGroupMetadata:

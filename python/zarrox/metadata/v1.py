@@ -36,12 +36,18 @@ from typing import Any, ClassVar, Literal, NoReturn
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import copy_json, parse_json
+from zarrox.metadata._checks import (
+    check_chunks_length,
+    check_object,
+    copy_json,
+    document_where,
+    parse_json,
+)
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
 from zarrox.metadata.description import ArrayDescription
 from zarrox.metadata.dtypes import parse_v2_dtype
-from zarrox.metadata.v2 import ArrayMetadataV2
+from zarrox.metadata.v2 import ArrayMetadataV2, check_order_and_separator
 from zarrox.metadata.v2_codecs import complete_codec
 
 __all__ = [
@@ -49,6 +55,8 @@ __all__ = [
     "V1_COMPRESSIONS",
     "V1_META_KEY",
     "ArrayMetadataV1",
+    "LegacyArray",
+    "LegacyNode",
     "legacy_write_error",
     "loads_v1",
 ]
@@ -73,14 +81,10 @@ def legacy_write_error(legacy_format: str) -> UnsupportedError:
     )
 
 
-def _where(key: str, path: str | None) -> str:
-    return "" if path is None else f"{key} at {path!r}: "
-
-
 def loads_v1(data: bytes | str, *, key: str = V1_META_KEY, path: str = "") -> Any:
     """Decode a v1 ``meta`` or ``attrs`` document (bare ``NaN``/``Infinity`` accepted, as
     Python's json module wrote them)."""
-    return parse_json(data, _where(key, path))
+    return parse_json(data, document_where(key, path))
 
 
 def _level(opts: object, lo: int, hi: int, name: str, where: str) -> dict[str, int]:
@@ -142,8 +146,41 @@ def _fill_scalar(value: object, dtype: np.dtype[Any], where: str) -> Any:
     return one[()]
 
 
+class LegacyNode:
+    """The metadata of a node in a format zarrox reads but never writes (v1, the draft v3
+    layout)."""
+
+    #: names the format in the error raised on any write
+    legacy_format: ClassVar[str]
+
+    def to_json(self) -> NoReturn:
+        """Never: zarrox does not write this format (:func:`legacy_write_error`)."""
+        raise legacy_write_error(self.legacy_format)
+
+
+class LegacyArray(LegacyNode):
+    """An array of a legacy format, read as the v2 array :meth:`to_v2` gives."""
+
+    shape: tuple[int, ...]
+
+    def to_v2(self) -> ArrayMetadataV2:
+        """The v2 array whose chunks are byte for byte this array's chunks."""
+        raise NotImplementedError
+
+    def fill_bytes(self) -> bytes:
+        return self.to_v2().fill_bytes()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def data_type(self) -> str:
+        return self.to_v2().data_type
+
+
 @dataclass(eq=False)
-class ArrayMetadataV1:
+class ArrayMetadataV1(LegacyArray):
     """A Zarr v1 array: its ``meta`` and ``attrs`` documents.
 
     ``dtype`` keeps the stored byte order; ``compression`` is the canonical name (``none``
@@ -161,15 +198,13 @@ class ArrayMetadataV1:
     attributes: dict[str, Any] = field(default_factory=dict)
 
     zarr_format: ClassVar[int] = 1
-    #: names the format in the error raised on any write
     legacy_format: ClassVar[str] = "Zarr v1"
 
     @classmethod
     def from_json(cls, meta: object, attrs: object = None, *, path: str = "") -> ArrayMetadataV1:
         """Validate a decoded ``meta`` (and ``attrs``, None when absent)."""
-        where = _where(V1_META_KEY, path)
-        if not isinstance(meta, Mapping):
-            raise MetadataError(f"{where}expected a JSON object, got {type(meta).__name__}")
+        where = document_where(V1_META_KEY, path)
+        meta = check_object(meta, where)
         if meta.get("zarr_format") != 1 or isinstance(meta.get("zarr_format"), bool):
             raise MetadataError(f"{where}zarr_format: expected 1, got {meta.get('zarr_format')!r}")
         for key in ("shape", "chunks", "dtype", "compression", "fill_value", "order"):
@@ -177,10 +212,7 @@ class ArrayMetadataV1:
                 raise MetadataError(f"{where}missing member {key!r}")
         shape = _int_tuple(meta["shape"], "shape", where, positive=False)
         chunks = _int_tuple(meta["chunks"], "chunks", where, positive=True)
-        if len(chunks) != len(shape):
-            raise MetadataError(
-                f"{where}chunks {list(chunks)} and shape {list(shape)} differ in length"
-            )
+        check_chunks_length(chunks, shape, "chunks", where)
         if not shape:
             raise UnsupportedError(f"{where}zero-dimensional v1 arrays are not supported")
         dtype = parse_v2_dtype(meta["dtype"], where)
@@ -197,14 +229,13 @@ class ArrayMetadataV1:
         opts = copy_json(meta.get("compression_opts"))
         _compressor(compression, opts, where)  # checked as v2 checks a numcodecs configuration
         order = meta["order"]
-        if order not in ("C", "F"):
-            raise MetadataError(f'{where}order: must be "C" or "F", got {order!r}')
+        check_order_and_separator(order, None, where)
         if attrs is None:
             attributes: dict[str, Any] = {}
         elif isinstance(attrs, Mapping):
             attributes = copy_json(dict(attrs))
         else:
-            raise MetadataError(f"{_where(V1_ATTRS_KEY, path)}must be a JSON object")
+            raise MetadataError(f"{document_where(V1_ATTRS_KEY, path)}must be a JSON object")
         return cls(
             shape=shape,
             chunks=chunks,
@@ -215,10 +246,6 @@ class ArrayMetadataV1:
             order=order,
             attributes=attributes,
         )
-
-    def to_json(self) -> NoReturn:
-        """Never: zarrox does not write v1 (:func:`legacy_write_error`)."""
-        raise legacy_write_error(self.legacy_format)
 
     # ---- the core description ----------------------------------------------------------
 
@@ -255,17 +282,6 @@ class ArrayMetadataV1:
         :meth:`to_v2`'s (chunk keys ``0.0``: the v2 encoding)."""
         return self.to_v2().to_core_json()
 
-    def fill_bytes(self) -> bytes:
-        return self.to_v2().fill_bytes()
-
     @property
     def chunk_shape(self) -> tuple[int, ...]:
         return self.chunks
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def data_type(self) -> str:
-        return self.to_v2().data_type
