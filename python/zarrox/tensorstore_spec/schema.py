@@ -89,9 +89,7 @@ class Schema:
     # ---- setters, each merging with what is already there -------------------------------
 
     def set_rank(self, rank: int, where: str) -> None:
-        if self.rank is not None and self.rank != rank:
-            raise fail(where, f"rank {rank} does not match the rank {self.rank} given elsewhere")
-        self.rank = rank
+        self.rank = merge_rank(self.rank, rank, where)
 
     def set_dtype(self, name: str, where: str) -> None:
         if self.dtype is not None and self.dtype != name:
@@ -185,6 +183,14 @@ class Schema:
         return not self.to_json()
 
 
+def merge_rank(have: int | None, given: int | None, where: str) -> int | None:
+    """The rank that ``have`` and ``given`` (each None when not constrained) name: they must
+    not differ."""
+    if have is not None and given is not None and have != given:
+        raise fail(where, f"rank {given} does not match the rank {have} given elsewhere")
+    return have if have is not None else given
+
+
 def check_stored(
     schema: Schema, *, rank: int, dtype: str, data_type: Any, domain: IndexDomain, where: str
 ) -> None:
@@ -205,11 +211,71 @@ def check_stored(
             raise SpecMismatchError(f"mismatch between metadata and schema: {e}") from None
 
 
+def check_stored_chunks(
+    layout: ChunkLayout,
+    where: str,
+    write_shape: list[int],
+    read_shape: list[int],
+    inner_order: Callable[[], list[int]],
+) -> None:
+    """Fail where the chunk layout (at ``where``) asks for other write or read chunk shapes,
+    or another inner order, than a stored array's (``inner_order()``, asked only when the
+    layout's inner order is a hard constraint)."""
+    checks = (
+        ("write_chunk", layout.write_chunk, write_shape),
+        ("read_chunk", layout.read_chunk, read_shape),
+    )
+    for name, grid, have in checks:
+        # -1 (the whole extent) is never a hard size; as in TensorStore, neither the aspect
+        # ratio nor the number of elements is checked against a stored array
+        hard = grid.hard_shape()
+        if hard is not None and any(w and w != g for w, g in zip(hard, have, strict=True)):
+            raise SpecMismatchError(
+                f"{member(where, name)}.shape: the spec asks for {hard}, the stored array "
+                f"has {have}"
+            )
+    if layout.inner_order is not None and layout.inner_order_hard:
+        have_order = inner_order()
+        if layout.inner_order != have_order:
+            raise SpecMismatchError(
+                f"{member(where, 'inner_order')}: the spec asks for {layout.inner_order}, the "
+                f"stored array has {have_order}"
+            )
+
+
 # --------------------------------------------------------------------------------------------
-# Creating an array: what the zarr and zarr3 drivers' ``GetNewMetadata`` share
+# Parsing ``metadata`` and creating an array: what the zarr and zarr3 drivers share
 # --------------------------------------------------------------------------------------------
 
 _T = TypeVar("_T")
+
+
+def metadata_dtype(value: object, where: str, parse: Callable[[Any], _T]) -> _T:
+    """The data type ``value`` of ``metadata`` (at ``where``), read by the model's ``parse``
+    (given a copy), whose errors say it is unsupported."""
+    try:
+        return parse(copy.deepcopy(value))
+    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
+        raise fail(where, f"unsupported data type {value!r}: {e}") from None
+
+
+def metadata_fill(
+    value: object,
+    where: str,
+    type_member: str,
+    data_type: _T | None,
+    parse: Callable[[object, _T], Any],
+) -> Any:
+    """``fill_value`` of ``metadata`` (at ``where``), read by the model's ``parse`` for the
+    data type given beside it (``data_type``, the member ``type_member``; None when not
+    given)."""
+    at = member(where, "fill_value")
+    if data_type is None:
+        raise fail(at, f'must be given together with "{type_member}"')
+    try:
+        return parse(value, data_type)
+    except (MetadataError, UnsupportedError) as e:
+        raise fail(at, str(e)) from None
 
 
 def creation_dtype(

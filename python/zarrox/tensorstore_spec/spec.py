@@ -269,13 +269,14 @@ def parse_spec(value: object) -> ParsedSpec:
 def _check_schema_rank(parsed: ParsedSpec) -> None:
     """The JSON ``schema`` describes the array (the transform's output space)."""
     assert parsed.transform is not None
-    schema = parsed.schema
-    if schema.rank is not None and schema.rank != parsed.transform.output_rank:
-        raise fail(
-            "schema.rank",
-            f"{schema.rank} does not match the transform's output rank "
-            f"{parsed.transform.output_rank}",
-        )
+    _check_transform_rank(parsed.schema.rank, parsed.transform.output_rank, "output", "schema.rank")
+
+
+def _check_transform_rank(rank: int | None, transform_rank: int, space: str, where: str) -> None:
+    """A rank constraint (None: none) on the transform's ``space`` (``"input"``: the view,
+    ``"output"``: the array) is the transform's rank there."""
+    if rank is not None and rank != transform_rank:
+        raise fail(where, f"{rank} does not match the transform's {space} rank {transform_rank}")
 
 
 def _to_array_space(schema: Schema, transform: IndexTransform, where: str) -> Schema:
@@ -376,12 +377,7 @@ def apply_options(parsed: ParsedSpec, options: Mapping[str, Any]) -> ParsedSpec:
         elif key == "schema":
             given.merge(Schema.from_json(value, where), where)
     if out.transform is not None:
-        if given.rank is not None and given.rank != out.transform.input_rank:
-            raise fail(
-                "option rank",
-                f"{given.rank} does not match the transform's input "
-                f"rank {out.transform.input_rank}",
-            )
+        _check_transform_rank(given.rank, out.transform.input_rank, "input", "option rank")
         given = _to_array_space(given, out.transform, "options")
     out.schema.merge(given, "options")
     if out.transform is not None:

@@ -37,9 +37,12 @@ from zarrox.tensorstore_spec.index_space import IndexDomain
 from zarrox.tensorstore_spec.schema import (
     Schema,
     check_stored,
+    check_stored_chunks,
     created,
     creation_domain,
     creation_dtype,
+    metadata_dtype,
+    metadata_fill,
 )
 
 #: the members TensorStore fills in a compressor given by its id alone
@@ -111,13 +114,13 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr2Metadata:
         meta.dtype_json = copy.deepcopy(obj["dtype"])
         meta.dtype = _parse_dtype(obj["dtype"], member(where, "dtype"))
     if "fill_value" in obj:
-        at = member(where, "fill_value")
-        if meta.dtype is None:
-            raise fail(at, 'must be given together with "dtype"')
-        try:
-            meta.fill_value = v2_data_type(meta.dtype).parse_v2_fill(obj["fill_value"])
-        except (MetadataError, UnsupportedError) as e:
-            raise fail(at, str(e)) from None
+        meta.fill_value = metadata_fill(
+            obj["fill_value"],
+            where,
+            "dtype",
+            meta.dtype,
+            lambda value, dtype: v2_data_type(dtype).parse_v2_fill(value),
+        )
         meta.has_fill_value = True
     if "order" in obj:
         meta.order = expect_str(obj["order"], member(where, "order"), ("C", "F"))
@@ -146,10 +149,7 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr2Metadata:
 def _parse_dtype(value: object, where: str) -> np.dtype[Any]:
     if isinstance(value, str) and value in _NAMED_DTYPES:
         return _named_dtype(value, where)
-    try:
-        return parse_v2_dtype(copy.deepcopy(value))
-    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
-        raise fail(where, f"unsupported data type {value!r}: {e}") from None
+    return metadata_dtype(value, where, parse_v2_dtype)
 
 
 def _named_dtype(name: str, where: str) -> np.dtype[Any]:
@@ -359,23 +359,14 @@ def validate_schema(stored: Zarr2Metadata, schema: Schema, where: str = "schema"
         domain=domain_of(stored),
         where=where,
     )
-    layout = schema.chunk_layout
-    if layout is not None:
-        for name, grid in (("write_chunk", layout.write_chunk), ("read_chunk", layout.read_chunk)):
-            hard = grid.hard_shape()
-            if hard is not None and any(
-                w and w != g for w, g in zip(hard, stored.chunks, strict=True)
-            ):
-                raise SpecMismatchError(
-                    f"{where}.chunk_layout.{name}.shape: the spec asks for {hard}, the stored "
-                    f"array has {stored.chunks}"
-                )
-        if layout.inner_order is not None and layout.inner_order_hard:
-            if layout.inner_order != inner_order_of(stored):
-                raise SpecMismatchError(
-                    f"{where}.chunk_layout.inner_order: the spec asks for {layout.inner_order}, "
-                    f"the stored array has {inner_order_of(stored)}"
-                )
+    if schema.chunk_layout is not None:
+        check_stored_chunks(
+            schema.chunk_layout,
+            member(where, "chunk_layout"),
+            stored.chunks,
+            stored.chunks,
+            lambda: inner_order_of(stored),
+        )
     if schema.fill_value is not None:
         assert stored.dtype is not None
         want = v2_data_type(stored.dtype).cast_v2_fill(schema.fill_value)

@@ -49,9 +49,13 @@ from zarrox.tensorstore_spec.index_space import IndexDomain
 from zarrox.tensorstore_spec.schema import (
     Schema,
     check_stored,
+    check_stored_chunks,
     created,
     creation_domain,
     creation_dtype,
+    merge_rank,
+    metadata_dtype,
+    metadata_fill,
 )
 from zarrox.tensorstore_spec.units import Units, merge_units, parse_units, units_to_strings
 
@@ -140,10 +144,7 @@ def _parse_chunk_grid(value: object, where: str) -> list[int] | None:
 
 
 def _data_type(value: object, where: str) -> tuple[Any, np.dtype[Any]]:
-    try:
-        info = resolve_data_type(copy.deepcopy(value), "")
-    except (MetadataError, UnsupportedError, TypeError, ValueError) as e:
-        raise fail(where, f"unsupported data type {value!r}: {e}") from None
+    info = metadata_dtype(value, where, lambda v: resolve_data_type(v, ""))
     return copy.deepcopy(info.json), info.dtype
 
 
@@ -166,13 +167,13 @@ def parse_metadata(value: object, where: str = "metadata") -> Zarr3Metadata:
     if "chunk_key_encoding" in obj:
         meta.chunk_key_encoding = _parse_chunk_key_encoding(obj["chunk_key_encoding"], where)
     if "fill_value" in obj:
-        at = member(where, "fill_value")
-        if meta.data_type is None:
-            raise fail(at, 'must be given together with "data_type"')
-        try:
-            meta.fill_value = parse_fill_value(obj["fill_value"], meta.data_type, meta.dtype)
-        except (MetadataError, UnsupportedError) as e:
-            raise fail(at, str(e)) from None
+        meta.fill_value = metadata_fill(
+            obj["fill_value"],
+            where,
+            "data_type",
+            meta.data_type,
+            lambda value, data_type: parse_fill_value(value, data_type, meta.dtype),
+        )
         meta.has_fill_value = True
     if "codecs" in obj:
         meta.codecs_json = copy.deepcopy(obj["codecs"])
@@ -267,16 +268,6 @@ def schema_of(meta: Zarr3Metadata) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_rank(rank: int | None, other: int | None, where: str) -> int | None:
-    if rank is not None and other is not None and rank != other:
-        raise fail(where, f"rank {other} does not match the rank {rank} given elsewhere")
-    return rank if rank is not None else other
-
-
-def effective_rank(meta: Zarr3Metadata, schema: Schema) -> int | None:
-    return _check_rank(meta.rank, schema.rank, "rank")
-
-
 def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
     """The ``zarr.json`` document TensorStore writes when it creates an array from these
     ``metadata`` constraints and ``schema``."""
@@ -289,7 +280,7 @@ def new_metadata(meta: Zarr3Metadata, schema: Schema) -> dict[str, Any]:
         lambda name: _data_type(name, "dtype"),
     )
     assert dtype is not None
-    rank = effective_rank(meta, schema)
+    rank = merge_rank(meta.rank, schema.rank, "rank")
     labels = [] if rank is None else IndexDomain.labels_of(meta.dimension_names, rank)
     domain = creation_domain(schema, rank, meta.shape, labels)
     rank, shape = domain.rank, list(domain.shape)
@@ -522,26 +513,13 @@ def _validate_layout(stored: Zarr3Metadata, layout: ChunkLayout, where: str) -> 
     rank = len(stored.chunk_shape)
     if layout.rank is not None and layout.rank != rank:
         raise SpecMismatchError(f"{where}: has rank {layout.rank}, the stored array {rank}")
-    checks = (
-        ("write_chunk", layout.write_chunk, list(stored.chunk_shape)),
-        ("read_chunk", layout.read_chunk, read_chunk_shape_of(stored)),
+    check_stored_chunks(
+        layout,
+        where,
+        list(stored.chunk_shape),
+        read_chunk_shape_of(stored),
+        lambda: inner_order_of(stored),
     )
-    for name, grid, have in checks:
-        # -1 (the whole extent) is never a hard size; as in TensorStore, neither the aspect
-        # ratio nor the number of elements is checked against a stored array
-        hard = grid.hard_shape()
-        if hard is not None and any(w and w != g for w, g in zip(hard, have, strict=True)):
-            raise SpecMismatchError(
-                f"{member(where, name)}.shape: the spec asks for {hard}, the stored array "
-                f"has {have}"
-            )
-    if layout.inner_order is not None and layout.inner_order_hard:
-        have_order = inner_order_of(stored)
-        if layout.inner_order != have_order:
-            raise SpecMismatchError(
-                f"{member(where, 'inner_order')}: the spec asks for {layout.inner_order}, the "
-                f"stored array has {have_order}"
-            )
     if layout.grid_origin is not None and layout.grid_origin_hard is not None:
         for v, h in zip(layout.grid_origin, layout.grid_origin_hard, strict=True):
             if h and v != 0:
