@@ -13,12 +13,14 @@ from __future__ import annotations
 import base64
 import binascii
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
+from zarrox.metadata._checks import is_int
 from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = [
@@ -118,6 +120,20 @@ def b64decode_str(value: object, where: str, label: str, what: str) -> bytes:
     if not isinstance(value, str):
         raise MetadataError(f"{where}{label}: expected a base64 string for {what}, got {value!r}")
     return b64decode(value, where, label, what)
+
+
+def base64_or_byte_values(value: object, where: str, label: str, what: str) -> bytes | None:
+    """The bytes of a fill value given as base64 (a string: :func:`b64decode`) or as an array
+    of integers in [0, 255]; None when it is neither."""
+    if isinstance(value, str):
+        return b64decode(value, where, label, what)
+    if (
+        isinstance(value, Sequence)
+        and not isinstance(value, bytes)
+        and all(is_int(b) and 0 <= b <= 255 for b in value)
+    ):
+        return bytes(int(b) for b in value)
+    return None
 
 
 def b64encode(raw: bytes) -> str:

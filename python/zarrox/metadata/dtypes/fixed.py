@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from zarrox.metadata.dtypes.base import (
     b64decode,
     b64decode_str,
     b64encode,
+    base64_or_byte_values,
     cast_values,
 )
 from zarrox.metadata.dtypes.time import check_config_keys
@@ -336,16 +337,8 @@ class RawBytesType(V2Void):
 
     def parse_fill(self, value: object, where: str = "", label: str = "fill_value") -> Any:
         n = self.dtype.itemsize
-        raw: bytes | None = None
-        if isinstance(value, str):
-            # base64: zarr-python's raw_bytes, and tensorstore's r<N>
-            raw = b64decode(value, where, label, self.name)
-        elif (
-            isinstance(value, Sequence)
-            and not isinstance(value, bytes)
-            and all(is_int(b) and 0 <= b <= 255 for b in value)
-        ):
-            raw = bytes(int(b) for b in value)
+        # base64: zarr-python's raw_bytes, and tensorstore's r<N>
+        raw = base64_or_byte_values(value, where, label, self.name)
         if raw is None or len(raw) != n:
             raise MetadataError(
                 f"{where}{label}: expected an array of {n} integers in [0, 255] (or the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -300,15 +300,38 @@ class IntType(DataType):
 # --------------------------------------------------------------------------------------------
 
 
-@v2_type
 @dataclass(frozen=True, eq=False)
-class FloatType(DataType):
-    """The floats: ``float16/32/64`` and the ml_dtypes formats (``bfloat16``, ``float8_*``,
-    ``float6_*``, ``float4_e2m1fn``); ``fmt`` says which."""
+class _FloatParts(DataType):
+    """What the float and complex types share: an element is ``_PARTS`` floats of the format
+    ``fmt`` (a float; a complex number's real and imaginary parts)."""
 
     fmt: FloatFormat
 
+    _PARTS: ClassVar[int]
+
+    @property
+    def float_format(self) -> FloatFormat:
+        return self.fmt
+
+    def components(self) -> tuple[list[list[int]], list[list[Any]]]:
+        fmt = self.fmt
+        offsets = [fmt.size * i for i in range(self._PARTS)]
+        swap = [[o, fmt.size] for o in offsets] if fmt.size > 1 else []
+        floats: list[list[Any]] = [[o, fmt.core] for o in offsets] if fmt.core else []
+        return swap, floats
+
+    def packbits_layout(self) -> tuple[int, int]:
+        return self.fmt.bits, self._PARTS
+
+
+@v2_type
+@dataclass(frozen=True, eq=False)
+class FloatType(_FloatParts):
+    """The floats: ``float16/32/64`` and the ml_dtypes formats (``bfloat16``, ``float8_*``,
+    ``float6_*``, ``float4_e2m1fn``); ``fmt`` says which."""
+
     V2_KINDS = "f"
+    _PARTS = 1
 
     @classmethod
     def v3(cls, name: str, where: str) -> FloatType:
@@ -333,21 +356,8 @@ class FloatType(DataType):
         return "float"
 
     @property
-    def float_format(self) -> FloatFormat:
-        return self.fmt
-
-    @property
     def core_name(self) -> str | None:
         return self.name if self.name in _CORE_FLOATS else None
-
-    def components(self) -> tuple[list[list[int]], list[list[Any]]]:
-        fmt = self.fmt
-        swap = [[0, fmt.size]] if fmt.size > 1 else []
-        floats: list[list[Any]] = [[0, fmt.core]] if fmt.core else []
-        return swap, floats
-
-    def packbits_layout(self) -> tuple[int, int]:
-        return self.fmt.bits, 1
 
     # ---- v3 --------------------------------------------------------------------------------
 
@@ -389,15 +399,14 @@ class FloatType(DataType):
 
 @v2_type
 @dataclass(frozen=True, eq=False)
-class ComplexType(DataType):
+class ComplexType(_FloatParts):
     """Complex numbers: numpy's ``complex64``/``complex128`` (also named ``complex_float32``/
     ``complex_float64``), and pairs of any other float format (a structured dtype
     ``[("real", T), ("imag", T)]``, numpy having no such complex type); ``fmt`` is the
     components' format."""
 
-    fmt: FloatFormat
-
     V2_KINDS = "c"
+    _PARTS = 2
 
     @classmethod
     def v3(cls, name: str, where: str) -> ComplexType:
@@ -428,22 +437,8 @@ class ComplexType(DataType):
         return "complex"
 
     @property
-    def float_format(self) -> FloatFormat:
-        return self.fmt
-
-    @property
     def core_name(self) -> str | None:
         return _NUMPY_COMPLEX.get(self.name)
-
-    def components(self) -> tuple[list[list[int]], list[list[Any]]]:
-        fmt = self.fmt
-        offsets = (0, fmt.size)
-        swap = [[o, fmt.size] for o in offsets] if fmt.size > 1 else []
-        floats: list[list[Any]] = [[o, fmt.core] for o in offsets] if fmt.core else []
-        return swap, floats
-
-    def packbits_layout(self) -> tuple[int, int]:
-        return self.fmt.bits, 2
 
     # ---- v3 --------------------------------------------------------------------------------
 

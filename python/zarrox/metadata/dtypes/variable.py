@@ -4,15 +4,15 @@ type ``|O`` (strings or bytes, serialized by the vlen-utf8 / vlen-bytes filter).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata._checks import copy_json, is_int, is_text
-from zarrox.metadata.dtypes.base import Category, DataType, b64decode, b64encode
+from zarrox.metadata._checks import copy_json, is_text
+from zarrox.metadata.dtypes.base import Category, DataType, b64encode, base64_or_byte_values
 from zarrox.metadata.dtypes.v2_json import v2_type
 
 __all__ = ["BYTES_NAMES", "BytesType", "ObjectType", "StringType", "string_dtype"]
@@ -102,14 +102,9 @@ class BytesType(_Variable):
         return b""
 
     def parse_fill(self, value: object, where: str = "", label: str = "fill_value") -> Any:
-        if isinstance(value, str):
-            return b64decode(value, where, label, self.name)
-        if (
-            isinstance(value, Sequence)
-            and not isinstance(value, bytes)
-            and all(is_int(b) and 0 <= b <= 255 for b in value)
-        ):
-            return bytes(int(b) for b in value)
+        raw = base64_or_byte_values(value, where, label, self.name)
+        if raw is not None:
+            return raw
         raise MetadataError(
             f"{where}{label}: expected a base64 string or an array of integers in [0, 255] "
             f"for {self.name}, got {value!r}"
