@@ -84,10 +84,7 @@ def _verbatim_codecs(meta: ArrayMetadataV2) -> list[dict[str, Any]] | None:
     compressor = _v3_compressor(meta.compressor, meta.dtype.itemsize)
     if compressor is None:
         return None
-    codecs: list[dict[str, Any]] = []
-    ndim = len(meta.shape)
-    if meta.order == "F" and ndim > 1:
-        codecs.append({"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}})
+    codecs = meta.order_codecs()
     if meta.dtype.itemsize > 1:
         endian = "big" if meta.dtype.byteorder == ">" else "little"
         codecs.append({"name": "bytes", "configuration": {"endian": endian}})

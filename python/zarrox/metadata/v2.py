@@ -406,7 +406,7 @@ class ArrayMetadataV2:
         if self.dtype.hasobject:
             return self._object_core_chain()
         data_type = self.info.v2_core_name()
-        codecs = self._order_codecs()
+        codecs = self.order_codecs()
         # v2 filters run in order on the chunk; those that work on values come
         # before the bytes serializer, those that work on bytes after it.
         # numcodecs stores a value filter's output in the byte order of its output
@@ -433,7 +433,7 @@ class ArrayMetadataV2:
         codecs.extend(blosc_typesize_1(after_bytes, first=1))
         return data_type, codecs
 
-    def _order_codecs(self) -> list[dict[str, Any]]:
+    def order_codecs(self) -> list[dict[str, Any]]:
         """The chain's first codecs: a ``transpose`` that reverses the axes of an ``"F"``
         order array of 2 or more dimensions (its chunks are stored in Fortran order)."""
         if self.order == "F" and self.ndim > 1:
@@ -506,7 +506,7 @@ class ArrayMetadataV2:
             )
         # The vlen codec serializes the chunk's elements in Fortran order
         # (zarr-python 2.18 and 3.1): the transpose codec reorders them first.
-        codecs = self._order_codecs()
+        codecs = self.order_codecs()
         codecs.append({"name": str(filters[pos]["id"])})
         after: list[dict[str, Any]] = []
         for i, f in enumerate(filters[pos + 1 :], start=pos + 1):
