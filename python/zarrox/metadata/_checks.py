@@ -49,10 +49,17 @@ def load_json_object(data: bytes | str, where: str) -> dict[str, Any]:
     return doc
 
 
+def require_members(doc: Mapping[str, Any], keys: Sequence[str], where: str) -> None:
+    """``doc`` has every member of ``keys``: a MetadataError naming the first it lacks
+    otherwise."""
+    for key in keys:
+        if key not in doc:
+            raise MetadataError(f"{where}missing member {key!r}")
+
+
 def check_zarr_format(doc: Mapping[str, Any], zarr_format: int, where: str) -> None:
     """``doc`` has the member ``zarr_format``, the integer ``zarr_format`` (v2 and v3)."""
-    if "zarr_format" not in doc:
-        raise MetadataError(f"{where}missing member 'zarr_format'")
+    require_members(doc, ("zarr_format",), where)
     fmt = doc["zarr_format"]
     if not is_int(fmt) or fmt != zarr_format:
         raise MetadataError(f"{where}zarr_format: expected {zarr_format}, got {fmt!r}")

@@ -33,7 +33,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarrox.errors import MetadataError
-from zarrox.metadata._checks import copy_json, is_text
+from zarrox.metadata._checks import (
+    check_object,
+    copy_json,
+    document_where,
+    is_text,
+    require_members,
+)
 from zarrox.metadata.v2 import ArrayMetadataV2, GroupMetadataV2, V2Style, dumps_v2
 from zarrox.metadata.v3 import ArrayMetadataV3, GroupMetadataV3
 
@@ -54,10 +60,6 @@ ZMETADATA_KEY = ".zmetadata"
 _V2_DOCS = (".zarray", ".zgroup", ".zattrs")
 #: What zarr-python 3.1 writes for every child group's ``.zgroup`` in ``.zmetadata``.
 _ZARR3_CHILD_ZGROUP_CM = {"metadata": {}, "must_understand": False, "kind": "inline"}
-
-
-def _where(key: str, path: str | None) -> str:
-    return "" if path is None else f"{key} at {path!r}: "
 
 
 def _order_key(node_path: str) -> tuple[int, str]:
@@ -86,16 +88,13 @@ def parse_zmetadata(doc: object, *, path: str = "") -> dict[str, dict[str, Any]]
     Keys must be ``[<node path>/].zarray``, ``.zgroup`` or ``.zattrs``, and values objects; the
     documents themselves are checked by :func:`zmetadata_nodes`.
     """
-    where = _where(ZMETADATA_KEY, path)
-    if not isinstance(doc, Mapping):
-        raise MetadataError(f"{where}expected a JSON object, got {type(doc).__name__}")
-    if "zarr_consolidated_format" not in doc:
-        raise MetadataError(f"{where}missing member 'zarr_consolidated_format'")
+    where = document_where(ZMETADATA_KEY, path)
+    doc = check_object(doc, where)
+    require_members(doc, ("zarr_consolidated_format",), where)
     fmt = doc["zarr_consolidated_format"]
     if isinstance(fmt, bool) or fmt != 1:
         raise MetadataError(f"{where}zarr_consolidated_format: expected 1, got {fmt!r}")
-    if "metadata" not in doc:
-        raise MetadataError(f"{where}missing member 'metadata'")
+    require_members(doc, ("metadata",), where)
     metadata = doc["metadata"]
     if not isinstance(metadata, Mapping):
         raise MetadataError(f"{where}metadata: must be an object, got {metadata!r}")
@@ -120,13 +119,12 @@ def zmetadata_nodes(
     ``path`` (the consolidated group's path) only prefixes node paths in error messages. A node
     with both ``.zarray`` and ``.zgroup``, or with only ``.zattrs``, is a MetadataError.
     """
+    where = document_where(ZMETADATA_KEY, path)
     docs: dict[str, dict[str, Mapping[str, Any]]] = {}
     for key, value in entries.items():
         split = _split_key(key)
         if split is None:
-            raise MetadataError(
-                f"{_where(ZMETADATA_KEY, path)}metadata: key {key!r} is not a metadata key"
-            )
+            raise MetadataError(f"{where}metadata: key {key!r} is not a metadata key")
         docs.setdefault(split[0], {})[split[1]] = value
     out: dict[str, ArrayMetadataV2 | GroupMetadataV2] = {}
     for node in sorted(docs, key=_order_key):
@@ -134,18 +132,13 @@ def zmetadata_nodes(
         full = "/".join(p for p in (path, node) if p)
         zattrs = found.get(".zattrs")
         if ".zarray" in found and ".zgroup" in found:
-            raise MetadataError(
-                f"{_where(ZMETADATA_KEY, path)}node {node!r} has both .zarray and .zgroup"
-            )
+            raise MetadataError(f"{where}node {node!r} has both .zarray and .zgroup")
         if ".zarray" in found:
             out[node] = ArrayMetadataV2.from_json(found[".zarray"], zattrs, path=full)
         elif ".zgroup" in found:
             out[node] = GroupMetadataV2.from_json(found[".zgroup"], zattrs, path=full)
         else:
-            raise MetadataError(
-                f"{_where(ZMETADATA_KEY, path)}node {node!r} has .zattrs but neither .zarray "
-                "nor .zgroup"
-            )
+            raise MetadataError(f"{where}node {node!r} has .zattrs but neither .zarray nor .zgroup")
     return out
 
 
@@ -173,7 +166,7 @@ def build_zmetadata(
     child ``.zgroup`` get 3.1's ``consolidated_metadata`` member); ``style="zarr2"`` keeps the
     documents as given, keys sorted.
     """
-    where = _where(ZMETADATA_KEY, path)
+    where = document_where(ZMETADATA_KEY, path)
     for key in entries:
         if not isinstance(key, str) or _split_key(key) is None:
             raise MetadataError(f"{where}metadata: key {key!r} is not a metadata key")

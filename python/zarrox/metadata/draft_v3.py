@@ -67,6 +67,7 @@ from zarrox.metadata._checks import (
     copy_json,
     is_text,
     load_json_object,
+    require_members,
 )
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata.description import ArrayDescription, describe_array
@@ -383,9 +384,7 @@ class DraftArrayMetadata(LegacyArray):
         unknown = sorted(str(k) for k in doc if k not in _ARRAY_MEMBERS)
         if unknown:
             raise UnsupportedError(f"{where}unknown member(s) {unknown}")
-        for member in ("shape", "data_type", "chunk_grid", "chunk_memory_layout"):
-            if member not in doc:
-                raise MetadataError(f"{where}missing member {member!r}")
+        require_members(doc, ("shape", "data_type", "chunk_grid", "chunk_memory_layout"), where)
         shape = _int_tuple(doc["shape"], "shape", where, positive=False)
         grid = doc["chunk_grid"]
         if not isinstance(grid, Mapping):

@@ -42,6 +42,7 @@ from zarrox.metadata._checks import (
     copy_json,
     document_where,
     parse_json,
+    require_members,
 )
 from zarrox.metadata._checks import int_tuple as _int_tuple
 from zarrox.metadata._checks import is_int as _is_int
@@ -207,9 +208,9 @@ class ArrayMetadataV1(LegacyArray):
         meta = check_object(meta, where)
         if meta.get("zarr_format") != 1 or isinstance(meta.get("zarr_format"), bool):
             raise MetadataError(f"{where}zarr_format: expected 1, got {meta.get('zarr_format')!r}")
-        for key in ("shape", "chunks", "dtype", "compression", "fill_value", "order"):
-            if key not in meta:
-                raise MetadataError(f"{where}missing member {key!r}")
+        require_members(
+            meta, ("shape", "chunks", "dtype", "compression", "fill_value", "order"), where
+        )
         shape = _int_tuple(meta["shape"], "shape", where, positive=False)
         chunks = _int_tuple(meta["chunks"], "chunks", where, positive=True)
         check_chunks_length(chunks, shape, "chunks", where)

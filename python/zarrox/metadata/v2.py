@@ -54,6 +54,7 @@ from zarrox.metadata._checks import (
     document_where,
     json_default,
     load_json_object,
+    require_members,
     stored_chunk_sizes,
 )
 from zarrox.metadata._checks import int_tuple as _int_tuple
@@ -243,9 +244,7 @@ class ArrayMetadataV2:
         where = document_where(".zarray", path)
         doc = check_object(zarray, where)
         check_zarr_format(doc, 2, where)
-        for key in (*_ARRAY_REQUIRED, "filters"):
-            if key not in doc:
-                raise MetadataError(f"{where}missing member {key!r}")
+        require_members(doc, (*_ARRAY_REQUIRED, "filters"), where)
         shape = _int_tuple(doc["shape"], "shape", where, positive=False)
         chunks = stored_chunk_sizes(doc["chunks"], "chunks", where, shape)
         if len(chunks) != len(shape):

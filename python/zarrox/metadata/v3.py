@@ -28,6 +28,7 @@ from zarrox.metadata._checks import (
     copy_json,
     json_default,
     load_json_object,
+    require_members,
     stored_chunk_sizes,
 )
 from zarrox.metadata._checks import int_tuple as _int_list
@@ -284,8 +285,7 @@ def loads(data: bytes | str, *, path: str = "") -> dict[str, Any]:
 
 def _check_format(doc: Mapping[str, Any], node_type: str, where: str) -> None:
     check_zarr_format(doc, 3, where)
-    if "node_type" not in doc:
-        raise MetadataError(f"{where}missing member 'node_type'")
+    require_members(doc, ("node_type",), where)
     if doc["node_type"] != node_type:
         raise MetadataError(f"{where}node_type: expected {node_type!r}, got {doc['node_type']!r}")
 
@@ -535,9 +535,7 @@ class ArrayMetadataV3(_ZarrJson):
         where = _where(path)
         doc = check_object(doc, where)
         _check_format(doc, "array", where)
-        for key in _ARRAY_REQUIRED:
-            if key not in doc:
-                raise MetadataError(f"{where}missing member {key!r}")
+        require_members(doc, _ARRAY_REQUIRED, where)
         shape = _int_list(doc["shape"], "shape", where, positive=False)
         data_type, dtype = parse_data_type(doc["data_type"], path=path)
         chunk_shape, rectilinear = _parse_chunk_grid(
@@ -789,8 +787,7 @@ def parse_node(doc: Mapping[str, Any], *, path: str = "") -> ArrayMetadataV3 | G
     where = _where(path)
     doc = check_object(doc, where)
     node_type = doc.get("node_type")
-    if "node_type" not in doc:
-        raise MetadataError(f"{where}missing member 'node_type'")
+    require_members(doc, ("node_type",), where)
     if node_type == "array":
         return ArrayMetadataV3.from_json(doc, path=path)
     if node_type == "group":
