@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -126,15 +126,16 @@ def is_int(value: object) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
+def is_json_array(value: object) -> TypeGuard[Sequence[Any]]:
+    """A sequence as JSON arrays are read: not a string, bytes or an object."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes | Mapping)
+
+
 def int_tuple(value: object, label: str, where: str, *, positive: bool) -> tuple[int, ...]:
     """``value``, a JSON array of integers >= 1 (``positive``) or >= 0, as a tuple; a
     MetadataError naming ``where`` and ``label`` otherwise."""
     lowest = 1 if positive else 0
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(is_int(v) and lowest <= v <= MAX_EXTENT for v in value)
-    ):
+    if not is_json_array(value) or not all(is_int(v) and lowest <= v <= MAX_EXTENT for v in value):
         kind = "positive" if positive else "non-negative"
         raise MetadataError(
             f"{where}{label}: must be an array of {kind} integers below 2**64, got {value!r}"
@@ -165,7 +166,7 @@ def stored_chunk_sizes(
     ``chunks=(0,)``/``False`` from 2.18.7 to 3.2.1) is 1, or ``unset[d]`` (a sharded
     array's inner chunk size), with a warning when the axis is not empty: such an array
     holds only its fill value. Anything else must be a positive integer."""
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise MetadataError(f"{where}{label}: must be an array of positive integers, got {value!r}")
     sizes: list[int] = []
     repaired: list[int] = []

@@ -65,6 +65,7 @@ from zarrox.errors import (
 from zarrox.metadata._checks import (
     check_chunks_length,
     copy_json,
+    is_json_array,
     is_text,
     load_json_object,
     require_members,
@@ -151,7 +152,7 @@ def _check_extensions(value: object, where: str) -> None:
     """Extensions this reader does not know must be ``must_understand: false``."""
     if value is None:
         return
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise MetadataError(f"{where}extensions: must be an array, got {value!r}")
     for ext in value:
         if not isinstance(ext, Mapping):
@@ -443,7 +444,7 @@ class DraftArrayMetadata(LegacyArray):
                 name = _codec_name(comp.get("codec"), where)
                 chain.append(_numcodecs(name, comp.get("configuration"), where))
         codecs = doc.get("codecs") or []
-        if isinstance(codecs, str | bytes | Mapping) or not isinstance(codecs, Sequence):
+        if not is_json_array(codecs):
             raise MetadataError(f"{where}codecs: must be an array, got {codecs!r}")
         for i, codec in enumerate(codecs):
             if not isinstance(codec, Mapping):
@@ -533,7 +534,7 @@ def _sharding(value: object, ndim: int, where: str) -> tuple[int, ...] | None:
     """``chunks_per_shard`` of the sharding transformer (None without one)."""
     if not value:
         return None
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise MetadataError(f"{where}storage_transformers: must be an array, got {value!r}")
     if len(value) != 1:
         raise UnsupportedError(f"{where}only one storage transformer (sharding) is supported")

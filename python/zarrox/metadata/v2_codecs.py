@@ -14,14 +14,20 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from zarrox import _core
 from zarrox.errors import MetadataError, UnsupportedError, naming_node
-from zarrox.metadata._checks import copy_json, document_where, is_text, json_scalar
+from zarrox.metadata._checks import (
+    copy_json,
+    document_where,
+    is_json_array,
+    is_text,
+    json_scalar,
+)
 from zarrox.metadata.codecs import CODEC_REGISTRY
 
 #: the error prefix of a .zarray read without a path
@@ -243,7 +249,7 @@ def parse_compressor(value: object, where: str) -> dict[str, Any] | None:
 def parse_filters(value: object, where: str) -> list[dict[str, Any]] | None:
     if value is None:
         return None
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise MetadataError(f"{where}filters: must be null or an array of codecs, got {value!r}")
     out = []
     for i, f in enumerate(value):

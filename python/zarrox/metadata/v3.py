@@ -26,6 +26,7 @@ from zarrox.metadata._checks import (
     check_object,
     check_zarr_format,
     copy_json,
+    is_json_array,
     json_default,
     load_json_object,
     require_members,
@@ -377,11 +378,7 @@ def parse_attributes(value: object, where: str) -> dict[str, Any]:
 def parse_dimension_names(value: object, ndim: int, where: str) -> tuple[str | None, ...] | None:
     if value is None:
         return None
-    if (
-        isinstance(value, str | bytes | Mapping)
-        or not isinstance(value, Sequence)
-        or not all(v is None or isinstance(v, str) for v in value)
-    ):
+    if not is_json_array(value) or not all(v is None or isinstance(v, str) for v in value):
         raise MetadataError(
             f"{where}dimension_names: must be an array of strings or nulls, got {value!r}"
         )
@@ -399,7 +396,7 @@ def _is_ignorable(value: object) -> bool:
 def _parse_storage_transformers(value: object, where: str) -> list[Any]:
     if value is None:
         return []
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise MetadataError(f"{where}storage_transformers: must be an array, got {value!r}")
     for i, item in enumerate(value):
         if not _is_ignorable(item):

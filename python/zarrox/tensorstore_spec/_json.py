@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import SpecError, SpecMismatchError
+from zarrox.metadata._checks import is_int, is_json_array
 
 
 def member(where: str, name: str | int) -> str:
@@ -61,10 +62,6 @@ def as_json(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-
-
 def expect_object(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise fail(where, f"expected a JSON object, got {value!r}")
@@ -104,7 +101,7 @@ def expect_str(value: object, where: str, choices: Sequence[str] | None = None) 
 
 
 def expect_list(value: object, where: str, length: int | None = None) -> list[Any]:
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_json_array(value):
         raise fail(where, f"expected a JSON array, got {value!r}")
     items = list(value)
     if length is not None and len(items) != length:

@@ -3,14 +3,14 @@ and ml_dtypes formats) and complex numbers (numpy's, and pairs of any float form
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata._checks import is_int
+from zarrox.metadata._checks import is_int, is_json_array
 from zarrox.metadata.dtypes.base import NO_CAST, Category, DataType, native_dtype
 from zarrox.metadata.dtypes.floats import (
     FLOAT_FORMATS,
@@ -478,11 +478,7 @@ class ComplexType(_FloatParts):
 
     def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
         dt = self.dtype
-        if (
-            isinstance(value, str | bytes | Mapping)
-            or not isinstance(value, Sequence)
-            or len(value) != 2
-        ):
+        if not is_json_array(value) or len(value) != 2:
             raise MetadataError(
                 f"{where}{label}: expected [real, imag] for {dt.newbyteorder('=').name}, "
                 f"got {value!r}"

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedError
-from zarrox.metadata._checks import is_int
+from zarrox.metadata._checks import is_int, is_json_array
 from zarrox.metadata.dtypes.base import (
     NO_CAST,
     Category,
@@ -54,11 +54,7 @@ def v2_fields_json(dt: np.dtype[Any]) -> list[Any]:
 
 def _sub_array(fdt: np.dtype[Any], shape: object, where: str, label: str) -> np.dtype[Any]:
     """A v2 field's type ``fdt`` with its ``shape`` (the field's third member)."""
-    if (
-        isinstance(shape, str | bytes | Mapping)
-        or not isinstance(shape, Sequence)
-        or not all(is_int(s) and s > 0 for s in shape)
-    ):
+    if not is_json_array(shape) or not all(is_int(s) and s > 0 for s in shape):
         raise MetadataError(
             f"{where}{label}: field shape must be an array of positive integers, got {shape!r}"
         )
@@ -99,7 +95,7 @@ class StructType(V2Void):
         offset = 0
         for i, item in enumerate(items):
             ilabel = f"{label}[{i}]"
-            if isinstance(item, str | bytes | Mapping) or not isinstance(item, Sequence):
+            if not is_json_array(item):
                 raise MetadataError(
                     f"{where}{ilabel}: a field must be [name, type] or [name, type, shape], "
                     f"got {item!r}"
@@ -156,7 +152,7 @@ class StructType(V2Void):
         clabel = f"{label}.configuration"
         check_config_keys(name, cfg, ("fields",), where, label)
         items = cfg["fields"]
-        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Sequence) or not items:
+        if not is_json_array(items) or not items:
             raise MetadataError(f"{where}{clabel}.fields: must be a non-empty array, got {items!r}")
         fields: list[tuple[str, DataType]] = []
         for i, item in enumerate(items):
