@@ -52,8 +52,15 @@ def _length_bytes(name: str, cfg: Mapping[str, Any], where: str, label: str) -> 
     return int(n)
 
 
-def _length_json(name: str, n: int) -> dict[str, Any]:
-    return {"name": name, "configuration": {"length_bytes": n}}
+def _length_type(
+    name: str, cfg: Mapping[str, Any], where: str, label: str
+) -> tuple[str, dict[str, Any], np.dtype[Any]]:
+    """``(name, data_type, numpy dtype)`` of a v3 type configured by ``length_bytes``
+    (:data:`LENGTH_TYPES`)."""
+    n = _length_bytes(name, cfg, where, label)
+    kind = LENGTH_TYPES[name]
+    count = n // _CODE_UNIT if kind == "U" else n
+    return name, {"name": name, "configuration": {"length_bytes": n}}, np.dtype(f"{kind}{count}")
 
 
 class _RawBits(DataType):
@@ -145,8 +152,7 @@ class FixedUtf32Type(_RawBits):
 
     @classmethod
     def v3(cls, name: str, cfg: Mapping[str, Any], where: str, label: str) -> FixedUtf32Type:
-        n = _length_bytes(name, cfg, where, label)
-        return cls(name, _length_json(name, n), np.dtype(f"U{n // _CODE_UNIT}"))
+        return cls(*_length_type(name, cfg, where, label))
 
     @property
     def category(self) -> Category:
@@ -221,8 +227,7 @@ class NullTerminatedBytesType(_RawBits):
     def v3(
         cls, name: str, cfg: Mapping[str, Any], where: str, label: str
     ) -> NullTerminatedBytesType:
-        n = _length_bytes(name, cfg, where, label)
-        return cls(name, _length_json(name, n), np.dtype(f"S{n}"))
+        return cls(*_length_type(name, cfg, where, label))
 
     @property
     def category(self) -> Category:
@@ -322,8 +327,7 @@ class RawBytesType(V2Void):
 
     @classmethod
     def v3(cls, name: str, cfg: Mapping[str, Any], where: str, label: str) -> RawBytesType:
-        n = _length_bytes(name, cfg, where, label)
-        return cls(name, _length_json(name, n), np.dtype(f"V{n}"))
+        return cls(*_length_type(name, cfg, where, label))
 
     @property
     def category(self) -> Category:
