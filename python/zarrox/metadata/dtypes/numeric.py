@@ -112,6 +112,13 @@ def _json_form_or_real(dtype: DataType, value: object, where: str, label: str) -
     return NO_CAST
 
 
+def _as_bool(value: object) -> Any:
+    """A boolean, or the integer 0 or 1, as a numpy bool; NO_CAST for anything else."""
+    if isinstance(value, bool | np.bool_) or (is_int(value) and value in (0, 1)):
+        return np.bool_(value)
+    return NO_CAST
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -151,24 +158,23 @@ class BoolType(DataType):
 
     def _cast_fill(self, value: object, where: str, label: str) -> Any:
         out = _json_form_or_real(self, value, where, label)
+        if out is NO_CAST:
+            out = _as_bool(value)
         if out is not NO_CAST:
             return out
-        if isinstance(value, bool | np.bool_) or (is_int(value) and value in (0, 1)):
-            return np.bool_(value)
         raise MetadataError(f"{where}{label}: expected a boolean for bool, got {value!r}")
 
     def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
-        if isinstance(value, bool | np.bool_) or (is_int(value) and value in (0, 1)):
-            return np.bool_(value)
+        out = _as_bool(value)
+        if out is not NO_CAST:
+            return out
         raise MetadataError(f"{where}{label}: expected true or false for bool, got {value!r}")
 
     def _v2_fill_json(self, value: Any) -> Any:
         return bool(value)
 
     def _cast_v2_fill(self, value: object, where: str, label: str) -> Any:
-        if isinstance(value, bool | np.bool_) or (is_int(value) and value in (0, 1)):
-            return np.bool_(value)
-        return NO_CAST
+        return _as_bool(value)
 
 
 # --------------------------------------------------------------------------------------------
