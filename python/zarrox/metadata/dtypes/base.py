@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata._checks import is_int
+from zarrox.metadata._checks import document_where, is_int
 from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = [
@@ -58,7 +58,7 @@ NO_CAST: Any = object()
 
 def zarr_json_where(path: str | None) -> str:
     """The prefix of every v3 error message: ``"zarr.json at 'a/b': "`` (empty if no path)."""
-    return "" if path is None else f"zarr.json at {path!r}: "
+    return document_where("zarr.json", path)
 
 
 def native_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
