@@ -131,10 +131,6 @@ def _where(key: str) -> str:
     return f"{key}: "
 
 
-def _loads(raw: bytes, key: str) -> dict[str, Any]:
-    return load_json_object(raw, _where(key))
-
-
 def _attributes(doc: Mapping[str, Any], where: str) -> dict[str, Any]:
     """A copy of the document's ``attributes`` (``{}`` when absent), which must be an object."""
     attributes = doc.get("attributes", {})
@@ -575,7 +571,10 @@ def array_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftArra
     is ``raw``."""
     key = hierarchy.array_key(rel)
     return DraftArrayMetadata.from_json(
-        _loads(raw, key), key=key, data_path=hierarchy.data_path(rel), zarr2=hierarchy.zarr2
+        load_json_object(raw, _where(key)),
+        key=key,
+        data_path=hierarchy.data_path(rel),
+        zarr2=hierarchy.zarr2,
     )
 
 
@@ -583,7 +582,7 @@ def group_from_document(raw: bytes, hierarchy: Hierarchy, rel: str) -> DraftGrou
     """The explicit group ``rel`` of ``hierarchy`` whose document (at
     :meth:`Hierarchy.group_key`) is ``raw``."""
     key = hierarchy.group_key(rel)
-    doc = _loads(raw, key)
+    doc = load_json_object(raw, _where(key))
     attributes = _attributes(doc, _where(key))
     _check_extensions(doc.get("extensions"), _where(key))
     return DraftGroupMetadata(attributes, True, hierarchy, rel)
