@@ -1097,11 +1097,6 @@ def _open_array(*args: Any, **kwargs: Any) -> Array:
     return Array._make(creation.array_to_open(*args, **kwargs))
 
 
-def _create_array(*args: Any, **kwargs: Any) -> Array:
-    """``zarrox.create_array``: the array created (see :func:`zarrox.nodes.create.create_array`)."""
-    return Array._make(creation.create_array(*args, **kwargs))
-
-
 class AsyncArray(AsyncNode):
     """An array whose reads, writes and metadata changes are awaited (zarr-python's
     ``AsyncArray``). Wraps a :class:`zarrox.Array` (``AsyncArray(array)``); the properties
@@ -1130,7 +1125,7 @@ class AsyncArray(AsyncNode):
     @classmethod
     async def create(cls, store: Any, **kwargs: Any) -> AsyncArray:
         """A new array (metadata written on a worker thread)."""
-        return AsyncArray(await run_metadata(store, _create_array, store, **kwargs))
+        return AsyncArray(await run_metadata(store, Array.create, store, **kwargs))
 
     def __repr__(self) -> str:
         return f"<zarrox.AsyncArray {self._sync.store_path} shape={self.shape} dtype={self.dtype}>"

@@ -559,11 +559,6 @@ def _open_group(*args: Any, **kwargs: Any) -> Group:
     return Group._make(creation.group_to_open(*args, **kwargs))
 
 
-def _create_group(*args: Any, **kwargs: Any) -> Group:
-    """``zarrox.create_group``: the group created (see :func:`zarrox.nodes.create.new_group`)."""
-    return Group._make(creation.new_group(*args, **kwargs))
-
-
 class AsyncGroup(AsyncNode):
     """A group whose member lookups and changes are awaited (zarr-python's ``AsyncGroup``);
     members come back as AsyncArray / AsyncGroup. Wraps a :class:`zarrox.Group`.
@@ -594,7 +589,7 @@ class AsyncGroup(AsyncNode):
         return AsyncGroup(
             await run_metadata(
                 store,
-                _create_group,
+                Group.from_store,
                 store,
                 attributes=attributes,
                 zarr_format=zarr_format,
@@ -609,6 +604,13 @@ class AsyncGroup(AsyncNode):
         """``func(*args, **kwargs)``, a metadata operation on this group's store
         (:func:`~zarrox.async_node.run_metadata`)."""
         return await run_metadata(self._sync.store, func, *args, **kwargs)
+
+    async def _new_array(
+        self, make: Callable[..., Array], /, *args: Any, **kwargs: Any
+    ) -> AsyncArray:
+        """The array ``make(*args, **kwargs)`` (a :class:`Group` method that creates or
+        finds one) gives, run as :meth:`_metadata` runs it, as an AsyncArray."""
+        return AsyncArray(await self._metadata(make, *args, **kwargs))
 
     # -- members -------------------------------------------------------------------------
     async def getitem(self, key: str) -> AsyncArray | AsyncGroup:
@@ -668,15 +670,13 @@ class AsyncGroup(AsyncNode):
 
     # -- creating ------------------------------------------------------------------------
     async def create_array(self, name: str, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await self._metadata(self._sync.create_array, name, **kwargs))
+        return await self._new_array(self._sync.create_array, name, **kwargs)
 
     async def create_dataset(self, name: str, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await self._metadata(self._sync.create_dataset, name, **kwargs))
+        return await self._new_array(self._sync.create_dataset, name, **kwargs)
 
     async def require_array(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(self._sync.require_array, name, shape=shape, **kwargs)
-        )
+        return await self._new_array(self._sync.require_array, name, shape=shape, **kwargs)
 
     async def require_dataset(self, name: str, *, shape: Any, **kwargs: Any) -> AsyncArray:
         return await self.require_array(name, shape=shape, **kwargs)
@@ -691,44 +691,34 @@ class AsyncGroup(AsyncNode):
         return tuple(await gather(*(self.require_group(n) for n in names)))
 
     async def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await self._metadata(self._sync.zeros, name=name, shape=shape, **kwargs))
+        return await self._new_array(self._sync.zeros, name=name, shape=shape, **kwargs)
 
     async def ones(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await self._metadata(self._sync.ones, name=name, shape=shape, **kwargs))
+        return await self._new_array(self._sync.ones, name=name, shape=shape, **kwargs)
 
     async def empty(self, *, name: str, shape: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(await self._metadata(self._sync.empty, name=name, shape=shape, **kwargs))
+        return await self._new_array(self._sync.empty, name=name, shape=shape, **kwargs)
 
     async def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(
-                self._sync.full,
-                name=name,
-                shape=shape,
-                fill_value=fill_value,
-                **kwargs,
-            )
+        return await self._new_array(
+            self._sync.full,
+            name=name,
+            shape=shape,
+            fill_value=fill_value,
+            **kwargs,
         )
 
     async def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(self._sync.zeros_like, name=name, data=data, **kwargs)
-        )
+        return await self._new_array(self._sync.zeros_like, name=name, data=data, **kwargs)
 
     async def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(self._sync.ones_like, name=name, data=data, **kwargs)
-        )
+        return await self._new_array(self._sync.ones_like, name=name, data=data, **kwargs)
 
     async def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(self._sync.empty_like, name=name, data=data, **kwargs)
-        )
+        return await self._new_array(self._sync.empty_like, name=name, data=data, **kwargs)
 
     async def full_like(self, *, name: str, data: Any, **kwargs: Any) -> AsyncArray:
-        return AsyncArray(
-            await self._metadata(self._sync.full_like, name=name, data=data, **kwargs)
-        )
+        return await self._new_array(self._sync.full_like, name=name, data=data, **kwargs)
 
     async def create_hierarchy(
         self, nodes: Mapping[str, Any], *, overwrite: bool = False
