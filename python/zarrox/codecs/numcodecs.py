@@ -21,8 +21,15 @@ class NumcodecsCodec(Codec):
         return self.name.split(".", 1)[1]
 
 
+#: the classes below by their v3 codec name (``numcodecs.delta``)
+_BY_NAME: dict[str, type[NumcodecsCodec]] = {}
+
+
 def _make(class_name: str, codec_id: str) -> type[NumcodecsCodec]:
-    return type(class_name, (NumcodecsCodec,), {"codec_name": f"numcodecs.{codec_id}"})
+    name = f"numcodecs.{codec_id}"
+    cls: type[NumcodecsCodec] = type(class_name, (NumcodecsCodec,), {"codec_name": name})
+    _BY_NAME[name] = cls
+    return cls
 
 
 Adler32 = _make("Adler32", "adler32")
@@ -44,29 +51,6 @@ Quantize = _make("Quantize", "quantize")
 Shuffle = _make("Shuffle", "shuffle")
 Zlib = _make("Zlib", "zlib")
 Zstd = _make("Zstd", "zstd")
-
-_CLASSES = (
-    Adler32,
-    AsType,
-    BZ2,
-    BitRound,
-    Blosc,
-    CRC32,
-    CRC32C,
-    Delta,
-    FixedScaleOffset,
-    Fletcher32,
-    GZip,
-    JenkinsLookup3,
-    LZ4,
-    LZMA,
-    PackBits,
-    Quantize,
-    Shuffle,
-    Zlib,
-    Zstd,
-)
-_BY_NAME = {cls.codec_name: cls for cls in _CLASSES}
 
 
 def class_for(name: str) -> type[NumcodecsCodec] | None:
