@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from zarrox.values import (
 
 if TYPE_CHECKING:
     from zarrox.tensorstore_spec.spec import Spec
+
+#: the array an indexing view indexes (:class:`Array` or :class:`AsyncArray`)
+_A = TypeVar("_A")
 
 
 @dataclass(frozen=True)
@@ -181,11 +184,16 @@ async def _await_store_io(array: Array, step: _IOStep) -> Any:
     return None
 
 
-class OIndex:
-    """``array.oindex[...]``: orthogonal (outer) indexing."""
+class _Indexer(Generic[_A]):
+    """An array's indexing view (``array.oindex``, ``.vindex``, ``.blocks``; their awaitable
+    forms): the array it indexes."""
 
-    def __init__(self, array: Array) -> None:
+    def __init__(self, array: _A) -> None:
         self._array = array
+
+
+class OIndex(_Indexer["Array"]):
+    """``array.oindex[...]``: orthogonal (outer) indexing."""
 
     def __getitem__(self, selection: Any) -> Any:
         return self._array.get_orthogonal_selection(selection)
@@ -194,12 +202,9 @@ class OIndex:
         self._array.set_orthogonal_selection(selection, value)
 
 
-class VIndex:
+class VIndex(_Indexer["Array"]):
     """``array.vindex[...]``: coordinate (points) and mask selection, like numpy's
     advanced indexing."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
 
     def __getitem__(self, selection: Any) -> Any:
         if is_mask(selection, self._array.shape):
@@ -213,11 +218,8 @@ class VIndex:
             self._array.set_coordinate_selection(selection, value)
 
 
-class BlockIndex:
+class BlockIndex(_Indexer["Array"]):
     """``array.blocks[...]``: whole chunks by block index."""
-
-    def __init__(self, array: Array) -> None:
-        self._array = array
 
     def __getitem__(self, selection: Any) -> Any:
         return self._array.get_block_selection(selection)
@@ -1263,11 +1265,8 @@ class AsyncArray(AsyncNode):
         return await run(self._sync.info_complete)
 
 
-class _AsyncOIndex:
+class _AsyncOIndex(_Indexer[AsyncArray]):
     """``async_array.oindex``: awaitable orthogonal ``getitem`` and ``setitem``."""
-
-    def __init__(self, array: AsyncArray) -> None:
-        self._array = array
 
     async def getitem(self, selection: Any) -> Any:
         return await self._array.get_orthogonal_selection(selection)
@@ -1276,11 +1275,8 @@ class _AsyncOIndex:
         await self._array.set_orthogonal_selection(selection, value)
 
 
-class _AsyncVIndex:
+class _AsyncVIndex(_Indexer[AsyncArray]):
     """``async_array.vindex``: awaitable coordinate and mask ``getitem`` and ``setitem``."""
-
-    def __init__(self, array: AsyncArray) -> None:
-        self._array = array
 
     async def getitem(self, selection: Any) -> Any:
         if is_mask(selection, self._array._sync.shape):
