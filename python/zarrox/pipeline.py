@@ -48,7 +48,7 @@ import json
 import math
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import zarr.abc.codec as _zarr_codec
@@ -98,6 +98,8 @@ READ_RETURNS_RESULTS: bool = hasattr(_zarr_codec, "GetResult")
 STORES_GET_RANGES: bool = hasattr(_ZarrStore, "get_ranges")
 
 _BatchItem = tuple[Any, "ArraySpec", Any, Any, bool]
+#: what :meth:`ZarroxCodecPipeline._groups` groups: tuples with the chunk's ArraySpec second
+_Item = TypeVar("_Item", bound=tuple[Any, ...])
 
 
 def _strict() -> bool:
@@ -564,8 +566,10 @@ class ZarroxCodecPipeline(CodecPipeline):
     def _is_v2(self) -> bool:
         return len(self._codecs) == 1 and type(self._codecs[0]).__name__ == "V2Codec"
 
-    def _groups(self, items: list[_BatchItem]) -> list[tuple[_ChunkKind, list[_BatchItem]]]:
-        groups: dict[int, tuple[_ChunkKind, list[_BatchItem]]] = {}
+    def _groups(self, items: list[_Item]) -> list[tuple[_ChunkKind, list[_Item]]]:
+        """``items`` (each with its chunk's ArraySpec second) by the kind of their chunks,
+        in the order each kind first comes."""
+        groups: dict[int, tuple[_ChunkKind, list[_Item]]] = {}
         for item in items:
             kind = self._kind(item[1])
             entry = groups.get(id(kind))
@@ -883,16 +887,12 @@ class ZarroxCodecPipeline(CodecPipeline):
 
     async def _decode(self, pairs: list[tuple[Buffer | None, ArraySpec]]) -> list[NDBuffer | None]:
         results: list[NDBuffer | None] = [None] * len(pairs)
-        todo = [(i, b, s) for i, (b, s) in enumerate(pairs) if b is not None]
-        by_kind: dict[int, tuple[_ChunkKind, list[tuple[int, Any, ArraySpec]]]] = {}
-        for i, b, s in todo:
-            kind = self._kind(s)
-            by_kind.setdefault(id(kind), (kind, []))[1].append((i, b, s))
-        for kind, group in by_kind.values():
+        todo = [(i, s, b) for i, (b, s) in enumerate(pairs) if b is not None]
+        for kind, group in self._groups(todo):
             stacked, chunk_sels, buf_sels = _stacked(kind.shape, len(group))
             keys = [f"#{i}" for i, _, _ in group]
             encoded = [
-                kind.unpickled(as_bytes(b), k) for k, (_, b, _) in zip(keys, group, strict=True)
+                kind.unpickled(as_bytes(b), k) for k, (_, _, b) in zip(keys, group, strict=True)
             ]
             if kind.var is not None:
                 values, _ = await _run_blocking(
@@ -918,7 +918,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                     arrays.reshape(-1).view(np.uint8),
                     list(stacked),
                 )
-            for k, (i, _, spec) in enumerate(group):
+            for k, (i, spec, _) in enumerate(group):
                 # an ndarray is zarr-python's NDArrayLike (which some numpy stubs disagree on)
                 chunk: Any = _unstack(arrays, kind.shape, k)
                 if kind.var is not None:
@@ -937,18 +937,18 @@ class ZarroxCodecPipeline(CodecPipeline):
 
     async def _encode(self, pairs: list[tuple[NDBuffer | None, ArraySpec]]) -> list[Buffer | None]:
         results: list[Buffer | None] = [None] * len(pairs)
-        by_kind: dict[int, tuple[_ChunkKind, list[tuple[int, Any, ArraySpec]]]] = {}
+        todo: list[tuple[int, ArraySpec, np.ndarray]] = []
         for i, (a, s) in enumerate(pairs):
             if a is None:
                 continue
-            kind = self._kind(s)
+            self._kind(s)  # a chunk zarrox cannot run falls back for that reason first
             arr = a.as_ndarray_like()
             if not isinstance(arr, np.ndarray):
                 raise _Fallback(f"the chunk is a {type(arr).__name__}, not a numpy array")
-            by_kind.setdefault(id(kind), (kind, []))[1].append((i, arr, s))
-        for kind, group in by_kind.values():
+            todo.append((i, s, arr))
+        for kind, group in self._groups(todo):
             stacked, chunk_sels, buf_sels = _stacked(kind.shape, len(group))
-            parts = [np.broadcast_to(arr, kind.shape) for _, arr, _ in group]
+            parts = [np.broadcast_to(arr, kind.shape) for _, _, arr in group]
             payload: Any
             if kind.var is not None:
                 payload = [v for p in parts for v in var_items(p, kind.utf8)]
@@ -967,7 +967,7 @@ class ZarroxCodecPipeline(CodecPipeline):
                 list(stacked),
                 True,
             )
-            for (i, _, spec), data in zip(group, new, strict=True):
+            for (i, spec, _), data in zip(group, new, strict=True):
                 results[i] = (
                     None if data is None else spec.prototype.buffer.from_bytes(kind.pickled(data))
                 )
