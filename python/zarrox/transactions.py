@@ -112,36 +112,29 @@ class _Staged:
         keys = {"name": "default", "separator": "/"}
         shape = list(core["shape"])
         self.store = _core.StoreHandle.memory()
-        self.data = _core.ArrayHandle(
-            self.store,
-            "data",
-            json.dumps(
-                {
-                    "shape": shape,
-                    "data_type": data_type,
-                    "codecs": [codec],
-                    "chunk_key_encoding": keys,
-                    **grid,
-                }
-            ),
-            array._fill_bytes,
-            True,
-        )
-        self.mask = _core.ArrayHandle(
-            self.store,
-            "mask",
-            json.dumps(
-                {
-                    "shape": shape,
-                    "data_type": "bool",
-                    "codecs": [_bytes_codec()],
-                    "chunk_key_encoding": keys,
-                    **grid,
-                }
-            ),
-            b"\x00",
-            True,
-        )
+
+        def staging_array(
+            name: str, data_type: str | dict[str, Any], codec: dict[str, Any], fill: bytes
+        ) -> Any:
+            """An array of the array's shape and grid in the memory store, under ``name``."""
+            return _core.ArrayHandle(
+                self.store,
+                name,
+                json.dumps(
+                    {
+                        "shape": shape,
+                        "data_type": data_type,
+                        "codecs": [codec],
+                        "chunk_key_encoding": keys,
+                        **grid,
+                    }
+                ),
+                fill,
+                True,
+            )
+
+        self.data = staging_array("data", data_type, codec, array._fill_bytes)
+        self.mask = staging_array("mask", "bool", _bytes_codec(), b"\x00")
         self.var_len = var_len
         self.dtype = array.dtype
         #: grid coordinates of the staged chunks written whole (so the commit need not
@@ -255,22 +248,21 @@ class _Staged:
             if written is not None and not written.any():
                 continue
             if written is None or written.all():
-                if self.var_len:
-                    yield coords, sel, self._values(sel)
-                else:
-                    buf = np.empty(tuple(sel.buffer_shape), dtype=self.dtype)
-                    self.data.read(sel, buf.reshape(-1).view(np.uint8), "C")
-                    yield coords, sel, buf.reshape(-1).view(np.uint8)
+                yield coords, sel, self._payload(sel, tuple(sel.buffer_shape))
                 continue
             where = np.nonzero(written)
             points = tuple(w + b.start for w, b in zip(where, box, strict=True))
             psel = _core.Selection.coordinate(points, shape)
-            if self.var_len:
-                yield coords, psel, self._values(psel)
-            else:
-                buf = np.empty(len(where[0]), dtype=self.dtype)
-                self.data.read(psel, buf.view(np.uint8), "C")
-                yield coords, psel, buf.view(np.uint8)
+            yield coords, psel, self._payload(psel, (len(where[0]),))
+
+    def _payload(self, sel: Any, shape: tuple[int, ...]) -> Any:
+        """The staged values of ``sel`` as a write takes them: the variable-length values,
+        or the bytes (a uint8 view) of a buffer of ``shape``."""
+        if self.var_len:
+            return self._values(sel)
+        buf = np.empty(shape, dtype=self.dtype)
+        self.data.read(sel, buf.reshape(-1).view(np.uint8), "C")
+        return buf.reshape(-1).view(np.uint8)
 
 
 class _Staging:
