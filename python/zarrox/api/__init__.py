@@ -422,10 +422,8 @@ def save(
     **kwargs: Any,
 ) -> None:
     """Save one numpy array (:func:`save_array`) or several (:func:`save_group`);
-    ``kwargs`` are arrays by name."""
+    ``kwargs`` are arrays by name (none at all: :func:`save_group`'s ValueError)."""
     zarr_format = zarr_format_arg(zarr_version, zarr_format)
-    if not args and not kwargs:
-        raise ValueError("at least one array must be provided")
     where: dict[str, Any] = {
         "zarr_format": zarr_format,
         "path": path,
