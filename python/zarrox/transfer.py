@@ -27,7 +27,7 @@ import math
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -190,6 +190,7 @@ class _Stop(Exception):
 _POLL_S = 0.05
 
 _Item = tuple[tuple[slice, ...], np.ndarray]
+_T = TypeVar("_T")
 
 
 class _ReadAhead:
@@ -269,23 +270,21 @@ class _ReadAhead:
         if self._made < 2:
             self._made += 1
             return np.empty(n, dtype=self._source.dtype)
-        while True:
-            if self._stop.is_set():
-                raise _Stop
-            try:
-                got = self._free.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
-            return got if got.size >= n else np.empty(n, dtype=self._source.dtype)
+        got = self._until_stopped(lambda: self._free.get(timeout=_POLL_S))
+        return got if got.size >= n else np.empty(n, dtype=self._source.dtype)
 
     def _put(self, item: _Item | BaseException | None) -> None:
+        self._until_stopped(lambda: self._ready.put(item, timeout=_POLL_S))
+
+    def _until_stopped(self, attempt: Callable[[], _T]) -> _T:
+        """``attempt()`` (a queue operation that times out after :data:`_POLL_S`), tried
+        again until it succeeds; _Stop once the consumer stopped."""
         while True:
             if self._stop.is_set():
                 raise _Stop
             try:
-                self._ready.put(item, timeout=_POLL_S)
-                return
-            except queue.Full:
+                return attempt()
+            except (queue.Empty, queue.Full):
                 continue
 
 
