@@ -1148,8 +1148,11 @@ class AsyncArray(AsyncNode):
     async def _read(
         self, sel: Selection, out: np.ndarray | None = None, basic: bool = False
     ) -> Any:
-        """:meth:`Array._read`'s steps, each chunk I/O awaited."""
+        """:meth:`Array._read`'s steps, each chunk I/O awaited; where the engine does not
+        complete this array's reads, :meth:`Array._read` on a worker thread."""
         array = self._sync
+        if not self._native():
+            return await run(array._read, sel, out, basic=basic)
         steps = array._read_steps(sel, out, basic=basic)
         try:
             step = next(steps)
@@ -1159,7 +1162,10 @@ class AsyncArray(AsyncNode):
             return done.value
 
     async def _write(self, sel: Selection, value: Any) -> None:
-        """:meth:`Array._write`, its chunk I/O awaited."""
+        """:meth:`Array._write`, its chunk I/O awaited (on a worker thread where the engine
+        does not complete this array's writes)."""
+        if not self._native():
+            return await run(self._sync._write, sel, value)
         step = self._sync._write_step(sel, value)
         if step is not None:
             await _await_io(self._sync, step)
@@ -1185,60 +1191,40 @@ class AsyncArray(AsyncNode):
     async def get_basic_selection(
         self, selection: Any = Ellipsis, *, out: np.ndarray | None = None
     ) -> Any:
-        if not self._native():
-            return await run(self._sync.get_basic_selection, selection, out=out)
         sel = basic_selection(selection, self._sync.shape)
         return await self._read(sel, out, basic=True)
 
     async def get_orthogonal_selection(
         self, selection: Any, *, out: np.ndarray | None = None
     ) -> Any:
-        if not self._native():
-            return await run(self._sync.get_orthogonal_selection, selection, out=out)
         return await self._read(orthogonal_selection(selection, self._sync.shape), out)
 
     async def get_coordinate_selection(
         self, selection: Any, *, out: np.ndarray | None = None
     ) -> Any:
-        if not self._native():
-            return await run(self._sync.get_coordinate_selection, selection, out=out)
         return await self._read(coordinate_selection(selection, self._sync.shape), out)
 
     async def get_mask_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        if not self._native():
-            return await run(self._sync.get_mask_selection, selection, out=out)
         return await self._read(mask_selection(selection, self._sync.shape), out)
 
     async def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
         a = self._sync
-        if not self._native():
-            return await run(a.get_block_selection, selection, out=out)
         return await self._read(block_selection(selection, a.shape, a._block_grid), out)
 
     async def set_basic_selection(self, selection: Any, value: Any) -> None:
-        if not self._native():
-            return await run(self._sync.set_basic_selection, selection, value)
         await self._write(basic_selection(selection, self._sync.shape), value)
 
     async def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        if not self._native():
-            return await run(self._sync.set_orthogonal_selection, selection, value)
         await self._write(orthogonal_selection(selection, self._sync.shape), value)
 
     async def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        if not self._native():
-            return await run(self._sync.set_coordinate_selection, selection, value)
         await self._write(coordinate_selection(selection, self._sync.shape), value)
 
     async def set_mask_selection(self, selection: Any, value: Any) -> None:
-        if not self._native():
-            return await run(self._sync.set_mask_selection, selection, value)
         await self._write(mask_selection(selection, self._sync.shape), value)
 
     async def set_block_selection(self, selection: Any, value: Any) -> None:
         a = self._sync
-        if not self._native():
-            return await run(a.set_block_selection, selection, value)
         await self._write(block_selection(selection, a.shape, a._block_grid), value)
 
     # -- changing and inspecting (metadata and listings: on a worker thread) -------------
