@@ -1171,17 +1171,11 @@ class AsyncArray(AsyncNode):
             await _await_io(self._sync, step)
 
     async def getitem(self, selection: Any) -> Any:
-        a = self._sync
-        if not self._native():
-            return await run(a.__getitem__, selection)
-        sel, basic = a._item_selection(selection)
+        sel, basic = self._sync._item_selection(selection)
         return await self._read(sel, basic=basic)
 
     async def setitem(self, selection: Any, value: Any) -> None:
-        a = self._sync
-        if not self._native():
-            return await run(a.__setitem__, selection, value)
-        if is_pure_fancy(selection, a.shape):
+        if is_pure_fancy(selection, self._sync.shape):
             await self.vindex.setitem(selection, value)
         elif is_fancy(selection):
             await self.set_orthogonal_selection(selection, value)
