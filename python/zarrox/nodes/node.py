@@ -107,13 +107,8 @@ def write_node(store: Store, path: str, meta: NodeMetadata) -> None:
     """Store a node's metadata documents; errors (attributes JSON cannot hold) name it."""
     if is_legacy(meta):
         raise UnsupportedError(read_only_message("node", path, meta))
-    try:
-        for key, document in zip(_document_keys(path, meta), _documents(meta), strict=True):
-            store.set(key, document)
-    except MetadataError as e:
-        if names_node(e, path):
-            raise
-        raise naming_node(MetadataError(f"node '{path}': {e}"), path) from None
+    for key, document in zip(_document_keys(path, meta), _documents(path, meta), strict=True):
+        store.set(key, document)
 
 
 def update_node(
@@ -144,12 +139,7 @@ def update_node(
         else:
             fresh = _parse_documents(path, meta, [raw for raw, _ in read])
         change(fresh)
-        try:
-            documents = _documents(fresh)
-        except MetadataError as e:
-            if names_node(e, path):
-                raise
-            raise naming_node(MetadataError(f"node '{path}': {e}"), path) from None
+        documents = _documents(path, fresh)
         committed = True
         for key, (raw, generation), new in zip(keys, read, documents, strict=True):
             if raw == new:
@@ -202,11 +192,17 @@ def _document_keys(path: str, meta: WritableMetadata) -> list[str]:
     return [join(path, key), join(path, V2_ATTRS_KEY)]
 
 
-def _documents(meta: WritableMetadata) -> list[bytes]:
-    """The node's metadata documents as stored, in :func:`_document_keys`' order."""
-    if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
-        return [dumps(meta.to_json())]
-    return [dumps_v2(meta.to_json()), dumps_v2(meta.attributes_json())]  # type: ignore[union-attr]
+def _documents(path: str, meta: WritableMetadata) -> list[bytes]:
+    """The metadata documents of the node at ``path`` as stored, in :func:`_document_keys`'
+    order; errors (attributes JSON cannot hold) name the node."""
+    try:
+        if isinstance(meta, ArrayMetadataV3 | GroupMetadataV3):
+            return [dumps(meta.to_json())]
+        return [dumps_v2(meta.to_json()), dumps_v2(meta.attributes_json())]  # type: ignore[union-attr]
+    except MetadataError as e:
+        if names_node(e, path):
+            raise
+        raise naming_node(MetadataError(f"node '{path}': {e}"), path) from None
 
 
 def _parse_documents(
