@@ -29,6 +29,7 @@ zarrox never writes v1: convert it to v3 with :func:`zarrox.convert`.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
@@ -159,14 +160,14 @@ class LegacyNode:
         raise legacy_write_error(self.legacy_format)
 
 
-class LegacyArray(LegacyNode):
+class LegacyArray(LegacyNode, ABC):
     """An array of a legacy format, read as the v2 array :meth:`to_v2` gives."""
 
     shape: tuple[int, ...]
 
+    @abstractmethod
     def to_v2(self) -> ArrayMetadataV2:
         """The v2 array whose chunks are byte for byte this array's chunks."""
-        raise NotImplementedError
 
     def fill_bytes(self) -> bytes:
         return self.to_v2().fill_bytes()
