@@ -11,7 +11,7 @@ use crate::error::Error;
 /// How deep a JSON value may nest: serde_json's own limit when it parses
 /// text. A Python object may nest deeper (or contain itself); converting it
 /// recursively would overflow the stack, so past this depth it is an error.
-pub(super) const MAX_DEPTH: usize = 128;
+const MAX_DEPTH: usize = 128;
 
 /// A Python JSON value (dicts, lists, tuples, strings, numbers, booleans,
 /// None; numpy scalars and arrays as their Python values) as a serde value.

@@ -13,14 +13,13 @@ from __future__ import annotations
 import base64
 import binascii
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata._checks import document_where, is_int
+from zarrox.metadata._checks import document_where, is_int, is_json_array
 from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = [
@@ -127,11 +126,7 @@ def base64_or_byte_values(value: object, where: str, label: str, what: str) -> b
     of integers in [0, 255]; None when it is neither."""
     if isinstance(value, str):
         return b64decode(value, where, label, what)
-    if (
-        isinstance(value, Sequence)
-        and not isinstance(value, bytes)
-        and all(is_int(b) and 0 <= b <= 255 for b in value)
-    ):
+    if is_json_array(value) and all(is_int(b) and 0 <= b <= 255 for b in value):
         return bytes(int(b) for b in value)
     return None
 
