@@ -3,6 +3,11 @@ zarrox's. Exit status 1 when a test that passes with the default pipeline does n
 zarrox's and ``expected_differences.txt`` does not name it.
 
     python tests/zarr_suite/compare.py DEFAULT.xml ZARROX.xml --expected FILE [--record MD]
+    python tests/zarr_suite/compare.py not-passed ZARROX.xml --expected FILE  # ids to rerun
+
+A test's default-pipeline outcome matters only where zarrox's is not "passed" (and for the
+expected differences), so ``run.sh`` runs zarrox's pipeline first and the default pipeline
+only on the tests ``not-passed`` lists (``--subset``); ``--record`` runs both in full.
 
 ``expected_differences.txt``: one test id (``tests/test_x.py::test_name[param]``) per line,
 then `` | `` and the reason; ``#`` starts a comment line. A line that starts with
@@ -22,22 +27,25 @@ from pathlib import Path
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed")
 
 
+def case_id(module: str, name: str) -> str:
+    """The id (``tests/test_x.py::TestClass::test_y[param]``) of the test JUnit XML names by
+    ``classname`` ``module`` and ``name``."""
+    # classname is "tests.test_codecs.test_blosc" or "...test_x.TestClass"
+    path_parts: list[str] = []
+    cls: list[str] = []
+    for p in module.split("."):
+        (cls if cls or (p[:1].isupper() and path_parts) else path_parts).append(p)
+    if module:
+        return "/".join(path_parts) + ".py::" + "::".join([*cls, name])
+    return name.replace(".", "/") + ".py"  # a module that failed to import: its name
+
+
 def outcomes(path: Path) -> dict[str, str]:
     """Test id -> outcome; a test reported twice (call and teardown) keeps its worst outcome."""
     rank = {o: i for i, o in enumerate(("passed", "skipped", "xfailed", "failed", "error"))}
     result: dict[str, str] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        module = case.get("classname", "")
-        name = case.get("name", "")
-        parts = module.split(".")
-        # classname is "tests.test_codecs.test_blosc" or "...test_x.TestClass"
-        path_parts, cls = [], []
-        for p in parts:
-            (cls if cls or (p[:1].isupper() and path_parts) else path_parts).append(p)
-        if module:
-            test_id = "/".join(path_parts) + ".py::" + "::".join([*cls, name])
-        else:  # a module that failed to import: its name is the module
-            test_id = name.replace(".", "/") + ".py"
+        tid = case_id(case.get("classname", ""), case.get("name", ""))
         outcome = "passed"
         for child in case:
             if child.tag == "failure":
@@ -46,9 +54,9 @@ def outcomes(path: Path) -> dict[str, str]:
                 outcome = "error"
             elif child.tag == "skipped":
                 outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
-        old = result.get(test_id)
+        old = result.get(tid)
         if old is None or rank[outcome] > rank[old]:
-            result[test_id] = outcome
+            result[tid] = outcome
     return result
 
 
@@ -76,12 +84,16 @@ def expected_differences(path: Path, version: str = "?") -> dict[str, str]:
             if not _applies(tag, version):
                 continue
             line = line.strip()
-        test_id, _, reason = line.partition(" | ")
-        found[test_id.strip()] = reason.strip()
+        tid, _, reason = line.partition(" | ")
+        found[tid.strip()] = reason.strip()
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["not-passed"]:
+        return not_passed(argv[1:])
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("default", type=Path)
     p.add_argument("zarrox", type=Path)
@@ -91,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default="?")
     p.add_argument("--durations", default="")
     p.add_argument("--record", type=Path)
+    p.add_argument(
+        "--subset",
+        action="store_true",
+        help="the default run covered only the tests `not-passed` listed",
+    )
     args = p.parse_args(argv)
 
     default, zarrox = outcomes(args.default), outcomes(args.zarrox)
@@ -112,13 +129,15 @@ def main(argv: list[str] | None = None) -> int:
     durations = dict(d.split("=", 1) for d in args.durations.split() if "=" in d)
 
     lines = [
-        f"zarr-python {args.version} test suite ({args.tests}), {len(default)} tests:",
+        f"zarr-python {args.version} test suite ({args.tests}), "
+        f"{len(zarrox if args.subset else default)} tests:",
     ]
     for name in ("default", "zarrox"):
         c = counts[name]
         took = f", {durations[name]} s" if name in durations else ""
+        rerun = " (rerun of the tests not passing with zarrox's)" if args.subset else ""
         lines.append(
-            f"  {name:<8} pipeline: "
+            f"  {name:<8} pipeline{rerun if name == 'default' else ''}: "
             + ", ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o] or o in ("passed", "failed"))
             + took
         )
@@ -161,6 +180,21 @@ def main(argv: list[str] | None = None) -> int:
             zarrox,
         )
     return 1 if unexpected or uncollected else 0
+
+
+def not_passed(argv: list[str]) -> int:
+    """``compare.py not-passed ZARROX.xml --expected FILE [--version V]``: print the ids of the
+    tests that did not pass with zarrox's pipeline, and of the expected differences, one per
+    line: the only tests whose default-pipeline outcome the comparison reads."""
+    p = argparse.ArgumentParser(prog="compare.py not-passed", description=not_passed.__doc__)
+    p.add_argument("zarrox", type=Path)
+    p.add_argument("--expected", type=Path, required=True)
+    p.add_argument("--version", default="?")
+    args = p.parse_args(argv)
+    ids = {t for t, o in outcomes(args.zarrox).items() if o != "passed"}
+    ids.update(expected_differences(args.expected, args.version))
+    print("\n".join(sorted(ids)))
+    return 0
 
 
 def record(
