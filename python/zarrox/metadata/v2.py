@@ -386,7 +386,7 @@ class ArrayMetadataV2:
             key_encoding={"name": "v2", "separator": self.dimension_separator},
         )
 
-    def core_chain(self) -> tuple[str, list[dict[str, Any]]]:
+    def core_chain(self) -> tuple[str | dict[str, Any], list[dict[str, Any]]]:
         """``(data_type, codecs)`` of the chunks, as the Rust core takes them (see
         :class:`~zarrox.metadata.description.ArrayDescription`).
 
@@ -404,7 +404,7 @@ class ArrayMetadataV2:
             return self._without_pickle().core_chain()
         if self.dtype.hasobject:
             return self._object_core_chain()
-        data_type = self.info.v2_core_name()
+        data_type = self.info.v2_core_json()
         codecs = self.order_codecs()
         # v2 filters run in order on the chunk; those that work on values come
         # before the bytes serializer, those that work on bytes after it.

@@ -16,7 +16,8 @@ them:
 
 - core: ``bool``, ``int8`` .. ``uint64``, ``float16/32/64``, ``complex64/128``, ``r<N>``;
 - ml_dtypes types (imported lazily; ``pip install zarrox[ml]``): ``bfloat16``, ``float8_*``,
-  ``float4_e2m1fn``, ``float6_*``, ``int2``, ``int4``, ``uint2``, ``uint4``;
+  ``float4_e2m1fn``, ``float6_*``, ``int2``, ``int4``, ``uint2``, ``uint4``; in v2, those
+  TensorStore names (its extension: the name as ``dtype``, see ``DataType.V2_NAMES``);
 - complex types: ``complex_float32``/``complex_float64`` (aliases of complex64/complex128),
   ``complex_float16``, ``complex_bfloat16``, ``complex_float8_*``, ``complex_float4_e2m1fn``,
   ``complex_float6_*``; numpy has no such complex types, so all but the two aliases map to a

@@ -20,6 +20,7 @@ import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata._checks import document_where, is_int, is_json_array
+from zarrox.metadata.dtypes.floats import ml_dtype
 from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "b64encode",
     "cast_values",
     "little_endian",
+    "ml_type_name",
     "native_dtype",
     "typestr",
     "zarr_json_where",
@@ -68,6 +70,12 @@ def native_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
         return dtype.newbyteorder("=")
     except (TypeError, ValueError):
         return dtype
+
+
+def ml_type_name(dt: np.dtype[Any]) -> str | None:
+    """The name of an ml_dtypes type (``"bfloat16"``, ``"int4"``...), None for other dtypes."""
+    t = dt.type
+    return t.__name__ if str(getattr(t, "__module__", "")).startswith("ml_dtypes") else None
 
 
 def little_endian(dt: np.dtype[Any]) -> np.dtype[Any]:
@@ -255,11 +263,18 @@ class DataType(ABC):
     V2_KINDS: ClassVar[str] = ""
     #: whether this class's type strings take a time unit (``"<M8[10s]"``)
     _V2_TAKES_UNIT: ClassVar[bool] = False
+    #: the ml_dtypes types of this class that have a v2 form: TensorStore's extension, which
+    #: writes the type's name as the ``dtype`` (``"bfloat16"``, ``"int4"``), stored
+    #: little-endian, one byte per value for the types narrower than a byte
+    V2_NAMES: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def check_v2_json(cls, value: object) -> bool:
         """Whether the v2 ``dtype`` member ``value`` is one of this class's forms (a type
-        string of one of its kinds), valid or not: :meth:`parse_v2_json` says which."""
+        string of one of its kinds, or one of its :attr:`V2_NAMES`), valid or not:
+        :meth:`parse_v2_json` says which."""
+        if isinstance(value, str) and value in cls.V2_NAMES:
+            return True
         ts = TypeStr.match(value)
         return ts is not None and ts.kind in cls.V2_KINDS
 
@@ -270,6 +285,8 @@ class DataType(ABC):
         Invalid forms, and the forms of other classes, raise MetadataError (or
         UnsupportedDataTypeError for the types zarrox knows but cannot hold);
         ``where`` starts every message (``".zarray at 'a': "``)."""
+        if isinstance(value, str) and value in cls.V2_NAMES:
+            return ml_dtype(value, where)
         ts = cls._own_typestr(value, where, label)
         if ts.size is None:
             raise MetadataError(f"{where}{label}: {value!r} has no size (e.g. '<i4', '|S5')")
@@ -313,7 +330,11 @@ class DataType(ABC):
 
     @classmethod
     def check_v2_dtype(cls, dtype: np.dtype[Any]) -> bool:
-        """Whether a v2 array of numpy dtype ``dtype`` has this class's data type."""
+        """Whether a v2 array of numpy dtype ``dtype`` has this class's data type (an
+        ml_dtypes type only by its name, in :attr:`V2_NAMES`)."""
+        ml_name = ml_type_name(dtype)
+        if ml_name is not None:
+            return ml_name in cls.V2_NAMES
         return dtype.kind in cls.V2_KINDS and dtype.fields is None
 
     @classmethod
@@ -329,13 +350,19 @@ class DataType(ABC):
     # ---- v2 --------------------------------------------------------------------------------
 
     def v2_json(self) -> str | list[Any]:
-        """The ``.zarray`` ``dtype`` member: numpy's type string (byte order as held)."""
-        return typestr(self.dtype)
+        """The ``.zarray`` ``dtype`` member: numpy's type string (byte order as held), or an
+        ml_dtypes type's name (:attr:`V2_NAMES`)."""
+        return self.name if self.name in self.V2_NAMES else typestr(self.dtype)
 
     def v2_core_name(self, where: str = "") -> str:
         """The v3 core data type the Rust core uses for this v2 dtype: the numeric types by
         name (any byte order), the others as raw bits ``r<8 * itemsize>``."""
         return native_dtype(self.dtype).name
+
+    def v2_core_json(self) -> str | dict[str, Any]:
+        """``data_type`` as the Rust core takes it for a v2 array: :meth:`v2_core_name`, or
+        for an ml_dtypes type (:attr:`V2_NAMES`) its layout as v3 gives it (:meth:`core_json`)."""
+        return self.core_json() if self.name in self.V2_NAMES else self.v2_core_name()
 
     def parse_v2_fill(self, value: object, where: str = "") -> Any:
         """The ``.zarray`` ``fill_value`` -> numpy scalar (None for ``null``)."""

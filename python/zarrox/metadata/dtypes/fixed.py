@@ -313,7 +313,8 @@ class RawBytesType(V2Void):
 
     @classmethod
     def from_v2_dtype(cls, dtype: np.dtype[Any], v3_json: Any) -> RawBytesType:
-        # v2 has no r<N>: every fieldless void (ml_dtypes types too) is raw bytes
+        # v2 has no r<N>: every fieldless void is raw bytes (the ml_dtypes types are not
+        # voids here: check_v2_dtype leaves them to the classes that name them)
         return cls("raw_bytes", v3_json, dtype)
 
     @classmethod

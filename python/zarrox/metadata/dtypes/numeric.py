@@ -11,9 +11,17 @@ import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
 from zarrox.metadata._checks import is_int, is_json_array
-from zarrox.metadata.dtypes.base import NO_CAST, Category, DataType, native_dtype
+from zarrox.metadata.dtypes.base import (
+    NO_CAST,
+    Category,
+    DataType,
+    b64decode_str,
+    b64encode,
+    native_dtype,
+)
 from zarrox.metadata.dtypes.floats import (
     FLOAT_FORMATS,
+    SPECIAL_FLOATS,
     FloatFormat,
     float_dtype,
     float_to_json,
@@ -187,6 +195,8 @@ class IntType(DataType):
     ``uint2``, ``uint4`` (one byte per value in memory); v2's ``i`` and ``u`` type strings."""
 
     V2_KINDS = "iu"
+    # TensorStore's v2 names (it has no uint2 or uint4)
+    V2_NAMES = ("int2", "int4")
 
     @classmethod
     def _check_v2_typestr(cls, ts: TypeStr, where: str, label: str) -> None:
@@ -269,6 +279,8 @@ class IntType(DataType):
     # ---- v2 --------------------------------------------------------------------------------
 
     def _parse_v2_fill(self, value: object, where: str, label: str) -> np.generic:
+        if self.name in SMALL_INTS:  # TensorStore writes them as v3 does
+            return cast(np.generic, self.parse_fill(value, where, label))
         dt = self.dtype
         as_int: int | None = None
         if is_int(value):
@@ -291,9 +303,11 @@ class IntType(DataType):
         return cast(np.generic, np.array(as_int, dtype=dt.newbyteorder("="))[()])
 
     def _v2_fill_json(self, value: Any) -> Any:
-        return int(value)
+        return self.fill_to_json(value) if self.name in SMALL_INTS else int(value)
 
     def _cast_v2_fill(self, value: object, where: str, label: str) -> Any:
+        if self.name in SMALL_INTS:
+            return self._cast_fill(value, where, label)
         if isinstance(value, bool | np.bool_):
             value = int(value)
         if isinstance(value, float | np.floating) and float(value).is_integer():
@@ -337,6 +351,19 @@ class FloatType(_FloatParts):
     ``float6_*``, ``float4_e2m1fn``); ``fmt`` says which."""
 
     V2_KINDS = "f"
+    # TensorStore's v2 names: every ml_dtypes float it has (it has no float8_e4m3 and no
+    # float6 types)
+    V2_NAMES = (
+        "bfloat16",
+        "float8_e3m4",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e4m3b11fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+        "float4_e2m1fn",
+    )
     _PARTS = 1
 
     @classmethod
@@ -386,13 +413,31 @@ class FloatType(_FloatParts):
 
     # ---- v2 --------------------------------------------------------------------------------
 
+    # The ml_dtypes formats' v2 fill values are TensorStore's: as in v3, except that a
+    # format narrower than a byte (float4_e2m1fn) is the base64 of its byte.
+
     def _parse_v2_fill(self, value: object, where: str, label: str) -> Any:
-        return parse_v2_float(value, native_dtype(self.dtype), where, label)
+        if not self.fmt.ml:
+            return parse_v2_float(value, native_dtype(self.dtype), where, label)
+        if self.fmt.sub_byte_bits and isinstance(value, str) and value not in SPECIAL_FLOATS:
+            raw = b64decode_str(value, where, label, self.name)
+            if len(raw) != 1:
+                raise MetadataError(
+                    f"{where}{label}: expected the base64 of 1 byte for {self.name}, got {value!r}"
+                )
+            return np.frombuffer(raw, dtype=self.dtype)[0]
+        return self.parse_fill(value, where, label)
 
     def _v2_fill_json(self, value: Any) -> Any:
-        return v2_float_json(value)
+        if not self.fmt.ml:
+            return v2_float_json(value)
+        if self.fmt.sub_byte_bits:
+            return b64encode(np.asarray(value, dtype=self.dtype).tobytes())
+        return self.fill_to_json(value)
 
     def _cast_v2_fill(self, value: object, where: str, label: str) -> Any:
+        if self.fmt.ml:
+            return self._cast_fill(value, where, label)
         native = native_dtype(self.dtype)
         if isinstance(value, np.floating):
             with np.errstate(over="ignore"):

@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 
 from zarrox.errors import MetadataError, UnsupportedDataTypeError
-from zarrox.metadata.dtypes.base import DataType, native_dtype, typestr, zarr_json_where
+from zarrox.metadata.dtypes.base import (
+    DataType,
+    ml_type_name,
+    native_dtype,
+    typestr,
+    zarr_json_where,
+)
 from zarrox.metadata.dtypes.fixed import (
     LENGTH_TYPES,
     FixedUtf32Type,
@@ -205,9 +211,10 @@ def _numpy_json(dt: np.dtype[Any], where: str) -> Any:
         raise UnsupportedDataTypeError(
             f"{where}unsupported data type {dt!r}: sub-array dtypes have no v3 data type"
         )
+    ml_name = ml_type_name(dt)
+    if ml_name in _ML_TYPES:
+        return ml_name  # note: float8_e5m2 has kind "f", the others "V"
     t = dt.type
-    if str(getattr(t, "__module__", "")).startswith("ml_dtypes") and t.__name__ in _ML_TYPES:
-        return t.__name__  # note: float8_e5m2 has kind "f", the others "V"
     kind = dt.kind
     if kind == "b":
         return "bool"
@@ -285,7 +292,14 @@ def _v2_data_type(dt: np.dtype[Any]) -> DataType:
         v3_json = _numpy_json(dt, "")
     except UnsupportedDataTypeError:
         v3_json = None  # v2 layouts v3 has no type for (padding, sub-array fields)
-    cls = next(cls for cls in V2_TYPES if cls.check_v2_dtype(dt))
+    cls = next((cls for cls in V2_TYPES if cls.check_v2_dtype(dt)), None)
+    if cls is None:  # an ml_dtypes type that has no v2 name
+        names = [n for c in V2_TYPES for n in c.V2_NAMES]
+        raise UnsupportedDataTypeError(
+            f"unsupported data type {ml_type_name(dt) or dt!r} in zarr v2: the ml_dtypes types "
+            f"have v2 forms only where TensorStore names them ({', '.join(names)}); "
+            "use zarr_format=3"
+        )
     return cls.from_v2_dtype(dt, v3_json)
 
 
