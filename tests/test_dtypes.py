@@ -352,6 +352,42 @@ def test_ml_dtypes_without_a_v2_name_are_refused_in_v2(tmp_path: Path, name: str
     assert not (tmp_path / ".zarray").exists()
 
 
+def test_tensorstore_v2_names_in_struct_fields(tmp_path: Path) -> None:
+    fields = [["a", "bfloat16"], ["b", "int4"], ["c", "<i2"]]
+    dt = np.dtype([("a", ml_dtypes.bfloat16), ("b", ml_dtypes.int4), ("c", "<i2")])
+    data = np.array([(1.5, -3, 7), (-2.5, 5, 300)], dtype=dt)
+    z = zarrox.create_array(
+        tmp_path / "zx", shape=(2,), chunks=(2,), dtype=dt, zarr_format=2, compressors=None
+    )
+    z[...] = data
+    assert json.loads((tmp_path / "zx" / ".zarray").read_text())["dtype"] == fields
+    for name in ("a", "b", "c"):  # tensorstore opens one field at a time
+        spec = {
+            "driver": "zarr",
+            "field": name,
+            "kvstore": {"driver": "file", "path": str(tmp_path / "zx")},
+        }
+        got = ts.open(spec).result().read().result()
+        np.testing.assert_array_equal(got.astype(np.float32), data[name].astype(np.float32))
+    t = ts.open(
+        {
+            "driver": "zarr",
+            "field": "a",
+            "kvstore": {"driver": "file", "path": str(tmp_path / "ts")},
+            "metadata": {"dtype": fields, "shape": [2], "chunks": [2], "compressor": None},
+            "create": True,
+        }
+    ).result()
+    t[...] = data["a"]
+    a = zarrox.open_array(tmp_path / "ts", mode="r")
+    assert a.dtype == dt
+    assert a[...].tobytes() == np.array([(1.5, 0, 0), (-2.5, 0, 0)], dtype=dt).tobytes()
+    with pytest.raises(zarrox.errors.UnsupportedDataTypeError, match="'uint4' in zarr v2"):
+        zarrox.create_array(
+            tmp_path / "bad", shape=(2,), dtype=[("a", ml_dtypes.uint4)], zarr_format=2
+        )
+
+
 def test_bfloat16_nan_fill_and_empty_chunks(tmp_path: Path) -> None:
     a = zarrox.create_array(tmp_path, shape=(4,), chunks=(2,), dtype="bfloat16", fill_value=np.nan)
     assert json.loads((tmp_path / "zarr.json").read_text())["fill_value"] == "NaN"

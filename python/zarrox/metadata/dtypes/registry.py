@@ -37,7 +37,7 @@ from zarrox.metadata.dtypes.numeric import (
 )
 from zarrox.metadata.dtypes.struct import STRUCT_TYPES, StructType
 from zarrox.metadata.dtypes.time import TIME_TYPES, TimeType
-from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_json_class, v2_types
+from zarrox.metadata.dtypes.v2_json import ml_v2_name, parse_v2_dtype, v2_json_class, v2_types
 from zarrox.metadata.dtypes.variable import BYTES_NAMES, BytesType, StringType
 
 __all__ = [
@@ -292,14 +292,8 @@ def _v2_data_type(dt: np.dtype[Any]) -> DataType:
         v3_json = _numpy_json(dt, "")
     except UnsupportedDataTypeError:
         v3_json = None  # v2 layouts v3 has no type for (padding, sub-array fields)
-    cls = next((cls for cls in V2_TYPES if cls.check_v2_dtype(dt)), None)
-    if cls is None:  # an ml_dtypes type that has no v2 name
-        names = [n for c in V2_TYPES for n in c.V2_NAMES]
-        raise UnsupportedDataTypeError(
-            f"unsupported data type {ml_type_name(dt) or dt!r} in zarr v2: the ml_dtypes types "
-            f"have v2 forms only where TensorStore names them ({', '.join(names)}); "
-            "use zarr_format=3"
-        )
+    ml_v2_name(dt)  # an ml_dtypes type without a v2 name raises
+    cls = next(cls for cls in V2_TYPES if cls.check_v2_dtype(dt))
     return cls.from_v2_dtype(dt, v3_json)
 
 

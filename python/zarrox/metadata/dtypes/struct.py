@@ -23,7 +23,7 @@ from zarrox.metadata.dtypes.base import (
 )
 from zarrox.metadata.dtypes.fixed import V2Void
 from zarrox.metadata.dtypes.time import check_config_keys
-from zarrox.metadata.dtypes.v2_json import parse_v2_dtype, v2_type
+from zarrox.metadata.dtypes.v2_json import ml_v2_name, parse_v2_dtype, v2_type
 
 __all__ = ["STRUCT_TYPES", "StructType", "v2_fields_json"]
 
@@ -31,7 +31,8 @@ STRUCT_TYPES = ("struct", "structured")
 
 
 def v2_fields_json(dt: np.dtype[Any]) -> list[Any]:
-    """A structured dtype's v2 field list (numpy's ``descr``, with :func:`typestr` types)."""
+    """A structured dtype's v2 field list (numpy's ``descr``, with :func:`typestr` types and
+    the ml_dtypes types' v2 names, as TensorStore writes them)."""
     out: list[Any] = []
     for item in dt.descr:
         name, typ = item[0], item[1]
@@ -44,7 +45,7 @@ def v2_fields_json(dt: np.dtype[Any]) -> list[Any]:
         base = field.base if field.subdtype is not None else field
         entry: list[Any] = [
             name,
-            v2_fields_json(base) if base.fields is not None else typestr(base),
+            v2_fields_json(base) if base.fields is not None else ml_v2_name(base) or typestr(base),
         ]
         if len(item) > 2:
             entry.append(list(item[2]))

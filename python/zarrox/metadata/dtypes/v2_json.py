@@ -9,11 +9,19 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from zarrox.errors import MetadataError
-from zarrox.metadata.dtypes.base import DataType
+from zarrox.errors import MetadataError, UnsupportedDataTypeError
+from zarrox.metadata.dtypes.base import DataType, ml_type_name
 from zarrox.metadata.dtypes.typestr import TypeStr, not_a_typestr
 
-__all__ = ["TypeStr", "not_a_typestr", "parse_v2_dtype", "v2_json_class", "v2_type", "v2_types"]
+__all__ = [
+    "TypeStr",
+    "ml_v2_name",
+    "not_a_typestr",
+    "parse_v2_dtype",
+    "v2_json_class",
+    "v2_type",
+    "v2_types",
+]
 
 # --------------------------------------------------------------------------------------------
 # the classes with v2 forms
@@ -38,6 +46,20 @@ def v2_types() -> tuple[type[DataType], ...]:
 def v2_json_class(value: object) -> type[DataType] | None:
     """The class whose v2 ``dtype`` form ``value`` is (valid or not), or None."""
     return next((cls for cls in _V2_TYPES if cls.check_v2_json(value)), None)
+
+
+def ml_v2_name(dtype: np.dtype[Any]) -> str | None:
+    """The v2 ``dtype`` name of an ml_dtypes type (TensorStore's, a class's ``V2_NAMES``);
+    None for the other dtypes. UnsupportedDataTypeError for an ml_dtypes type v2 has no name
+    for."""
+    name = ml_type_name(dtype)
+    if name is None or any(name in cls.V2_NAMES for cls in _V2_TYPES):
+        return name
+    names = ", ".join(n for cls in _V2_TYPES for n in cls.V2_NAMES)
+    raise UnsupportedDataTypeError(
+        f"unsupported data type {name!r} in zarr v2: the ml_dtypes types have v2 forms only "
+        f"where TensorStore names them ({names}); use zarr_format=3"
+    )
 
 
 def parse_v2_dtype(value: object, where: str = "", label: str = "dtype") -> np.dtype[Any]:
