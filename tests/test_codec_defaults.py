@@ -501,7 +501,7 @@ def test_the_python_tables_are_the_registrys() -> None:
         **dict.fromkeys(["bytes", "sharding_indexed", "vlen-utf8", "vlen-bytes", "packbits"], a2b),
         **dict.fromkeys(["gzip", "zstd", "blosc", "crc32c"], b2b),
     }
-    nc = "delta astype fixedscaleoffset quantize packbits bitround".split()
+    nc = "delta astype fixedscaleoffset quantize packbits bitround categorize".split()
     assert ARRAY_FILTER_IDS == set(nc)
     compressors = "zlib gzip bz2 lzma zstd lz4 blosc shuffle crc32 adler32 crc32c".split()
     assert dict(NUMCODECS_KINDS) == {
@@ -522,6 +522,7 @@ def test_the_python_tables_are_the_registrys() -> None:
     # completed, not decoded
     assert not CODEC_REGISTRY["numcodecs.pickle"]["decodes"]
     assert CODEC_REGISTRY["numcodecs.categorize"]["v2_id"] == "categorize"
+    assert CODEC_REGISTRY["numcodecs.categorize"]["decodes"]
     assert CODEC_REGISTRY["gzip"]["defaults"] == [["level", 5]]
     assert CODEC_REGISTRY["sharding_indexed"]["defaults"] is None  # chunk_shape is required
     assert BLOSC_CNAMES == ("lz4", "lz4hc", "blosclz", "zstd", "zlib")

@@ -541,6 +541,65 @@ def test_zarr_python_3_writes_v2_zarrox_reads(tmp_path: Path, kwargs: dict[str, 
     assert_same(got, np.asarray(z[...]))
 
 
+@pytest.mark.parametrize(
+    "dtype,astype,order",
+    [("<U3", "|u1", "C"), (">U3", "<u2", "F"), ("<U2", ">i4", "C"), ("<U3", "<f4", "C")],
+)
+def test_categorize_filter_matches_zarr_python(
+    tmp_path: Path, dtype: str, astype: str, order: str
+) -> None:
+    """numcodecs' Categorize (labels -> 1-based codes, 0 for any other string), written by
+    zarr-python and by zarrox: the same files, each reads the other's."""
+    import numcodecs
+
+    labels = ["a", "bb", "ccc", "bb", "dddd"]  # "bb" twice, "dddd" longer than some dtypes
+    data = np.array([["a", "ccc", "bb", "zz"], ["", "dddd"[: int(dtype[2:])], "a", "é"]] * 2)
+    data = data.astype(dtype)
+    kw: dict[str, Any] = {
+        "shape": data.shape,
+        "chunks": (3, 3),
+        "dtype": dtype,
+        "filters": [numcodecs.Categorize(labels=labels, dtype=dtype, astype=astype)],
+        "compressors": None,
+        "zarr_format": 2,
+        "fill_value": "",
+        "order": order,
+    }
+    zp = zarr.create_array(str(tmp_path / "zp"), **kw)
+    zp[:3] = data[:3]
+    zx = zarrox.create_array(tmp_path / "zx", **kw)
+    zx[:3] = data[:3]
+    files = sorted(p.name for p in (tmp_path / "zp").iterdir() if p.name != ".zattrs")
+    assert files == sorted(p.name for p in (tmp_path / "zx").iterdir() if p.name != ".zattrs")
+    for name in files:
+        assert (tmp_path / "zx" / name).read_bytes() == (tmp_path / "zp" / name).read_bytes()
+    want = np.asarray(zp[...])
+    assert want[0, 3] == "" and want[0, 0] == "a"  # "zz" is no label: it reads back empty
+    assert_same(zarrox.open_array(tmp_path / "zp", mode="r")[...], want)
+    assert_same(np.asarray(zarr.open_array(str(tmp_path / "zx"), mode="r")[...]), want)
+
+
+def test_categorize_of_an_object_array_is_refused(tmp_path: Path) -> None:
+    import numcodecs
+
+    (tmp_path / ".zarray").write_text(
+        json.dumps(
+            {
+                "zarr_format": 2,
+                "shape": [2],
+                "chunks": [2],
+                "dtype": "|O",
+                "compressor": None,
+                "fill_value": None,
+                "order": "C",
+                "filters": [numcodecs.Categorize(["a"], dtype=object).get_config()],
+            }
+        )
+    )
+    with pytest.raises(UnsupportedError, match="vlen-utf8 or vlen-bytes codec.*'categorize'"):
+        zarrox.open_array(tmp_path, mode="r")
+
+
 def test_consolidated_metadata_both_ways(stores: dict[str, Path]) -> None:
     root = stores["root"]
     # zarr 2.18 consolidates what it wrote; zarrox reads the hierarchy through it.

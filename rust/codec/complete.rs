@@ -50,8 +50,8 @@ fn complete_named(name: &str, config: &Map<String, Value>, item_size: usize) -> 
 
 /// The members of numcodecs' `get_config()` of codec `id` (in its order,
 /// without `"id"`), if its configuration is completed here: every numcodecs
-/// codec the core has, and two it cannot decode (`categorize` and `pickle`:
-/// their defaults are a fact about numcodecs, not about decoding).
+/// codec the core has, and one it cannot decode (`pickle`: its default is a
+/// fact about numcodecs, not about decoding).
 pub fn numcodecs_members(id: &str) -> Option<&'static [&'static str]> {
     registry::lookup_numcodecs(id).and_then(|c| c.numcodecs_members)
 }

@@ -506,14 +506,14 @@ pub static CODECS: &[Codec] = &[
     .members(nc::jenkins::TYPED_MEMBERS)
     .nullable(&["prefix"])
     .fixed_size(),
-    // numcodecs' codecs whose defaults are known, not their decoding
     Codec::new(
         "numcodecs.categorize",
         ArrayToArray,
-        None,
-        nc::known::complete_categorize,
+        Some(|c, spec| nc::categorize::CategorizeCodec::from_config(c, spec).map(a)),
+        nc::categorize::complete_config,
     )
-    .numcodecs(nc::known::CATEGORIZE_MEMBERS),
+    .numcodecs(nc::categorize::MEMBERS),
+    // numcodecs' codecs whose defaults are known, not their decoding
     Codec::new(
         "numcodecs.pickle",
         ArrayToBytes,

@@ -73,6 +73,7 @@ _FILTER_TYPE_MEMBERS = {
     "fixedscaleoffset": ("dtype", "astype"),
     "quantize": ("dtype", "astype"),
     "astype": ("decode_dtype", "encode_dtype"),
+    "categorize": ("dtype", "astype"),
 }
 
 

@@ -12,6 +12,7 @@ pub mod astype;
 pub mod bitround;
 pub mod blosc;
 pub mod bz2;
+pub mod categorize;
 pub mod checksum32;
 pub mod delta;
 pub mod fixedscaleoffset;
