@@ -508,7 +508,9 @@ def test_the_python_tables_are_the_registrys() -> None:
         **{f"numcodecs.{i}": a2a for i in nc},
         "numcodecs.pcodec": a2b,
         "numcodecs.zfpy": a2b,
-        **{f"numcodecs.{i}": b2b for i in [*compressors, "fletcher32", "jenkins_lookup3"]},
+        **{
+            f"numcodecs.{i}": b2b for i in [*compressors, "base64", "fletcher32", "jenkins_lookup3"]
+        },
     }
     checksums = ["crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3"]
     assert FIXED_SIZE_CODECS == {

@@ -579,6 +579,28 @@ def test_categorize_filter_matches_zarr_python(
     assert_same(np.asarray(zarr.open_array(str(tmp_path / "zx"), mode="r")[...]), want)
 
 
+@pytest.mark.parametrize("member", ["compressors", "filters"])
+def test_base64_codec_matches_zarr_python(tmp_path: Path, member: str) -> None:
+    import numcodecs
+
+    kw: dict[str, Any] = {"shape": (7, 3), "chunks": (3, 2), "dtype": ">i2", "zarr_format": 2}
+    kw.update(compressors=None, filters=None)
+    kw[member] = [numcodecs.Base64()] if member == "filters" else numcodecs.Base64()
+    data = np.arange(21, dtype=">i2").reshape(7, 3) * 1111
+    zp = zarr.create_array(str(tmp_path / "zp"), **kw)
+    zp[:5] = data[:5]
+    zx = zarrox.create_array(tmp_path / "zx", **kw)
+    zx[:5] = data[:5]
+    names = sorted(p.name for p in (tmp_path / "zp").iterdir() if p.name != ".zattrs")
+    assert "0.0" in names and (tmp_path / "zp" / "0.0").read_bytes().isascii()
+    for name in names:
+        assert (tmp_path / "zx" / name).read_bytes() == (tmp_path / "zp" / name).read_bytes()
+    assert_same(zarrox.open_array(tmp_path / "zp", mode="r")[...], np.asarray(zp[...]))
+    (tmp_path / "zp" / "0.0").write_bytes(b"AAAAAAAAAAAAAA=A")  # not base64: named
+    with pytest.raises(Exception, match=r"0\.0.*not base64"):
+        zarrox.open_array(tmp_path / "zp", mode="r")[...]
+
+
 def test_categorize_of_an_object_array_is_refused(tmp_path: Path) -> None:
     import numcodecs
 

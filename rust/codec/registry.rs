@@ -489,6 +489,13 @@ pub static CODECS: &[Codec] = &[
     .numcodecs(nc::checksum32::MEMBERS)
     .fixed_size(),
     Codec::new(
+        "numcodecs.base64",
+        BytesToBytes,
+        Some(|c, _| nc::base64::Base64Codec::from_config(c).map(b)),
+        |c, _| nc::check_config("base64", c, nc::base64::MEMBERS).map(|()| vec![]),
+    )
+    .numcodecs(nc::base64::MEMBERS),
+    Codec::new(
         "numcodecs.fletcher32",
         BytesToBytes,
         Some(|c, _| nc::fletcher32::Fletcher32Codec::from_config(c).map(b)),
@@ -632,6 +639,11 @@ mod tests {
             ),
             ("numcodecs.quantize", json!({"digits": 1, "dtype": "<f4"})),
             ("numcodecs.bitround", json!({"keepbits": 3})),
+            // 4-byte elements, as the int32 chunk below
+            (
+                "numcodecs.categorize",
+                json!({"labels": ["a"], "dtype": "<U1"}),
+            ),
         ];
         for c in CODECS.iter().filter(|c| c.decodes()) {
             let (dtype, shape) = match c.name {

@@ -9,6 +9,7 @@
 //! irrelevant here.
 
 pub mod astype;
+pub mod base64;
 pub mod bitround;
 pub mod blosc;
 pub mod bz2;
