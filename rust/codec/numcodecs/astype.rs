@@ -53,7 +53,7 @@ impl AsTypeCodec {
         let encode_dtype = dtype_num("astype", "encode_dtype", encode.as_deref(), None)?;
         let decode_dtype = dtype_num("astype", "decode_dtype", decode.as_deref(), spec_num(spec))?;
         check_decoded_size("astype", "decode_dtype", decode_dtype, spec)?;
-        let encoded = retyped_spec(spec, decode_dtype, encode_dtype, |fill| {
+        let encoded = retyped_spec(spec, encode_dtype, |fill| {
             cast_one(fill, decode_dtype, encode_dtype)
         });
         Ok(AsTypeCodec {

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::numeric::{Num, Scalar};
-use super::{check_config, dtype_member, dtype_num, required};
+use super::{check_config, dtype_member, dtype_num, required, retyped_spec};
 use crate::codec::config::Members;
 use crate::codec::{check_len, ArrayToArrayCodec, ChunkSpec, SizeBound};
 use crate::error::{Error, Result};
@@ -124,7 +124,8 @@ fn position(v: Scalar) -> Option<i128> {
     match v {
         Scalar::Int(i) => Some(i),
         Scalar::Float(f) => whole(f),
-        Scalar::Complex(re, im) => (im == 0.0).then_some(()).and_then(|()| whole(re)),
+        Scalar::Complex(re, 0.0) => whole(re),
+        Scalar::Complex(..) => None,
     }
 }
 
@@ -151,37 +152,36 @@ impl CategorizeCodec {
             }
             labels.push(bytes);
         }
-        let mut codec = CategorizeCodec {
+        let encoded = retyped_spec(spec, astype, |fill| {
+            encode_elements(&codes, spec.dtype.size, astype, fill)
+        });
+        Ok(CategorizeCodec {
             labels,
             codes,
             astype,
             decoded: spec.clone(),
-            encoded: ChunkSpec {
-                shape: spec.shape.clone(),
-                dtype: astype.dtype(),
-                fill: Vec::new(),
-            },
-        };
-        codec.encoded.fill = if spec.fill.len() == spec.dtype.size {
-            codec.encode_elements(&spec.fill)
-        } else {
-            vec![0; astype.size()]
-        };
-        Ok(codec)
+            encoded,
+        })
     }
+}
 
-    fn encode_elements(&self, decoded: &[u8]) -> Vec<u8> {
-        let (item, num) = (self.decoded.dtype.size, self.astype);
-        let mut out = vec![0u8; decoded.len() / item * num.size()];
-        for (value, slot) in decoded
-            .chunks_exact(item)
-            .zip(out.chunks_exact_mut(num.size()))
-        {
-            let code = self.codes.get(value).copied().unwrap_or(0);
-            num.store(num.cast(Scalar::Int(code as i128)), slot);
-        }
-        out
+/// Each `item`-byte element of `decoded` as its code in `codes` (0 when it has
+/// none), stored as `num`.
+fn encode_elements(
+    codes: &HashMap<Vec<u8>, usize>,
+    item: usize,
+    num: Num,
+    decoded: &[u8],
+) -> Vec<u8> {
+    let mut out = vec![0u8; decoded.len() / item * num.size()];
+    for (value, slot) in decoded
+        .chunks_exact(item)
+        .zip(out.chunks_exact_mut(num.size()))
+    {
+        let code = codes.get(value).copied().unwrap_or(0);
+        num.store(num.cast(Scalar::Int(code as i128)), slot);
     }
+    out
 }
 
 impl ArrayToArrayCodec for CategorizeCodec {
@@ -191,7 +191,12 @@ impl ArrayToArrayCodec for CategorizeCodec {
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>> {
         check_len(decoded.len(), self.decoded.nbytes())?;
-        Ok(self.encode_elements(&decoded))
+        Ok(encode_elements(
+            &self.codes,
+            self.decoded.dtype.size,
+            self.astype,
+            &decoded,
+        ))
     }
 
     fn decode(&self, encoded: Vec<u8>, bound: SizeBound) -> Result<Vec<u8>> {

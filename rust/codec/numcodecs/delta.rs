@@ -42,7 +42,7 @@ impl DeltaCodec {
                 "codec 'numcodecs.delta': bool data types are not supported",
             ));
         }
-        let encoded = retyped_spec(spec, dtype, astype, |fill| {
+        let encoded = retyped_spec(spec, astype, |fill| {
             super::numeric::cast_one(fill, dtype, astype)
         });
         Ok(DeltaCodec {

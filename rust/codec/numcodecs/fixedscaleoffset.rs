@@ -96,7 +96,7 @@ impl FixedScaleOffsetCodec {
             decoded: spec.clone(),
             encoded: spec.clone(),
         };
-        let encoded = retyped_spec(spec, dtype, astype, |fill| {
+        let encoded = retyped_spec(spec, astype, |fill| {
             let mut out = vec![0u8; astype.size()];
             astype.store(codec.encode_one(dtype.load(fill)), &mut out);
             out

@@ -216,15 +216,15 @@ pub(crate) fn py_scalar_member(
     }
 }
 
-/// The chunk spec after a filter from `from` elements to `to` elements: same
-/// shape, the fill value encoded by `encode_fill` (one element in, one out).
+/// The chunk spec after a filter from the chunk's elements to `to` elements:
+/// same shape, the fill value encoded by `encode_fill` (one element in, one
+/// out).
 pub(crate) fn retyped_spec(
     spec: &ChunkSpec,
-    from: Num,
     to: Num,
     encode_fill: impl FnOnce(&[u8]) -> Vec<u8>,
 ) -> ChunkSpec {
-    let mut fill = if spec.fill.len() == from.size() {
+    let mut fill = if spec.fill.len() == spec.dtype.size {
         encode_fill(&spec.fill)
     } else {
         Vec::new()

@@ -78,7 +78,7 @@ impl QuantizeCodec {
             decoded: spec.clone(),
             encoded: spec.clone(),
         };
-        let encoded = retyped_spec(spec, dtype, astype, |fill| {
+        let encoded = retyped_spec(spec, astype, |fill| {
             let mut out = vec![0u8; astype.size()];
             astype.store(codec.quantize(dtype.load(fill)), &mut out);
             out
